@@ -1,0 +1,1 @@
+//! One module per Kafka API: the rules for answering it, with the reason for each rule.

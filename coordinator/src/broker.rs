@@ -1,0 +1,2 @@
+//! The sans-IO broker: dispatches decoded requests to the group coordinator and partition logs.
+//! (Helper C fills in.)

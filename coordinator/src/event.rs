@@ -1,0 +1,73 @@
+//! Events the coordinator reports as they become true: the server half of a run's history.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{GroupState, TopicPartition};
+
+/// Why a member left a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RemovalReason {
+    /// The member sent LeaveGroup.
+    LeaveGroup,
+    /// No heartbeat (or commit, or join/sync) within the session timeout.
+    SessionTimeout,
+    /// The member did not rejoin before the rebalance timeout ended the join phase.
+    RebalanceTimeout,
+    /// A pending member (told MEMBER_ID_REQUIRED) never came back.
+    PendingJoinExpired,
+    /// A static member's instance id was taken over by a newer member id.
+    Fenced,
+}
+
+/// One ground-truth fact from the coordinator. The driver stamps it with the simulated time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CoordinatorEvent {
+    /// The group moved between states (only Kafka's legal transitions occur).
+    GroupStateChanged { group: String, from: GroupState, to: GroupState, generation: i32 },
+    /// A member was added to the group (not a pending one).
+    MemberAdded {
+        group: String,
+        member_id: String,
+        group_instance_id: Option<String>,
+        client_id: String,
+    },
+    /// A member was removed from the group.
+    MemberRemoved { group: String, member_id: String, reason: RemovalReason },
+    /// The join phase completed: a new generation with its leader, protocol and members.
+    GenerationStarted {
+        group: String,
+        generation: i32,
+        protocol: Option<String>,
+        leader: Option<String>,
+        members: Vec<String>,
+    },
+    /// The leader's SyncGroup was accepted: the assignment of this generation, decoded from the
+    /// consumer protocol (members the leader left out appear with no partitions).
+    AssignmentStored { group: String, generation: i32, assignments: Vec<MemberAssignment> },
+    /// An offset commit was written to the offsets store and will be acknowledged.
+    OffsetCommitAccepted {
+        group: String,
+        member_id: String,
+        generation: i32,
+        partition: TopicPartition,
+        offset: i64,
+    },
+    /// An offset commit was refused; `error` is Kafka's error name.
+    OffsetCommitRejected {
+        group: String,
+        member_id: String,
+        generation: i32,
+        partition: TopicPartition,
+        offset: i64,
+        error: String,
+    },
+}
+
+/// One member's share of a generation's assignment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberAssignment {
+    /// The member id.
+    pub member_id: String,
+    /// Partitions assigned to it, sorted.
+    pub partitions: Vec<TopicPartition>,
+}

@@ -1,0 +1,1 @@
+//! Committed offsets per group and partition. (Helper A fills in.)

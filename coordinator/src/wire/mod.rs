@@ -1,0 +1,1 @@
+//! The Kafka wire layer. (Helper C fills in.)

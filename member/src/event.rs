@@ -1,0 +1,57 @@
+//! Events a member reports as they become true: the client half of a run's history.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TopicPartition;
+
+/// One ground-truth fact from a member. The driver stamps it with the simulated time and the
+/// member's name. `member_id` and `generation` are the member's view when the fact happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MemberEvent {
+    /// FindCoordinator answered with this broker.
+    CoordinatorFound { node_id: i32 },
+    /// The member stopped trusting its coordinator (error, timeout or disconnect).
+    CoordinatorLost { reason: String },
+    /// JoinGroup answered successfully: the member is in `generation`.
+    Joined { member_id: String, generation: i32, leader: String, protocol: String, is_leader: bool },
+    /// The leader computed this generation's assignment.
+    AssignmentComputed { generation: i32, protocol: String, assignments: Vec<(String, Vec<TopicPartition>)> },
+    /// SyncGroup answered: the member owns these partitions in `generation`.
+    Assigned { member_id: String, generation: i32, partitions: Vec<TopicPartition> },
+    /// The member gave up its partitions cleanly (after trying to commit what it processed).
+    Revoked { member_id: String, generation: i32, partitions: Vec<TopicPartition> },
+    /// The member lost its partitions without committing (generation or member id reset).
+    Lost { member_id: String, generation: i32, partitions: Vec<TopicPartition>, reason: String },
+    /// OffsetFetch (and ListOffsets for partitions with no commit) set the starting position.
+    PositionInitialized {
+        member_id: String,
+        generation: i32,
+        partition: TopicPartition,
+        committed: Option<i64>,
+        position: i64,
+    },
+    /// The application finished processing records `first_offset..=last_offset`.
+    RecordsProcessed {
+        member_id: String,
+        generation: i32,
+        partition: TopicPartition,
+        first_offset: i64,
+        last_offset: i64,
+    },
+    /// OffsetCommit was sent for this partition.
+    CommitSent { member_id: String, generation: i32, partition: TopicPartition, offset: i64 },
+    /// The coordinator acknowledged the commit.
+    CommitAcked { member_id: String, generation: i32, partition: TopicPartition, offset: i64 },
+    /// The commit failed (`error` is Kafka's error name, or TIMEOUT / DISCONNECTED).
+    CommitFailed {
+        member_id: String,
+        generation: i32,
+        partition: TopicPartition,
+        offset: i64,
+        error: String,
+    },
+    /// The member's generation / member id were reset after an error.
+    GenerationReset { member_id: String, generation: i32, error: String, reset_member_id: bool },
+    /// LeaveGroup was answered (or gave up) and the member stopped.
+    Left { member_id: String },
+}

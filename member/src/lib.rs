@@ -1,0 +1,18 @@
+//! groupsim-member: a sans-IO Kafka consumer-group member (the client half of a rebalance),
+//! its partition assignors and its commit policy.
+//!
+//! A [`Member`] is a plain state machine. The driver (in `groupsim`) feeds it decoded responses,
+//! request failures and timer firings, each with the current simulated time, and drains
+//! [`MemberOutput`]s: requests to send (with a per-request timeout), connections to close, and
+//! history events. The member never opens a socket or reads a clock.
+
+pub mod assignor;
+pub mod config;
+pub mod event;
+pub mod member;
+
+pub use assignor::{Assignor, AssignorKind};
+pub use config::MemberConfig;
+pub use event::MemberEvent;
+pub use groupsim_coordinator::{Millis, RequestId, TopicPartition};
+pub use member::{Member, MemberOutput, RequestFailure, Target};

@@ -1,0 +1,1 @@
+//! Scenario tests live in tests/.
