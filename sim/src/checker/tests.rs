@@ -1,0 +1,301 @@
+//! Each rule fires on a hand-made bad history, and a clean history passes.
+
+use groupsim_coordinator::event::MemberAssignment;
+use groupsim_coordinator::{CoordinatorEvent, GroupState, TopicPartition};
+use groupsim_member::MemberEvent;
+
+use super::{check, AnomalyClass};
+use crate::history::{EventKind, History, WorldEvent};
+
+const G: &str = "g";
+
+fn tp(p: i32) -> TopicPartition {
+    TopicPartition::new("t", p)
+}
+
+/// A tiny builder for histories: one group "g", one topic "t".
+struct H {
+    h: History,
+    t: u64,
+}
+
+impl H {
+    fn new(partitions: i32) -> Self {
+        let mut h = History::new();
+        h.world(0, WorldEvent::TopicCreated { topic: "t".into(), partitions });
+        H { h, t: 0 }
+    }
+    fn tick(&mut self) -> u64 {
+        self.t += 10;
+        self.t
+    }
+    fn coord(&mut self, e: CoordinatorEvent) -> &mut Self {
+        let t = self.tick();
+        self.h.record(t, EventKind::Coordinator { broker: 0, event: e });
+        self
+    }
+    fn member(&mut self, name: &str, e: MemberEvent) -> &mut Self {
+        let t = self.tick();
+        self.h.record(t, EventKind::Member { member: name.into(), event: e });
+        self
+    }
+    fn world(&mut self, e: WorldEvent) -> &mut Self {
+        let t = self.tick();
+        self.h.world(t, e);
+        self
+    }
+    fn started(&mut self, name: &str) -> &mut Self {
+        self.world(WorldEvent::MemberStarted { member: name.into(), group: G.into(), host: "c".into() })
+    }
+    fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
+        self.coord(CoordinatorEvent::GroupStateChanged {
+            group: G.into(),
+            from: GroupState::Empty,
+            to,
+            generation,
+        })
+    }
+    /// A complete generation: GenerationStarted, AssignmentStored, Stable, and each member's
+    /// Joined + Assigned events. `assign` lists (name, member id, partitions).
+    fn generation(&mut self, generation: i32, assign: &[(&str, &str, &[i32])]) -> &mut Self {
+        self.coord(CoordinatorEvent::GenerationStarted {
+            group: G.into(),
+            generation,
+            protocol: Some("range".into()),
+            leader: Some(assign[0].1.into()),
+            members: assign.iter().map(|a| a.1.to_string()).collect(),
+        });
+        self.coord(CoordinatorEvent::AssignmentStored {
+            group: G.into(),
+            generation,
+            assignments: assign
+                .iter()
+                .map(|(_, id, ps)| MemberAssignment {
+                    member_id: id.to_string(),
+                    partitions: ps.iter().map(|p| tp(*p)).collect(),
+                })
+                .collect(),
+        });
+        self.state(GroupState::Stable, generation);
+        for (name, id, ps) in assign {
+            self.member(
+                name,
+                MemberEvent::Joined {
+                    member_id: id.to_string(),
+                    generation,
+                    leader: assign[0].1.into(),
+                    protocol: "range".into(),
+                    is_leader: id == &assign[0].1,
+                },
+            );
+            self.member(
+                name,
+                MemberEvent::Assigned {
+                    member_id: id.to_string(),
+                    generation,
+                    partitions: ps.iter().map(|p| tp(*p)).collect(),
+                },
+            );
+        }
+        self
+    }
+    fn processed(&mut self, name: &str, id: &str, generation: i32, p: i32, first: i64, last: i64) -> &mut Self {
+        self.member(
+            name,
+            MemberEvent::RecordsProcessed {
+                member_id: id.into(),
+                generation,
+                partition: tp(p),
+                first_offset: first,
+                last_offset: last,
+            },
+        )
+    }
+    fn commit(&mut self, id: &str, generation: i32, p: i32, offset: i64) -> &mut Self {
+        self.coord(CoordinatorEvent::OffsetCommitAccepted {
+            group: G.into(),
+            member_id: id.into(),
+            generation,
+            partition: tp(p),
+            offset,
+        })
+    }
+    fn produced(&mut self, p: i32, count: i64) -> &mut Self {
+        self.world(WorldEvent::Produced { partition: tp(p), base_offset: 0, count })
+    }
+    fn finish(&mut self, log_ends: &[(i32, i64)]) -> History {
+        self.world(WorldEvent::ProducerStopped {
+            log_end_offsets: log_ends.iter().map(|(p, e)| (tp(*p), *e)).collect(),
+        });
+        let deadline = self.t + 1;
+        self.world(WorldEvent::LivenessPhase { deadline_ms: deadline });
+        self.world(WorldEvent::RunEnded);
+        self.h.clone()
+    }
+}
+
+/// Two members, one partition each, everything processed and committed.
+fn clean() -> H {
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.state(GroupState::PreparingRebalance, 0);
+    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    h.produced(0, 10).produced(1, 10);
+    h.processed("m0", "a", 1, 0, 0, 9).processed("m1", "b", 1, 1, 0, 9);
+    h.commit("a", 1, 0, 10).commit("b", 1, 1, 10);
+    h
+}
+
+fn classes(h: &History) -> Vec<AnomalyClass> {
+    check(h).anomalies.iter().map(|a| a.class).collect()
+}
+
+#[test]
+fn clean_history_passes() {
+    let h = clean().finish(&[(0, 10), (1, 10)]);
+    let v = check(&h);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    assert_eq!(v.stats.rebalances, 1);
+    assert_eq!(v.stats.commits_accepted, 2);
+    assert_eq!(v.stats.records_processed, 20);
+}
+
+#[test]
+fn regression_is_flagged() {
+    let mut h = clean();
+    h.commit("a", 1, 0, 4);
+    let got = classes(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(got.contains(&AnomalyClass::OffsetRegression), "{got:?}");
+}
+
+#[test]
+fn duplicate_commit_is_flagged_when_records_are_covered_twice() {
+    let mut h = clean();
+    h.commit("a", 1, 0, 4).commit("a", 1, 0, 10);
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    let dup = v.anomalies.iter().find(|a| a.class == AnomalyClass::DuplicateCommit).expect("duplicate");
+    assert_eq!(dup.partition, Some(tp(0)));
+    assert!(dup.events.len() >= 2, "names the earlier commit and this one");
+}
+
+#[test]
+fn commit_of_unprocessed_records_is_uncovered() {
+    let mut h = clean();
+    h.produced(0, 10);
+    // Member a processed only up to 14 but commits 20: records 15..20 are lost.
+    h.processed("m0", "a", 1, 0, 10, 14).commit("a", 1, 0, 20);
+    let v = check(&h.finish(&[(0, 20), (1, 10)]));
+    let a = v.anomalies.iter().find(|a| a.class == AnomalyClass::UncoveredCommit).expect("uncovered");
+    assert!(a.message.contains("15..20"), "{}", a.message);
+}
+
+#[test]
+fn processing_in_another_generation_does_not_cover_a_commit() {
+    let mut h = H::new(1);
+    h.started("m0");
+    h.generation(1, &[("m0", "a", &[0])]);
+    h.produced(0, 10).processed("m0", "a", 1, 0, 0, 9);
+    h.generation(2, &[("m0", "a", &[0])]);
+    h.commit("a", 2, 0, 10);
+    assert!(classes(&h.finish(&[(0, 10)])).contains(&AnomalyClass::UncoveredCommit));
+}
+
+#[test]
+fn commit_under_stale_generation_is_a_zombie() {
+    let mut h = clean();
+    h.generation(2, &[("m1", "b", &[0, 1])]);
+    h.processed("m0", "a", 1, 0, 10, 11).commit("a", 1, 0, 12);
+    let got = classes(&h.finish(&[(0, 12), (1, 10)]));
+    assert!(got.contains(&AnomalyClass::ZombieCommit), "{got:?}");
+}
+
+#[test]
+fn commit_from_removed_member_is_a_zombie() {
+    let mut h = clean();
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::SessionTimeout,
+    });
+    h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11).commit("a", 1, 0, 12);
+    let v = check(&h.finish(&[(0, 12), (1, 10)]));
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert_eq!(z.events.len(), 2, "names the commit and the removal");
+}
+
+#[test]
+fn commit_for_partition_owned_by_another_member_is_unowned() {
+    let mut h = clean();
+    h.produced(1, 2).processed("m0", "a", 1, 1, 10, 11).commit("a", 1, 1, 12);
+    let got = classes(&h.finish(&[(0, 10), (1, 12)]));
+    assert!(got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
+}
+
+#[test]
+fn partition_assigned_twice_in_a_generation_is_split() {
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0, 1]), ("m1", "b", &[1])]);
+    let got = classes(&h.finish(&[]));
+    assert!(got.contains(&AnomalyClass::SplitAssignment), "{got:?}");
+}
+
+#[test]
+fn resuming_below_an_acknowledged_commit_is_a_lost_commit() {
+    let mut h = clean();
+    h.generation(2, &[("m0", "a", &[0, 1]), ("m1", "b", &[])]);
+    h.member(
+        "m0",
+        MemberEvent::PositionInitialized {
+            member_id: "a".into(),
+            generation: 2,
+            partition: tp(1),
+            committed: Some(3),
+            position: 3,
+        },
+    );
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    let lost = v.anomalies.iter().find(|a| a.class == AnomalyClass::LostCommit).expect("lost");
+    assert_eq!(lost.partition, Some(tp(1)));
+    assert_eq!(lost.events.len(), 3);
+}
+
+#[test]
+fn group_not_caught_up_at_deadline_is_stuck() {
+    let h = clean().finish(&[(0, 15), (1, 10)]);
+    let v = check(&h);
+    let s = v.anomalies.iter().find(|a| a.class == AnomalyClass::Stuck).expect("stuck");
+    assert!(s.message.contains("committed 10 < log end 15"), "{}", s.message);
+}
+
+#[test]
+fn live_member_outside_the_last_generation_is_stuck() {
+    let mut h = clean();
+    h.started("m2");
+    let got = classes(&h.finish(&[(0, 10), (1, 10)]));
+    assert_eq!(got, vec![AnomalyClass::Stuck]);
+}
+
+#[test]
+fn group_left_rebalancing_is_stuck() {
+    let mut h = clean();
+    h.state(GroupState::PreparingRebalance, 1);
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck && a.message.contains("not Stable")));
+}
+
+#[test]
+fn reprocessing_is_counted_not_flagged() {
+    let mut h = clean();
+    h.processed("m1", "b", 1, 0, 5, 9);
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok());
+    assert_eq!(v.stats.records_reprocessed, 5);
+}
+
+#[test]
+fn anomaly_names_round_trip() {
+    for c in AnomalyClass::ALL {
+        assert_eq!(AnomalyClass::from_name(c.name()), Some(c));
+    }
+}

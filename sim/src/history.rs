@@ -1,0 +1,131 @@
+//! The history: every ground-truth event of a run, in the order it happened, stamped with
+//! simulated time. It is the single source of truth for the checker and for traces.
+//!
+//! Events are recorded where they become true: the coordinator records a commit when it stores
+//! it, a member records processed records when its handler finishes, the world records members
+//! starting and stopping and records being produced.
+
+use std::fmt;
+
+use groupsim_coordinator::{CoordinatorEvent, Millis, TopicPartition};
+use groupsim_member::MemberEvent;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// One event of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Simulated milliseconds since the run started.
+    pub at_ms: Millis,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// Where an event came from and what it says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// The group coordinator on broker `broker` recorded this.
+    Coordinator { broker: i32, event: CoordinatorEvent },
+    /// Member `member` (its scenario name, stable across member ids) recorded this.
+    Member { member: String, event: MemberEvent },
+    /// The world (scenario driver, producer, nemesis) recorded this.
+    World(WorldEvent),
+}
+
+/// Facts the world itself knows: the workload and the run's phases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorldEvent {
+    /// The run began.
+    RunStarted { scenario: String, seed: u64 },
+    /// A topic exists with this many partitions (log start offset 0).
+    TopicCreated { topic: String, partitions: i32 },
+    /// The producer appended `count` records starting at `base_offset`.
+    Produced { partition: TopicPartition, base_offset: i64, count: i64 },
+    /// A member process started on a client host.
+    MemberStarted { member: String, group: String, host: String },
+    /// The scenario asked a member to leave the group gracefully.
+    MemberLeaveRequested { member: String },
+    /// A member process stopped (after leaving, or at the end of the run).
+    MemberStopped { member: String },
+    /// The producer stopped; these are the final log end offsets.
+    ProducerStopped { log_end_offsets: Vec<(TopicPartition, i64)> },
+    /// The safety phase ended: no more membership changes or faults. The group must converge
+    /// by `deadline_ms`.
+    LivenessPhase { deadline_ms: Millis },
+    /// The run ended.
+    RunEnded,
+}
+
+/// The ordered list of a run's events.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    events: Vec<Event>,
+}
+
+impl History {
+    /// An empty history.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends an event.
+    pub fn record(&mut self, at_ms: Millis, kind: EventKind) {
+        self.events.push(Event { at_ms, kind });
+    }
+
+    /// Appends a world event.
+    pub fn world(&mut self, at_ms: Millis, event: WorldEvent) {
+        self.record(at_ms, EventKind::World(event));
+    }
+
+    /// All events in order.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Builds a history from events (used by tests that hand-make histories).
+    pub fn from_events(events: Vec<Event>) -> Self {
+        Self { events }
+    }
+
+    /// One JSON object per line: the canonical serialisation, also what the hash covers.
+    pub fn to_jsonl(&self) -> String {
+        let mut out = String::new();
+        for e in &self.events {
+            out.push_str(&serde_json::to_string(e).expect("history events always serialise"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// SHA-256 of the canonical serialisation, as hex. Same seed and binary: same hash.
+    pub fn hash_hex(&self) -> String {
+        let mut hasher = Sha256::new();
+        for e in &self.events {
+            hasher.update(serde_json::to_vec(e).expect("history events always serialise"));
+            hasher.update(b"\n");
+        }
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t={}ms ", self.at_ms)?;
+        match &self.kind {
+            EventKind::Coordinator { broker, event } => write!(f, "broker-{broker}: {event:?}"),
+            EventKind::Member { member, event } => write!(f, "{member}: {event:?}"),
+            EventKind::World(w) => write!(f, "world: {w:?}"),
+        }
+    }
+}
