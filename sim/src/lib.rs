@@ -3,7 +3,18 @@
 //! A seed drives a turmoil network hosting brokers (the sans-IO coordinator from
 //! `groupsim-coordinator`) and consumer-group members (from `groupsim-member`) speaking the real
 //! Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
-//! proves no committed offset was lost or duplicated.
+//! proves no committed offset was lost or duplicated, no zombie committed, and the group
+//! recovered.
+//!
+//! Entry points: [`scenario::catalogue`] lists the scenarios, [`runner::run_seed`] runs one seed,
+//! [`testing::check_scenario`] is what scenario tests call.
 
+pub mod broker_host;
 pub mod checker;
+pub mod driver;
 pub mod history;
+pub mod rng;
+pub mod runner;
+pub mod scenario;
+pub mod testing;
+pub mod world;

@@ -1,0 +1,292 @@
+//! The member driver: the thin async shell that runs a sans-IO [`Member`] on a simulated client
+//! host. It opens connections (one per [`Target`]), encodes requests at the negotiated version,
+//! enforces each request's timeout by dropping the connection, and feeds answers, failures and
+//! timer firings back to the core with the simulated time.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use groupsim_coordinator::wire::client::{handshake, RequestWriter};
+use groupsim_coordinator::{Millis, RequestId};
+use groupsim_member::{Member, MemberOutput, RequestFailure, Target};
+use kafka_protocol::messages::{RequestKind, ResponseKind};
+use tokio::sync::mpsc;
+use tracing::{debug, trace};
+
+use crate::history::{EventKind, WorldEvent};
+use crate::scenario::MemberPlan;
+use crate::world::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
+
+type Writer = RequestWriter<tokio::io::WriteHalf<turmoil::net::TcpStream>>;
+
+/// Runs every member planned on one client host, each as its own task.
+pub async fn run_client_host(host: String, plans: Vec<MemberPlan>, history: SharedHistory) -> turmoil::Result {
+    let tasks: Vec<_> = plans
+        .into_iter()
+        .map(|plan| tokio::task::spawn_local(run_member(host.clone(), plan, history.clone())))
+        .collect();
+    for t in tasks {
+        let _ = t.await;
+    }
+    Ok(())
+}
+
+/// What a connection task reports to its member.
+enum ConnEvent {
+    Connected { target: Target, epoch: u64, writer: Writer },
+    Response { target: Target, epoch: u64, correlation_id: i32, response: ResponseKind },
+    Failed { target: Target, epoch: u64, reason: String },
+}
+
+struct Conn {
+    epoch: u64,
+    writer: Option<Writer>,
+    /// Requests waiting for the connection to open.
+    queued: Vec<(RequestId, RequestKind, Millis)>,
+    /// Requests written, oldest first: (correlation id, request id, deadline).
+    in_flight: VecDeque<(i32, RequestId, Millis)>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Conn {
+    fn earliest_deadline(&self) -> Option<Millis> {
+        let q = self.queued.iter().map(|r| r.2);
+        let f = self.in_flight.iter().map(|r| r.2);
+        q.chain(f).min()
+    }
+
+    fn request_ids(&self) -> impl Iterator<Item = (RequestId, Millis)> + '_ {
+        self.queued.iter().map(|r| (r.0, r.2)).chain(self.in_flight.iter().map(|r| (r.1, r.2)))
+    }
+}
+
+struct Driver {
+    name: String,
+    client_id: String,
+    member: Member,
+    history: SharedHistory,
+    conns: BTreeMap<Target, Conn>,
+    next_epoch: u64,
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    rx: mpsc::UnboundedReceiver<ConnEvent>,
+}
+
+async fn run_member(host: String, plan: MemberPlan, history: SharedHistory) {
+    let wait = plan.start_ms.saturating_sub(sim_now());
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    record(
+        &history,
+        EventKind::World(WorldEvent::MemberStarted {
+            member: plan.name.clone(),
+            group: plan.config.group_id.clone(),
+            host,
+        }),
+    );
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut d = Driver {
+        name: plan.name.clone(),
+        client_id: plan.config.client_id.clone(),
+        member: Member::new(plan.config.clone(), plan.seed),
+        history: history.clone(),
+        conns: BTreeMap::new(),
+        next_epoch: 0,
+        tx,
+        rx,
+    };
+    let mut leave_at = plan.leave_ms;
+    d.member.start(sim_now());
+    loop {
+        d.drain().await;
+        if d.member.is_finished() {
+            break;
+        }
+        let now = sim_now();
+        let deadline = [d.member.poll_timeout(), d.earliest_request_deadline(), leave_at]
+            .into_iter()
+            .flatten()
+            .min();
+        let sleep = deadline.map(|t| Duration::from_millis(t.saturating_sub(now)));
+        tokio::select! {
+            biased;
+            Some(event) = d.rx.recv() => d.on_conn_event(event).await,
+            _ = maybe_sleep(sleep) => {
+                let now = sim_now();
+                if leave_at.is_some_and(|t| t <= now) {
+                    leave_at = None;
+                    record(&history, EventKind::World(WorldEvent::MemberLeaveRequested { member: d.name.clone() }));
+                    d.member.leave(now);
+                }
+                d.expire_requests(now);
+                d.member.handle_timeout(now);
+            }
+        }
+    }
+    for (_, conn) in std::mem::take(&mut d.conns) {
+        conn.task.abort();
+    }
+    record(&history, EventKind::World(WorldEvent::MemberStopped { member: plan.name }));
+}
+
+async fn maybe_sleep(d: Option<Duration>) {
+    match d {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Driver {
+    /// Carries out every queued output of the core (which may queue more).
+    async fn drain(&mut self) {
+        while let Some(out) = self.member.poll_output() {
+            match out {
+                MemberOutput::Event(event) => {
+                    record(&self.history, EventKind::Member { member: self.name.clone(), event })
+                }
+                MemberOutput::Close(target) => self.close(target, None),
+                MemberOutput::Send { id, target, request, timeout_ms } => {
+                    let deadline = sim_now() + timeout_ms;
+                    self.send(target, id, request, deadline).await;
+                }
+            }
+        }
+    }
+
+    fn earliest_request_deadline(&self) -> Option<Millis> {
+        self.conns.values().filter_map(Conn::earliest_deadline).min()
+    }
+
+    async fn send(&mut self, target: Target, id: RequestId, request: RequestKind, deadline: Millis) {
+        if !self.conns.contains_key(&target) {
+            self.open(target);
+        }
+        let conn = self.conns.get_mut(&target).expect("opened above");
+        match conn.writer.as_mut() {
+            None => conn.queued.push((id, request, deadline)),
+            Some(writer) => match writer.send(&request).await {
+                Ok(correlation_id) => conn.in_flight.push_back((correlation_id, id, deadline)),
+                Err(e) if e.is_encoding() => {
+                    debug!(member = %self.name, error = %e, "request cannot be encoded");
+                    self.member.handle_failure(sim_now(), id, RequestFailure::Unsupported(e.to_string()));
+                }
+                Err(e) => {
+                    debug!(member = %self.name, error = %e, "write failed");
+                    conn.queued.push((id, request, deadline));
+                    self.close(target, None);
+                }
+            },
+        }
+    }
+
+    fn open(&mut self, target: Target) {
+        let epoch = self.next_epoch;
+        self.next_epoch += 1;
+        let node = match target {
+            Target::Broker(n) | Target::Coordinator(n) => n,
+        };
+        let tx = self.tx.clone();
+        let client_id = self.client_id.clone();
+        let task = tokio::task::spawn_local(async move {
+            let fail = |reason: String| ConnEvent::Failed { target, epoch, reason };
+            let stream = match turmoil::net::TcpStream::connect((broker_host(node), BROKER_PORT)).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx.send(fail(format!("connect: {e}")));
+                    return;
+                }
+            };
+            let (writer, mut reader) = match handshake(stream, &client_id).await {
+                Ok(pair) => pair,
+                Err(e) => {
+                    let _ = tx.send(fail(format!("handshake: {e}")));
+                    return;
+                }
+            };
+            if tx.send(ConnEvent::Connected { target, epoch, writer }).is_err() {
+                return;
+            }
+            loop {
+                match reader.recv().await {
+                    Ok((correlation_id, response)) => {
+                        let ev = ConnEvent::Response { target, epoch, correlation_id, response };
+                        if tx.send(ev).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(fail(format!("read: {e}")));
+                        return;
+                    }
+                }
+            }
+        });
+        self.conns.insert(
+            target,
+            Conn { epoch, writer: None, queued: Vec::new(), in_flight: VecDeque::new(), task },
+        );
+    }
+
+    /// Drops a connection; its requests fail (`timed_out` ones with Timeout, others Disconnected).
+    fn close(&mut self, target: Target, timed_out: Option<Millis>) {
+        let Some(conn) = self.conns.remove(&target) else { return };
+        conn.task.abort();
+        let now = sim_now();
+        let failed: Vec<(RequestId, Millis)> = conn.request_ids().collect();
+        for (id, deadline) in failed {
+            let failure = match timed_out {
+                Some(t) if deadline <= t => RequestFailure::Timeout,
+                _ => RequestFailure::Disconnected,
+            };
+            self.member.handle_failure(now, id, failure);
+        }
+    }
+
+    fn expire_requests(&mut self, now: Millis) {
+        let expired: Vec<Target> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.earliest_deadline().is_some_and(|d| d <= now))
+            .map(|(t, _)| *t)
+            .collect();
+        for target in expired {
+            debug!(member = %self.name, ?target, "request timed out; dropping connection");
+            self.close(target, Some(now));
+        }
+    }
+
+    async fn on_conn_event(&mut self, event: ConnEvent) {
+        match event {
+            ConnEvent::Connected { target, epoch, writer } => {
+                let Some(conn) = self.conns.get_mut(&target).filter(|c| c.epoch == epoch) else {
+                    return;
+                };
+                conn.writer = Some(writer);
+                let queued = std::mem::take(&mut conn.queued);
+                for (id, request, deadline) in queued {
+                    self.send(target, id, request, deadline).await;
+                }
+            }
+            ConnEvent::Response { target, epoch, correlation_id, response } => {
+                let Some(conn) = self.conns.get_mut(&target).filter(|c| c.epoch == epoch) else {
+                    return;
+                };
+                match conn.in_flight.front() {
+                    Some(&(corr, id, _)) if corr == correlation_id => {
+                        conn.in_flight.pop_front();
+                        trace!(member = %self.name, ?id, "response");
+                        self.member.handle_response(sim_now(), id, response);
+                    }
+                    _ => {
+                        debug!(member = %self.name, correlation_id, "unexpected correlation id");
+                        self.close(target, None);
+                    }
+                }
+            }
+            ConnEvent::Failed { target, epoch, reason } => {
+                if self.conns.get(&target).is_some_and(|c| c.epoch == epoch) {
+                    debug!(member = %self.name, ?target, %reason, "connection failed");
+                    self.close(target, None);
+                }
+            }
+        }
+    }
+}

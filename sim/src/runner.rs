@@ -1,0 +1,155 @@
+//! Running scenarios: one seed to a verdict, many seeds to a table, and the reports a person
+//! reads when a seed fails (with the one command that replays it bit for bit).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::checker::{self, AnomalyClass, Verdict};
+use crate::history::History;
+use crate::scenario::{Scenario, ScenarioSpec};
+use crate::world::{self, WorldError};
+
+/// Everything one seed produced.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The drawn scenario.
+    pub spec: ScenarioSpec,
+    /// The recorded history.
+    pub history: History,
+    /// The checker's verdict.
+    pub verdict: Verdict,
+    /// SHA-256 of the history (same seed and binary: same hash).
+    pub history_hash: String,
+}
+
+/// Runs `scenario` with `seed` and checks the history.
+pub fn run_seed(scenario: &Scenario, seed: u64) -> Result<RunReport, WorldError> {
+    let spec = scenario.build(seed);
+    let history = world::run(&spec)?;
+    let verdict = checker::check(&history);
+    let history_hash = history.hash_hex();
+    Ok(RunReport { spec, history, verdict, history_hash })
+}
+
+/// The CLI command that replays a seed.
+pub fn replay_command(scenario: &str, seed: u64) -> String {
+    format!("cargo run --release -- replay {scenario} --seed {seed}")
+}
+
+/// The test command that replays a seed.
+pub fn test_replay_command(scenario: &str, seed: u64) -> String {
+    format!("GROUPSIM_SEED={seed} cargo test -p groupsim-scenarios --test {scenario}")
+}
+
+impl RunReport {
+    /// Simulated duration of the run.
+    pub fn simulated_ms(&self) -> u64 {
+        self.history.events().last().map_or(0, |e| e.at_ms)
+    }
+
+    /// A short summary: verdict, figures and the history hash.
+    pub fn summary(&self) -> String {
+        let s = &self.verdict.stats;
+        let mut out = String::new();
+        let verdict = if self.verdict.is_ok() { "PASS".to_string() } else { format!("FAIL ({} anomalies)", self.verdict.anomalies.len()) };
+        let _ = writeln!(out, "scenario: {}  seed: {}  verdict: {verdict}", self.spec.name, self.spec.seed);
+        let _ = writeln!(
+            out,
+            "simulated: {} ms  events: {}  members: {}  partitions: {}",
+            self.simulated_ms(),
+            self.history.len(),
+            self.spec.members.len(),
+            self.spec.topics.iter().map(|t| t.1).sum::<i32>()
+        );
+        let _ = writeln!(
+            out,
+            "rebalances: {}  commits accepted/rejected: {}/{}  produced: {}  processed: {} (reprocessed {})  max unowned: {} ms",
+            s.rebalances, s.commits_accepted, s.commits_rejected, s.records_produced,
+            s.records_processed, s.records_reprocessed, s.max_unowned_ms
+        );
+        for (class, n) in self.verdict.counts() {
+            let _ = writeln!(out, "anomaly {class}: {n}");
+        }
+        let _ = writeln!(out, "history-hash: {}", self.history_hash);
+        out
+    }
+
+    /// The failure report: seed, first anomaly with its events, and the replay commands.
+    pub fn failure_report(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "scenario {} failed with seed {}", self.spec.name, self.spec.seed);
+        if let Some(a) = self.verdict.first() {
+            let _ = write!(out, "first anomaly: {}", a.render(&self.history));
+        }
+        let counts: Vec<String> = self.verdict.counts().iter().map(|(c, n)| format!("{c}={n}")).collect();
+        let _ = writeln!(out, "all anomalies: {}", counts.join(" "));
+        let _ = writeln!(out, "replay: {}", replay_command(&self.spec.name, self.spec.seed));
+        let _ = writeln!(out, "replay as a test: {}", test_replay_command(&self.spec.name, self.spec.seed));
+        out
+    }
+
+    /// Writes the history (JSON lines) under `target/groupsim/` and returns the path.
+    pub fn save_history(&self) -> std::io::Result<PathBuf> {
+        let dir = output_dir();
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{}-{}.history.jsonl", self.spec.name, self.spec.seed));
+        std::fs::write(&path, self.history.to_jsonl())?;
+        Ok(path)
+    }
+}
+
+/// Where reports go: `$CARGO_TARGET_DIR/groupsim` or `target/groupsim` under the workspace.
+pub fn output_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir).join("groupsim");
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    workspace.join("target").join("groupsim")
+}
+
+/// One seed's line in a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedResult {
+    /// The seed.
+    pub seed: u64,
+    /// Whether it passed.
+    pub ok: bool,
+    /// First anomaly class, if any.
+    pub first_anomaly: Option<AnomalyClass>,
+    /// Harness error, if the run could not be carried out.
+    pub error: Option<String>,
+    /// History hash.
+    pub history_hash: String,
+    /// Simulated milliseconds.
+    pub simulated_ms: u64,
+    /// Rebalances in the run.
+    pub rebalances: u64,
+}
+
+impl SeedResult {
+    /// Condenses a run (or its harness error) to a sweep line.
+    pub fn from_run(seed: u64, run: &Result<RunReport, WorldError>) -> Self {
+        match run {
+            Ok(r) => SeedResult {
+                seed,
+                ok: r.verdict.is_ok(),
+                first_anomaly: r.verdict.first().map(|a| a.class),
+                error: None,
+                history_hash: r.history_hash.clone(),
+                simulated_ms: r.simulated_ms(),
+                rebalances: r.verdict.stats.rebalances,
+            },
+            Err(e) => SeedResult {
+                seed,
+                ok: false,
+                first_anomaly: None,
+                error: Some(e.to_string()),
+                history_hash: String::new(),
+                simulated_ms: 0,
+                rebalances: 0,
+            },
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Scenarios: a named recipe that turns a seed into a concrete [`ScenarioSpec`] — the cluster,
+//! topics, members with their schedules, the producer, and the phase boundaries.
+
+use groupsim_coordinator::{CoordinatorConfig, Millis};
+use groupsim_member::{AssignorKind, MemberConfig};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::rng::{self, Stream};
+
+/// The group every scenario member joins.
+pub const GROUP_ID: &str = "groupsim";
+
+/// A catalogue entry: a name, what it exercises, and how to build it from a seed.
+#[derive(Clone, Copy)]
+pub struct Scenario {
+    /// Name used on the command line and in test names.
+    pub name: &'static str,
+    /// One line on what it exercises.
+    pub summary: &'static str,
+    build: fn(u64) -> ScenarioSpec,
+}
+
+impl Scenario {
+    /// The concrete run for `seed`.
+    pub fn build(&self, seed: u64) -> ScenarioSpec {
+        (self.build)(seed)
+    }
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scenario").field("name", &self.name).finish()
+    }
+}
+
+/// A scenario name that is not in the catalogue.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown scenario {name:?}; known scenarios: {known}")]
+pub struct UnknownScenario {
+    /// What was asked for.
+    pub name: String,
+    /// The catalogue's names, comma-separated.
+    pub known: String,
+}
+
+/// Every scenario groupsim ships.
+pub fn catalogue() -> Vec<Scenario> {
+    vec![Scenario {
+        name: "membership_churn",
+        summary: "members join and leave over time (3 -> 6 -> 2) on 2 topics / 12 partitions; \
+                  eager rebalances with commits on revoke",
+        build: membership_churn,
+    }]
+}
+
+/// Looks a scenario up by name.
+pub fn find(name: &str) -> Result<Scenario, UnknownScenario> {
+    let all = catalogue();
+    all.iter().find(|s| s.name == name).copied().ok_or_else(|| UnknownScenario {
+        name: name.to_string(),
+        known: all.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// One member process: where it runs, when it starts and leaves, and how it behaves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemberPlan {
+    /// Stable name (`m0`, `m1`, …) used in the history; member ids change across joins.
+    pub name: String,
+    /// Index of the client host it runs on.
+    pub host: usize,
+    /// When the process starts.
+    pub start_ms: Millis,
+    /// When it is asked to leave the group gracefully, if ever.
+    pub leave_ms: Option<Millis>,
+    /// Client configuration.
+    pub config: MemberConfig,
+    /// Seed for its processing-time generator.
+    pub seed: u64,
+}
+
+/// The producer: appends records to every partition at a steady per-partition rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProducerPlan {
+    /// Records per second per partition, drawn per partition from this inclusive range.
+    pub records_per_sec: (u32, u32),
+    /// When production stops (so commits can catch up with the log end).
+    pub stop_ms: Millis,
+}
+
+/// A fully drawn run: everything the world needs, nothing left to chance but the network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioSpec {
+    /// Scenario name.
+    pub name: String,
+    /// The run seed.
+    pub seed: u64,
+    /// turmoil tick: network delivery happens at tick boundaries.
+    pub tick_ms: u64,
+    /// Message latency range, ms.
+    pub latency_ms: (u64, u64),
+    /// Number of brokers.
+    pub brokers: i32,
+    /// Partitions of the offsets topic (FindCoordinator's partitionFor).
+    pub offsets_topic_partitions: i32,
+    /// Coordinator settings (node id is set per broker).
+    pub coordinator: CoordinatorConfig,
+    /// Topics and partition counts.
+    pub topics: Vec<(String, i32)>,
+    /// Number of client hosts (several members share one, like consumers on one machine).
+    pub client_hosts: usize,
+    /// Member processes.
+    pub members: Vec<MemberPlan>,
+    /// The producer.
+    pub producer: ProducerPlan,
+    /// When the safety phase ends: no membership change after this.
+    pub liveness_start_ms: Millis,
+    /// How long the group has to converge after `liveness_start_ms`.
+    pub liveness_bound_ms: Millis,
+}
+
+impl ScenarioSpec {
+    /// When the run ends (the liveness deadline).
+    pub fn end_ms(&self) -> Millis {
+        self.liveness_start_ms + self.liveness_bound_ms
+    }
+}
+
+/// Member settings shared by the catalogue: Java-like defaults with session and rebalance
+/// timeouts short enough that a scenario converges in tens of simulated seconds.
+fn member_config(name: &str) -> MemberConfig {
+    let mut c = MemberConfig::new(GROUP_ID, name, vec!["orders".into(), "payments".into()]);
+    c.session_timeout_ms = 10_000;
+    c.rebalance_timeout_ms = 15_000;
+    c.heartbeat_interval_ms = 3_000;
+    c.request_timeout_ms = 5_000;
+    c.commit_interval_ms = 1_000;
+    c.assignors = vec![AssignorKind::Range, AssignorKind::RoundRobin];
+    c
+}
+
+/// The liveness bound for members configured like `c`: a rebalance may wait up to the rebalance
+/// timeout for members, a dead member's session must expire first, and commits then need a few
+/// commit intervals and processing of the backlog.
+fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Millis {
+    c.rebalance_timeout_ms as Millis
+        + c.session_timeout_ms as Millis
+        + coordinator.initial_rebalance_delay_ms as Millis
+        + 5 * c.commit_interval_ms
+}
+
+/// Members join and leave over time: three start together, three more join one by one, then
+/// four leave one by one, leaving two. Exercises eager rebalances triggered by joins and by
+/// LeaveGroup, commits on revoke, and resumption from committed offsets by new owners.
+fn membership_churn(seed: u64) -> ScenarioSpec {
+    let mut rng = rng::stream(seed, Stream::Workload);
+    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
+    let mut members = Vec::new();
+    for i in 0..6u32 {
+        let name = format!("m{i}");
+        let start_ms = if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
+        members.push(MemberPlan {
+            host: i as usize % 2,
+            start_ms,
+            leave_ms: None,
+            config: member_config(&name),
+            seed: rng::sub_seed(seed, Stream::Member(i)),
+            name,
+        });
+    }
+    // Four of the six leave, at distinct times between 32 s and 55 s.
+    let mut order: Vec<usize> = (0..6).collect();
+    for i in (1..order.len()).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    let mut last_change = 0;
+    for (k, &i) in order.iter().take(4).enumerate() {
+        let at = 32_000 + k as Millis * 6_000 + rng.random_range(0..4_000);
+        members[i].leave_ms = Some(at);
+        last_change = last_change.max(at);
+    }
+    let liveness_start_ms = last_change.max(60_000);
+    let liveness_bound_ms = liveness_bound(&members[0].config, &coordinator);
+    ScenarioSpec {
+        name: "membership_churn".into(),
+        seed,
+        tick_ms: 5,
+        latency_ms: (1, 15),
+        brokers: 1,
+        offsets_topic_partitions: 50,
+        coordinator,
+        topics: vec![("orders".into(), 8), ("payments".into(), 4)],
+        client_hosts: 2,
+        members,
+        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: liveness_start_ms },
+        liveness_start_ms,
+        liveness_bound_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn membership_churn_goes_three_to_six_to_two() {
+        for seed in 0..50 {
+            let s = membership_churn(seed);
+            let live_at = |t: Millis| {
+                s.members.iter().filter(|m| m.start_ms <= t && m.leave_ms.is_none_or(|l| l > t)).count()
+            };
+            assert_eq!(live_at(1_000), 3, "seed {seed}");
+            assert_eq!(live_at(30_000), 6, "seed {seed}");
+            assert_eq!(live_at(s.liveness_start_ms), 2, "seed {seed}");
+            assert_eq!(s.topics.iter().map(|t| t.1).sum::<i32>(), 12);
+        }
+    }
+
+    #[test]
+    fn same_seed_same_spec_and_different_seeds_differ() {
+        assert_eq!(membership_churn(7), membership_churn(7));
+        assert_ne!(membership_churn(7), membership_churn(8));
+    }
+
+    #[test]
+    fn unknown_scenario_names_the_known_ones() {
+        let err = find("nope").unwrap_err().to_string();
+        assert!(err.contains("membership_churn"), "{err}");
+    }
+}

@@ -1,0 +1,52 @@
+//! Helpers for scenario tests (`scenarios/tests/*.rs`): which seeds to run, and a failure
+//! message that names the seed, the first anomaly and the command that replays it.
+//!
+//! - `GROUPSIM_SEED=<n>` runs exactly that seed (what a failure tells you to run).
+//! - `GROUPSIM_SEEDS=<count>` runs seeds `GROUPSIM_SEED_START..start+count` (default start 0);
+//!   without it a test runs its own default count, sized for CI.
+
+use crate::runner::{self, RunReport};
+use crate::scenario;
+
+/// The seeds a scenario test should run, from the environment or `default_count`.
+pub fn seeds(default_count: u64) -> Vec<u64> {
+    if let Some(seed) = env_u64("GROUPSIM_SEED") {
+        return vec![seed];
+    }
+    let count = env_u64("GROUPSIM_SEEDS").unwrap_or(default_count);
+    let start = env_u64("GROUPSIM_SEED_START").unwrap_or(0);
+    (start..start + count).collect()
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let raw = std::env::var(name).ok()?;
+    match raw.trim().parse() {
+        Ok(v) => Some(v),
+        Err(_) => panic!("{name}={raw:?} is not a whole number"),
+    }
+}
+
+/// Runs `scenario` over [`seeds`] and panics on the first failing seed with its report (the
+/// history is also written under `target/groupsim/`).
+pub fn check_scenario(name: &str, default_count: u64) -> Vec<RunReport> {
+    let scenario = scenario::find(name).unwrap_or_else(|e| panic!("{e}"));
+    let mut reports = Vec::new();
+    for seed in seeds(default_count) {
+        let report = match runner::run_seed(&scenario, seed) {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "scenario {name} seed {seed}: the harness failed: {e}\nreplay: {}",
+                runner::test_replay_command(name, seed)
+            ),
+        };
+        if !report.verdict.is_ok() {
+            let saved = report
+                .save_history()
+                .map(|p| format!("history written to {}", p.display()))
+                .unwrap_or_else(|e| format!("could not write the history: {e}"));
+            panic!("{}{saved}", report.failure_report());
+        }
+        reports.push(report);
+    }
+    reports
+}

@@ -1,0 +1,226 @@
+//! The world: one turmoil simulation built from a [`ScenarioSpec`]. It hosts the brokers and the
+//! client hosts, runs the producer between steps, marks the phases, and collects the history.
+//!
+//! Everything here is thin glue around the sans-IO cores: the broker hosts run
+//! `groupsim_coordinator::wire::server`, the member tasks run [`crate::driver`].
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use groupsim_coordinator::broker::{BrokerAddress, BrokerConfig};
+use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
+use groupsim_coordinator::{Millis, TopicPartition};
+use rand::RngExt;
+
+use crate::history::{EventKind, History, WorldEvent};
+use crate::rng::{self, Stream};
+use crate::scenario::{MemberPlan, ScenarioSpec};
+
+/// The port every simulated broker listens on.
+pub const BROKER_PORT: u16 = 9092;
+
+/// How often the producer appends what is due (like a producer's linger).
+const PRODUCER_LINGER_MS: Millis = 100;
+
+/// Shared, single-threaded handle to the history being recorded. Hosts and the world loop all
+/// append to it; turmoil runs every host on one thread, so the order is deterministic.
+pub type SharedHistory = Rc<RefCell<History>>;
+
+/// A run that could not be carried out (not an anomaly: the harness itself failed).
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// turmoil reported an error (a host's software failed).
+    #[error("simulation failed at t={at_ms}ms: {reason}")]
+    Sim { at_ms: Millis, reason: String },
+    /// The scenario is inconsistent.
+    #[error("invalid scenario {name}: {reason}")]
+    InvalidScenario { name: String, reason: String },
+}
+
+/// Host name of broker `node_id`.
+pub fn broker_host(node_id: i32) -> String {
+    format!("broker-{node_id}")
+}
+
+/// Host name of client host `i`.
+pub fn client_host(i: usize) -> String {
+    format!("client-{i}")
+}
+
+/// Simulated time now, inside a host.
+pub fn sim_now() -> Millis {
+    turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as Millis)
+}
+
+/// Runs `spec` to its liveness deadline and returns the recorded history.
+pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
+    validate(spec)?;
+    let history: SharedHistory = Rc::new(RefCell::new(History::new()));
+    let end_ms = spec.end_ms();
+    let mut sim = turmoil::Builder::new()
+        .epoch(UNIX_EPOCH + Duration::from_secs(1_700_000_000))
+        .rng_seed(rng::sub_seed(spec.seed, Stream::Network))
+        .enable_random_order()
+        .tick_duration(Duration::from_millis(spec.tick_ms))
+        .min_message_latency(Duration::from_millis(spec.latency_ms.0))
+        .max_message_latency(Duration::from_millis(spec.latency_ms.1))
+        .simulation_duration(Duration::from_millis(end_ms + 60_000))
+        .tcp_capacity(4_096)
+        .build();
+
+    history.borrow_mut().world(0, WorldEvent::RunStarted { scenario: spec.name.clone(), seed: spec.seed });
+    let mut logs = PartitionLogs::new();
+    for (topic, partitions) in &spec.topics {
+        logs.create_topic(topic, *partitions).map_err(|e| WorldError::InvalidScenario {
+            name: spec.name.clone(),
+            reason: e.to_string(),
+        })?;
+        history
+            .borrow_mut()
+            .world(0, WorldEvent::TopicCreated { topic: topic.clone(), partitions: *partitions });
+    }
+    let logs = plog::shared(logs);
+
+    let brokers: Vec<BrokerAddress> = (0..spec.brokers)
+        .map(|id| BrokerAddress { node_id: id, host: broker_host(id), port: i32::from(BROKER_PORT) })
+        .collect();
+    for node_id in 0..spec.brokers {
+        let mut coordinator = spec.coordinator.clone();
+        coordinator.node_id = node_id;
+        let config = BrokerConfig {
+            node_id,
+            cluster_id: "groupsim".into(),
+            brokers: brokers.clone(),
+            offsets_topic_partitions: spec.offsets_topic_partitions,
+            coordinator,
+        };
+        let logs = logs.clone();
+        let history = history.clone();
+        sim.host(broker_host(node_id), move || {
+            crate::broker_host::run(config.clone(), logs.clone(), history.clone())
+        });
+    }
+    for host in 0..spec.client_hosts {
+        let plans: Vec<MemberPlan> = spec.members.iter().filter(|m| m.host == host).cloned().collect();
+        let history = history.clone();
+        let name = client_host(host);
+        sim.host(name.clone(), move || crate::driver::run_client_host(name.clone(), plans.clone(), history.clone()));
+    }
+
+    let mut producer = Producer::new(spec, logs.clone());
+    let mut liveness_marked = false;
+    loop {
+        let now = sim.elapsed().as_millis() as Millis;
+        if now >= end_ms {
+            break;
+        }
+        producer.tick(now, &history);
+        if !liveness_marked && now >= spec.liveness_start_ms {
+            liveness_marked = true;
+            history.borrow_mut().world(now, WorldEvent::LivenessPhase { deadline_ms: end_ms });
+        }
+        if let Err(e) = sim.step() {
+            return Err(WorldError::Sim { at_ms: now, reason: e.to_string() });
+        }
+    }
+    let now = sim.elapsed().as_millis() as Millis;
+    history.borrow_mut().world(now, WorldEvent::RunEnded);
+    drop(sim);
+    let h = history.borrow().clone();
+    Ok(h)
+}
+
+fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {
+    let bad = |reason: String| Err(WorldError::InvalidScenario { name: spec.name.clone(), reason });
+    if spec.brokers < 1 {
+        return bad("needs at least one broker".into());
+    }
+    if spec.tick_ms == 0 {
+        return bad("tick must be at least 1 ms".into());
+    }
+    if spec.latency_ms.0 > spec.latency_ms.1 {
+        return bad(format!("latency range {:?} is empty", spec.latency_ms));
+    }
+    if spec.producer.records_per_sec.0 > spec.producer.records_per_sec.1 {
+        return bad(format!("producer rate range {:?} is empty", spec.producer.records_per_sec));
+    }
+    for m in &spec.members {
+        if m.host >= spec.client_hosts {
+            return bad(format!("member {} is on client host {} of {}", m.name, m.host, spec.client_hosts));
+        }
+    }
+    Ok(())
+}
+
+/// Appends records to every partition at its drawn rate, between simulation steps.
+struct Producer {
+    logs: SharedLogs,
+    /// (partition, records per second, records appended so far)
+    partitions: Vec<(TopicPartition, u32, u64)>,
+    stop_ms: Millis,
+    next_flush: Millis,
+    stopped: bool,
+}
+
+impl Producer {
+    fn new(spec: &ScenarioSpec, logs: SharedLogs) -> Self {
+        let mut rng = rng::stream(spec.seed, Stream::Workload);
+        // Skip ahead on a separate stream id space: the workload stream's first draws belong to
+        // the scenario builder; use a fork keyed on the producer instead.
+        rng.set_stream(rng.get_stream() + 100);
+        let (lo, hi) = spec.producer.records_per_sec;
+        let mut partitions = Vec::new();
+        for (topic, n) in &spec.topics {
+            for p in 0..*n {
+                partitions.push((TopicPartition::new(topic.clone(), p), rng.random_range(lo..=hi), 0));
+            }
+        }
+        Self { logs, partitions, stop_ms: spec.producer.stop_ms, next_flush: 0, stopped: false }
+    }
+
+    fn tick(&mut self, now: Millis, history: &SharedHistory) {
+        if self.stopped || now < self.next_flush {
+            return;
+        }
+        let until = now.min(self.stop_ms);
+        let mut logs = self.logs.lock().expect("logs lock is never poisoned");
+        for (tp, rate, produced) in &mut self.partitions {
+            let due = until * u64::from(*rate) / 1_000;
+            if due > *produced {
+                let count = due - *produced;
+                let mut base = None;
+                for k in 0..count {
+                    let offset = logs
+                        .append(tp, None, format!("{tp}:{}", *produced + k).into_bytes().into(), now as i64)
+                        .expect("producer appends only to partitions it was built from");
+                    base.get_or_insert(offset);
+                }
+                *produced = due;
+                history.borrow_mut().world(
+                    now,
+                    WorldEvent::Produced {
+                        partition: tp.clone(),
+                        base_offset: base.unwrap_or_default(),
+                        count: count as i64,
+                    },
+                );
+            }
+        }
+        if now >= self.stop_ms {
+            self.stopped = true;
+            let ends = self
+                .partitions
+                .iter()
+                .map(|(tp, _, _)| (tp.clone(), logs.log_end_offset(tp).unwrap_or(0)))
+                .collect();
+            history.borrow_mut().world(now, WorldEvent::ProducerStopped { log_end_offsets: ends });
+        }
+        self.next_flush = now + PRODUCER_LINGER_MS;
+    }
+}
+
+/// Records an event from inside a host.
+pub fn record(history: &SharedHistory, kind: EventKind) {
+    history.borrow_mut().record(sim_now(), kind);
+}
