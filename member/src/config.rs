@@ -38,11 +38,30 @@ pub struct MemberConfig {
     pub fetch_backoff_ms: u64,
     /// Processing time per record, drawn uniformly from this inclusive range (ms).
     pub processing_ms_per_record: (u64, u64),
+    /// `fetch.max.wait.ms`: how long a broker may hold a Fetch waiting for data.
+    #[serde(default = "default_fetch_max_wait_ms")]
+    pub fetch_max_wait_ms: i32,
+    /// `metadata.max.age.ms`: Metadata is refreshed at least this often (a changed partition
+    /// count makes the member rejoin).
+    #[serde(default = "default_metadata_max_age_ms")]
+    pub metadata_max_age_ms: u64,
+}
+
+fn default_fetch_max_wait_ms() -> i32 {
+    500
+}
+
+fn default_metadata_max_age_ms() -> u64 {
+    300_000
 }
 
 impl MemberConfig {
     /// Defaults close to the Java consumer's, with faster commits and a modest session timeout.
-    pub fn new(group_id: impl Into<String>, client_id: impl Into<String>, topics: Vec<String>) -> Self {
+    pub fn new(
+        group_id: impl Into<String>,
+        client_id: impl Into<String>,
+        topics: Vec<String>,
+    ) -> Self {
         Self {
             group_id: group_id.into(),
             client_id: client_id.into(),
@@ -59,6 +78,8 @@ impl MemberConfig {
             max_records_per_fetch: 50,
             fetch_backoff_ms: 100,
             processing_ms_per_record: (1, 5),
+            fetch_max_wait_ms: default_fetch_max_wait_ms(),
+            metadata_max_age_ms: default_metadata_max_age_ms(),
         }
     }
 }

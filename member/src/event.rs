@@ -15,7 +15,11 @@ pub enum MemberEvent {
     /// JoinGroup answered successfully: the member is in `generation`.
     Joined { member_id: String, generation: i32, leader: String, protocol: String, is_leader: bool },
     /// The leader computed this generation's assignment.
-    AssignmentComputed { generation: i32, protocol: String, assignments: Vec<(String, Vec<TopicPartition>)> },
+    AssignmentComputed {
+        generation: i32,
+        protocol: String,
+        assignments: Vec<(String, Vec<TopicPartition>)>,
+    },
     /// SyncGroup answered: the member owns these partitions in `generation`.
     Assigned { member_id: String, generation: i32, partitions: Vec<TopicPartition> },
     /// The member gave up its partitions cleanly (after trying to commit what it processed).
@@ -54,4 +58,6 @@ pub enum MemberEvent {
     GenerationReset { member_id: String, generation: i32, error: String, reset_member_id: bool },
     /// LeaveGroup was answered (or gave up) and the member stopped.
     Left { member_id: String },
+    /// A fatal error (FENCED_INSTANCE_ID): the member stopped without leaving the group.
+    Fatal { member_id: String, generation: i32, error: String },
 }

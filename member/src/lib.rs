@@ -7,11 +7,12 @@
 //! history events. The member never opens a socket or reads a clock.
 
 pub mod assignor;
+pub mod compat;
 pub mod config;
 pub mod event;
 pub mod member;
 
-pub use assignor::{Assignor, AssignorKind};
+pub use assignor::{Assignor, AssignorKind, RangeAssignor, RoundRobinAssignor};
 pub use config::MemberConfig;
 pub use event::MemberEvent;
 pub use groupsim_coordinator::{Millis, RequestId, TopicPartition};

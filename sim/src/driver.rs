@@ -7,6 +7,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use groupsim_coordinator::wire::client::{handshake, RequestWriter};
+use groupsim_coordinator::wire::codec::request_api_key;
+use groupsim_coordinator::wire::WireError;
+use groupsim_member::compat::fit_request_to_version;
 use groupsim_coordinator::{Millis, RequestId};
 use groupsim_member::{Member, MemberOutput, RequestFailure, Target};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
@@ -162,18 +165,30 @@ impl Driver {
         let conn = self.conns.get_mut(&target).expect("opened above");
         match conn.writer.as_mut() {
             None => conn.queued.push((id, request, deadline)),
-            Some(writer) => match writer.send(&request).await {
-                Ok(correlation_id) => conn.in_flight.push_back((correlation_id, id, deadline)),
-                Err(e) if e.is_encoding() => {
-                    debug!(member = %self.name, error = %e, "request cannot be encoded");
-                    self.member.handle_failure(sim_now(), id, RequestFailure::Unsupported(e.to_string()));
+            Some(writer) => {
+                // The member builds requests in their newest shape; reshape them for the version
+                // negotiated with this broker before encoding.
+                let version = request_api_key(&request).and_then(|k| writer.version_for(k));
+                let Some(version) = version else {
+                    let why = "the broker serves no version of this API".to_string();
+                    self.member.handle_failure(sim_now(), id, RequestFailure::Unsupported(why));
+                    return;
+                };
+                let request = fit_request_to_version(request, version);
+                match writer.send_at(&request, version).await {
+                    Ok(correlation_id) => conn.in_flight.push_back((correlation_id, id, deadline)),
+                    Err(e @ (WireError::Encode { .. } | WireError::NotNegotiated(_))) => {
+                        debug!(member = %self.name, error = %e, "request cannot be encoded");
+                        let failure = RequestFailure::Unsupported(e.to_string());
+                        self.member.handle_failure(sim_now(), id, failure);
+                    }
+                    Err(e) => {
+                        debug!(member = %self.name, error = %e, "write failed");
+                        conn.queued.push((id, request, deadline));
+                        self.close(target, None);
+                    }
                 }
-                Err(e) => {
-                    debug!(member = %self.name, error = %e, "write failed");
-                    conn.queued.push((id, request, deadline));
-                    self.close(target, None);
-                }
-            },
+            }
         }
     }
 

@@ -17,4 +17,5 @@ pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod testing;
+pub mod trace;
 pub mod world;

@@ -33,6 +33,9 @@ enum Command {
         /// Also write the history (JSON lines) under target/groupsim/.
         #[arg(long)]
         save: bool,
+        /// Print the rebalance trace before the summary.
+        #[arg(long)]
+        trace: bool,
     },
     /// Rerun a seed bit for bit with full tracing (set RUST_LOG, e.g. RUST_LOG=debug) and write
     /// its history under target/groupsim/.
@@ -83,9 +86,12 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { scenario, seed, save } => {
+        Command::Run { scenario, seed, save, trace } => {
             let s = scenario::find(&scenario)?;
             let report = run_one(&s, seed)?;
+            if trace {
+                print!("{}", groupsim::trace::text(&report.history));
+            }
             print!("{}", report.summary());
             finish_one(&report, save)
         }

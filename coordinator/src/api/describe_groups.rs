@@ -1,0 +1,66 @@
+//! DescribeGroups (API 15): state, protocol and members of groups, for tools and tests.
+//!
+//! Rules (Kafka's handleDescribeGroup): an unknown group is described as Dead with no members
+//! (not an error). Members' metadata and assignments are only shown in a Stable group, where
+//! they belong to the current generation; in other states the protocol is empty too.
+
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::group::GroupState;
+use crate::{GroupCoordinator, Millis, RequestId};
+
+impl GroupCoordinator {
+    /// DescribeGroups: see the module documentation for the rules.
+    pub(crate) fn handle_describe_groups(
+        &mut self,
+        _now: Millis,
+        id: RequestId,
+        version: i16,
+        req: DescribeGroupsRequest,
+    ) {
+        let s = StrBytes::from_string;
+        let groups = req
+            .groups
+            .into_iter()
+            .map(|group_id| {
+                let Some(g) = self.groups.get(group_id.as_str()) else {
+                    return DescribedGroup::default()
+                        .with_group_id(group_id)
+                        .with_group_state(s(GroupState::Dead.kafka_name().to_string()));
+                };
+                let stable = g.state == GroupState::Stable;
+                let protocol = g.protocol_name.clone().unwrap_or_default();
+                let members = g
+                    .members()
+                    .map(|m| {
+                        let (metadata, assignment) = if stable {
+                            (m.metadata(&protocol), m.assignment.clone())
+                        } else {
+                            Default::default()
+                        };
+                        DescribedGroupMember::default()
+                            .with_member_id(s(m.member_id.clone()))
+                            .with_group_instance_id(if version >= 4 {
+                                m.group_instance_id.clone().map(s)
+                            } else {
+                                None
+                            })
+                            .with_client_id(s(m.client_id.clone()))
+                            .with_client_host(s(m.client_host.clone()))
+                            .with_member_metadata(metadata)
+                            .with_member_assignment(assignment)
+                    })
+                    .collect();
+                DescribedGroup::default()
+                    .with_group_id(group_id)
+                    .with_group_state(s(g.state.kafka_name().to_string()))
+                    .with_protocol_type(s(g.protocol_type.clone().unwrap_or_default()))
+                    .with_protocol_data(s(if stable { protocol } else { String::new() }))
+                    .with_members(members)
+            })
+            .collect();
+        self.fx.respond(id, DescribeGroupsResponse::default().with_groups(groups));
+    }
+}

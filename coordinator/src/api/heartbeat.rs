@@ -1,0 +1,54 @@
+//! Heartbeat (API 12): a member says it is alive and learns whether a rebalance is under way.
+//!
+//! Rules (Kafka's handleHeartbeat), in order:
+//! - Unknown group or member: UNKNOWN_MEMBER_ID (it was removed and must rejoin). A static
+//!   member's stale member id: FENCED_INSTANCE_ID. Another generation: ILLEGAL_GENERATION.
+//! - Empty: UNKNOWN_MEMBER_ID.
+//! - PreparingRebalance and CompletingRebalance: REBALANCE_IN_PROGRESS, so the member rejoins
+//!   (or finishes its SyncGroup). The heartbeat still counts: the session deadline restarts.
+//! - Stable: NONE, and the session deadline restarts.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
+
+use crate::group::GroupState;
+use crate::{GroupCoordinator, Millis, RequestId};
+
+impl GroupCoordinator {
+    /// Heartbeat: see the module documentation for the rules.
+    pub(crate) fn handle_heartbeat(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        version: i16,
+        req: HeartbeatRequest,
+    ) {
+        let member_id = req.member_id.to_string();
+        let instance =
+            if version >= 3 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
+        let fx = &mut self.fx;
+        let error = match self.groups.get_mut(req.group_id.as_str()) {
+            None => ResponseError::UnknownMemberId.code(),
+            Some(g) if g.state == GroupState::Dead => ResponseError::CoordinatorNotAvailable.code(),
+            Some(g) if g.is_static_member_fenced(&member_id, instance.as_deref()) => {
+                ResponseError::FencedInstanceId.code()
+            }
+            Some(g) if !g.has(&member_id) => ResponseError::UnknownMemberId.code(),
+            Some(g) if req.generation_id != g.generation_id => {
+                ResponseError::IllegalGeneration.code()
+            }
+            Some(g) => match g.state {
+                GroupState::Empty | GroupState::Dead => ResponseError::UnknownMemberId.code(),
+                GroupState::PreparingRebalance | GroupState::CompletingRebalance => {
+                    g.touch(&member_id, now, fx);
+                    ResponseError::RebalanceInProgress.code()
+                }
+                GroupState::Stable => {
+                    g.touch(&member_id, now, fx);
+                    0
+                }
+            },
+        };
+        fx.respond(id, HeartbeatResponse::default().with_error_code(error));
+    }
+}

@@ -1,0 +1,94 @@
+//! LeaveGroup (API 13): members leave without waiting for their session to expire.
+//!
+//! v0–2 name one member id and carry its error at the top level; v3+ name a batch of members
+//! (member id and/or group.instance.id) and answer each one (KIP-345). Rules per member
+//! (Kafka's handleLeaveGroup):
+//! - A member id that is stale for its instance id: FENCED_INSTANCE_ID.
+//! - A pending member (told MEMBER_ID_REQUIRED) is simply forgotten: NONE.
+//! - Neither the member id nor the instance id known: UNKNOWN_MEMBER_ID (also for an unknown
+//!   group).
+//! - Otherwise the member (found by instance id first) is removed: Stable and
+//!   CompletingRebalance groups rebalance (a new leader is chosen if the leader left),
+//!   PreparingRebalance may now complete, and the last member leaving leaves the group Empty.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::leave_group_response::MemberResponse;
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::group::GroupState;
+use crate::{GroupCoordinator, Millis, RemovalReason, RequestId};
+
+impl GroupCoordinator {
+    /// LeaveGroup: see the module documentation for the rules.
+    pub(crate) fn handle_leave_group(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        version: i16,
+        req: LeaveGroupRequest,
+    ) {
+        let leaving: Vec<(String, Option<String>)> = if version >= 3 {
+            req.members
+                .iter()
+                .map(|m| {
+                    (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string()))
+                })
+                .collect()
+        } else {
+            vec![(req.member_id.to_string(), None)]
+        };
+        let cfg = &self.config;
+        let fx = &mut self.fx;
+        let (top_error, results): (i16, Vec<i16>) = match self.groups.get_mut(req.group_id.as_str())
+        {
+            None => (0, leaving.iter().map(|_| ResponseError::UnknownMemberId.code()).collect()),
+            Some(g) if g.state == GroupState::Dead => {
+                (ResponseError::CoordinatorNotAvailable.code(), Vec::new())
+            }
+            Some(g) => {
+                let mut errors = Vec::with_capacity(leaving.len());
+                for (member_id, instance) in &leaving {
+                    let instance = instance.as_deref();
+                    let static_id = instance.and_then(|i| g.static_member(i)).map(str::to_string);
+                    let error = if !member_id.is_empty()
+                        && g.is_static_member_fenced(member_id, instance)
+                    {
+                        ResponseError::FencedInstanceId.code()
+                    } else if g.pending_members.contains_key(member_id.as_str()) {
+                        g.leave_pending_member(member_id, now, cfg, fx);
+                        0
+                    } else if let Some(target) =
+                        static_id.or_else(|| g.has(member_id).then(|| member_id.clone()))
+                    {
+                        g.remove_member(&target, RemovalReason::LeaveGroup, now, cfg, fx);
+                        0
+                    } else {
+                        ResponseError::UnknownMemberId.code()
+                    };
+                    errors.push(error);
+                }
+                (0, errors)
+            }
+        };
+        let response = if version >= 3 {
+            let members = leaving
+                .into_iter()
+                .zip(results)
+                .map(|((member_id, instance), error)| {
+                    MemberResponse::default()
+                        .with_member_id(StrBytes::from_string(member_id))
+                        .with_group_instance_id(instance.map(StrBytes::from_string))
+                        .with_error_code(error)
+                })
+                .collect();
+            LeaveGroupResponse::default().with_error_code(top_error).with_members(members)
+        } else {
+            // One member: its outcome is the request's outcome.
+            let error =
+                if top_error != 0 { top_error } else { results.first().copied().unwrap_or(0) };
+            LeaveGroupResponse::default().with_error_code(error)
+        };
+        fx.respond(id, response);
+    }
+}

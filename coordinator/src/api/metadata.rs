@@ -1,0 +1,91 @@
+//! Metadata: the brokers, the controller, and the partitions (with leaders) of the topics asked
+//! for.
+//!
+//! Rules:
+//! - Which topics: v0 treats an empty list as "all topics"; from v1 a null list means all and
+//!   an empty list means none (Kafka's rule). "All" lists topics in name order.
+//! - Topics are never created here: an unknown name gets UNKNOWN_TOPIC_OR_PARTITION, whatever
+//!   `allow_auto_topic_creation` says, so a scenario controls exactly which topics exist.
+//! - v10+ may name a topic by id only; we have no topic ids (they are all zero), so such a
+//!   topic gets UNKNOWN_TOPIC_ID.
+//! - Leaders follow the placement rule in `broker.rs`; replicas and ISR are the leader alone;
+//!   the leader epoch is 0 (leadership never moves). With no brokers configured a partition
+//!   reports LEADER_NOT_AVAILABLE.
+//! - The controller is the first configured broker.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::broker::BrokerConfig;
+use crate::log::PartitionLogs;
+
+/// Answers a Metadata request of `version`.
+pub fn handle(
+    version: i16,
+    request: &MetadataRequest,
+    config: &BrokerConfig,
+    logs: &PartitionLogs,
+) -> MetadataResponse {
+    let all_topics = match &request.topics {
+        None => true,
+        Some(topics) => version == 0 && topics.is_empty(),
+    };
+    let topics: Vec<MetadataResponseTopic> = if all_topics {
+        logs.topics().map(|name| topic(name, config, logs)).collect()
+    } else {
+        request
+            .topics
+            .iter()
+            .flatten()
+            .map(|t| match &t.name {
+                Some(name) => topic(name, config, logs),
+                None => MetadataResponseTopic::default()
+                    .with_name(None)
+                    .with_topic_id(t.topic_id)
+                    .with_error_code(ResponseError::UnknownTopicId.code()),
+            })
+            .collect()
+    };
+    let brokers = config
+        .brokers
+        .iter()
+        .map(|b| {
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host.clone()))
+                .with_port(b.port)
+        })
+        .collect();
+    let controller = config.brokers.first().map_or(-1, |b| b.node_id);
+    MetadataResponse::default()
+        .with_brokers(brokers)
+        .with_cluster_id(Some(StrBytes::from_string(config.cluster_id.clone())))
+        .with_controller_id(BrokerId(controller))
+        .with_topics(topics)
+}
+
+fn topic(name: &str, config: &BrokerConfig, logs: &PartitionLogs) -> MetadataResponseTopic {
+    let response = MetadataResponseTopic::default().with_name(Some(TopicName(StrBytes::from_string(name.to_string()))));
+    let Some(count) = logs.partition_count(name) else {
+        return response.with_error_code(ResponseError::UnknownTopicOrPartition.code());
+    };
+    let partitions = (0..count)
+        .map(|p| {
+            let partition = MetadataResponsePartition::default().with_partition_index(p).with_leader_epoch(0);
+            match config.partition_leader(p) {
+                Some(leader) => partition
+                    .with_leader_id(BrokerId(leader.node_id))
+                    .with_replica_nodes(vec![BrokerId(leader.node_id)])
+                    .with_isr_nodes(vec![BrokerId(leader.node_id)]),
+                None => partition
+                    .with_leader_id(BrokerId(-1))
+                    .with_error_code(ResponseError::LeaderNotAvailable.code()),
+            }
+        })
+        .collect();
+    response.with_partitions(partitions)
+}

@@ -1,0 +1,134 @@
+//! OffsetFetch (API 9): where a group should resume.
+//!
+//! Answered in every group state, for known and unknown groups alike (Kafka returns offsets
+//! "blindly": the group may use Kafka only for offset storage). Each requested partition gets
+//! its committed offset, or -1 when nothing was committed; a null topic list (v2+) asks for
+//! every committed partition. v1–7 name one group at the top level; v8+ batch several groups.
+
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+};
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::offsets::OffsetStore;
+use crate::{GroupCoordinator, Millis, RequestId, TopicPartition};
+
+/// One partition's answer: (offset, leader epoch, metadata), -1/-1/"" when nothing is committed.
+type Fetched = (i64, i32, String);
+
+/// The requested partitions (or all committed ones) of a group, grouped by topic in request
+/// order (all-committed listings are sorted).
+fn fetch(
+    store: &OffsetStore,
+    group: &str,
+    topics: Option<Vec<(String, Vec<i32>)>>,
+) -> Vec<(String, Vec<(i32, Fetched)>)> {
+    let lookup = |topic: &str, p: i32| -> Fetched {
+        match store.get(group, &TopicPartition::new(topic, p)) {
+            Some(c) => (c.offset, c.leader_epoch, c.metadata.clone().unwrap_or_default()),
+            None => (-1, -1, String::new()),
+        }
+    };
+    match topics {
+        Some(topics) => topics
+            .into_iter()
+            .map(|(t, ps)| {
+                let parts = ps.into_iter().map(|p| (p, lookup(&t, p))).collect();
+                (t, parts)
+            })
+            .collect(),
+        None => {
+            let mut out: Vec<(String, Vec<(i32, Fetched)>)> = Vec::new();
+            for (tp, c) in store.group_offsets(group) {
+                let f = (c.offset, c.leader_epoch, c.metadata.clone().unwrap_or_default());
+                match out.last_mut() {
+                    Some((t, parts)) if *t == tp.topic => parts.push((tp.partition, f)),
+                    _ => out.push((tp.topic.clone(), vec![(tp.partition, f)])),
+                }
+            }
+            out
+        }
+    }
+}
+
+fn topic_name(t: String) -> TopicName {
+    TopicName(StrBytes::from_string(t))
+}
+
+fn v7_topics(ts: Option<Vec<OffsetFetchRequestTopic>>) -> Option<Vec<(String, Vec<i32>)>> {
+    ts.map(|ts| ts.into_iter().map(|t| (t.name.0.to_string(), t.partition_indexes)).collect())
+}
+
+fn v8_topics(ts: Option<Vec<OffsetFetchRequestTopics>>) -> Option<Vec<(String, Vec<i32>)>> {
+    ts.map(|ts| ts.into_iter().map(|t| (t.name.0.to_string(), t.partition_indexes)).collect())
+}
+
+impl GroupCoordinator {
+    /// OffsetFetch: see the module documentation for the rules.
+    pub(crate) fn handle_offset_fetch(
+        &mut self,
+        _now: Millis,
+        id: RequestId,
+        version: i16,
+        req: OffsetFetchRequest,
+    ) {
+        let response = if version >= 8 {
+            let groups = req
+                .groups
+                .into_iter()
+                .map(|g| {
+                    let fetched = fetch(&self.offsets, g.group_id.as_str(), v8_topics(g.topics));
+                    let topics = fetched
+                        .into_iter()
+                        .map(|(t, parts)| {
+                            let partitions = parts
+                                .into_iter()
+                                .map(|(p, (offset, epoch, md))| {
+                                    OffsetFetchResponsePartitions::default()
+                                        .with_partition_index(p)
+                                        .with_committed_offset(offset)
+                                        .with_committed_leader_epoch(epoch)
+                                        .with_metadata(Some(StrBytes::from_string(md)))
+                                })
+                                .collect();
+                            OffsetFetchResponseTopics::default()
+                                .with_name(topic_name(t))
+                                .with_partitions(partitions)
+                        })
+                        .collect();
+                    OffsetFetchResponseGroup::default()
+                        .with_group_id(g.group_id)
+                        .with_topics(topics)
+                })
+                .collect();
+            OffsetFetchResponse::default().with_groups(groups)
+        } else {
+            let fetched = fetch(&self.offsets, req.group_id.as_str(), v7_topics(req.topics));
+            let topics = fetched
+                .into_iter()
+                .map(|(t, parts)| {
+                    let partitions = parts
+                        .into_iter()
+                        .map(|(p, (offset, epoch, md))| {
+                            OffsetFetchResponsePartition::default()
+                                .with_partition_index(p)
+                                .with_committed_offset(offset)
+                                .with_committed_leader_epoch(epoch)
+                                .with_metadata(Some(StrBytes::from_string(md)))
+                        })
+                        .collect();
+                    OffsetFetchResponseTopic::default()
+                        .with_name(topic_name(t))
+                        .with_partitions(partitions)
+                })
+                .collect();
+            OffsetFetchResponse::default().with_topics(topics)
+        };
+        self.fx.respond(id, response);
+    }
+}

@@ -1,0 +1,124 @@
+//! SyncGroup (API 14): members fetch their assignment; the leader's request carries it.
+//!
+//! Rules (Kafka's doSyncGroup):
+//! - Unknown group or member: UNKNOWN_MEMBER_ID. A static member's stale member id:
+//!   FENCED_INSTANCE_ID. A generation other than the current one: ILLEGAL_GENERATION (the
+//!   member missed a rebalance and must rejoin).
+//! - From v5, a protocol type or name differing from the group's: INCONSISTENT_GROUP_PROTOCOL.
+//! - PreparingRebalance: REBALANCE_IN_PROGRESS (the generation is about to end). Empty:
+//!   UNKNOWN_MEMBER_ID.
+//! - CompletingRebalance: the request is parked. When the leader's arrives its assignment is
+//!   stored (members it left out get empty bytes), the group becomes Stable and every parked
+//!   SyncGroup is answered with the member's share. If the group rebalances first, parked
+//!   requests get REBALANCE_IN_PROGRESS.
+//! - Stable: the member's current assignment, at once.
+//!
+//! Every accepted SyncGroup counts for the pending-sync wait: members of a new generation that
+//! never send one are removed after the rebalance timeout so the group cannot stay stuck.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::group::{GroupState, Parked};
+use crate::{GroupCoordinator, Millis, RequestId};
+
+/// Builds a SyncGroup response valid for `version` (protocol type and name only from v5).
+pub(crate) fn response(
+    version: i16,
+    error: i16,
+    assignment: Bytes,
+    protocol_type: Option<String>,
+    protocol_name: Option<String>,
+) -> SyncGroupResponse {
+    let (pt, pn) = if version >= 5 && error == 0 {
+        (protocol_type.map(StrBytes::from_string), protocol_name.map(StrBytes::from_string))
+    } else {
+        (None, None)
+    };
+    SyncGroupResponse::default()
+        .with_error_code(error)
+        .with_assignment(assignment)
+        .with_protocol_type(pt)
+        .with_protocol_name(pn)
+}
+
+impl GroupCoordinator {
+    /// SyncGroup: see the module documentation for the rules.
+    pub(crate) fn handle_sync_group(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        version: i16,
+        req: SyncGroupRequest,
+    ) {
+        let fx = &mut self.fx;
+        let fail = |fx: &mut crate::coordinator::Effects, e: ResponseError| {
+            fx.respond(id, response(version, e.code(), Bytes::new(), None, None));
+        };
+        let member_id = req.member_id.to_string();
+        let instance =
+            if version >= 3 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
+        let Some(group) = self.groups.get_mut(req.group_id.as_str()) else {
+            return fail(fx, ResponseError::UnknownMemberId);
+        };
+        if group.state == GroupState::Dead {
+            return fail(fx, ResponseError::CoordinatorNotAvailable);
+        }
+        if group.is_static_member_fenced(&member_id, instance.as_deref()) {
+            return fail(fx, ResponseError::FencedInstanceId);
+        }
+        if !group.has(&member_id) {
+            return fail(fx, ResponseError::UnknownMemberId);
+        }
+        if req.generation_id != group.generation_id {
+            return fail(fx, ResponseError::IllegalGeneration);
+        }
+        if version >= 5 {
+            let type_ok = req
+                .protocol_type
+                .as_ref()
+                .is_none_or(|t| group.protocol_type.as_deref() == Some(t.as_str()));
+            let name_ok = req
+                .protocol_name
+                .as_ref()
+                .is_none_or(|n| group.protocol_name.as_deref() == Some(n.as_str()));
+            if !type_ok || !name_ok {
+                return fail(fx, ResponseError::InconsistentGroupProtocol);
+            }
+        }
+        match group.state {
+            GroupState::Empty | GroupState::Dead => fail(fx, ResponseError::UnknownMemberId),
+            GroupState::PreparingRebalance => fail(fx, ResponseError::RebalanceInProgress),
+            GroupState::CompletingRebalance => {
+                group.park_sync(&member_id, Parked { id, version }, fx);
+                group.sync_received(&member_id, fx);
+                if group.is_leader(&member_id) {
+                    let assignment: BTreeMap<String, Bytes> = req
+                        .assignments
+                        .into_iter()
+                        .map(|a| (a.member_id.to_string(), a.assignment))
+                        .collect();
+                    group.store_assignment(assignment, now, fx);
+                }
+            }
+            GroupState::Stable => {
+                let assignment =
+                    group.member(&member_id).map(|m| m.assignment.clone()).unwrap_or_default();
+                let r = response(
+                    version,
+                    0,
+                    assignment,
+                    group.protocol_type.clone(),
+                    group.protocol_name.clone(),
+                );
+                fx.respond(id, r);
+                group.sync_received(&member_id, fx);
+                group.touch(&member_id, now, fx);
+            }
+        }
+    }
+}
