@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
-use kafka_protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
@@ -174,7 +176,13 @@ impl Broker {
     /// An API or version this broker does not serve is answered with an ApiVersions response
     /// carrying UNSUPPORTED_VERSION and the served table. The wire server never forwards such
     /// requests (it answers or closes the connection itself), so only in-process callers see it.
-    pub fn handle_request(&mut self, now: Millis, id: RequestId, api_version: i16, request: RequestKind) {
+    pub fn handle_request(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        api_version: i16,
+        request: RequestKind,
+    ) {
         self.handle_request_from(now, id, api_version, "", request);
     }
 
@@ -246,7 +254,9 @@ impl Broker {
         while let Some(output) = self.coordinator.poll_output() {
             let output = match output {
                 CoordinatorOutput::Response { id, response } => match self.fixups.remove(&id) {
-                    Some(fixup) => CoordinatorOutput::Response { id, response: fixup.apply(response) },
+                    Some(fixup) => {
+                        CoordinatorOutput::Response { id, response: fixup.apply(response) }
+                    }
                     None => CoordinatorOutput::Response { id, response },
                 },
                 event => event,

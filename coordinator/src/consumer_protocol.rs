@@ -7,7 +7,9 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedTopic;
 use kafka_protocol::messages::consumer_protocol_subscription::TopicPartition as OwnedTopic;
-use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicName};
+use kafka_protocol::messages::{
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicName,
+};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use crate::TopicPartition;
@@ -100,7 +102,9 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<Subscription, ConsumerProtoco
         owned_partitions: msg
             .owned_partitions
             .iter()
-            .flat_map(|t| t.partitions.iter().map(move |p| TopicPartition::new(t.topic.0.as_str(), *p)))
+            .flat_map(|t| {
+                t.partitions.iter().map(move |p| TopicPartition::new(t.topic.0.as_str(), *p))
+            })
             .collect(),
         user_data: msg.user_data,
     })
@@ -112,7 +116,9 @@ pub fn encode_assignment(a: &Assignment) -> Bytes {
         .with_assigned_partitions(
             group_by_topic(&a.partitions)
                 .into_iter()
-                .map(|(t, ps)| AssignedTopic::default().with_topic(topic_name(&t)).with_partitions(ps))
+                .map(|(t, ps)| {
+                    AssignedTopic::default().with_topic(topic_name(&t)).with_partitions(ps)
+                })
                 .collect(),
         )
         .with_user_data(a.user_data.clone());
@@ -160,7 +166,10 @@ mod tests {
         assert_eq!(&bytes[..2], &WRITE_VERSION.to_be_bytes());
         let back = decode_subscription(&bytes).unwrap();
         assert_eq!(back.topics, sub.topics);
-        assert_eq!(back.owned_partitions, vec![TopicPartition::new("a", 0), TopicPartition::new("a", 1)]);
+        assert_eq!(
+            back.owned_partitions,
+            vec![TopicPartition::new("a", 0), TopicPartition::new("a", 1)]
+        );
     }
 
     #[test]

@@ -50,7 +50,9 @@ pub enum LogError {
     #[error("unknown topic or partition {0}")]
     UnknownTopicOrPartition(TopicPartition),
     /// A read below the log start offset or above the log end offset.
-    #[error("offset {offset} out of range for {partition} (log start {log_start}, log end {log_end})")]
+    #[error(
+        "offset {offset} out of range for {partition} (log start {log_start}, log end {log_end})"
+    )]
     OffsetOutOfRange { partition: TopicPartition, offset: i64, log_start: i64, log_end: i64 },
 }
 
@@ -132,7 +134,11 @@ impl PartitionLogs {
 
     /// Retention: drops every record below `offset` (clamped to the log end offset) and moves
     /// the log start offset there. Returns the new log start offset. Never moves it backwards.
-    pub fn delete_records_before(&mut self, tp: &TopicPartition, offset: i64) -> Result<i64, LogError> {
+    pub fn delete_records_before(
+        &mut self,
+        tp: &TopicPartition,
+        offset: i64,
+    ) -> Result<i64, LogError> {
         let log = self.partition_mut(tp)?;
         let target = offset.clamp(log.log_start_offset, log.log_end_offset());
         let drop = (target - log.log_start_offset) as usize;
@@ -160,7 +166,8 @@ impl PartitionLogs {
         from_offset: i64,
         max_records: usize,
     ) -> Result<&[LogRecord], LogError> {
-        let log = self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
+        let log =
+            self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
         let (start, end) = (log.log_start_offset, log.log_end_offset());
         if from_offset < start || from_offset > end {
             return Err(LogError::OffsetOutOfRange {
@@ -182,14 +189,19 @@ impl PartitionLogs {
         tp: &TopicPartition,
         timestamp_ms: i64,
     ) -> Result<Option<&LogRecord>, LogError> {
-        let log = self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
+        let log =
+            self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
         Ok(log.records.iter().find(|r| r.timestamp_ms >= timestamp_ms))
     }
 
     /// The stored record with the largest timestamp (the first one if several tie), for
     /// ListOffsets' MAX_TIMESTAMP query. `Ok(None)` for an empty log.
-    pub fn max_timestamp_record(&self, tp: &TopicPartition) -> Result<Option<&LogRecord>, LogError> {
-        let log = self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
+    pub fn max_timestamp_record(
+        &self,
+        tp: &TopicPartition,
+    ) -> Result<Option<&LogRecord>, LogError> {
+        let log =
+            self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
         let mut best: Option<&LogRecord> = None;
         for r in &log.records {
             if best.is_none_or(|b| r.timestamp_ms > b.timestamp_ms) {
@@ -249,7 +261,10 @@ mod tests {
         for i in 0..5 {
             logs.append(&tp(0), None, Bytes::from(vec![i as u8]), i).unwrap();
         }
-        assert_eq!(logs.read(&tp(0), 1, 2).unwrap().iter().map(|r| r.offset).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            logs.read(&tp(0), 1, 2).unwrap().iter().map(|r| r.offset).collect::<Vec<_>>(),
+            [1, 2]
+        );
         assert!(logs.read(&tp(0), 5, 10).unwrap().is_empty());
         assert!(matches!(logs.read(&tp(0), 6, 1), Err(LogError::OffsetOutOfRange { .. })));
         assert_eq!(logs.delete_records_before(&tp(0), 3), Ok(3));

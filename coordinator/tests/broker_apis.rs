@@ -13,8 +13,12 @@ use groupsim_coordinator::{CoordinatorOutput, RequestId, TopicPartition};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
-use kafka_protocol::messages::offset_fetch_request::{OffsetFetchRequestGroup, OffsetFetchRequestTopic};
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopic,
+};
 use kafka_protocol::messages::*;
 use kafka_protocol::records::RecordBatchDecoder;
 use wire_support::{group, s, topic};
@@ -85,10 +89,10 @@ fn metadata_lists_all_topics_in_name_order_with_leaders_by_placement() {
     let r = answer!(&mut broker, 12, MetadataRequest::default().with_topics(None), Metadata);
     assert_eq!(r.cluster_id.as_deref(), Some("test-cluster"));
     assert_eq!(r.controller_id.0, 100);
-    assert_eq!(r.brokers.iter().map(|b| (b.node_id.0, b.host.to_string(), b.port)).collect::<Vec<_>>(), [
-        (100, "broker0".to_string(), 9092),
-        (101, "broker1".to_string(), 9093)
-    ]);
+    assert_eq!(
+        r.brokers.iter().map(|b| (b.node_id.0, b.host.to_string(), b.port)).collect::<Vec<_>>(),
+        [(100, "broker0".to_string(), 9092), (101, "broker1".to_string(), 9093)]
+    );
     let names: Vec<_> = r.topics.iter().map(|t| t.name.as_deref().unwrap().to_string()).collect();
     assert_eq!(names, ["a", "t"]);
     let t = &r.topics[1];
@@ -139,17 +143,21 @@ fn find_coordinator_names_the_leader_of_the_groups_offsets_partition() {
         for v in 0..=3 {
             let req = FindCoordinatorRequest::default().with_key(s_owned(g));
             let r = answer!(&mut broker, v, req, FindCoordinator);
-            assert_eq!((r.error_code, r.node_id.0, r.host.to_string(), r.port), (
-                0,
-                expected.node_id,
-                expected.host.clone(),
-                expected.port
-            ));
+            assert_eq!(
+                (r.error_code, r.node_id.0, r.host.to_string(), r.port),
+                (0, expected.node_id, expected.host.clone(), expected.port)
+            );
         }
     }
     let keys = vec![s("hello"), s("a")];
-    let r = answer!(&mut broker, 4, FindCoordinatorRequest::default().with_coordinator_keys(keys), FindCoordinator);
-    let got: Vec<(String, i32)> = r.coordinators.iter().map(|c| (c.key.to_string(), c.node_id.0)).collect();
+    let r = answer!(
+        &mut broker,
+        4,
+        FindCoordinatorRequest::default().with_coordinator_keys(keys),
+        FindCoordinator
+    );
+    let got: Vec<(String, i32)> =
+        r.coordinators.iter().map(|c| (c.key.to_string(), c.node_id.0)).collect();
     let node = |g: &str| config.brokers[(group_partition(g, 50) % 3) as usize].node_id;
     assert_eq!(got, [("hello".to_string(), node("hello")), ("a".to_string(), node("a"))]);
 }
@@ -164,15 +172,20 @@ fn find_coordinator_for_transactions_and_unknown_key_types_is_an_error() {
     let txn = FindCoordinatorRequest::default().with_key(s("tx")).with_key_type(1);
     let r = answer!(&mut broker, 3, txn, FindCoordinator);
     assert_eq!((r.error_code, r.node_id.0, r.port), (15, -1, -1), "COORDINATOR_NOT_AVAILABLE");
-    let share = FindCoordinatorRequest::default().with_coordinator_keys(vec![s("x")]).with_key_type(2);
+    let share =
+        FindCoordinatorRequest::default().with_coordinator_keys(vec![s("x")]).with_key_type(2);
     let r = answer!(&mut broker, 6, share, FindCoordinator);
     assert_eq!(r.coordinators[0].error_code, 42, "INVALID_REQUEST");
 }
 
 fn list_offsets(partition: i32, timestamp: i64) -> ListOffsetsRequest {
-    ListOffsetsRequest::default().with_replica_id(BrokerId(-1)).with_topics(vec![ListOffsetsTopic::default()
-        .with_name(topic("t"))
-        .with_partitions(vec![ListOffsetsPartition::default().with_partition_index(partition).with_timestamp(timestamp)])])
+    ListOffsetsRequest::default().with_replica_id(BrokerId(-1)).with_topics(vec![
+        ListOffsetsTopic::default().with_name(topic("t")).with_partitions(vec![
+            ListOffsetsPartition::default()
+                .with_partition_index(partition)
+                .with_timestamp(timestamp),
+        ]),
+    ])
 }
 
 #[test]
@@ -198,20 +211,26 @@ fn list_offsets_unknown_partition_and_not_leader() {
     let r = answer!(&mut broker, 5, list_offsets(7, -1), ListOffsets);
     assert_eq!(r.topics[0].partitions[0].error_code, UNKNOWN_TOPIC_OR_PARTITION);
     let r = answer!(&mut broker, 5, list_offsets(1, -1), ListOffsets);
-    assert_eq!(r.topics[0].partitions[0].error_code, NOT_LEADER_OR_FOLLOWER, "t-1 is led by broker 101");
+    assert_eq!(
+        r.topics[0].partitions[0].error_code, NOT_LEADER_OR_FOLLOWER,
+        "t-1 is led by broker 101"
+    );
 }
 
 fn fetch(partitions: &[(i32, i64, i32)]) -> FetchRequest {
-    FetchRequest::default().with_replica_id(BrokerId(-1)).with_max_bytes(i32::MAX).with_topics(vec![FetchTopic::default()
-        .with_topic(topic("t"))
-        .with_partitions(
+    FetchRequest::default().with_replica_id(BrokerId(-1)).with_max_bytes(i32::MAX).with_topics(
+        vec![FetchTopic::default().with_topic(topic("t")).with_partitions(
             partitions
                 .iter()
                 .map(|&(p, offset, max)| {
-                    FetchPartition::default().with_partition(p).with_fetch_offset(offset).with_partition_max_bytes(max)
+                    FetchPartition::default()
+                        .with_partition(p)
+                        .with_fetch_offset(offset)
+                        .with_partition_max_bytes(max)
                 })
                 .collect(),
-        )])
+        )],
+    )
 }
 
 /// (offset, key, value) of the records in a fetched partition, checking it is one batch.
@@ -223,7 +242,11 @@ fn records(data: &fetch_response::PartitionData) -> Vec<(i64, Option<String>, St
     let sets = RecordBatchDecoder::decode_all(&mut bytes).unwrap();
     assert_eq!(sets.len(), 1, "one batch");
     let text = |b: &Bytes| String::from_utf8(b.to_vec()).unwrap();
-    sets[0].records.iter().map(|r| (r.offset, r.key.as_ref().map(text), text(r.value.as_ref().unwrap()))).collect()
+    sets[0]
+        .records
+        .iter()
+        .map(|r| (r.offset, r.key.as_ref().map(text), text(r.value.as_ref().unwrap())))
+        .collect()
 }
 
 #[test]
@@ -233,11 +256,14 @@ fn fetch_returns_records_from_the_fetch_offset_in_one_batch() {
         let r = answer!(&mut broker, v, fetch(&[(0, 7, 1 << 20)]), Fetch);
         let p = &r.responses[0].partitions[0];
         assert_eq!((p.error_code, p.high_watermark, p.last_stable_offset), (0, 10, 10));
-        assert_eq!(records(p), [
-            (7, None, "v7".to_string()),
-            (8, Some("k8".to_string()), "v8".to_string()),
-            (9, None, "v9".to_string())
-        ]);
+        assert_eq!(
+            records(p),
+            [
+                (7, None, "v7".to_string()),
+                (8, Some("k8".to_string()), "v8".to_string()),
+                (9, None, "v9".to_string())
+            ]
+        );
     }
 }
 
@@ -251,7 +277,11 @@ fn fetch_out_of_range_offsets_and_the_log_end() {
     assert_eq!(parts[0].error_code, OFFSET_OUT_OF_RANGE, "below log start");
     assert_eq!(parts[0].log_start_offset, 3);
     assert_eq!(parts[1].error_code, OFFSET_OUT_OF_RANGE, "above log end");
-    assert_eq!((parts[2].error_code, records(&parts[2]).len()), (0, 0), "at log end: empty, no error");
+    assert_eq!(
+        (parts[2].error_code, records(&parts[2]).len()),
+        (0, 0),
+        "at log end: empty, no error"
+    );
 }
 
 #[test]
@@ -308,7 +338,9 @@ fn fetch_unknown_partition_not_leader_and_unknown_session() {
 #[test]
 fn api_versions_advertises_the_served_table() {
     let mut broker = Broker::new(cluster(1, 100), logs());
-    let req = ApiVersionsRequest::default().with_client_software_name(s("x")).with_client_software_version(s("1"));
+    let req = ApiVersionsRequest::default()
+        .with_client_software_name(s("x"))
+        .with_client_software_version(s("1"));
     let r = answer!(&mut broker, 3, req, ApiVersions);
     let fetch = r.api_keys.iter().find(|k| k.api_key == ApiKey::Fetch as i16).unwrap();
     assert_eq!((fetch.min_version, fetch.max_version), (4, 12));
@@ -330,10 +362,16 @@ fn group_apis_for_groups_coordinated_elsewhere_get_not_coordinator() {
     let g = || GroupId(s_owned(&theirs));
     let mut broker = Broker::new(cluster(2, 100), logs());
 
-    let join = JoinGroupRequest::default().with_group_id(g()).with_member_id(s("m1")).with_protocol_type(s("consumer"));
+    let join = JoinGroupRequest::default()
+        .with_group_id(g())
+        .with_member_id(s("m1"))
+        .with_protocol_type(s("consumer"));
     for v in [0, 6, 7, 9] {
         let r = answer!(&mut broker, v, join.clone(), JoinGroup);
-        assert_eq!((r.error_code, r.generation_id, r.member_id.to_string()), (NOT_COORDINATOR, -1, "m1".into()));
+        assert_eq!(
+            (r.error_code, r.generation_id, r.member_id.to_string()),
+            (NOT_COORDINATOR, -1, "m1".into())
+        );
     }
     let sync = SyncGroupRequest::default().with_group_id(g());
     assert_eq!(answer!(&mut broker, 5, sync, SyncGroup).error_code, NOT_COORDINATOR);
@@ -342,14 +380,15 @@ fn group_apis_for_groups_coordinated_elsewhere_get_not_coordinator() {
     let leave = LeaveGroupRequest::default().with_group_id(g());
     assert_eq!(answer!(&mut broker, 5, leave, LeaveGroup).error_code, NOT_COORDINATOR);
 
-    let commit = OffsetCommitRequest::default().with_group_id(g()).with_topics(vec![OffsetCommitRequestTopic::default()
-        .with_name(topic("t"))
-        .with_partitions(vec![
+    let commit = OffsetCommitRequest::default().with_group_id(g()).with_topics(vec![
+        OffsetCommitRequestTopic::default().with_name(topic("t")).with_partitions(vec![
             OffsetCommitRequestPartition::default().with_partition_index(0),
             OffsetCommitRequestPartition::default().with_partition_index(2),
-        ])]);
+        ]),
+    ]);
     let r = answer!(&mut broker, 8, commit, OffsetCommit);
-    let errors: Vec<(i32, i16)> = r.topics[0].partitions.iter().map(|p| (p.partition_index, p.error_code)).collect();
+    let errors: Vec<(i32, i16)> =
+        r.topics[0].partitions.iter().map(|p| (p.partition_index, p.error_code)).collect();
     assert_eq!(errors, [(0, NOT_COORDINATOR), (2, NOT_COORDINATOR)], "per partition");
 
     let fetch_v1 = OffsetFetchRequest::default().with_group_id(g()).with_topics(Some(vec![
@@ -357,17 +396,27 @@ fn group_apis_for_groups_coordinated_elsewhere_get_not_coordinator() {
     ]));
     let r = answer!(&mut broker, 1, fetch_v1.clone(), OffsetFetch);
     assert_eq!(r.error_code, 0, "v1 has no top-level error");
-    assert!(r.topics[0].partitions.iter().all(|p| p.error_code == NOT_COORDINATOR && p.committed_offset == -1));
+    assert!(r.topics[0]
+        .partitions
+        .iter()
+        .all(|p| p.error_code == NOT_COORDINATOR && p.committed_offset == -1));
     let r = answer!(&mut broker, 5, fetch_v1, OffsetFetch);
     assert_eq!(r.error_code, NOT_COORDINATOR, "v2+ top-level");
 
-    let batched = OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default().with_group_id(g())]);
+    let batched = OffsetFetchRequest::default()
+        .with_groups(vec![OffsetFetchRequestGroup::default().with_group_id(g())]);
     let r = answer!(&mut broker, 8, batched, OffsetFetch);
-    assert_eq!((r.groups[0].group_id.to_string(), r.groups[0].error_code), (theirs.clone(), NOT_COORDINATOR));
+    assert_eq!(
+        (r.groups[0].group_id.to_string(), r.groups[0].error_code),
+        (theirs.clone(), NOT_COORDINATOR)
+    );
 
     let describe = DescribeGroupsRequest::default().with_groups(vec![g()]);
     let r = answer!(&mut broker, 5, describe, DescribeGroups);
-    assert_eq!((r.groups[0].group_id.to_string(), r.groups[0].error_code), (theirs, NOT_COORDINATOR));
+    assert_eq!(
+        (r.groups[0].group_id.to_string(), r.groups[0].error_code),
+        (theirs, NOT_COORDINATOR)
+    );
 }
 
 #[test]
@@ -380,7 +429,8 @@ fn mixed_describe_groups_keeps_request_order_with_not_coordinator_entries() {
         GroupId(s_owned(&theirs)),
     ]);
     let r = answer!(&mut broker, 5, req, DescribeGroups);
-    let got: Vec<(String, i16)> = r.groups.iter().map(|g| (g.group_id.to_string(), g.error_code)).collect();
+    let got: Vec<(String, i16)> =
+        r.groups.iter().map(|g| (g.group_id.to_string(), g.error_code)).collect();
     assert_eq!(got.len(), 3);
     assert_eq!(got[0], (theirs.clone(), NOT_COORDINATOR));
     assert_eq!(got[1].0, mine, "answered by the coordinator");
@@ -402,4 +452,19 @@ fn answers_come_out_in_request_order() {
     }
     assert_eq!(ids, [1, 2, 3]);
     let _ = group("unused");
+}
+
+#[test]
+fn mixed_batched_offset_fetch_keeps_request_order_with_not_coordinator_entries() {
+    let (mine, theirs) = groups_by_owner();
+    let mut broker = Broker::new(cluster(2, 100), logs());
+    let g = |name: &str| OffsetFetchRequestGroup::default().with_group_id(GroupId(s_owned(name)));
+    let req = OffsetFetchRequest::default().with_groups(vec![g(&mine), g(&theirs)]);
+    let r = answer!(&mut broker, 8, req, OffsetFetch);
+    let got: Vec<(String, i16)> =
+        r.groups.iter().map(|g| (g.group_id.to_string(), g.error_code)).collect();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].0, mine, "answered by the coordinator");
+    assert_ne!(got[0].1, NOT_COORDINATOR);
+    assert_eq!(got[1], (theirs, NOT_COORDINATOR));
 }

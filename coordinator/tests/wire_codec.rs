@@ -43,8 +43,10 @@ fn every_served_response_round_trips_at_every_served_version() {
     for (api_key, range) in served_apis() {
         for v in range.min..=range.max {
             let response = sample_response(api_key, v);
-            let frame = encode_response(99, api_key, v, &response).unwrap_or_else(|e| panic!("{api_key:?} v{v}: {e}"));
-            let (id, decoded) = decode_response(frame, api_key, v).unwrap_or_else(|e| panic!("{api_key:?} v{v}: {e}"));
+            let frame = encode_response(99, api_key, v, &response)
+                .unwrap_or_else(|e| panic!("{api_key:?} v{v}: {e}"));
+            let (id, decoded) = decode_response(frame, api_key, v)
+                .unwrap_or_else(|e| panic!("{api_key:?} v{v}: {e}"));
             assert_eq!(id, 99);
             assert_eq!(decoded, response, "{api_key:?} v{v}");
         }
@@ -53,11 +55,14 @@ fn every_served_response_round_trips_at_every_served_version() {
 
 #[test]
 fn api_versions_response_header_is_v0_even_for_flexible_versions() {
-    let frame = encode_response(5, ApiKey::ApiVersions, 3, &sample_response(ApiKey::ApiVersions, 3)).unwrap();
+    let frame =
+        encode_response(5, ApiKey::ApiVersions, 3, &sample_response(ApiKey::ApiVersions, 3))
+            .unwrap();
     // Header v0 is the correlation id alone: the error code (0) follows at once, no tag byte.
     assert_eq!(&frame[..6], &[0, 0, 0, 5, 0, 0]);
     // Metadata v9 is flexible: header v1 has an (empty) tagged-field section after the id.
-    let frame = encode_response(5, ApiKey::Metadata, 9, &sample_response(ApiKey::Metadata, 9)).unwrap();
+    let frame =
+        encode_response(5, ApiKey::Metadata, 9, &sample_response(ApiKey::Metadata, 9)).unwrap();
     assert_eq!(&frame[..5], &[0, 0, 0, 5, 0]);
 }
 
@@ -84,13 +89,22 @@ fn unserved_version_and_unserved_api_are_unsupported_version() {
     let max = served_versions(ApiKey::Fetch).unwrap().max;
     let err = decode_request(raw_header(ApiKey::Fetch as i16, max + 1, 8).freeze()).unwrap_err();
     assert!(
-        matches!(err, WireError::UnsupportedVersion { api_key: ApiKey::Fetch, correlation_id: 8, .. }),
+        matches!(
+            err,
+            WireError::UnsupportedVersion { api_key: ApiKey::Fetch, correlation_id: 8, .. }
+        ),
         "{err}"
     );
     let err = decode_request(raw_header(ApiKey::Produce as i16, 9, 9).freeze()).unwrap_err();
     assert!(matches!(err, WireError::UnsupportedVersion { api_key: ApiKey::Produce, .. }), "{err}");
     let err = decode_request(raw_header(ApiKey::ApiVersions as i16, 4, 10).freeze()).unwrap_err();
-    assert!(matches!(err, WireError::UnsupportedVersion { api_key: ApiKey::ApiVersions, version: 4, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            WireError::UnsupportedVersion { api_key: ApiKey::ApiVersions, version: 4, .. }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -107,7 +121,8 @@ fn short_frames_are_errors_not_panics() {
 #[test]
 fn trailing_bytes_make_a_request_malformed() {
     let mut frame = BytesMut::from(
-        &encode_request(&header(ApiKey::Heartbeat, 4, 1), &sample_request(ApiKey::Heartbeat, 4)).unwrap()[..],
+        &encode_request(&header(ApiKey::Heartbeat, 4, 1), &sample_request(ApiKey::Heartbeat, 4))
+            .unwrap()[..],
     );
     frame.put_u8(0);
     let err = decode_request(frame.freeze()).unwrap_err();
@@ -117,7 +132,9 @@ fn trailing_bytes_make_a_request_malformed() {
 
 #[test]
 fn truncated_requests_and_responses_are_malformed_at_every_cut() {
-    let frame = encode_request(&header(ApiKey::JoinGroup, 9, 1), &sample_request(ApiKey::JoinGroup, 9)).unwrap();
+    let frame =
+        encode_request(&header(ApiKey::JoinGroup, 9, 1), &sample_request(ApiKey::JoinGroup, 9))
+            .unwrap();
     for cut in 10..frame.len() {
         let err = decode_request(frame.slice(..cut)).unwrap_err();
         assert!(matches!(err, WireError::MalformedRequest { .. }), "cut {cut}: {err}");
@@ -130,7 +147,8 @@ fn truncated_requests_and_responses_are_malformed_at_every_cut() {
 
 #[test]
 fn response_of_the_wrong_kind_is_an_encode_error() {
-    let err = encode_response(1, ApiKey::Fetch, 4, &sample_response(ApiKey::Metadata, 4)).unwrap_err();
+    let err =
+        encode_response(1, ApiKey::Fetch, 4, &sample_response(ApiKey::Metadata, 4)).unwrap_err();
     assert!(matches!(err, WireError::Encode { api_key: ApiKey::Fetch, .. }), "{err}");
 }
 
@@ -139,7 +157,10 @@ fn field_missing_from_the_version_is_an_encode_error() {
     // group_instance_id only exists from JoinGroup v5.
     let request = sample_request(ApiKey::JoinGroup, 5);
     let err = encode_request(&header(ApiKey::JoinGroup, 4, 1), &request).unwrap_err();
-    assert!(matches!(err, WireError::Encode { api_key: ApiKey::JoinGroup, version: 4, .. }), "{err}");
+    assert!(
+        matches!(err, WireError::Encode { api_key: ApiKey::JoinGroup, version: 4, .. }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -46,12 +46,19 @@ async fn negative_and_oversized_lengths_are_refused() {
         a.write_all(&prefix.to_be_bytes()).await.unwrap();
         let err = read_frame(&mut b, 1024).await.unwrap_err();
         assert_eq!(matches!(err, WireError::NegativeFrameLength(-1)), negative, "{err}");
-        assert_eq!(matches!(err, WireError::FrameTooLarge { len: 1025, max: 1024 }), !negative, "{err}");
+        assert_eq!(
+            matches!(err, WireError::FrameTooLarge { len: 1025, max: 1024 }),
+            !negative,
+            "{err}"
+        );
 
         let (mut a, b) = tokio::io::duplex(64);
         a.write_all(&prefix.to_be_bytes()).await.unwrap();
         let err = FrameReader::new(b, 1024).read_frame().await.unwrap_err();
-        assert!(matches!(err, WireError::NegativeFrameLength(_) | WireError::FrameTooLarge { .. }), "{err}");
+        assert!(
+            matches!(err, WireError::NegativeFrameLength(_) | WireError::FrameTooLarge { .. }),
+            "{err}"
+        );
     }
 }
 
@@ -63,7 +70,11 @@ struct CountingWriter {
 }
 
 impl AsyncWrite for CountingWriter {
-    fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.writes += 1;
         self.bytes.extend_from_slice(buf);
         Poll::Ready(Ok(buf.len()))

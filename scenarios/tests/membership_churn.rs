@@ -17,7 +17,12 @@ fn membership_churn_passes_the_checker() {
         // The run really churned: one generation for the first three members, then at least one
         // per later join and per leave (joins and leaves close together may share a rebalance).
         assert!(s.rebalances >= 4, "seed {}: only {} rebalances", r.spec.seed, s.rebalances);
-        assert!(s.commits_accepted > 0 && s.records_processed >= s.records_produced,
-            "seed {}: processed {} of {} produced", r.spec.seed, s.records_processed, s.records_produced);
+        assert!(
+            s.commits_accepted > 0 && s.records_processed >= s.records_produced,
+            "seed {}: processed {} of {} produced",
+            r.spec.seed,
+            s.records_processed,
+            s.records_produced
+        );
     }
 }

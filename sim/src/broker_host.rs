@@ -11,7 +11,11 @@ use crate::history::EventKind;
 use crate::world::{sim_now, SharedHistory, BROKER_PORT};
 
 /// The broker host's software (turmoil calls this again after a restart).
-pub async fn run(config: BrokerConfig, logs: SharedLogs, history: SharedHistory) -> turmoil::Result {
+pub async fn run(
+    config: BrokerConfig,
+    logs: SharedLogs,
+    history: SharedHistory,
+) -> turmoil::Result {
     let node_id = config.node_id;
     let broker = Broker::new(config, logs);
     let (handle, calls) = broker_channel();

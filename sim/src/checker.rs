@@ -308,7 +308,13 @@ impl Checker {
     ) {
         events.sort_unstable();
         events.dedup();
-        self.anomalies.push(Anomaly { class, partition: partition.cloned(), at_ms, message, events });
+        self.anomalies.push(Anomaly {
+            class,
+            partition: partition.cloned(),
+            at_ms,
+            message,
+            events,
+        });
     }
 
     fn world(&mut self, idx: usize, at: Millis, w: &WorldEvent) {
@@ -343,7 +349,9 @@ impl Checker {
                     self.partitions.entry(tp.clone()).or_default().log_end = Some(*end);
                 }
             }
-            WorldEvent::LivenessPhase { deadline_ms } => self.liveness_deadline = Some(*deadline_ms),
+            WorldEvent::LivenessPhase { deadline_ms } => {
+                self.liveness_deadline = Some(*deadline_ms)
+            }
             WorldEvent::RunStarted { .. }
             | WorldEvent::MemberLeaveRequested { .. }
             | WorldEvent::RunEnded => {}
@@ -389,7 +397,9 @@ impl Checker {
             }
             MemberEvent::Revoked { partitions, .. } | MemberEvent::Lost { partitions, .. } => {
                 let gone: Vec<TopicPartition> = match self.members.get_mut(name) {
-                    Some(m) => partitions.iter().filter(|tp| m.owned.remove(*tp)).cloned().collect(),
+                    Some(m) => {
+                        partitions.iter().filter(|tp| m.owned.remove(*tp)).cloned().collect()
+                    }
                     None => Vec::new(),
                 };
                 for tp in gone {
@@ -397,7 +407,12 @@ impl Checker {
                 }
             }
             MemberEvent::RecordsProcessed {
-                member_id, generation, partition, first_offset, last_offset, ..
+                member_id,
+                generation,
+                partition,
+                first_offset,
+                last_offset,
+                ..
             } => {
                 let (start, end) = (*first_offset, *last_offset + 1);
                 let n = (end - start).max(0) as u64;
@@ -484,7 +499,11 @@ impl Checker {
                 }
             }
             CoordinatorEvent::OffsetCommitAccepted {
-                group, member_id, generation, partition, offset,
+                group,
+                member_id,
+                generation,
+                partition,
+                offset,
             } => self.accepted_commit(idx, at, group, member_id, *generation, partition, *offset),
             CoordinatorEvent::OffsetCommitRejected { .. } => self.stats.commits_rejected += 1,
         }
@@ -545,9 +564,7 @@ impl Checker {
                     };
                     found.push((
                         AnomalyClass::UnownedCommit,
-                        format!(
-                            "{member_id} committed {tp} in generation {generation} but {who}"
-                        ),
+                        format!("{member_id} committed {tp} in generation {generation} but {who}"),
                         ev,
                     ));
                 }
@@ -631,7 +648,10 @@ impl Checker {
             };
             if live.is_empty() {
                 if g.state != Some(GroupState::Empty) {
-                    problems.push((None, format!("group {group} has no live members but is {:?}", g.state)));
+                    problems.push((
+                        None,
+                        format!("group {group} has no live members but is {:?}", g.state),
+                    ));
                 }
                 continue;
             }
@@ -654,20 +674,29 @@ impl Checker {
                 }
             }
             for id in g.members.difference(&live_ids) {
-                problems.push((None, format!("generation {} still holds {id}, which is not live", g.generation)));
+                problems.push((
+                    None,
+                    format!("generation {} still holds {id}, which is not live", g.generation),
+                ));
             }
             let owners = g.owners.get(&g.generation);
             for (topic, n) in &self.topics {
                 for p in 0..*n {
                     let tp = TopicPartition::new(topic.clone(), p);
                     if owners.is_none_or(|o| !o.contains_key(&tp)) {
-                        problems.push((Some(tp.clone()), format!("{tp} is unassigned in generation {}", g.generation)));
+                        problems.push((
+                            Some(tp.clone()),
+                            format!("{tp} is unassigned in generation {}", g.generation),
+                        ));
                     }
                     let pv = self.partitions.get(&tp);
                     let end = pv.and_then(|v| v.log_end).unwrap_or(0);
                     let committed = pv.and_then(|v| v.committed).map_or(0, |(o, _)| o);
                     if committed < end {
-                        problems.push((Some(tp.clone()), format!("{tp} committed {committed} < log end {end}")));
+                        problems.push((
+                            Some(tp.clone()),
+                            format!("{tp} committed {committed} < log end {end}"),
+                        ));
                     }
                 }
             }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use groupsim_coordinator::wire::client::{handshake, RequestWriter};
 use groupsim_coordinator::wire::codec::request_api_key;
 use groupsim_coordinator::wire::WireError;
-use groupsim_member::compat::fit_request_to_version;
 use groupsim_coordinator::{Millis, RequestId};
+use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{Member, MemberOutput, RequestFailure, Target};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::mpsc;
@@ -23,7 +23,11 @@ use crate::world::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 type Writer = RequestWriter<tokio::io::WriteHalf<turmoil::net::TcpStream>>;
 
 /// Runs every member planned on one client host, each as its own task.
-pub async fn run_client_host(host: String, plans: Vec<MemberPlan>, history: SharedHistory) -> turmoil::Result {
+pub async fn run_client_host(
+    host: String,
+    plans: Vec<MemberPlan>,
+    history: SharedHistory,
+) -> turmoil::Result {
     let tasks: Vec<_> = plans
         .into_iter()
         .map(|plan| tokio::task::spawn_local(run_member(host.clone(), plan, history.clone())))
@@ -158,7 +162,13 @@ impl Driver {
         self.conns.values().filter_map(Conn::earliest_deadline).min()
     }
 
-    async fn send(&mut self, target: Target, id: RequestId, request: RequestKind, deadline: Millis) {
+    async fn send(
+        &mut self,
+        target: Target,
+        id: RequestId,
+        request: RequestKind,
+        deadline: Millis,
+    ) {
         if !self.conns.contains_key(&target) {
             self.open(target);
         }
@@ -202,13 +212,14 @@ impl Driver {
         let client_id = self.client_id.clone();
         let task = tokio::task::spawn_local(async move {
             let fail = |reason: String| ConnEvent::Failed { target, epoch, reason };
-            let stream = match turmoil::net::TcpStream::connect((broker_host(node), BROKER_PORT)).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(fail(format!("connect: {e}")));
-                    return;
-                }
-            };
+            let stream =
+                match turmoil::net::TcpStream::connect((broker_host(node), BROKER_PORT)).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(fail(format!("connect: {e}")));
+                        return;
+                    }
+                };
             let (writer, mut reader) = match handshake(stream, &client_id).await {
                 Ok(pair) => pair,
                 Err(e) => {

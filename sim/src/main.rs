@@ -135,7 +135,10 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
         names.iter().map(|n| scenario::find(n)).collect::<Result<_, _>>()?
     };
     let mut any_failed = false;
-    println!("{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed", "scenario", "seeds", "pass", "fail", "rebal/seed", "sim s/s", "seeds/s");
+    println!(
+        "{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed",
+        "scenario", "seeds", "pass", "fail", "rebal/seed", "sim s/s", "seeds/s"
+    );
     for s in &scenarios {
         let started = Instant::now();
         let results = run_seeds(s, start, seeds, jobs);
@@ -144,7 +147,8 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
         let sim_secs: f64 = results.iter().map(|r| r.simulated_ms as f64 / 1000.0).sum();
         let rebalances: u64 = results.iter().map(|r| r.rebalances).sum();
         let first = failed.first().map(|r| {
-            let why = r.first_anomaly.map(|c| c.to_string()).or(r.error.clone()).unwrap_or_default();
+            let why =
+                r.first_anomaly.map(|c| c.to_string()).or(r.error.clone()).unwrap_or_default();
             format!("{} ({why})", r.seed)
         });
         println!(

@@ -53,8 +53,16 @@ impl RunReport {
     pub fn summary(&self) -> String {
         let s = &self.verdict.stats;
         let mut out = String::new();
-        let verdict = if self.verdict.is_ok() { "PASS".to_string() } else { format!("FAIL ({} anomalies)", self.verdict.anomalies.len()) };
-        let _ = writeln!(out, "scenario: {}  seed: {}  verdict: {verdict}", self.spec.name, self.spec.seed);
+        let verdict = if self.verdict.is_ok() {
+            "PASS".to_string()
+        } else {
+            format!("FAIL ({} anomalies)", self.verdict.anomalies.len())
+        };
+        let _ = writeln!(
+            out,
+            "scenario: {}  seed: {}  verdict: {verdict}",
+            self.spec.name, self.spec.seed
+        );
         let _ = writeln!(
             out,
             "simulated: {} ms  events: {}  members: {}  partitions: {}",
@@ -83,10 +91,15 @@ impl RunReport {
         if let Some(a) = self.verdict.first() {
             let _ = write!(out, "first anomaly: {}", a.render(&self.history));
         }
-        let counts: Vec<String> = self.verdict.counts().iter().map(|(c, n)| format!("{c}={n}")).collect();
+        let counts: Vec<String> =
+            self.verdict.counts().iter().map(|(c, n)| format!("{c}={n}")).collect();
         let _ = writeln!(out, "all anomalies: {}", counts.join(" "));
         let _ = writeln!(out, "replay: {}", replay_command(&self.spec.name, self.spec.seed));
-        let _ = writeln!(out, "replay as a test: {}", test_replay_command(&self.spec.name, self.spec.seed));
+        let _ = writeln!(
+            out,
+            "replay as a test: {}",
+            test_replay_command(&self.spec.name, self.spec.seed)
+        );
         out
     }
 

@@ -159,7 +159,8 @@ fn membership_churn(seed: u64) -> ScenarioSpec {
     let mut members = Vec::new();
     for i in 0..6u32 {
         let name = format!("m{i}");
-        let start_ms = if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
+        let start_ms =
+            if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
         members.push(MemberPlan {
             host: i as usize % 2,
             start_ms,
@@ -209,7 +210,10 @@ mod tests {
         for seed in 0..50 {
             let s = membership_churn(seed);
             let live_at = |t: Millis| {
-                s.members.iter().filter(|m| m.start_ms <= t && m.leave_ms.is_none_or(|l| l > t)).count()
+                s.members
+                    .iter()
+                    .filter(|m| m.start_ms <= t && m.leave_ms.is_none_or(|l| l > t))
+                    .count()
             };
             assert_eq!(live_at(1_000), 3, "seed {seed}");
             assert_eq!(live_at(30_000), 6, "seed {seed}");

@@ -167,7 +167,13 @@ pub fn text(history: &History) -> String {
     out
 }
 
-fn flush(out: &mut String, tallies: &mut BTreeMap<(String, i32), Tally>, member: &str, generation: i32, at: u64) {
+fn flush(
+    out: &mut String,
+    tallies: &mut BTreeMap<(String, i32), Tally>,
+    member: &str,
+    generation: i32,
+    at: u64,
+) {
     if let Some(t) = tallies.remove(&(member.to_string(), generation)) {
         let _ = writeln!(
             out,

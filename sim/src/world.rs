@@ -69,7 +69,9 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         .tcp_capacity(4_096)
         .build();
 
-    history.borrow_mut().world(0, WorldEvent::RunStarted { scenario: spec.name.clone(), seed: spec.seed });
+    history
+        .borrow_mut()
+        .world(0, WorldEvent::RunStarted { scenario: spec.name.clone(), seed: spec.seed });
     let mut logs = PartitionLogs::new();
     for (topic, partitions) in &spec.topics {
         logs.create_topic(topic, *partitions).map_err(|e| WorldError::InvalidScenario {
@@ -83,7 +85,11 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     let logs = plog::shared(logs);
 
     let brokers: Vec<BrokerAddress> = (0..spec.brokers)
-        .map(|id| BrokerAddress { node_id: id, host: broker_host(id), port: i32::from(BROKER_PORT) })
+        .map(|id| BrokerAddress {
+            node_id: id,
+            host: broker_host(id),
+            port: i32::from(BROKER_PORT),
+        })
         .collect();
     for node_id in 0..spec.brokers {
         let mut coordinator = spec.coordinator.clone();
@@ -102,10 +108,13 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         });
     }
     for host in 0..spec.client_hosts {
-        let plans: Vec<MemberPlan> = spec.members.iter().filter(|m| m.host == host).cloned().collect();
+        let plans: Vec<MemberPlan> =
+            spec.members.iter().filter(|m| m.host == host).cloned().collect();
         let history = history.clone();
         let name = client_host(host);
-        sim.host(name.clone(), move || crate::driver::run_client_host(name.clone(), plans.clone(), history.clone()));
+        sim.host(name.clone(), move || {
+            crate::driver::run_client_host(name.clone(), plans.clone(), history.clone())
+        });
     }
 
     let mut producer = Producer::new(spec, logs.clone());
@@ -147,7 +156,10 @@ fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {
     }
     for m in &spec.members {
         if m.host >= spec.client_hosts {
-            return bad(format!("member {} is on client host {} of {}", m.name, m.host, spec.client_hosts));
+            return bad(format!(
+                "member {} is on client host {} of {}",
+                m.name, m.host, spec.client_hosts
+            ));
         }
     }
     Ok(())
@@ -173,7 +185,11 @@ impl Producer {
         let mut partitions = Vec::new();
         for (topic, n) in &spec.topics {
             for p in 0..*n {
-                partitions.push((TopicPartition::new(topic.clone(), p), rng.random_range(lo..=hi), 0));
+                partitions.push((
+                    TopicPartition::new(topic.clone(), p),
+                    rng.random_range(lo..=hi),
+                    0,
+                ));
             }
         }
         Self { logs, partitions, stop_ms: spec.producer.stop_ms, next_flush: 0, stopped: false }
@@ -192,7 +208,12 @@ impl Producer {
                 let mut base = None;
                 for k in 0..count {
                     let offset = logs
-                        .append(tp, None, format!("{tp}:{}", *produced + k).into_bytes().into(), now as i64)
+                        .append(
+                            tp,
+                            None,
+                            format!("{tp}:{}", *produced + k).into_bytes().into(),
+                            now as i64,
+                        )
                         .expect("producer appends only to partitions it was built from");
                     base.get_or_insert(offset);
                 }

@@ -20,7 +20,8 @@ pub fn handle(version: i16, request: &ApiVersionsRequest) -> ApiVersionsResponse
         && !(valid_software_field(&request.client_software_name)
             && valid_software_field(&request.client_software_version))
     {
-        return ApiVersionsResponse::default().with_error_code(ResponseError::InvalidRequest.code());
+        return ApiVersionsResponse::default()
+            .with_error_code(ResponseError::InvalidRequest.code());
     }
     ApiVersionsResponse::default().with_api_keys(served_api_versions())
 }

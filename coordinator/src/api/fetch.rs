@@ -26,9 +26,13 @@
 use bytes::{Bytes, BytesMut};
 use indexmap::IndexMap;
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, LeaderIdAndEpoch, PartitionData};
+use kafka_protocol::messages::fetch_response::{
+    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
+};
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
-use kafka_protocol::records::{Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
 
 use crate::broker::BrokerConfig;
 use crate::log::{LogRecord, PartitionLogs};
@@ -44,7 +48,12 @@ const BATCH_OVERHEAD: i64 = 61;
 const RECORD_OVERHEAD: i64 = 21;
 
 /// Answers a Fetch request of `version`.
-pub fn handle(version: i16, request: &FetchRequest, config: &BrokerConfig, logs: &PartitionLogs) -> FetchResponse {
+pub fn handle(
+    version: i16,
+    request: &FetchRequest,
+    config: &BrokerConfig,
+    logs: &PartitionLogs,
+) -> FetchResponse {
     if version >= 7 && request.session_id != 0 {
         return FetchResponse::default()
             .with_error_code(ResponseError::FetchSessionIdNotFound.code())
@@ -63,15 +72,22 @@ pub fn handle(version: i16, request: &FetchRequest, config: &BrokerConfig, logs:
                     let tp = TopicPartition::new(topic.topic.to_string(), p.partition);
                     let ask = Ask {
                         fetch_offset: p.fetch_offset,
-                        current_leader_epoch: if version >= 9 { p.current_leader_epoch } else { -1 },
+                        current_leader_epoch: if version >= 9 {
+                            p.current_leader_epoch
+                        } else {
+                            -1
+                        },
                         partition_max_bytes: i64::from(p.partition_max_bytes),
                     };
-                    let mut data = partition(version, &tp, &ask, config, logs, &mut budget, &mut any_data);
+                    let mut data =
+                        partition(version, &tp, &ask, config, logs, &mut budget, &mut any_data);
                     data.aborted_transactions = (request.isolation_level == 1).then(Vec::new);
                     data
                 })
                 .collect();
-            FetchableTopicResponse::default().with_topic(topic.topic.clone()).with_partitions(partitions)
+            FetchableTopicResponse::default()
+                .with_topic(topic.topic.clone())
+                .with_partitions(partitions)
         })
         .collect();
     FetchResponse::default().with_responses(responses)
@@ -92,9 +108,15 @@ fn partition(
     budget: &mut i64,
     any_data: &mut bool,
 ) -> PartitionData {
-    let base = PartitionData::default().with_partition_index(tp.partition).with_records(Some(Bytes::new()));
+    let base = PartitionData::default()
+        .with_partition_index(tp.partition)
+        .with_records(Some(Bytes::new()));
     let error = |e: ResponseError| {
-        base.clone().with_error_code(e.code()).with_high_watermark(-1).with_last_stable_offset(-1).with_log_start_offset(-1)
+        base.clone()
+            .with_error_code(e.code())
+            .with_high_watermark(-1)
+            .with_last_stable_offset(-1)
+            .with_log_start_offset(-1)
     };
     let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
         return error(ResponseError::UnknownTopicOrPartition);
@@ -102,14 +124,17 @@ fn partition(
     if !config.is_leader(tp.partition) {
         let mut data = error(ResponseError::NotLeaderOrFollower);
         if let (true, Some(leader)) = (version >= 12, config.partition_leader(tp.partition)) {
-            data.current_leader = LeaderIdAndEpoch::default().with_leader_id(BrokerId(leader.node_id)).with_leader_epoch(0);
+            data.current_leader = LeaderIdAndEpoch::default()
+                .with_leader_id(BrokerId(leader.node_id))
+                .with_leader_epoch(0);
         }
         return data;
     }
     if ask.current_leader_epoch > 0 {
         return error(ResponseError::UnknownLeaderEpoch);
     }
-    let data = base.with_high_watermark(end).with_last_stable_offset(end).with_log_start_offset(start);
+    let data =
+        base.with_high_watermark(end).with_last_stable_offset(end).with_log_start_offset(start);
     let records = match logs.read(tp, ask.fetch_offset, MAX_RECORDS_PER_PARTITION) {
         Ok(records) => records,
         Err(_) => return data.with_error_code(ResponseError::OffsetOutOfRange.code()),
@@ -118,8 +143,11 @@ fn partition(
     let mut size = BATCH_OVERHEAD;
     let mut take = 0;
     for r in records {
-        let record_size = RECORD_OVERHEAD + r.key.as_ref().map_or(0, |k| k.len() as i64) + r.value.len() as i64;
-        if size + record_size > limit && !(take == 0 && !*any_data) {
+        let record_size =
+            RECORD_OVERHEAD + r.key.as_ref().map_or(0, |k| k.len() as i64) + r.value.len() as i64;
+        // KIP-74: the first record of the first partition with data goes out whatever its size.
+        let guaranteed = take == 0 && !*any_data;
+        if !guaranteed && size + record_size > limit {
             break;
         }
         size += record_size;

@@ -22,7 +22,11 @@ pub const KEY_TYPE_GROUP: i8 = 0;
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
 
 /// Answers a FindCoordinator request of `version`.
-pub fn handle(version: i16, request: &FindCoordinatorRequest, config: &BrokerConfig) -> FindCoordinatorResponse {
+pub fn handle(
+    version: i16,
+    request: &FindCoordinatorRequest,
+    config: &BrokerConfig,
+) -> FindCoordinatorResponse {
     // v0 has no key type: it only finds group coordinators.
     let key_type = if version >= 1 { request.key_type } else { KEY_TYPE_GROUP };
     if version >= 4 {

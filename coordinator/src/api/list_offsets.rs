@@ -15,7 +15,9 @@
 //! - The leader epoch of an answer (v4+) is 0 when an offset was found, else -1.
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 
 use crate::broker::BrokerConfig;
@@ -56,7 +58,9 @@ pub fn handle(
                         .with_leader_epoch(leader_epoch)
                 })
                 .collect();
-            ListOffsetsTopicResponse::default().with_name(topic.name.clone()).with_partitions(partitions)
+            ListOffsetsTopicResponse::default()
+                .with_name(topic.name.clone())
+                .with_partitions(partitions)
         })
         .collect();
     ListOffsetsResponse::default().with_topics(topics)

@@ -69,13 +69,15 @@ pub fn handle(
 }
 
 fn topic(name: &str, config: &BrokerConfig, logs: &PartitionLogs) -> MetadataResponseTopic {
-    let response = MetadataResponseTopic::default().with_name(Some(TopicName(StrBytes::from_string(name.to_string()))));
+    let response = MetadataResponseTopic::default()
+        .with_name(Some(TopicName(StrBytes::from_string(name.to_string()))));
     let Some(count) = logs.partition_count(name) else {
         return response.with_error_code(ResponseError::UnknownTopicOrPartition.code());
     };
     let partitions = (0..count)
         .map(|p| {
-            let partition = MetadataResponsePartition::default().with_partition_index(p).with_leader_epoch(0);
+            let partition =
+                MetadataResponsePartition::default().with_partition_index(p).with_leader_epoch(0);
             match config.partition_leader(p) {
                 Some(leader) => partition
                     .with_leader_id(BrokerId(leader.node_id))

@@ -10,9 +10,11 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseKind};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseKind,
+};
 use kafka_protocol::protocol::{StrBytes, VersionRange};
-use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 
 use super::codec::{decode_response, encode_request, peek_correlation_id, request_api_key};
 use super::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
@@ -196,7 +198,8 @@ impl<W: AsyncWrite + Unpin> RequestWriter<W> {
     pub async fn send(&mut self, request: &RequestKind) -> Result<i32, WireError> {
         let api_key = request_api_key(request)
             .ok_or_else(|| WireError::UnsupportedRequest(format!("{request:?}")))?;
-        let version = self.versions.version_for(api_key).ok_or(WireError::NotNegotiated(api_key))?;
+        let version =
+            self.versions.version_for(api_key).ok_or(WireError::NotNegotiated(api_key))?;
         self.send_at(request, version).await
     }
 
@@ -227,6 +230,14 @@ impl<W: AsyncWrite + Unpin> RequestWriter<W> {
         self.versions.version_for(api_key)
     }
 
+    /// Closes our sending direction (the broker sees end of stream and closes the connection
+    /// once it has answered what it read). Dropping the writer alone does not close a stream
+    /// split with `tokio::io::split`: the reader half keeps it open.
+    pub async fn shutdown(&mut self) -> Result<(), WireError> {
+        self.writer.shutdown().await?;
+        Ok(())
+    }
+
     /// The negotiated versions.
     pub fn versions(&self) -> &NegotiatedVersions {
         &self.versions
@@ -239,10 +250,8 @@ impl<R: AsyncRead + Unpin> ResponseReader<R> {
     /// [`WireError::ConnectionClosed`] when the broker closed the connection. Cancel safe.
     pub async fn recv(&mut self) -> Result<(i32, ResponseKind), WireError> {
         let frame = self.reader.read_frame().await?.ok_or(WireError::ConnectionClosed)?;
-        let got = peek_correlation_id(&frame).ok_or(WireError::FrameTooShort {
-            len: frame.len(),
-            what: "response header",
-        })?;
+        let got = peek_correlation_id(&frame)
+            .ok_or(WireError::FrameTooShort { len: frame.len(), what: "response header" })?;
         let front = lock(&self.in_flight).pop_front();
         let Some((expected, api_key, version)) = front else {
             return Err(WireError::UnexpectedResponse(got));

@@ -47,17 +47,16 @@ pub fn decode_request(frame: Bytes) -> Result<DecodedRequest, WireError> {
     let raw_key = i16::from_be_bytes([frame[0], frame[1]]);
     let version = i16::from_be_bytes([frame[2], frame[3]]);
     let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
-    let api_key = ApiKey::try_from(raw_key)
-        .map_err(|()| WireError::UnknownApiKey { api_key: raw_key, version, correlation_id })?;
+    let api_key = ApiKey::try_from(raw_key).map_err(|()| WireError::UnknownApiKey {
+        api_key: raw_key,
+        version,
+        correlation_id,
+    })?;
     if !is_served(api_key, version) {
         return Err(WireError::UnsupportedVersion { api_key, version, correlation_id });
     }
-    let malformed = |reason: String| WireError::MalformedRequest {
-        api_key,
-        version,
-        correlation_id,
-        reason,
-    };
+    let malformed =
+        |reason: String| WireError::MalformedRequest { api_key, version, correlation_id, reason };
     if frame.len() < MIN_REQUEST_HEADER {
         return Err(malformed(format!("{} bytes cannot hold a request header", frame.len())));
     }
@@ -104,18 +103,24 @@ pub fn encode_api_versions_fallback(
     correlation_id: i32,
     response: &ApiVersionsResponse,
 ) -> Result<Bytes, WireError> {
-    encode_response(correlation_id, ApiKey::ApiVersions, 0, &ResponseKind::ApiVersions(response.clone()))
+    encode_response(
+        correlation_id,
+        ApiKey::ApiVersions,
+        0,
+        &ResponseKind::ApiVersions(response.clone()),
+    )
 }
 
 /// Encodes a request frame body (header then body) for the client side. The header's api key
 /// and version select the encodings.
 pub fn encode_request(header: &RequestHeader, request: &RequestKind) -> Result<Bytes, WireError> {
     let version = header.request_api_version;
-    let api_key = ApiKey::try_from(header.request_api_key).map_err(|()| WireError::UnknownApiKey {
-        api_key: header.request_api_key,
-        version,
-        correlation_id: header.correlation_id,
-    })?;
+    let api_key =
+        ApiKey::try_from(header.request_api_key).map_err(|()| WireError::UnknownApiKey {
+            api_key: header.request_api_key,
+            version,
+            correlation_id: header.correlation_id,
+        })?;
     let encode_err = |reason: String| WireError::Encode { api_key, version, reason };
     match request_api_key(request) {
         Some(key) if key == api_key => {}
@@ -151,7 +156,8 @@ pub fn decode_response(
     let header = guarded(|| ResponseHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
     shape::check_response(api_key, version, &buf).map_err(malformed)?;
-    let response = guarded(|| ResponseKind::decode(api_key, &mut buf, version)).map_err(malformed)?;
+    let response =
+        guarded(|| ResponseKind::decode(api_key, &mut buf, version)).map_err(malformed)?;
     if buf.has_remaining() {
         return Err(malformed(format!("{} trailing bytes", buf.remaining())));
     }

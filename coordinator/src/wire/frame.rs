@@ -48,7 +48,10 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 }
 
 /// Writes one frame (length prefix and body) with a single write call, then flushes.
-pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, body: &[u8]) -> Result<(), WireError> {
+pub async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    body: &[u8],
+) -> Result<(), WireError> {
     let buf = encode_frame(body)?;
     writer.write_all(&buf).await?;
     writer.flush().await?;
@@ -105,8 +108,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     0 => Ok(None),
                     got if got < 4 => Err(WireError::TruncatedFrame { expected: 4, got }),
                     got => {
-                        let len = i32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
-                        Err(WireError::TruncatedFrame { expected: len.max(0) as usize, got: got - 4 })
+                        let len = i32::from_be_bytes([
+                            self.buf[0],
+                            self.buf[1],
+                            self.buf[2],
+                            self.buf[3],
+                        ]);
+                        Err(WireError::TruncatedFrame {
+                            expected: len.max(0) as usize,
+                            got: got - 4,
+                        })
                     }
                 };
             }

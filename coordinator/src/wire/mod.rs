@@ -21,10 +21,14 @@ pub mod versions;
 
 use kafka_protocol::messages::ApiKey;
 
-pub use client::{handshake, handshake_with_versions, NegotiatedVersions, RequestWriter, ResponseReader};
+pub use client::{
+    handshake, handshake_with_versions, NegotiatedVersions, RequestWriter, ResponseReader,
+};
 pub use codec::{decode_request, decode_response, encode_request, encode_response, DecodedRequest};
 pub use frame::{read_frame, write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-pub use server::{broker_channel, run_broker, serve_connection, BrokerCall, BrokerCalls, BrokerHandle};
+pub use server::{
+    broker_channel, run_broker, serve_connection, BrokerCall, BrokerCalls, BrokerHandle,
+};
 
 /// Everything that can go wrong on a connection. Messages name the problem and the API.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +58,9 @@ pub enum WireError {
     #[error("{api_key:?} v{version} is not served (correlation id {correlation_id})")]
     UnsupportedVersion { api_key: ApiKey, version: i16, correlation_id: i32 },
     /// A request whose bytes do not parse as its API and version say.
-    #[error("malformed {api_key:?} v{version} request (correlation id {correlation_id}): {reason}")]
+    #[error(
+        "malformed {api_key:?} v{version} request (correlation id {correlation_id}): {reason}"
+    )]
     MalformedRequest { api_key: ApiKey, version: i16, correlation_id: i32, reason: String },
     /// A response whose bytes do not parse as the request's API and version say.
     #[error("malformed {api_key:?} v{version} response: {reason}")]

@@ -63,8 +63,8 @@ pub(crate) enum Ty {
 /// Checks a request body of `api_key` at `version`. `Ok` means kafka-protocol's decoder will
 /// only allocate in proportion to `body.len()`.
 pub(crate) fn check_request(api_key: ApiKey, version: i16, body: &[u8]) -> Result<(), String> {
-    let (shape, flexible_from) =
-        shapes::request_shape(api_key).ok_or_else(|| format!("no layout for {api_key:?} requests"))?;
+    let (shape, flexible_from) = shapes::request_shape(api_key)
+        .ok_or_else(|| format!("no layout for {api_key:?} requests"))?;
     check(shape, version, version >= flexible_from, body)
 }
 
@@ -179,7 +179,10 @@ impl Walker<'_> {
         let n = self.length(false, what)?;
         if let Some(n) = n {
             if n > self.remaining() {
-                return Err(format!("{what}: array of {n} elements with {} bytes left", self.remaining()));
+                return Err(format!(
+                    "{what}: array of {n} elements with {} bytes left",
+                    self.remaining()
+                ));
             }
         }
         Ok(n)
@@ -238,7 +241,9 @@ mod tests {
         assert!(check_request(ApiKey::Metadata, 1, &(-1i32).to_be_bytes()).is_ok());
         let mut with_trailing = (-1i32).to_be_bytes().to_vec();
         with_trailing.push(0);
-        assert!(check_request(ApiKey::Metadata, 1, &with_trailing).unwrap_err().contains("trailing"));
+        assert!(check_request(ApiKey::Metadata, 1, &with_trailing)
+            .unwrap_err()
+            .contains("trailing"));
     }
 
     #[test]

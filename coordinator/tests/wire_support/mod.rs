@@ -4,11 +4,14 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use kafka_protocol::messages::api_versions_response::{ApiVersion, FinalizedFeatureKey, SupportedFeatureKey};
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
 use kafka_protocol::messages::fetch_response::{
-    AbortedTransaction, EpochEndOffset, FetchableTopicResponse, LeaderIdAndEpoch, PartitionData, SnapshotId,
+    AbortedTransaction, EpochEndOffset, FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
+    SnapshotId,
 };
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -17,19 +20,25 @@ use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
-use kafka_protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
 use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::offset_fetch_response::{
-    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions, OffsetFetchResponseTopic,
-    OffsetFetchResponseTopics,
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::*;
@@ -53,7 +62,9 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
         ApiKey::ApiVersions => {
             let mut r = ApiVersionsRequest::default();
             if v >= 3 {
-                r = r.with_client_software_name(s("groupsim")).with_client_software_version(s("1.0"));
+                r = r
+                    .with_client_software_name(s("groupsim"))
+                    .with_client_software_version(s("1.0"));
             }
             r.into()
         }
@@ -89,16 +100,20 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
             if v >= 4 {
                 p = p.with_current_leader_epoch(3);
             }
-            let mut r = ListOffsetsRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_topics(vec![ListOffsetsTopic::default().with_name(topic("t")).with_partitions(vec![p])]);
+            let mut r =
+                ListOffsetsRequest::default().with_replica_id(BrokerId(-1)).with_topics(vec![
+                    ListOffsetsTopic::default().with_name(topic("t")).with_partitions(vec![p]),
+                ]);
             if v >= 2 {
                 r = r.with_isolation_level(1);
             }
             r.into()
         }
         ApiKey::Fetch => {
-            let mut p = FetchPartition::default().with_partition(1).with_fetch_offset(5).with_partition_max_bytes(1000);
+            let mut p = FetchPartition::default()
+                .with_partition(1)
+                .with_fetch_offset(5)
+                .with_partition_max_bytes(1000);
             if v >= 5 {
                 p = p.with_log_start_offset(2);
             }
@@ -114,7 +129,9 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
                 .with_min_bytes(1)
                 .with_max_bytes(100_000)
                 .with_isolation_level(1)
-                .with_topics(vec![FetchTopic::default().with_topic(topic("t")).with_partitions(vec![p])]);
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic(topic("t"))
+                    .with_partitions(vec![p])]);
             if v >= 7 {
                 r = r.with_session_id(9).with_session_epoch(2).with_forgotten_topics_data(vec![
                     ForgottenTopic::default().with_topic(topic("old")).with_partitions(vec![1, 2]),
@@ -165,8 +182,10 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
             r.into()
         }
         ApiKey::Heartbeat => {
-            let mut r =
-                HeartbeatRequest::default().with_group_id(group("g")).with_generation_id(3).with_member_id(s("m1"));
+            let mut r = HeartbeatRequest::default()
+                .with_group_id(group("g"))
+                .with_generation_id(3)
+                .with_member_id(s("m1"));
             if v >= 3 {
                 r = r.with_group_instance_id(Some(s("instance")));
             }
@@ -177,7 +196,9 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
             if v <= 2 {
                 r = r.with_member_id(s("m1"));
             } else {
-                let mut m = MemberIdentity::default().with_member_id(s("m1")).with_group_instance_id(Some(s("i")));
+                let mut m = MemberIdentity::default()
+                    .with_member_id(s("m1"))
+                    .with_group_instance_id(Some(s("i")));
                 if v >= 5 {
                     m = m.with_reason(Some(s("bye")));
                 }
@@ -197,7 +218,9 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
                 .with_group_id(group("g"))
                 .with_generation_id_or_member_epoch(3)
                 .with_member_id(s("m1"))
-                .with_topics(vec![OffsetCommitRequestTopic::default().with_name(topic("t")).with_partitions(vec![p])]);
+                .with_topics(vec![OffsetCommitRequestTopic::default()
+                    .with_name(topic("t"))
+                    .with_partitions(vec![p])]);
             if v <= 4 {
                 r = r.with_retention_time_ms(60_000);
             }
@@ -209,17 +232,24 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
         ApiKey::OffsetFetch => {
             let mut r = OffsetFetchRequest::default();
             if v <= 7 {
-                r = r.with_group_id(group("g")).with_topics(Some(vec![OffsetFetchRequestTopic::default()
-                    .with_name(topic("t"))
-                    .with_partition_indexes(vec![0, 1])]));
-            } else {
-                let mut g = OffsetFetchRequestGroup::default().with_group_id(group("g")).with_topics(Some(vec![
-                    OffsetFetchRequestTopics::default().with_name(topic("t")).with_partition_indexes(vec![0, 1]),
+                r = r.with_group_id(group("g")).with_topics(Some(vec![
+                    OffsetFetchRequestTopic::default()
+                        .with_name(topic("t"))
+                        .with_partition_indexes(vec![0, 1]),
                 ]));
+            } else {
+                let mut g = OffsetFetchRequestGroup::default()
+                    .with_group_id(group("g"))
+                    .with_topics(Some(vec![OffsetFetchRequestTopics::default()
+                        .with_name(topic("t"))
+                        .with_partition_indexes(vec![0, 1])]));
                 if v >= 9 {
                     g = g.with_member_id(Some(s("m1"))).with_member_epoch(3);
                 }
-                r = r.with_groups(vec![g, OffsetFetchRequestGroup::default().with_group_id(group("h")).with_topics(None)]);
+                r = r.with_groups(vec![
+                    g,
+                    OffsetFetchRequestGroup::default().with_group_id(group("h")).with_topics(None),
+                ]);
             }
             if v >= 7 {
                 r = r.with_require_stable(true);
@@ -248,10 +278,9 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
 pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
     match api_key {
         ApiKey::ApiVersions => {
-            let mut r = ApiVersionsResponse::default().with_error_code(0).with_api_keys(vec![ApiVersion::default()
-                .with_api_key(1)
-                .with_min_version(4)
-                .with_max_version(12)]);
+            let mut r = ApiVersionsResponse::default().with_error_code(0).with_api_keys(vec![
+                ApiVersion::default().with_api_key(1).with_min_version(4).with_max_version(12),
+            ]);
             if v >= 1 {
                 r = r.with_throttle_time_ms(5);
             }
@@ -271,7 +300,10 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             r.into()
         }
         ApiKey::Metadata => {
-            let mut b = MetadataResponseBroker::default().with_node_id(BrokerId(1)).with_host(s("h")).with_port(9092);
+            let mut b = MetadataResponseBroker::default()
+                .with_node_id(BrokerId(1))
+                .with_host(s("h"))
+                .with_port(9092);
             if v >= 1 {
                 b = b.with_rack(Some(s("rack")));
             }
@@ -286,7 +318,9 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             if v >= 5 {
                 p = p.with_offline_replicas(vec![BrokerId(2)]);
             }
-            let mut t = MetadataResponseTopic::default().with_name(Some(topic("t"))).with_partitions(vec![p]);
+            let mut t = MetadataResponseTopic::default()
+                .with_name(Some(topic("t")))
+                .with_partitions(vec![p]);
             if v >= 1 {
                 t = t.with_is_internal(true);
             }
@@ -314,7 +348,11 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
                 r = r.with_throttle_time_ms(1);
             }
             if v <= 3 {
-                r = r.with_error_code(15).with_node_id(BrokerId(2)).with_host(s("h")).with_port(9093);
+                r = r
+                    .with_error_code(15)
+                    .with_node_id(BrokerId(2))
+                    .with_host(s("h"))
+                    .with_port(9093);
                 if v >= 1 {
                     r = r.with_error_message(Some(s("msg")));
                 }
@@ -338,9 +376,9 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             if v >= 4 {
                 p = p.with_leader_epoch(2);
             }
-            let mut r = ListOffsetsResponse::default().with_topics(vec![ListOffsetsTopicResponse::default()
-                .with_name(topic("t"))
-                .with_partitions(vec![p])]);
+            let mut r = ListOffsetsResponse::default().with_topics(vec![
+                ListOffsetsTopicResponse::default().with_name(topic("t")).with_partitions(vec![p]),
+            ]);
             if v >= 2 {
                 r = r.with_throttle_time_ms(3);
             }
@@ -364,8 +402,14 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             }
             if v >= 12 {
                 p = p
-                    .with_diverging_epoch(EpochEndOffset::default().with_epoch(1).with_end_offset(2))
-                    .with_current_leader(LeaderIdAndEpoch::default().with_leader_id(BrokerId(3)).with_leader_epoch(4))
+                    .with_diverging_epoch(
+                        EpochEndOffset::default().with_epoch(1).with_end_offset(2),
+                    )
+                    .with_current_leader(
+                        LeaderIdAndEpoch::default()
+                            .with_leader_id(BrokerId(3))
+                            .with_leader_epoch(4),
+                    )
                     .with_snapshot_id(SnapshotId::default().with_end_offset(5).with_epoch(6));
             }
             let mut r = FetchResponse::default().with_throttle_time_ms(1).with_responses(vec![
@@ -377,7 +421,9 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             r.into()
         }
         ApiKey::JoinGroup => {
-            let mut m = JoinGroupResponseMember::default().with_member_id(s("m1")).with_metadata(Bytes::from_static(b"md"));
+            let mut m = JoinGroupResponseMember::default()
+                .with_member_id(s("m1"))
+                .with_metadata(Bytes::from_static(b"md"));
             if v >= 5 {
                 m = m.with_group_instance_id(Some(s("i")));
             }
@@ -400,7 +446,9 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             r.into()
         }
         ApiKey::SyncGroup => {
-            let mut r = SyncGroupResponse::default().with_error_code(27).with_assignment(Bytes::from_static(b"a"));
+            let mut r = SyncGroupResponse::default()
+                .with_error_code(27)
+                .with_assignment(Bytes::from_static(b"a"));
             if v >= 1 {
                 r = r.with_throttle_time_ms(1);
             }
@@ -430,11 +478,13 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             r.into()
         }
         ApiKey::OffsetCommit => {
-            let mut r = OffsetCommitResponse::default().with_topics(vec![OffsetCommitResponseTopic::default()
-                .with_name(topic("t"))
-                .with_partitions(vec![OffsetCommitResponsePartition::default()
-                    .with_partition_index(1)
-                    .with_error_code(22)])]);
+            let mut r = OffsetCommitResponse::default().with_topics(vec![
+                OffsetCommitResponseTopic::default().with_name(topic("t")).with_partitions(vec![
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(1)
+                        .with_error_code(22),
+                ]),
+            ]);
             if v >= 3 {
                 r = r.with_throttle_time_ms(1);
             }
@@ -454,7 +504,9 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
                 if v >= 5 {
                     p = p.with_committed_leader_epoch(2);
                 }
-                r = r.with_topics(vec![OffsetFetchResponseTopic::default().with_name(topic("t")).with_partitions(vec![p])]);
+                r = r.with_topics(vec![OffsetFetchResponseTopic::default()
+                    .with_name(topic("t"))
+                    .with_partitions(vec![p])]);
                 if v >= 2 {
                     r = r.with_error_code(16);
                 }
@@ -462,14 +514,14 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
                 r = r.with_groups(vec![OffsetFetchResponseGroup::default()
                     .with_group_id(group("g"))
                     .with_error_code(16)
-                    .with_topics(vec![OffsetFetchResponseTopics::default().with_name(topic("t")).with_partitions(
-                        vec![OffsetFetchResponsePartitions::default()
+                    .with_topics(vec![OffsetFetchResponseTopics::default()
+                        .with_name(topic("t"))
+                        .with_partitions(vec![OffsetFetchResponsePartitions::default()
                             .with_partition_index(1)
                             .with_committed_offset(42)
                             .with_committed_leader_epoch(2)
                             .with_metadata(Some(s("m")))
-                            .with_error_code(0)],
-                    )])]);
+                            .with_error_code(0)])])]);
             }
             r.into()
         }
@@ -499,7 +551,8 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             r.into()
         }
         ApiKey::ListGroups => {
-            let mut g = ListedGroup::default().with_group_id(group("g")).with_protocol_type(s("consumer"));
+            let mut g =
+                ListedGroup::default().with_group_id(group("g")).with_protocol_type(s("consumer"));
             if v >= 4 {
                 g = g.with_group_state(s("Stable"));
             }

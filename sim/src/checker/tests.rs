@@ -45,7 +45,11 @@ impl H {
         self
     }
     fn started(&mut self, name: &str) -> &mut Self {
-        self.world(WorldEvent::MemberStarted { member: name.into(), group: G.into(), host: "c".into() })
+        self.world(WorldEvent::MemberStarted {
+            member: name.into(),
+            group: G.into(),
+            host: "c".into(),
+        })
     }
     fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
         self.coord(CoordinatorEvent::GroupStateChanged {
@@ -99,7 +103,15 @@ impl H {
         }
         self
     }
-    fn processed(&mut self, name: &str, id: &str, generation: i32, p: i32, first: i64, last: i64) -> &mut Self {
+    fn processed(
+        &mut self,
+        name: &str,
+        id: &str,
+        generation: i32,
+        p: i32,
+        first: i64,
+        last: i64,
+    ) -> &mut Self {
         self.member(
             name,
             MemberEvent::RecordsProcessed {
@@ -173,7 +185,8 @@ fn duplicate_commit_is_flagged_when_records_are_covered_twice() {
     let mut h = clean();
     h.commit("a", 1, 0, 4).commit("a", 1, 0, 10);
     let v = check(&h.finish(&[(0, 10), (1, 10)]));
-    let dup = v.anomalies.iter().find(|a| a.class == AnomalyClass::DuplicateCommit).expect("duplicate");
+    let dup =
+        v.anomalies.iter().find(|a| a.class == AnomalyClass::DuplicateCommit).expect("duplicate");
     assert_eq!(dup.partition, Some(tp(0)));
     assert!(dup.events.len() >= 2, "names the earlier commit and this one");
 }
@@ -185,7 +198,8 @@ fn commit_of_unprocessed_records_is_uncovered() {
     // Member a processed only up to 14 but commits 20: records 15..20 are lost.
     h.processed("m0", "a", 1, 0, 10, 14).commit("a", 1, 0, 20);
     let v = check(&h.finish(&[(0, 20), (1, 10)]));
-    let a = v.anomalies.iter().find(|a| a.class == AnomalyClass::UncoveredCommit).expect("uncovered");
+    let a =
+        v.anomalies.iter().find(|a| a.class == AnomalyClass::UncoveredCommit).expect("uncovered");
     assert!(a.message.contains("15..20"), "{}", a.message);
 }
 
@@ -281,7 +295,10 @@ fn group_left_rebalancing_is_stuck() {
     let mut h = clean();
     h.state(GroupState::PreparingRebalance, 1);
     let v = check(&h.finish(&[(0, 10), (1, 10)]));
-    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck && a.message.contains("not Stable")));
+    assert!(v
+        .anomalies
+        .iter()
+        .any(|a| a.class == AnomalyClass::Stuck && a.message.contains("not Stable")));
 }
 
 #[test]
