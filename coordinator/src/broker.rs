@@ -2,36 +2,47 @@
 //! coordinator.
 //!
 //! A [`Broker`] owns one [`GroupCoordinator`] and a handle on the cluster's shared partition logs.
-//! Non-group APIs (ApiVersions, Metadata, FindCoordinator, ListOffsets, Fetch) are answered at
+//! Non-group APIs (ApiVersions, Metadata, FindCoordinator, ListOffsets, Fetch, and Produce and
+//! InitProducerId for `groupsim serve`) are answered at
 //! once from the logs and the cluster layout; group APIs go to the coordinator, which may answer
 //! later (JoinGroup waits for the rebalance). Both kinds of answers, and the coordinator's
 //! events, come out of one queue ([`Broker::poll_output`]) in the order they were produced.
 //!
 //! # Placement
-//! Every broker must be configured with the same broker list, in the same order. The leader of
-//! partition `p` of any topic, the offsets topic (`__consumer_offsets`) included, is
-//! `brokers[p % brokers.len()]` ([`partition_leader`]); there is no replication, so replicas and
-//! ISR are just the leader. A group's coordinator is the leader of its offsets partition,
+//! Every broker must be configured with the same broker list, in the same order. Who leads what
+//! is read from the cluster's [`SharedClusterState`] (see `cluster.rs`), which starts with the
+//! leader of partition `p` of any topic, the offsets topic (`__consumer_offsets`) included, at
+//! `brokers[p % brokers.len()]` ([`partition_leader`]) and changes when the world moves
+//! leadership; there is no replication, so replicas and ISR are just the leader. A group's
+//! coordinator is the leader of its offsets partition,
 //! `abs(javaHashCode(group_id)) % offsets_topic_partitions` ([`group_partition`]), as in Kafka.
 //! A broker answers NOT_COORDINATOR for groups it does not coordinate and
 //! NOT_LEADER_OR_FOLLOWER for partitions it does not lead.
+//!
+//! # Coordinator moves
+//! [`Broker::become_coordinator`] makes this broker load an offsets partition it now leads
+//! (answering COORDINATOR_LOAD_IN_PROGRESS meanwhile); [`Broker::resign_coordinator`] unloads
+//! one. Before every request and timer the broker also compares the partitions its coordinator
+//! owns with the shared state: one now led elsewhere, or led here at a newer epoch, is unloaded
+//! at once, so a broker that missed its resignation can never append for a partition it lost.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
-use kafka_protocol::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
-use kafka_protocol::messages::offset_fetch_response::{
-    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
-};
+use kafka_protocol::messages::offset_fetch_response::OffsetFetchResponseGroup;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{api_versions, fetch, find_coordinator, list_offsets, metadata};
+use crate::api::init_producer_id::ProducerIds;
+use crate::api::refusal::group_error_response;
+use crate::api::{
+    api_versions, fetch, find_coordinator, init_producer_id, list_offsets, metadata, produce,
+};
+use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
 use crate::log::SharedLogs;
+use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
 use crate::wire::codec::request_api_key;
 use crate::wire::versions::is_served;
 use crate::{CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
@@ -90,7 +101,8 @@ impl BrokerConfig {
         self.group_coordinator(group_id).is_some_and(|b| b.node_id == self.node_id)
     }
 
-    /// Whether this broker leads partition `partition` (of any topic).
+    /// Whether this broker leads partition `partition` (of any topic) in the initial placement.
+    /// A [`Broker`] answers from its shared cluster state instead, which may have moved it.
     pub fn is_leader(&self, partition: i32) -> bool {
         self.partition_leader(partition).is_some_and(|b| b.node_id == self.node_id)
     }
@@ -123,6 +135,15 @@ pub fn group_partition(group_id: &str, offsets_topic_partitions: i32) -> i32 {
     kafka_abs(java_string_hash_code(group_id)) % offsets_topic_partitions.max(1)
 }
 
+/// An instruction from the cluster's control (the simulated controller) to one broker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BrokerControl {
+    /// Leadership of offsets partition `partition` moved here: load it, taking `load_ms`.
+    BecomeCoordinator { partition: i32, load_ms: Millis },
+    /// Leadership of offsets partition `partition` moved away: unload it.
+    ResignCoordinator { partition: i32 },
+}
+
 /// A group API answer that needs NOT_COORDINATOR entries merged in for the groups this broker
 /// does not coordinate (batched DescribeGroups and OffsetFetch v8+).
 #[derive(Debug)]
@@ -139,14 +160,129 @@ pub struct Broker {
     coordinator: GroupCoordinator,
     outputs: VecDeque<CoordinatorOutput>,
     fixups: BTreeMap<RequestId, Fixup>,
+    producer_ids: ProducerIds,
+    cluster: SharedClusterState,
 }
 
 impl Broker {
-    /// A broker serving `logs` with a fresh group coordinator.
-    pub fn new(mut config: BrokerConfig, logs: SharedLogs) -> Self {
+    /// A broker serving `logs` with a fresh group coordinator, in a cluster of its own: the
+    /// placement is the initial one from `config` and never changes, and the offsets log is
+    /// private. The offsets partitions it leads are loaded at once.
+    pub fn new(config: BrokerConfig, logs: SharedLogs) -> Self {
+        let cluster = ClusterState::new(config.brokers.clone(), config.offsets_topic_partitions);
+        let log = OffsetsLog::new(config.offsets_topic_partitions).shared();
+        Self::with_cluster(config, logs, cluster.shared(), log, 0)
+    }
+
+    /// A broker (re)starting at `now` in a cluster whose metadata is `cluster` and whose
+    /// offsets log is `offsets_log`, both shared with the other brokers. The offsets partitions
+    /// the cluster says it leads are loaded at once from the log; others come with
+    /// [`Self::become_coordinator`].
+    pub fn with_cluster(
+        mut config: BrokerConfig,
+        logs: SharedLogs,
+        cluster: SharedClusterState,
+        offsets_log: SharedOffsetsLog,
+        now: Millis,
+    ) -> Self {
         config.coordinator.node_id = config.node_id;
-        let coordinator = GroupCoordinator::new(config.coordinator.clone());
-        Self { config, logs, coordinator, outputs: VecDeque::new(), fixups: BTreeMap::new() }
+        let coordinator =
+            GroupCoordinator::with_offsets_log(config.coordinator.clone(), offsets_log);
+        let producer_ids = ProducerIds::for_node(config.node_id);
+        let mut broker = Self {
+            config,
+            logs,
+            coordinator,
+            outputs: VecDeque::new(),
+            fixups: BTreeMap::new(),
+            producer_ids,
+            cluster,
+        };
+        let led: Vec<(i32, i32)> = {
+            let state = cluster::lock(&broker.cluster);
+            state
+                .offsets_partitions_led_by(broker.config.node_id)
+                .into_iter()
+                .filter_map(|p| state.offsets_leadership(p).map(|l| (p, l.epoch)))
+                .collect()
+        };
+        for (p, epoch) in led {
+            broker.coordinator.load_partition(now, p, epoch, 0);
+        }
+        broker.pull_coordinator_outputs();
+        broker
+    }
+
+    /// The shared cluster metadata this broker answers from.
+    pub fn cluster(&self) -> &SharedClusterState {
+        &self.cluster
+    }
+
+    /// Loads offsets partition `partition`, which the cluster state must say this broker now
+    /// leads: its groups get COORDINATOR_LOAD_IN_PROGRESS (SyncGroup REBALANCE_IN_PROGRESS,
+    /// Heartbeat NONE) until `load_ms` from now, then are served as loaded from the offsets log,
+    /// with fresh session deadlines. False (and nothing done) if the cluster names another
+    /// leader.
+    pub fn become_coordinator(&mut self, now: Millis, partition: i32, load_ms: Millis) -> bool {
+        self.reconcile();
+        let leadership = cluster::lock(&self.cluster).offsets_leadership(partition);
+        let ok = match leadership {
+            Some(l) if l.leader == self.config.node_id => {
+                self.coordinator.load_partition(now, partition, l.epoch, load_ms);
+                true
+            }
+            _ => false,
+        };
+        self.pull_coordinator_outputs();
+        ok
+    }
+
+    /// Unloads offsets partition `partition` (leadership moved away): its groups go Dead here,
+    /// parked JoinGroup and SyncGroup requests and commits awaiting their append get
+    /// NOT_COORDINATOR, and so does every later request for them.
+    pub fn resign_coordinator(&mut self, _now: Millis, partition: i32) {
+        self.coordinator.unload_partition(partition);
+        self.pull_coordinator_outputs();
+    }
+
+    /// Carries out a control instruction at `now`.
+    pub fn apply_control(&mut self, now: Millis, control: BrokerControl) {
+        match control {
+            BrokerControl::BecomeCoordinator { partition, load_ms } => {
+                if !self.become_coordinator(now, partition, load_ms) {
+                    tracing::debug!(
+                        node = self.config.node_id,
+                        partition,
+                        "told to load an offsets partition the cluster gives to another broker"
+                    );
+                }
+            }
+            BrokerControl::ResignCoordinator { partition } => {
+                self.resign_coordinator(now, partition)
+            }
+        }
+    }
+
+    /// Unloads every owned offsets partition the shared state no longer gives this broker at
+    /// the epoch it was loaded at.
+    fn reconcile(&mut self) {
+        let Some(owned) = self.coordinator.owned_partitions() else { return };
+        let lost: Vec<i32> = {
+            let state = cluster::lock(&self.cluster);
+            owned
+                .into_iter()
+                .filter(|(p, load)| {
+                    state
+                        .offsets_leadership(*p)
+                        .is_none_or(|l| l.leader != self.config.node_id || l.epoch != load.epoch())
+                })
+                .map(|(p, _)| p)
+                .collect()
+        };
+        for p in lost {
+            self.coordinator.unload_partition(p);
+        }
+        self.pull_coordinator_outputs();
     }
 
     /// This broker's configuration.
@@ -196,6 +332,7 @@ impl Broker {
         client_id: &str,
         request: RequestKind,
     ) {
+        self.reconcile();
         let v = api_version;
         let served = request_api_key(&request).is_some_and(|key| is_served(key, v));
         if !served {
@@ -206,19 +343,32 @@ impl Broker {
             RequestKind::ApiVersions(r) => ResponseKind::ApiVersions(api_versions::handle(v, &r)),
             RequestKind::Metadata(r) => {
                 let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-                ResponseKind::Metadata(metadata::handle(v, &r, &self.config, &logs))
+                let state = cluster::lock(&self.cluster);
+                ResponseKind::Metadata(metadata::handle(v, &r, &self.config, &state, &logs))
             }
             RequestKind::FindCoordinator(r) => {
-                ResponseKind::FindCoordinator(find_coordinator::handle(v, &r, &self.config))
+                let state = cluster::lock(&self.cluster);
+                ResponseKind::FindCoordinator(find_coordinator::handle(v, &r, &state))
             }
             RequestKind::ListOffsets(r) => {
                 let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-                ResponseKind::ListOffsets(list_offsets::handle(v, &r, &self.config, &logs))
+                let state = cluster::lock(&self.cluster);
+                let placement = Placement { node_id: self.config.node_id, cluster: &state };
+                ResponseKind::ListOffsets(list_offsets::handle(v, &r, &placement, &logs))
             }
             RequestKind::Fetch(r) => {
                 let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-                ResponseKind::Fetch(fetch::handle(v, &r, &self.config, &logs))
+                let state = cluster::lock(&self.cluster);
+                let placement = Placement { node_id: self.config.node_id, cluster: &state };
+                ResponseKind::Fetch(fetch::handle(v, &r, &placement, &logs))
             }
+            RequestKind::Produce(r) => {
+                let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+                ResponseKind::Produce(produce::handle(v, &r, &self.config, &mut logs, now))
+            }
+            RequestKind::InitProducerId(r) => ResponseKind::InitProducerId(
+                init_producer_id::handle(v, &r, &mut self.producer_ids),
+            ),
             group_request => {
                 self.route_group_request(now, id, v, client_id, group_request);
                 return;
@@ -234,6 +384,7 @@ impl Broker {
 
     /// Fires the coordinator's timers due at or before `now`.
     pub fn handle_timeout(&mut self, now: Millis) {
+        self.reconcile();
         self.coordinator.handle_timeout(now);
         self.pull_coordinator_outputs();
     }
@@ -276,26 +427,20 @@ impl Broker {
         client_id: &str,
         request: RequestKind,
     ) {
-        let owns = |g: &str| self.config.coordinates(g);
-        let refused = match &request {
-            RequestKind::JoinGroup(r) if !owns(&r.group_id) => {
-                Some(ResponseKind::JoinGroup(not_coordinator_join(v, r)))
-            }
-            RequestKind::SyncGroup(r) if !owns(&r.group_id) => Some(ResponseKind::SyncGroup(
-                SyncGroupResponse::default().with_error_code(NOT_COORDINATOR),
-            )),
-            RequestKind::Heartbeat(r) if !owns(&r.group_id) => Some(ResponseKind::Heartbeat(
-                HeartbeatResponse::default().with_error_code(NOT_COORDINATOR),
-            )),
-            RequestKind::LeaveGroup(r) if !owns(&r.group_id) => Some(ResponseKind::LeaveGroup(
-                LeaveGroupResponse::default().with_error_code(NOT_COORDINATOR),
-            )),
-            RequestKind::OffsetCommit(r) if !owns(&r.group_id) => {
-                Some(ResponseKind::OffsetCommit(not_coordinator_commit(r)))
-            }
-            RequestKind::OffsetFetch(r) if v < 8 && !owns(&r.group_id) => {
-                Some(ResponseKind::OffsetFetch(not_coordinator_offset_fetch(v, r)))
-            }
+        let state = cluster::lock(&self.cluster).clone();
+        let me = self.config.node_id;
+        let owns = |g: &str| state.group_coordinator(g).is_some_and(|b| b.node_id == me);
+        let group = match &request {
+            RequestKind::JoinGroup(r) => Some(r.group_id.as_str()),
+            RequestKind::SyncGroup(r) => Some(r.group_id.as_str()),
+            RequestKind::Heartbeat(r) => Some(r.group_id.as_str()),
+            RequestKind::LeaveGroup(r) => Some(r.group_id.as_str()),
+            RequestKind::OffsetCommit(r) => Some(r.group_id.as_str()),
+            RequestKind::OffsetFetch(r) if v < 8 => Some(r.group_id.as_str()),
+            _ => None,
+        };
+        let refused = match group {
+            Some(g) if !owns(g) => group_error_response(v, &request, NOT_COORDINATOR),
             _ => None,
         };
         if let Some(response) = refused {
@@ -336,7 +481,18 @@ impl Broker {
             }
             other => other,
         };
+        // Member ids are unique cluster-wide: a coordinator that took a group over must not hand
+        // out an id an earlier coordinator of the group used.
+        let is_join = matches!(request, RequestKind::JoinGroup(_));
+        if is_join {
+            let seq =
+                cluster::lock(&self.cluster).take_member_seq(self.coordinator.next_member_seq());
+            self.coordinator.set_next_member_seq(seq);
+        }
         self.coordinator.handle_request_from(now, id, v, client_id, request);
+        if is_join {
+            cluster::lock(&self.cluster).advance_member_seq(self.coordinator.next_member_seq());
+        }
         self.pull_coordinator_outputs();
     }
 }
@@ -387,63 +543,6 @@ impl Fixup {
             other => other,
         }
     }
-}
-
-fn not_coordinator_join(v: i16, r: &JoinGroupRequest) -> JoinGroupResponse {
-    // protocol_name is nullable only from v7; below that an empty string stands for "none".
-    let protocol_name = if v >= 7 { None } else { Some(StrBytes::default()) };
-    JoinGroupResponse::default()
-        .with_error_code(NOT_COORDINATOR)
-        .with_generation_id(-1)
-        .with_member_id(r.member_id.clone())
-        .with_protocol_name(protocol_name)
-}
-
-fn not_coordinator_commit(r: &OffsetCommitRequest) -> OffsetCommitResponse {
-    let topics = r
-        .topics
-        .iter()
-        .map(|t| {
-            OffsetCommitResponseTopic::default().with_name(t.name.clone()).with_partitions(
-                t.partitions
-                    .iter()
-                    .map(|p| {
-                        OffsetCommitResponsePartition::default()
-                            .with_partition_index(p.partition_index)
-                            .with_error_code(NOT_COORDINATOR)
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    OffsetCommitResponse::default().with_topics(topics)
-}
-
-/// OffsetFetch v1–7 for a group we do not coordinate: v2+ carry a top-level error code; v1 has
-/// none, so the error goes on every requested partition.
-fn not_coordinator_offset_fetch(v: i16, r: &OffsetFetchRequest) -> OffsetFetchResponse {
-    if v >= 2 {
-        return OffsetFetchResponse::default().with_error_code(NOT_COORDINATOR);
-    }
-    let topics = r
-        .topics
-        .iter()
-        .flatten()
-        .map(|t| {
-            OffsetFetchResponseTopic::default().with_name(t.name.clone()).with_partitions(
-                t.partition_indexes
-                    .iter()
-                    .map(|&p| {
-                        OffsetFetchResponsePartition::default()
-                            .with_partition_index(p)
-                            .with_committed_offset(-1)
-                            .with_error_code(NOT_COORDINATOR)
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    OffsetFetchResponse::default().with_topics(topics)
 }
 
 #[cfg(test)]

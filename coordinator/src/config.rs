@@ -19,6 +19,31 @@ pub struct CoordinatorConfig {
     /// How long a member that was told MEMBER_ID_REQUIRED (or a new member waiting in a join)
     /// has to come back before it is dropped (Kafka: 5 minutes for new members).
     pub new_member_join_timeout_ms: i32,
+    /// How long an append to the offsets log takes to be replicated (Kafka waits for the ISR
+    /// before completing a commit or storing a group). 0 completes appends at once.
+    #[serde(default = "default_offsets_append_delay_ms")]
+    pub offsets_append_delay_ms: u64,
+    /// Deliberate coordinator bugs, to show the checker catches them. All off by default.
+    #[serde(default)]
+    pub bugs: CoordinatorBugs,
+}
+
+fn default_offsets_append_delay_ms() -> u64 {
+    2
+}
+
+/// Switches that break the coordinator on purpose (issue 5): each makes a class of anomaly
+/// possible so a test can show the checker reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoordinatorBugs {
+    /// OffsetCommit is accepted whatever the generation and member id: a zombie (a member
+    /// removed from the group, or one that missed a rebalance) gets its commit in.
+    #[serde(default)]
+    pub skip_commit_generation_check: bool,
+    /// A commit is acknowledged and cached before its append to the offsets log completes: a
+    /// broker crash in between loses an acknowledged commit.
+    #[serde(default)]
+    pub ack_commit_before_log_append: bool,
 }
 
 impl Default for CoordinatorConfig {
@@ -30,6 +55,8 @@ impl Default for CoordinatorConfig {
             initial_rebalance_delay_ms: 3_000,
             group_max_size: i32::MAX,
             new_member_join_timeout_ms: 300_000,
+            offsets_append_delay_ms: default_offsets_append_delay_ms(),
+            bugs: CoordinatorBugs::default(),
         }
     }
 }

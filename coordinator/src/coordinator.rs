@@ -6,13 +6,37 @@
 //! [`GroupCoordinator::poll_output`]. JoinGroup and SyncGroup answers may come much later than
 //! their request (when the rebalance reaches the right phase); the driver keeps the connection
 //! waiting for that request id.
+//!
+//! # Offsets partitions, loading and the offsets log
+//! Groups live in the partitions of the offsets topic (`partitionFor(group)`). A coordinator
+//! built with [`GroupCoordinator::new`] owns every partition from the start (one broker, tests).
+//! One built with [`GroupCoordinator::with_offsets_log`] owns only the partitions it is told to
+//! load ([`GroupCoordinator::load_partition`]): while one loads, its groups' requests get Kafka's
+//! loading answers (COORDINATOR_LOAD_IN_PROGRESS for JoinGroup, OffsetCommit, OffsetFetch,
+//! LeaveGroup and DescribeGroups; REBALANCE_IN_PROGRESS for SyncGroup; NONE for Heartbeat); once
+//! loaded, the cache is rebuilt from the offsets log. A group of a partition it does not own
+//! gets NOT_COORDINATOR. [`GroupCoordinator::unload_partition`] gives a partition up.
+//!
+//! Commits and the leader's assignment are appended to the offsets log and take effect when the
+//! append completes (`offsets_append_delay_ms` later, a timer): only then is the commit cached,
+//! recorded (OffsetCommitAccepted) and acknowledged, and the group moved to Stable.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
+use bytes::Bytes;
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitResponse, TopicName};
+
+use crate::broker::group_partition;
+use crate::event::MemberAssignment;
 use crate::group::Group;
-use crate::offsets::OffsetStore;
+use crate::offsets::{CommittedOffset, OffsetStore};
+use crate::offsets_log::{self, GroupMetadataValue, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
 use crate::{CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition};
 
 /// What the coordinator asks its driver to do.
@@ -35,6 +59,10 @@ pub(crate) enum TimerKey {
     Session { group: String, member: String },
     /// A pending member (told MEMBER_ID_REQUIRED) must have rejoined by then.
     PendingMember { group: String, member: String },
+    /// An append to the offsets log completes (is replicated).
+    Append { seq: u64 },
+    /// An offsets partition finishes loading.
+    Load { partition: i32 },
 }
 
 /// Outputs and timers, kept apart from the groups so a group can be borrowed mutably while it
@@ -45,6 +73,9 @@ pub(crate) struct Effects {
     /// Every armed timer, ordered by deadline; each owner stores its own deadline so an entry
     /// can be found and removed in O(log n).
     pub timers: BTreeSet<(Millis, TimerKey)>,
+    /// Group metadata snapshots to append to the offsets log without waiting for them (the
+    /// group became Empty, a static member was replaced); the coordinator drains these.
+    pub stores: Vec<GroupMetadataValue>,
 }
 
 impl Effects {
@@ -67,12 +98,82 @@ impl Effects {
         *slot = Some(at);
     }
 
+    /// Queue a fire-and-forget append of a group's metadata.
+    pub fn store_group(&mut self, snapshot: GroupMetadataValue) {
+        self.stores.push(snapshot);
+    }
+
     /// Stop the timer whose deadline is stored in `slot`.
     pub fn disarm(&mut self, slot: &mut Option<Millis>, key: TimerKey) {
         if let Some(old) = slot.take() {
             self.timers.remove(&(old, key));
         }
     }
+}
+
+/// Whether an offsets partition is being loaded or is served, and the leader epoch it was
+/// taken over at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionLoad {
+    /// Loading until the load timer fires: requests get the loading answers.
+    Loading { epoch: i32 },
+    /// Loaded and served.
+    Loaded { epoch: i32 },
+}
+
+impl PartitionLoad {
+    /// The leader epoch the partition was taken over at.
+    pub fn epoch(self) -> i32 {
+        match self {
+            PartitionLoad::Loading { epoch } | PartitionLoad::Loaded { epoch } => epoch,
+        }
+    }
+}
+
+/// Whether this coordinator can answer for a group now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupStatus {
+    /// Its partition is loaded here.
+    Ready,
+    /// Its partition is loading here.
+    Loading,
+    /// Its partition is not owned here.
+    NotOwned,
+}
+
+/// What to do when an append to the offsets log completes.
+#[derive(Clone, Debug)]
+pub(crate) enum AppendDone {
+    /// Nothing waits for it.
+    Nothing,
+    /// An OffsetCommit: cache and record the accepted partitions, then answer.
+    Commit(PendingCommit),
+    /// The leader's SyncGroup: store the assignment and move to Stable if the generation is
+    /// still the one being completed.
+    Assignment { group: String, generation: i32, assignment: BTreeMap<String, Bytes> },
+}
+
+/// An OffsetCommit waiting for its append.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingCommit {
+    pub id: RequestId,
+    pub group: String,
+    pub member_id: String,
+    pub generation: i32,
+    /// Per topic, its partitions' outcomes.
+    pub topics: Vec<(TopicName, Vec<CommitOutcome>)>,
+}
+
+/// One partition of an OffsetCommit: (index, error decided at validation, offset to store if
+/// accepted).
+pub(crate) type CommitOutcome = (i32, i16, Option<CommittedOffset>);
+
+/// An append on its way to the offsets log.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingAppend {
+    partition: i32,
+    records: Vec<OffsetsRecord>,
+    then: AppendDone,
 }
 
 /// Sans-IO classic group coordinator.
@@ -84,18 +185,70 @@ pub struct GroupCoordinator {
     pub(crate) fx: Effects,
     /// Suffix of the next generated member id (ids are `{client_id}-{n}`, never random).
     pub(crate) next_member_seq: u64,
+    /// The offsets log this coordinator appends to and loads from.
+    log: SharedOffsetsLog,
+    /// Owned offsets partitions; `None` means every partition, loaded from the start.
+    partitions: Option<BTreeMap<i32, PartitionLoad>>,
+    /// Appends not yet complete, by sequence number.
+    appends: BTreeMap<u64, PendingAppend>,
+    next_append: u64,
 }
 
 impl GroupCoordinator {
-    /// A coordinator with no groups.
+    /// A coordinator with no groups that owns every offsets partition (a private one-partition
+    /// offsets log): the single-broker and unit-test setting.
     pub fn new(config: CoordinatorConfig) -> Self {
+        let mut c = Self::with_offsets_log(config, OffsetsLog::new(1).shared());
+        c.partitions = None;
+        c
+    }
+
+    /// A coordinator appending to (and loading from) a shared offsets log. It owns no offsets
+    /// partition until told to load one ([`Self::load_partition`]).
+    pub fn with_offsets_log(config: CoordinatorConfig, log: SharedOffsetsLog) -> Self {
         Self {
             config,
             groups: BTreeMap::new(),
             offsets: OffsetStore::default(),
             fx: Effects::default(),
             next_member_seq: 1,
+            log,
+            partitions: Some(BTreeMap::new()),
+            appends: BTreeMap::new(),
+            next_append: 0,
         }
+    }
+
+    /// The offsets log this coordinator writes.
+    pub fn offsets_log(&self) -> &SharedOffsetsLog {
+        &self.log
+    }
+
+    /// The offsets partition holding `group_id` (Kafka's partitionFor).
+    pub fn partition_for(&self, group_id: &str) -> i32 {
+        group_partition(group_id, offsets_log::lock(&self.log).partition_count())
+    }
+
+    /// Owned offsets partitions with their load state, ascending; `None` when this coordinator
+    /// owns every partition ([`Self::new`]).
+    pub fn owned_partitions(&self) -> Option<Vec<(i32, PartitionLoad)>> {
+        self.partitions.as_ref().map(|m| m.iter().map(|(p, l)| (*p, *l)).collect())
+    }
+
+    pub(crate) fn group_status(&self, group_id: &str) -> GroupStatus {
+        let Some(owned) = &self.partitions else { return GroupStatus::Ready };
+        match owned.get(&self.partition_for(group_id)) {
+            Some(PartitionLoad::Loaded { .. }) => GroupStatus::Ready,
+            Some(PartitionLoad::Loading { .. }) => GroupStatus::Loading,
+            None => GroupStatus::NotOwned,
+        }
+    }
+
+    /// Whether any owned partition is still loading (ListGroups reports it).
+    pub(crate) fn any_loading(&self) -> bool {
+        self.partitions
+            .as_ref()
+            .is_some_and(|m| m.values().any(|l| matches!(l, PartitionLoad::Loading { .. })))
     }
 
     /// The configuration this coordinator runs with.
@@ -143,6 +296,10 @@ impl GroupCoordinator {
         client_id: &str,
         request: RequestKind,
     ) {
+        if let Some(response) = self.refuse_unready(id, version, &request) {
+            self.fx.respond(id, response);
+            return;
+        }
         match request {
             RequestKind::JoinGroup(r) => self.handle_join_group(now, id, version, client_id, r),
             RequestKind::SyncGroup(r) => self.handle_sync_group(now, id, version, r),
@@ -159,6 +316,41 @@ impl GroupCoordinator {
                 )
             }
         }
+        self.flush_stores(now);
+    }
+
+    /// Kafka's validateGroupStatus for single-group requests: NOT_COORDINATOR for a partition
+    /// not owned here; while it loads, the per-API loading answer (see the module docs).
+    /// Batched requests (DescribeGroups, OffsetFetch v8+) and ListGroups decide per group in
+    /// their handlers.
+    fn refuse_unready(
+        &self,
+        _id: RequestId,
+        version: i16,
+        request: &RequestKind,
+    ) -> Option<ResponseKind> {
+        use crate::api::refusal::group_error_response;
+        let group = match request {
+            RequestKind::JoinGroup(r) => r.group_id.as_str(),
+            RequestKind::SyncGroup(r) => r.group_id.as_str(),
+            RequestKind::Heartbeat(r) => r.group_id.as_str(),
+            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
+            RequestKind::OffsetCommit(r) => r.group_id.as_str(),
+            RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
+            _ => return None,
+        };
+        let code = match self.group_status(group) {
+            GroupStatus::Ready => return None,
+            GroupStatus::NotOwned => ResponseError::NotCoordinator.code(),
+            GroupStatus::Loading => match request {
+                // The rebalance in progress was lost with the old coordinator: start over.
+                RequestKind::SyncGroup(_) => ResponseError::RebalanceInProgress.code(),
+                // Let the member keep its session while the group loads.
+                RequestKind::Heartbeat(_) => 0,
+                _ => ResponseError::CoordinatorLoadInProgress.code(),
+            },
+        };
+        group_error_response(version, request, code)
     }
 
     /// The earliest instant at which [`Self::handle_timeout`] has work to do.
@@ -174,6 +366,7 @@ impl GroupCoordinator {
             }
             let (_, key) = self.fx.timers.pop_first().expect("checked non-empty");
             self.fire(now, key);
+            self.flush_stores(now);
         }
     }
 
@@ -201,6 +394,12 @@ impl GroupCoordinator {
                     g.on_pending_member_timer(&member, now, cfg, fx);
                 }
             }
+            TimerKey::Append { seq } => {
+                if let Some(append) = self.appends.remove(&seq) {
+                    self.complete_append(now, append);
+                }
+            }
+            TimerKey::Load { partition } => self.finish_load(now, partition),
         }
     }
 
@@ -269,13 +468,286 @@ impl GroupCoordinator {
         self.next_member_seq = next;
     }
 
+    /// The suffix the next generated member id will use.
+    pub fn next_member_seq(&self) -> u64 {
+        self.next_member_seq
+    }
+
     /// Unloads every group (the coordinator moves away or shuts down): parked JoinGroup and
     /// SyncGroup requests are answered NOT_COORDINATOR, timers stop and the groups become Dead
-    /// and are forgotten. Committed offsets stay in [`Self::offsets`].
+    /// and are forgotten, and appends not yet complete fail (their commits get
+    /// NOT_COORDINATOR). Committed offsets stay in [`Self::offsets`].
     pub fn unload_all(&mut self) {
         let groups = std::mem::take(&mut self.groups);
         for (_, mut g) in groups {
             g.unload(&mut self.fx);
+        }
+        let seqs: Vec<u64> = self.appends.keys().copied().collect();
+        for seq in seqs {
+            self.fail_append(seq);
+        }
+    }
+
+    // ---- offsets partitions: load and unload -----------------------------------------------
+
+    /// Takes over offsets partition `partition` at leader epoch `epoch`: its groups get the
+    /// loading answers until `load_ms` from now, when the partition is replayed from the
+    /// offsets log (at once when `load_ms` is 0). Taking over a partition already owned at the
+    /// same epoch does nothing; at another epoch it is unloaded and loaded again.
+    pub fn load_partition(&mut self, now: Millis, partition: i32, epoch: i32, load_ms: Millis) {
+        let owned = self.partitions.get_or_insert_with(BTreeMap::new);
+        match owned.get(&partition) {
+            Some(l) if l.epoch() == epoch => return,
+            Some(_) => self.unload_partition(partition),
+            None => {}
+        }
+        let owned = self.partitions.get_or_insert_with(BTreeMap::new);
+        owned.insert(partition, PartitionLoad::Loading { epoch });
+        if load_ms == 0 {
+            self.finish_load(now, partition);
+        } else {
+            self.fx.timers.insert((now + load_ms, TimerKey::Load { partition }));
+        }
+    }
+
+    /// Kafka's loadGroupsAndOffsets + onGroupLoaded: replays the partition, rebuilds its groups
+    /// (Stable at the stored generation, or Empty with no members) and their offsets, and gives
+    /// every loaded member a fresh session deadline.
+    fn finish_load(&mut self, now: Millis, partition: i32) {
+        let Some(owned) = self.partitions.as_mut() else { return };
+        let Some(PartitionLoad::Loading { epoch }) = owned.get(&partition).copied() else {
+            return;
+        };
+        owned.insert(partition, PartitionLoad::Loaded { epoch });
+        let loaded = offsets_log::lock(&self.log).load(partition);
+        for (group, offsets) in &loaded.offsets {
+            for (tp, offset) in offsets {
+                self.offsets.commit(group, tp.clone(), offset.clone());
+            }
+        }
+        let mut ids: BTreeSet<&String> = loaded.groups.keys().collect();
+        ids.extend(loaded.offsets.keys());
+        for id in ids {
+            let group = match loaded.groups.get(id) {
+                Some(snapshot) => Group::from_snapshot(snapshot),
+                None => Group::new(id.clone()),
+            };
+            for m in group.members() {
+                if let Some(seq) =
+                    m.member_id.rsplit('-').next().and_then(|n| n.parse::<u64>().ok())
+                {
+                    self.next_member_seq = self.next_member_seq.max(seq + 1);
+                }
+            }
+            let mut assignments: Vec<MemberAssignment> = group
+                .members()
+                .map(|m| MemberAssignment {
+                    member_id: m.member_id.clone(),
+                    partitions: crate::consumer_protocol::decode_assignment(&m.assignment)
+                        .map(|a| a.partitions)
+                        .unwrap_or_default(),
+                })
+                .collect();
+            assignments.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+            let mut members: Vec<String> = group.members().map(|m| m.member_id.clone()).collect();
+            members.sort();
+            self.fx.event(CoordinatorEvent::GroupLoaded {
+                group: id.clone(),
+                partition,
+                state: group.state(),
+                generation: group.generation_id(),
+                protocol: group.protocol_name().map(str::to_string),
+                leader: group.leader_id().map(str::to_string),
+                members,
+                assignments,
+            });
+            let g = self.groups.entry(id.clone()).or_insert(group);
+            let member_ids: Vec<String> = g.members().map(|m| m.member_id.clone()).collect();
+            for m in member_ids {
+                g.touch(&m, now, &mut self.fx);
+            }
+        }
+    }
+
+    /// Gives up offsets partition `partition` (Kafka's onGroupUnloaded for each of its groups):
+    /// groups go Dead and are forgotten with their cached offsets, parked JoinGroup and
+    /// SyncGroup requests get NOT_COORDINATOR, appends not yet complete fail (commits get
+    /// NOT_COORDINATOR), and later requests get NOT_COORDINATOR. Nothing if not owned.
+    pub fn unload_partition(&mut self, partition: i32) {
+        let Some(owned) = self.partitions.as_mut() else { return };
+        let Some(load) = owned.remove(&partition) else { return };
+        if let PartitionLoad::Loading { .. } = load {
+            self.fx.timers.retain(|(_, k)| *k != TimerKey::Load { partition });
+        }
+        let seqs: Vec<u64> = self
+            .appends
+            .iter()
+            .filter(|(_, a)| a.partition == partition)
+            .map(|(s, _)| *s)
+            .collect();
+        for seq in seqs {
+            self.fail_append(seq);
+        }
+        let ids: Vec<String> =
+            self.groups.keys().filter(|g| self.partition_for(g) == partition).cloned().collect();
+        for id in ids {
+            if let Some(mut g) = self.groups.remove(&id) {
+                g.unload(&mut self.fx);
+                self.fx.event(CoordinatorEvent::GroupUnloaded { group: id.clone(), partition });
+            }
+            self.offsets.remove_group(&id);
+        }
+        // Offsets of groups without group state (simple consumers) go too.
+        let orphans: Vec<String> = self
+            .offsets
+            .groups()
+            .filter(|g| self.partition_for(g) == partition)
+            .map(str::to_string)
+            .collect();
+        for id in orphans {
+            self.offsets.remove_group(&id);
+        }
+    }
+
+    // ---- appends to the offsets log ---------------------------------------------------------
+
+    /// Starts an append; it completes `offsets_append_delay_ms` from now (at once when 0).
+    pub(crate) fn append(
+        &mut self,
+        now: Millis,
+        group: &str,
+        records: Vec<OffsetsRecord>,
+        then: AppendDone,
+    ) {
+        let append = PendingAppend { partition: self.partition_for(group), records, then };
+        let delay = self.config.offsets_append_delay_ms;
+        if delay == 0 {
+            self.complete_append(now, append);
+            return;
+        }
+        let seq = self.next_append;
+        self.next_append += 1;
+        self.appends.insert(seq, append);
+        self.fx.timers.insert((now + delay, TimerKey::Append { seq }));
+    }
+
+    /// The append is replicated: write it to the log and run what waited for it.
+    ///
+    /// What waited is checked again first, and the append is dropped if it no longer holds: a
+    /// commit whose member left or whose generation ended while it was being replicated gets
+    /// UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION instead of landing after the rebalance (Kafka does
+    /// not re-check, leaving a window in which a fenced member's commit lands), and an assignment
+    /// whose generation was abandoned is not stored (so no coordinator ever loads an assignment
+    /// nobody received).
+    fn complete_append(&mut self, now: Millis, append: PendingAppend) {
+        let still_valid = match &append.then {
+            AppendDone::Nothing => Ok(()),
+            AppendDone::Commit(c) => self.commit_still_valid(c),
+            AppendDone::Assignment { group, generation, .. } => match self.groups.get(group) {
+                Some(g)
+                    if g.state() == GroupState::CompletingRebalance
+                        && g.generation_id() == *generation =>
+                {
+                    Ok(())
+                }
+                _ => Err(0),
+            },
+        };
+        if still_valid.is_ok() {
+            let mut log = offsets_log::lock(&self.log);
+            for record in append.records {
+                log.append(append.partition, record);
+            }
+        }
+        match (append.then, still_valid) {
+            (AppendDone::Nothing, _) => {}
+            (AppendDone::Commit(c), Ok(())) => self.finish_commit(c, None),
+            (AppendDone::Commit(c), Err(code)) => self.finish_commit(c, Some(code)),
+            (AppendDone::Assignment { group, assignment, .. }, Ok(())) => {
+                let fx = &mut self.fx;
+                if let Some(g) = self.groups.get_mut(&group) {
+                    g.store_assignment(assignment, now, fx);
+                }
+            }
+            (AppendDone::Assignment { .. }, Err(_)) => {}
+        }
+    }
+
+    /// A member commit validated earlier: is its member still in the group, in that generation?
+    fn commit_still_valid(&self, c: &PendingCommit) -> Result<(), i16> {
+        if c.generation < 0 || self.config.bugs.skip_commit_generation_check {
+            return Ok(());
+        }
+        match self.groups.get(&c.group) {
+            Some(g) if !g.has(&c.member_id) => Err(ResponseError::UnknownMemberId.code()),
+            Some(g) if g.generation_id() != c.generation => {
+                Err(ResponseError::IllegalGeneration.code())
+            }
+            Some(_) => Ok(()),
+            None => Err(ResponseError::NotCoordinator.code()),
+        }
+    }
+
+    /// An append that will never complete (the partition moved away).
+    fn fail_append(&mut self, seq: u64) {
+        let Some(append) = self.appends.remove(&seq) else { return };
+        self.fx.timers.retain(|(_, k)| *k != TimerKey::Append { seq });
+        if let AppendDone::Commit(c) = append.then {
+            self.finish_commit(c, Some(ResponseError::NotCoordinator.code()));
+        }
+    }
+
+    /// Answers an OffsetCommit: accepted partitions are cached and recorded unless `failure`
+    /// says the append failed, in which case they get that error.
+    pub(crate) fn finish_commit(&mut self, c: PendingCommit, failure: Option<i16>) {
+        let mut topics = Vec::with_capacity(c.topics.len());
+        for (name, parts) in c.topics {
+            let mut partitions = Vec::with_capacity(parts.len());
+            for (index, error, offset) in parts {
+                let error = match (offset, failure) {
+                    (Some(offset), None) => {
+                        let tp = TopicPartition::new(name.0.to_string(), index);
+                        self.fx.event(CoordinatorEvent::OffsetCommitAccepted {
+                            group: c.group.clone(),
+                            member_id: c.member_id.clone(),
+                            generation: c.generation,
+                            partition: tp.clone(),
+                            offset: offset.offset,
+                        });
+                        self.offsets.commit(&c.group, tp, offset);
+                        error
+                    }
+                    (Some(offset), Some(code)) => {
+                        self.fx.event(CoordinatorEvent::OffsetCommitRejected {
+                            group: c.group.clone(),
+                            member_id: c.member_id.clone(),
+                            generation: c.generation,
+                            partition: TopicPartition::new(name.0.to_string(), index),
+                            offset: offset.offset,
+                            error: crate::error_name(code),
+                        });
+                        code
+                    }
+                    (None, _) => error,
+                };
+                partitions.push(
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(index)
+                        .with_error_code(error),
+                );
+            }
+            topics.push(
+                OffsetCommitResponseTopic::default().with_name(name).with_partitions(partitions),
+            );
+        }
+        self.fx.respond(c.id, OffsetCommitResponse::default().with_topics(topics));
+    }
+
+    /// Appends the snapshots groups queued (fire-and-forget).
+    fn flush_stores(&mut self, now: Millis) {
+        for snapshot in std::mem::take(&mut self.fx.stores) {
+            let group = snapshot.group_id.clone();
+            self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], AppendDone::Nothing);
         }
     }
 }

@@ -61,6 +61,24 @@ pub enum CoordinatorEvent {
         offset: i64,
         error: String,
     },
+    /// The group was loaded from the offsets log by the broker that now leads its offsets
+    /// partition (Kafka's onGroupLoaded): Stable at the last stored generation with its members
+    /// and assignment (or Empty when it had none). The stored generation may be older than the
+    /// last GenerationStarted when a move interrupted a rebalance before its assignment was
+    /// stored. Loaded members get fresh session deadlines.
+    GroupLoaded {
+        group: String,
+        partition: i32,
+        state: GroupState,
+        generation: i32,
+        protocol: Option<String>,
+        leader: Option<String>,
+        members: Vec<String>,
+        assignments: Vec<MemberAssignment>,
+    },
+    /// The group was unloaded from this broker (its offsets partition moved away): it went Dead
+    /// here, parked requests were answered NOT_COORDINATOR and its cache was dropped.
+    GroupUnloaded { group: String, partition: i32 },
 }
 
 /// One member's share of a generation's assignment.

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coordinator::{Effects, TimerKey};
 use crate::event::MemberAssignment;
+use crate::offsets_log::{GroupMetadataValue, MemberMetadataValue};
 use crate::{CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason, RequestId};
 
 /// Kafka's classic group states.
@@ -350,6 +351,90 @@ impl Group {
     /// Every member has a parked JoinGroup and no pending member is still expected.
     pub fn has_all_members_joined(&self) -> bool {
         self.pending_members.is_empty() && self.members.values().all(|m| m.awaiting_join.is_some())
+    }
+
+    // ---- persistence ----------------------------------------------------------------------
+
+    /// The group's metadata as Kafka stores it (GroupMetadataManager.groupMetadataValue): the
+    /// generation, protocol, leader and every member with the subscription it sent for the
+    /// chosen protocol and its assignment (`assignment` overrides the members' current ones, for
+    /// the leader's SyncGroup whose assignment is stored before it takes effect).
+    pub fn snapshot(
+        &self,
+        assignment: Option<&BTreeMap<String, Bytes>>,
+        now: Millis,
+    ) -> GroupMetadataValue {
+        let protocol = self.protocol_name.clone().unwrap_or_default();
+        GroupMetadataValue {
+            group_id: self.group_id.clone(),
+            protocol_type: self.protocol_type.clone(),
+            generation: self.generation_id,
+            protocol_name: self.protocol_name.clone(),
+            leader: self.leader_id.clone(),
+            members: self
+                .members
+                .values()
+                .map(|m| MemberMetadataValue {
+                    member_id: m.member_id.clone(),
+                    group_instance_id: m.group_instance_id.clone(),
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    rebalance_timeout_ms: m.rebalance_timeout_ms,
+                    session_timeout_ms: m.session_timeout_ms,
+                    subscription: m.metadata(&protocol),
+                    assignment: match assignment {
+                        Some(a) => a.get(&m.member_id).cloned().unwrap_or_default(),
+                        None => m.assignment.clone(),
+                    },
+                })
+                .collect(),
+            stored_at: now,
+        }
+    }
+
+    /// Rebuilds a group from its stored metadata (Kafka's GroupMetadata.loadGroup): Empty when
+    /// it has no members, else Stable at the stored generation; each member supports just the
+    /// stored protocol with its stored subscription. Session deadlines are armed by the caller.
+    pub fn from_snapshot(v: &GroupMetadataValue) -> Group {
+        let mut g = Group::new(v.group_id.clone());
+        g.generation_id = v.generation;
+        g.protocol_type = v.protocol_type.clone();
+        g.protocol_name = v.protocol_name.clone();
+        let protocol = v.protocol_name.clone().unwrap_or_default();
+        for m in &v.members {
+            let member = Member {
+                member_id: m.member_id.clone(),
+                group_instance_id: m.group_instance_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                session_timeout_ms: m.session_timeout_ms,
+                protocol_type: v.protocol_type.clone().unwrap_or_default(),
+                protocols: vec![MemberProtocol {
+                    name: protocol.clone(),
+                    metadata: m.subscription.clone(),
+                }],
+                assignment: m.assignment.clone(),
+                awaiting_join: None,
+                awaiting_sync: None,
+                is_new: false,
+                joined_at: 0,
+                session_deadline: None,
+            };
+            for p in member.protocol_names() {
+                *g.protocol_support.entry(p).or_default() += 1;
+            }
+            if let Some(instance) = &member.group_instance_id {
+                g.static_members.insert(instance.clone(), member.member_id.clone());
+            }
+            g.members.insert(member.member_id.clone(), member);
+        }
+        g.leader_id = v.leader.clone().filter(|l| g.members.contains_key(l));
+        if g.leader_id.is_none() {
+            g.leader_id = g.members.keys().next().cloned();
+        }
+        g.state = if g.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
+        g
     }
 
     // ---- state machine --------------------------------------------------------------------
@@ -728,6 +813,8 @@ impl Group {
             self.leader_id = None;
             self.transition_to(GroupState::Empty, fx);
             self.generation_started(fx);
+            // Kafka stores the Empty group (with no assignment) without waiting for it.
+            fx.store_group(self.snapshot(None, now));
             return;
         }
         self.protocol_name = self.select_protocol();

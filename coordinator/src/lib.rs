@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod broker;
+pub mod cluster;
 pub mod config;
 pub mod consumer_protocol;
 pub mod coordinator;
@@ -17,9 +18,10 @@ pub mod event;
 pub mod group;
 pub mod log;
 pub mod offsets;
+pub mod offsets_log;
 pub mod wire;
 
-pub use config::CoordinatorConfig;
+pub use config::{CoordinatorBugs, CoordinatorConfig};
 pub use coordinator::{CoordinatorOutput, GroupCoordinator};
 pub use event::{CoordinatorEvent, RemovalReason};
 pub use group::GroupState;

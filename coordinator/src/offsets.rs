@@ -57,6 +57,11 @@ impl OffsetStore {
         self.groups.get(group).is_some_and(|g| !g.is_empty())
     }
 
+    /// Forgets every offset of a group (its offsets partition was unloaded).
+    pub fn remove_group(&mut self, group: &str) {
+        self.groups.remove(group);
+    }
+
     /// Groups with committed offsets, sorted.
     pub fn groups(&self) -> impl Iterator<Item = &str> {
         self.groups.keys().map(String::as_str)

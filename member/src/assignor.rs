@@ -4,10 +4,13 @@
 //! Kafka runs the assignment on the client: the coordinator picks one protocol (assignor name)
 //! that every member offered, elects a leader, and hands the leader all subscriptions. The leader
 //! runs that assignor and sends the result back in SyncGroup. [`Assignor`] is the plug-in point;
-//! [`RangeAssignor`] and [`RoundRobinAssignor`] are Kafka's `range` and `roundrobin`.
+//! [`RangeAssignor`] and [`RoundRobinAssignor`] are Kafka's `range` and `roundrobin`,
+//! [`StickyAssignor`] and [`CooperativeStickyAssignor`] Kafka's `sticky` and
+//! `cooperative-sticky` (KIP-54, KIP-429), [`RoundRobinV2Assignor`] brod's `roundrobin_v2`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use groupsim_coordinator::consumer_protocol::Subscription;
 use serde::{Deserialize, Serialize};
 
@@ -20,17 +23,33 @@ pub enum AssignorKind {
     Range,
     /// Kafka's `roundrobin`.
     RoundRobin,
+    /// Kafka's `sticky` (eager protocol; the previous assignment travels in user data).
+    Sticky,
+    /// Kafka's `cooperative-sticky` (KIP-429 incremental protocol).
+    CooperativeSticky,
+    /// brod's `roundrobin_v2`.
+    RoundRobinV2,
 }
 
 impl AssignorKind {
     /// Every assignor groupsim ships.
-    pub const ALL: [AssignorKind; 2] = [AssignorKind::Range, AssignorKind::RoundRobin];
+    pub const ALL: [AssignorKind; 5] = [
+        AssignorKind::Range,
+        AssignorKind::RoundRobin,
+        AssignorKind::Sticky,
+        AssignorKind::CooperativeSticky,
+        AssignorKind::RoundRobinV2,
+    ];
 
-    /// The protocol name offered in JoinGroup (`range`, `roundrobin`), as the Java client names it.
+    /// The protocol name offered in JoinGroup (`range`, `roundrobin`, `sticky`,
+    /// `cooperative-sticky`, `roundrobin_v2`), as the clients name it.
     pub fn protocol_name(self) -> &'static str {
         match self {
             AssignorKind::Range => "range",
             AssignorKind::RoundRobin => "roundrobin",
+            AssignorKind::Sticky => "sticky",
+            AssignorKind::CooperativeSticky => "cooperative-sticky",
+            AssignorKind::RoundRobinV2 => "roundrobin_v2",
         }
     }
 
@@ -44,6 +63,9 @@ impl AssignorKind {
         match self {
             AssignorKind::Range => Box::new(RangeAssignor),
             AssignorKind::RoundRobin => Box::new(RoundRobinAssignor),
+            AssignorKind::Sticky => Box::new(StickyAssignor),
+            AssignorKind::CooperativeSticky => Box::new(CooperativeStickyAssignor),
+            AssignorKind::RoundRobinV2 => Box::new(RoundRobinV2Assignor),
         }
     }
 }
@@ -65,6 +87,13 @@ pub trait Assignor: Send {
         partitions_per_topic: &BTreeMap<String, i32>,
         subscriptions: &BTreeMap<String, Subscription>,
     ) -> BTreeMap<String, Vec<TopicPartition>>;
+
+    /// Whether the assignor follows the cooperative (KIP-429) rules: it never hands a partition
+    /// owned by one member to another in the same rebalance. A Java-style member uses the
+    /// incremental protocol only when every assignor it offers is cooperative.
+    fn supports_cooperative(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Assignor {
@@ -168,6 +197,268 @@ impl Assignor for RoundRobinAssignor {
     }
 }
 
+/// brod's `roundrobin_v2`.
+///
+/// Every subscribed partition, sorted by topic then partition, is dealt to the members in turn;
+/// a member not subscribed to the partition's topic loses its turn for that round and the next
+/// member in the round is offered the partition. brod puts the leader first in the round; the
+/// [`Assignor`] trait does not say who leads, so members go in member-id order here.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoundRobinV2Assignor;
+
+impl Assignor for RoundRobinV2Assignor {
+    fn name(&self) -> &str {
+        AssignorKind::RoundRobinV2.protocol_name()
+    }
+
+    fn assign(
+        &self,
+        partitions_per_topic: &BTreeMap<String, i32>,
+        subscriptions: &BTreeMap<String, Subscription>,
+    ) -> BTreeMap<String, Vec<TopicPartition>> {
+        let mut out = empty_assignment(subscriptions);
+        let members: Vec<(&String, &Subscription)> = subscriptions.iter().collect();
+        let all: Vec<TopicPartition> = subscribed_partitions(partitions_per_topic, subscriptions);
+        // `pending` are the members still to be offered a partition in this round.
+        let mut pending: std::collections::VecDeque<usize> = (0..members.len()).collect();
+        for tp in all {
+            // Some member subscribes to the topic, so at most two rounds are scanned.
+            for _ in 0..=2 * members.len() {
+                if pending.is_empty() {
+                    pending = (0..members.len()).collect();
+                }
+                let Some(i) = pending.pop_front() else { break };
+                if members[i].1.topics.contains(&tp.topic) {
+                    out.entry(members[i].0.clone()).or_default().push(tp.clone());
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Every partition of a topic some member subscribes to, sorted.
+fn subscribed_partitions(
+    partitions_per_topic: &BTreeMap<String, i32>,
+    subscriptions: &BTreeMap<String, Subscription>,
+) -> Vec<TopicPartition> {
+    partitions_per_topic
+        .iter()
+        .filter(|(t, _)| subscriptions.values().any(|s| s.topics.contains(t)))
+        .flat_map(|(t, &n)| (0..n.max(0)).map(move |p| TopicPartition::new(t.clone(), p)))
+        .collect()
+}
+
+/// What a member says about its past in its subscription's user data: the generation of its
+/// last assignment and the partitions of that assignment. groupsim's own layout (not Java's):
+/// i32 generation, i32 count, then per partition an i16-length topic name and an i32 partition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StickyUserData {
+    /// Generation of the member's last assignment (-1: none).
+    pub generation: i32,
+    /// The member's last assignment (for `sticky` under the eager protocol, where
+    /// `owned_partitions` is empty because everything was revoked before rejoining).
+    pub previous: Vec<TopicPartition>,
+}
+
+impl StickyUserData {
+    /// Encodes the user data.
+    pub fn encode(&self) -> Bytes {
+        let mut b = BytesMut::new();
+        b.put_i32(self.generation);
+        b.put_i32(self.previous.len() as i32);
+        for tp in &self.previous {
+            let name = tp.topic.as_bytes();
+            b.put_i16(name.len().min(i16::MAX as usize) as i16);
+            b.put_slice(&name[..name.len().min(i16::MAX as usize)]);
+            b.put_i32(tp.partition);
+        }
+        b.freeze()
+    }
+
+    /// Decodes user data; `None` when it is absent or not in this layout.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let mut b = bytes;
+        if b.remaining() < 8 {
+            return None;
+        }
+        let generation = b.get_i32();
+        let n = b.get_i32();
+        if n < 0 || n as usize > b.remaining() {
+            return None;
+        }
+        let mut previous = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            if b.remaining() < 2 {
+                return None;
+            }
+            let len = b.get_i16();
+            if len < 0 || b.remaining() < len as usize + 4 {
+                return None;
+            }
+            let topic = String::from_utf8(b[..len as usize].to_vec()).ok()?;
+            b.advance(len as usize);
+            previous.push(TopicPartition::new(topic, b.get_i32()));
+        }
+        Some(Self { generation, previous })
+    }
+}
+
+/// Which member owns (or last owned) each partition, from the subscriptions. A claim counts
+/// only if the partition exists and the member still subscribes to its topic; when two members
+/// claim one partition the higher generation wins (a member that missed a rebalance claims a
+/// stale assignment), ties going to the smaller member id.
+fn claims(
+    partitions_per_topic: &BTreeMap<String, i32>,
+    subscriptions: &BTreeMap<String, Subscription>,
+    from_owned: bool,
+) -> BTreeMap<TopicPartition, String> {
+    let mut best: BTreeMap<TopicPartition, (i32, String)> = BTreeMap::new();
+    for (member, sub) in subscriptions {
+        let data = sub.user_data.as_deref().and_then(StickyUserData::decode);
+        let generation = data.as_ref().map_or(-1, |d| d.generation);
+        let claimed: Vec<TopicPartition> = if from_owned || !sub.owned_partitions.is_empty() {
+            sub.owned_partitions.clone()
+        } else {
+            data.map(|d| d.previous).unwrap_or_default()
+        };
+        for tp in claimed {
+            let exists = partitions_per_topic.get(&tp.topic).is_some_and(|&n| tp.partition < n);
+            if !exists || tp.partition < 0 || !sub.topics.contains(&tp.topic) {
+                continue;
+            }
+            match best.get(&tp) {
+                Some((g, _)) if *g >= generation => {}
+                _ => {
+                    best.insert(tp, (generation, member.clone()));
+                }
+            }
+        }
+    }
+    best.into_iter().map(|(tp, (_, m))| (tp, m)).collect()
+}
+
+/// The sticky assignment: every claimed partition stays with its claimant, unclaimed partitions
+/// go one by one to the eligible member with the fewest, then partitions move from a member to
+/// an eligible one holding at least two fewer until no such move exists. With equal
+/// subscriptions that ends balanced within one; a member only gives partitions up while it holds
+/// two more than someone who could take them, so movement is minimal.
+fn sticky_assign(
+    partitions_per_topic: &BTreeMap<String, i32>,
+    subscriptions: &BTreeMap<String, Subscription>,
+    claims: &BTreeMap<TopicPartition, String>,
+) -> BTreeMap<String, BTreeSet<TopicPartition>> {
+    let mut out: BTreeMap<String, BTreeSet<TopicPartition>> =
+        subscriptions.keys().map(|m| (m.clone(), BTreeSet::new())).collect();
+    let eligible = |m: &String, tp: &TopicPartition| subscriptions[m].topics.contains(&tp.topic);
+    let mut unassigned = Vec::new();
+    for tp in subscribed_partitions(partitions_per_topic, subscriptions) {
+        match claims.get(&tp) {
+            Some(owner) if out.contains_key(owner) => {
+                out.get_mut(owner).expect("checked").insert(tp);
+            }
+            _ => unassigned.push(tp),
+        }
+    }
+    for tp in unassigned {
+        let taker = out
+            .iter()
+            .filter(|(m, _)| eligible(m, &tp))
+            .min_by_key(|(m, parts)| (parts.len(), (*m).clone()))
+            .map(|(m, _)| m.clone());
+        if let Some(m) = taker {
+            out.get_mut(&m).expect("member exists").insert(tp);
+        }
+    }
+    // Each move lowers the sum of squared sizes, so this ends.
+    loop {
+        let mut donors: Vec<(&String, usize)> = out.iter().map(|(m, p)| (m, p.len())).collect();
+        donors.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut found = None;
+        'search: for (donor, size) in donors {
+            for tp in out[donor].iter().rev() {
+                let receiver = out
+                    .iter()
+                    .filter(|(m, p)| *m != donor && p.len() + 2 <= size && eligible(m, tp))
+                    .min_by_key(|(m, p)| (p.len(), (*m).clone()))
+                    .map(|(m, _)| m.clone());
+                if let Some(r) = receiver {
+                    found = Some((donor.clone(), r, tp.clone()));
+                    break 'search;
+                }
+            }
+        }
+        let Some((donor, receiver, tp)) = found else { break };
+        out.get_mut(&donor).expect("member exists").remove(&tp);
+        out.get_mut(&receiver).expect("member exists").insert(tp);
+    }
+    out
+}
+
+/// Kafka's `sticky` assignor (eager protocol).
+///
+/// Balanced like `roundrobin` when subscriptions are equal, but it keeps every member's
+/// previous partitions where balance allows, so a rebalance moves as few partitions as
+/// possible. Under the eager protocol members revoke everything before rejoining, so the
+/// previous assignment travels in the subscription's user data ([`StickyUserData`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StickyAssignor;
+
+impl Assignor for StickyAssignor {
+    fn name(&self) -> &str {
+        AssignorKind::Sticky.protocol_name()
+    }
+
+    fn assign(
+        &self,
+        partitions_per_topic: &BTreeMap<String, i32>,
+        subscriptions: &BTreeMap<String, Subscription>,
+    ) -> BTreeMap<String, Vec<TopicPartition>> {
+        let claims = claims(partitions_per_topic, subscriptions, false);
+        sticky_assign(partitions_per_topic, subscriptions, &claims)
+            .into_iter()
+            .map(|(m, p)| (m, p.into_iter().collect()))
+            .collect()
+    }
+}
+
+/// Kafka's `cooperative-sticky` assignor (KIP-429).
+///
+/// Computes the sticky assignment from what members own now (`owned_partitions`), then leaves
+/// out every partition that would move from its current owner to another member: the owner is
+/// not given it either, so it revokes it and rejoins, and the follow-up rebalance, in which
+/// nobody owns it any more, hands it to its new owner. A partition therefore never has two
+/// owners at once, and partitions that stay put are never revoked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CooperativeStickyAssignor;
+
+impl Assignor for CooperativeStickyAssignor {
+    fn name(&self) -> &str {
+        AssignorKind::CooperativeSticky.protocol_name()
+    }
+
+    fn assign(
+        &self,
+        partitions_per_topic: &BTreeMap<String, i32>,
+        subscriptions: &BTreeMap<String, Subscription>,
+    ) -> BTreeMap<String, Vec<TopicPartition>> {
+        let claims = claims(partitions_per_topic, subscriptions, true);
+        sticky_assign(partitions_per_topic, subscriptions, &claims)
+            .into_iter()
+            .map(|(m, parts)| {
+                let kept =
+                    parts.into_iter().filter(|tp| claims.get(tp).is_none_or(|o| *o == m)).collect();
+                (m, kept)
+            })
+            .collect()
+    }
+
+    fn supports_cooperative(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -193,7 +484,7 @@ mod tests {
             assert_eq!(AssignorKind::from_protocol_name(kind.protocol_name()), Some(kind));
             assert_eq!(kind.assignor().name(), kind.protocol_name());
         }
-        assert_eq!(AssignorKind::from_protocol_name("sticky"), None);
+        assert_eq!(AssignorKind::from_protocol_name("uniform"), None);
     }
 
     #[test]
@@ -329,6 +620,238 @@ mod tests {
                     prop_assert!(ps.windows(2).all(|w| w[1] == w[0] + 1), "non-contiguous {:?}", ps);
                 }
             }
+        }
+    }
+
+    /// A subscription to `topics` that owns `owned` now (cooperative) and whose last assignment,
+    /// in `generation`, was `previous` (eager sticky user data).
+    fn sub_with(
+        topics: &[String],
+        owned: &[TopicPartition],
+        generation: i32,
+        previous: &[TopicPartition],
+    ) -> Subscription {
+        Subscription {
+            topics: topics.to_vec(),
+            owned_partitions: owned.to_vec(),
+            user_data: Some(StickyUserData { generation, previous: previous.to_vec() }.encode()),
+        }
+    }
+
+    #[test]
+    fn sticky_user_data_round_trips_and_garbage_is_none() {
+        let d = StickyUserData { generation: 7, previous: tps(&[("a", 1), ("bb", 0)]) };
+        assert_eq!(StickyUserData::decode(&d.encode()), Some(d));
+        assert_eq!(StickyUserData::decode(&[0, 0, 0, 1, 0, 0, 0, 9]), None);
+        assert_eq!(StickyUserData::decode(&[1]), None);
+    }
+
+    #[test]
+    fn roundrobin_v2_skips_a_non_subscriber_for_the_round() {
+        let counts = BTreeMap::from([("t0".to_string(), 2), ("t1".to_string(), 2)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub(&["t1"])),
+            ("b".to_string(), sub(&["t0", "t1"])),
+        ]);
+        let out = RoundRobinV2Assignor.assign(&counts, &subs);
+        // t0-0: a skipped, b takes it; t0-1: new round, a skipped, b; t1-0: a; t1-1: b.
+        assert_eq!(out["a"], tps(&[("t1", 0)]));
+        assert_eq!(out["b"], tps(&[("t0", 0), ("t0", 1), ("t1", 1)]));
+    }
+
+    #[test]
+    fn sticky_keeps_previous_partitions_when_a_member_joins() {
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 6)]);
+        let a_prev = tps(&[("t", 0), ("t", 1), ("t", 2)]);
+        let b_prev = tps(&[("t", 3), ("t", 4), ("t", 5)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &[], 3, &a_prev)),
+            ("b".to_string(), sub_with(&topics, &[], 3, &b_prev)),
+            ("c".to_string(), sub_with(&topics, &[], -1, &[])),
+        ]);
+        let out = StickyAssignor.assign(&counts, &subs);
+        assert_eq!(out["a"].len(), 2);
+        assert_eq!(out["b"].len(), 2);
+        assert_eq!(out["c"].len(), 2);
+        assert!(out["a"].iter().all(|tp| a_prev.contains(tp)), "{out:?}");
+        assert!(out["b"].iter().all(|tp| b_prev.contains(tp)), "{out:?}");
+    }
+
+    #[test]
+    fn sticky_claim_from_the_newer_generation_wins() {
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 2)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &[], 2, &tps(&[("t", 0), ("t", 1)]))),
+            ("b".to_string(), sub_with(&topics, &[], 5, &tps(&[("t", 1)]))),
+        ]);
+        let out = StickyAssignor.assign(&counts, &subs);
+        assert_eq!(out["a"], tps(&[("t", 0)]));
+        assert_eq!(out["b"], tps(&[("t", 1)]));
+    }
+
+    #[test]
+    fn cooperative_sticky_withholds_moving_partitions_then_assigns_them_after_revocation() {
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 4)]);
+        let all = tps(&[("t", 0), ("t", 1), ("t", 2), ("t", 3)]);
+        // Phase one: a owns everything, b joins.
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &all, 1, &[])),
+            ("b".to_string(), sub_with(&topics, &[], -1, &[])),
+        ]);
+        let first = CooperativeStickyAssignor.assign(&counts, &subs);
+        assert_eq!(first["a"].len(), 2, "a keeps two: {first:?}");
+        assert!(first["b"].is_empty(), "nothing moves directly from a to b: {first:?}");
+        // Phase two: a revoked what it was not given and rejoins owning the rest.
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &first["a"], 2, &[])),
+            ("b".to_string(), sub_with(&topics, &[], 2, &[])),
+        ]);
+        let second = CooperativeStickyAssignor.assign(&counts, &subs);
+        assert_eq!(second["a"], first["a"], "kept partitions stay");
+        let revoked: Vec<TopicPartition> =
+            all.iter().filter(|tp| !first["a"].contains(tp)).cloned().collect();
+        assert_eq!(second["b"], revoked);
+    }
+
+    /// Equal subscriptions to `counts`' topics; each member owns (cooperative) or previously
+    /// owned (sticky) a random disjoint share of the partitions.
+    fn arb_owned_case(
+    ) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<String>, BTreeMap<String, Vec<TopicPartition>>)>
+    {
+        let counts = prop::collection::btree_map("t[0-3]", 0i32..10, 1..4);
+        let members = prop::collection::btree_set("m[0-9]", 1..7);
+        (counts, members).prop_flat_map(|(counts, members)| {
+            let members: Vec<String> = members.into_iter().collect();
+            let all: Vec<TopicPartition> = counts
+                .iter()
+                .flat_map(|(t, &n)| (0..n).map(move |p| TopicPartition::new(t.clone(), p)))
+                .collect();
+            // Each partition: owned by member i, or (index == len) by nobody / a departed member.
+            let owners = prop::collection::vec(0..=members.len(), all.len());
+            (Just(counts), Just(members), Just(all), owners).prop_map(
+                |(counts, members, all, owners)| {
+                    let mut owned: BTreeMap<String, Vec<TopicPartition>> =
+                        members.iter().map(|m| (m.clone(), Vec::new())).collect();
+                    for (tp, o) in all.into_iter().zip(owners) {
+                        if let Some(m) = members.get(o) {
+                            owned.get_mut(m).unwrap().push(tp);
+                        }
+                    }
+                    (counts, members, owned)
+                },
+            )
+        })
+    }
+
+    fn equal_subs(
+        counts: &BTreeMap<String, i32>,
+        owned: &BTreeMap<String, Vec<TopicPartition>>,
+        cooperative: bool,
+    ) -> BTreeMap<String, Subscription> {
+        let topics: Vec<String> = counts.keys().cloned().collect();
+        owned
+            .iter()
+            .map(|(m, parts)| {
+                let s = if cooperative {
+                    sub_with(&topics, parts, 3, &[])
+                } else {
+                    sub_with(&topics, &[], 3, parts)
+                };
+                (m.clone(), s)
+            })
+            .collect()
+    }
+
+    fn sizes_within_one(out: &BTreeMap<String, Vec<TopicPartition>>) -> Result<(), TestCaseError> {
+        let sizes: Vec<usize> = out.values().map(Vec::len).collect();
+        let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+        prop_assert!(max - min <= 1, "sizes {:?}", sizes);
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn sticky_is_balanced_and_moves_only_what_balance_needs((counts, members, owned) in arb_owned_case()) {
+            let subs = equal_subs(&counts, &owned, false);
+            let out = StickyAssignor.assign(&counts, &subs);
+            check_exactly_once_to_subscribers(&counts, &subs, &out)?;
+            sizes_within_one(&out)?;
+            let total: usize = counts.values().map(|&n| n as usize).sum();
+            let floor = total / members.len();
+            for (m, prev) in &owned {
+                let kept = out[m].iter().filter(|tp| prev.contains(tp)).count();
+                prop_assert!(kept >= prev.len().min(floor), "{} kept {} of {:?} (floor {})", m, kept, prev, floor);
+                // A member never both loses a previous partition and gains a new one.
+                let gained = out[m].iter().any(|tp| !prev.contains(tp));
+                prop_assert!(!(gained && kept < prev.len()), "{} lost and gained: {:?} -> {:?}", m, prev, out[m]);
+            }
+        }
+
+        #[test]
+        fn sticky_leaves_a_balanced_assignment_unchanged((counts, _members, owned) in arb_owned_case()) {
+            let subs = equal_subs(&counts, &owned, false);
+            let first = StickyAssignor.assign(&counts, &subs);
+            let again = StickyAssignor.assign(&counts, &equal_subs(&counts, &first, false));
+            prop_assert_eq!(first, again);
+        }
+
+        #[test]
+        fn cooperative_sticky_never_moves_a_partition_directly_and_converges_in_two_rounds(
+            (counts, _members, owned) in arb_owned_case()
+        ) {
+            let subs = equal_subs(&counts, &owned, true);
+            let first = CooperativeStickyAssignor.assign(&counts, &subs);
+            let owner_of: BTreeMap<&TopicPartition, &String> =
+                owned.iter().flat_map(|(m, ps)| ps.iter().map(move |tp| (tp, m))).collect();
+            // At most once, only to subscribers, never to a member other than the current owner.
+            let mut seen = BTreeSet::new();
+            for (m, parts) in &first {
+                for tp in parts {
+                    prop_assert!(seen.insert(tp.clone()), "{} twice", tp);
+                    prop_assert!(owner_of.get(tp).is_none_or(|o| *o == m), "{} moved directly to {}", tp, m);
+                }
+            }
+            // Unassigned only when owned by a member that is now revoking it.
+            for tp in subscribed_partitions(&counts, &subs) {
+                if !seen.contains(&tp) {
+                    let owner = owner_of.get(&tp);
+                    prop_assert!(owner.is_some_and(|o| !first[*o].contains(&tp)), "{} dropped", tp);
+                }
+            }
+            // Owners keep what they were given: kept partitions are never revoked.
+            for (m, parts) in &first {
+                for tp in parts {
+                    if owned[m].contains(tp) {
+                        prop_assert!(first[m].contains(tp));
+                    }
+                }
+            }
+            // Round two, after the owners revoked: everything assigned once, balanced, nothing revoked.
+            let subs2 = equal_subs(&counts, &first, true);
+            let second = CooperativeStickyAssignor.assign(&counts, &subs2);
+            check_exactly_once_to_subscribers(&counts, &subs2, &second)?;
+            sizes_within_one(&second)?;
+            for (m, parts) in &first {
+                for tp in parts {
+                    prop_assert!(second[m].contains(tp), "{} revoked from {} in round two", tp, m);
+                }
+            }
+        }
+
+        #[test]
+        fn roundrobin_v2_balances_within_one_when_subscriptions_are_equal(
+            counts in prop::collection::btree_map("t[0-4]", 0i32..12, 1..5),
+            members in prop::collection::btree_set("m[0-9]{1,2}", 1..8),
+        ) {
+            let topics: Vec<String> = counts.keys().cloned().collect();
+            let subs: BTreeMap<String, Subscription> = members
+                .into_iter()
+                .map(|m| (m, Subscription { topics: topics.clone(), ..Default::default() }))
+                .collect();
+            sizes_within_one(&RoundRobinV2Assignor.assign(&counts, &subs))?;
         }
     }
 }

@@ -45,6 +45,115 @@ pub struct MemberConfig {
     /// count makes the member rejoin).
     #[serde(default = "default_metadata_max_age_ms")]
     pub metadata_max_age_ms: u64,
+    /// Which client this member behaves like (commit policy, rebalance protocol, error rules).
+    #[serde(default)]
+    pub profile: ClientProfile,
+    /// Deliberate misbehaviours, to prove the checker catches them (all off by default).
+    #[serde(default)]
+    pub bugs: MemberBugs,
+}
+
+/// The client a member models. Each profile fixes when the member commits, under which
+/// generation, and what it does with work that finishes after its partitions were revoked.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum ClientProfile {
+    /// Java consumer, eager protocol: auto-commit of consumed positions on a timer, commitSync
+    /// in `onPartitionsRevoked` before rejoining, `max.poll.interval.ms` enforced, lost (not
+    /// committed) partitions after ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID on commit.
+    #[default]
+    JavaEager,
+    /// Java consumer with the incremental cooperative protocol (KIP-429): owned partitions are
+    /// kept across a rebalance, only those taken away are revoked, then the member rejoins at
+    /// once so a second rebalance hands them to their new owner. Cooperative only when every
+    /// offered assignor is (e.g. `cooperative-sticky` alone); otherwise it behaves eagerly.
+    JavaCooperative,
+    /// brod (Erlang): processing is asynchronous and acknowledged with the generation it ran
+    /// in; acks from older generations are dropped; acked offsets are committed on a timer and
+    /// once before rejoining (first attempt only, not after ILLEGAL_GENERATION or
+    /// UNKNOWN_MEMBER_ID); the member id is reset after UNKNOWN_MEMBER_ID, NOT_COORDINATOR or a
+    /// lost connection; failed joins retry at once, then after a delay, at most a few times
+    /// before the coordinator process restarts.
+    Brod,
+    /// Elsa (Elixir, on brod): per-partition workers and an acknowledger that is told each new
+    /// generation; revocation stops every worker; acks flow through the acknowledger, which
+    /// drops those of other generations and commits on a timer.
+    Elsa,
+    /// kafka-go: one `Generation` per rebalance with commits scoped to it; no commit on revoke
+    /// (the generation's commit loop just ends); a join backoff after errors; a partition
+    /// watcher that rejoins when a subscribed topic's partition count changes.
+    KafkaGo,
+}
+
+impl ClientProfile {
+    /// Every profile.
+    pub const ALL: [ClientProfile; 5] = [
+        ClientProfile::JavaEager,
+        ClientProfile::JavaCooperative,
+        ClientProfile::Brod,
+        ClientProfile::Elsa,
+        ClientProfile::KafkaGo,
+    ];
+
+    /// The kebab-case name (`java-eager`, `java-cooperative`, `brod`, `elsa`, `kafka-go`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientProfile::JavaEager => "java-eager",
+            ClientProfile::JavaCooperative => "java-cooperative",
+            ClientProfile::Brod => "brod",
+            ClientProfile::Elsa => "elsa",
+            ClientProfile::KafkaGo => "kafka-go",
+        }
+    }
+
+    /// Parses a kebab-case name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The assignors this client offers by default, in preference order.
+    pub fn default_assignors(self) -> Vec<AssignorKind> {
+        match self {
+            ClientProfile::JavaEager => vec![AssignorKind::Range, AssignorKind::RoundRobin],
+            ClientProfile::JavaCooperative => vec![AssignorKind::CooperativeSticky],
+            ClientProfile::Brod | ClientProfile::Elsa => vec![AssignorKind::RoundRobinV2],
+            ClientProfile::KafkaGo => vec![AssignorKind::Range, AssignorKind::RoundRobin],
+        }
+    }
+
+    /// Whether processing is acknowledged asynchronously (brod, Elsa): a revoke does not wait
+    /// for the batch in progress, whose ack may then arrive in a later generation.
+    pub fn acks_asynchronously(self) -> bool {
+        matches!(self, ClientProfile::Brod | ClientProfile::Elsa)
+    }
+}
+
+/// Misbehaviours a member can be switched into, each one a realistic client bug the checker must
+/// catch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemberBugs {
+    /// Acks from older generations are applied and committed under the current generation.
+    pub keep_stale_acks: bool,
+    /// After revoking, the member later commits the revoked partitions' processed offsets under
+    /// its new generation.
+    pub commit_after_revoke: bool,
+    /// No commit on revoke, and commits use the fetch position (records fetched but not yet
+    /// processed) instead of the processed position.
+    pub skip_revoke_commit_then_overcommit: bool,
+    /// The leader's assignment gives one partition to two members.
+    pub double_assign: bool,
+}
+
+impl MemberBugs {
+    /// Whether any switch is on.
+    pub fn any(&self) -> bool {
+        self.keep_stale_acks
+            || self.commit_after_revoke
+            || self.skip_revoke_commit_then_overcommit
+            || self.double_assign
+    }
 }
 
 fn default_fetch_max_wait_ms() -> i32 {
@@ -80,6 +189,15 @@ impl MemberConfig {
             processing_ms_per_record: (1, 5),
             fetch_max_wait_ms: default_fetch_max_wait_ms(),
             metadata_max_age_ms: default_metadata_max_age_ms(),
+            profile: ClientProfile::JavaEager,
+            bugs: MemberBugs::default(),
         }
+    }
+
+    /// Sets the profile and the assignors that client offers by default.
+    pub fn with_profile(mut self, profile: ClientProfile) -> Self {
+        self.profile = profile;
+        self.assignors = profile.default_assignors();
+        self
     }
 }

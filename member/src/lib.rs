@@ -12,8 +12,11 @@ pub mod config;
 pub mod event;
 pub mod member;
 
-pub use assignor::{Assignor, AssignorKind, RangeAssignor, RoundRobinAssignor};
-pub use config::MemberConfig;
+pub use assignor::{
+    Assignor, AssignorKind, CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor,
+    RoundRobinV2Assignor, StickyAssignor, StickyUserData,
+};
+pub use config::{ClientProfile, MemberBugs, MemberConfig};
 pub use event::MemberEvent;
 pub use groupsim_coordinator::{Millis, RequestId, TopicPartition};
-pub use member::{Member, MemberOutput, RequestFailure, Target};
+pub use member::{Member, MemberFault, MemberOutput, RequestFailure, Target};

@@ -38,8 +38,11 @@ use kafka_protocol::records::RecordBatchDecoder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::assignor::StickyUserData;
 use crate::compat::sb;
-use crate::{Assignor, MemberConfig, MemberEvent, Millis, RequestId, TopicPartition};
+use crate::{
+    Assignor, ClientProfile, MemberConfig, MemberEvent, Millis, RequestId, TopicPartition,
+};
 
 /// Which connection a request travels on. Like the Java client, a member keeps a separate
 /// connection to its coordinator even when the coordinator is also a partition leader.
@@ -118,6 +121,14 @@ mod codes {
 const EARLIEST_TIMESTAMP: i64 = -2;
 /// Generation id meaning "no generation" (Kafka's `Generation.NO_GENERATION`).
 const NO_GENERATION: i32 = -1;
+/// brod's `max_rejoin_attempts` default.
+const BROD_MAX_REJOIN_ATTEMPTS: u32 = 5;
+/// brod's `rejoin_delay_seconds` default, in ms.
+const BROD_REJOIN_DELAY_MS: Millis = 1_000;
+/// kafka-go's `JoinGroupBackoff` default.
+const KAFKA_GO_JOIN_BACKOFF_MS: Millis = 5_000;
+/// kafka-go's `PartitionWatchInterval` default.
+const KAFKA_GO_PARTITION_WATCH_MS: Millis = 5_000;
 /// `max.partition.fetch.bytes` (Java default 1 MiB).
 const PARTITION_MAX_BYTES: i32 = 1 << 20;
 /// `fetch.max.bytes` (Java default 50 MiB).
@@ -147,11 +158,27 @@ enum Pending {
     JoinGroup,
     SyncGroup,
     Heartbeat,
-    OffsetCommit { offsets: Vec<(TopicPartition, i64)>, purpose: CommitPurpose, epoch: u64 },
-    OffsetFetch { epoch: u64, partitions: Vec<TopicPartition> },
-    ListOffsets { epoch: u64, partitions: Vec<TopicPartition> },
-    Fetch { epoch: u64, node: i32, positions: BTreeMap<TopicPartition, i64> },
+    OffsetCommit {
+        offsets: Vec<(TopicPartition, i64)>,
+        purpose: CommitPurpose,
+        epoch: u64,
+    },
+    OffsetFetch {
+        epoch: u64,
+        partitions: Vec<TopicPartition>,
+    },
+    ListOffsets {
+        epoch: u64,
+        partitions: Vec<TopicPartition>,
+    },
+    Fetch {
+        epoch: u64,
+        node: i32,
+        positions: BTreeMap<TopicPartition, i64>,
+    },
     LeaveGroup,
+    /// LeaveGroup after a poll timeout: the member carries on (rejoins) whatever the answer.
+    PollTimeoutLeave,
 }
 
 impl Pending {
@@ -166,7 +193,7 @@ impl Pending {
             Pending::OffsetFetch { .. } => "OffsetFetch",
             Pending::ListOffsets { .. } => "ListOffsets",
             Pending::Fetch { .. } => "Fetch",
-            Pending::LeaveGroup => "LeaveGroup",
+            Pending::LeaveGroup | Pending::PollTimeoutLeave => "LeaveGroup",
         }
     }
 }
@@ -279,7 +306,9 @@ struct FetchedBatch {
     epoch: u64,
 }
 
-/// The batch being processed (processing is atomic: once started it finishes).
+/// A batch being processed (processing is atomic: once started it finishes). It remembers the
+/// member id, generation and assignment epoch it started in: its ack carries them, so an ack
+/// that arrives after a rebalance is recognised as stale.
 #[derive(Clone, Debug)]
 struct Processing {
     tp: TopicPartition,
@@ -287,6 +316,31 @@ struct Processing {
     last: i64,
     done_at: Millis,
     epoch: u64,
+    generation: i32,
+    member_id: String,
+}
+
+/// A fault the world's nemesis injects into a member (see [`Member::inject`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MemberFault {
+    /// The batch being processed (or the next one) finishes `delay_ms` later and is detached
+    /// from revocation: the member does not wait for it, so its ack may arrive in a later
+    /// generation, carrying the generation it was processed in.
+    StaleAck { delay_ms: u64 },
+    /// The next revoke callback takes `extra_ms` longer (possibly longer than the rebalance
+    /// timeout, which gets the member removed from the group).
+    SlowRevoke { extra_ms: u64 },
+}
+
+/// Which partitions the revoke step gives up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RevokeStage {
+    /// Nothing under way.
+    Idle,
+    /// The revoke callback runs until `until` (it started at `since`).
+    Callback { since: Millis, until: Millis },
+    /// The callback returned.
+    Done,
 }
 
 /// What the member knows of one topic.
@@ -356,7 +410,34 @@ pub struct Member {
     fetch_in_flight: BTreeMap<i32, RequestId>,
     fetch_retry_at: BTreeMap<i32, Millis>,
     buffered: VecDeque<FetchedBatch>,
-    processing: Option<Processing>,
+    /// Batches being processed (at most one, or one per partition for Elsa's workers).
+    processing: Vec<Processing>,
+    /// Batches the member no longer waits for (StaleAck, or asynchronous work outliving a
+    /// revoke): their acks arrive whenever they finish.
+    detached: Vec<Processing>,
+
+    // Profile state.
+    /// Incremental cooperative rebalancing (KIP-429) is in use.
+    cooperative: bool,
+    /// Generation and partitions of the last assignment (sticky user data).
+    last_assignment: (i32, Vec<TopicPartition>),
+    /// The revoke callback's progress in the current rebalance.
+    revoke_stage: RevokeStage,
+    /// Cooperative: partitions taken away by the new assignment, revoked when the callback ends.
+    pending_revoke: Vec<TopicPartition>,
+    /// Extra duration of the next revoke callback (SlowRevoke).
+    slow_revoke_ms: u64,
+    /// StaleAck delay for the next batch to start.
+    stale_ack_ms: Option<u64>,
+    /// brod: rejoin with an empty member id (after UNKNOWN_MEMBER_ID, NOT_COORDINATOR or a
+    /// lost connection).
+    reset_member_id_on_join: bool,
+    /// brod: consecutive failed join attempts.
+    join_attempts: u32,
+    /// Bug `commit_after_revoke`: revoked partitions' processed offsets, committed later.
+    revoked_offsets: Vec<(TopicPartition, i64)>,
+    /// kafka-go's partition watcher: partition counts when the generation started.
+    watched_counts: BTreeMap<String, Option<i32>>,
 
     // Heartbeats and commits.
     heartbeat_in_flight: Option<RequestId>,
@@ -382,6 +463,9 @@ impl Member {
         seed: u64,
         assignors: Vec<Box<dyn Assignor>>,
     ) -> Self {
+        let cooperative = config.profile == ClientProfile::JavaCooperative
+            && !assignors.is_empty()
+            && assignors.iter().all(|a| a.supports_cooperative());
         Self {
             config,
             assignors,
@@ -424,7 +508,18 @@ impl Member {
             fetch_in_flight: BTreeMap::new(),
             fetch_retry_at: BTreeMap::new(),
             buffered: VecDeque::new(),
-            processing: None,
+            processing: Vec::new(),
+            detached: Vec::new(),
+            cooperative,
+            last_assignment: (NO_GENERATION, Vec::new()),
+            revoke_stage: RevokeStage::Idle,
+            pending_revoke: Vec::new(),
+            slow_revoke_ms: 0,
+            stale_ack_ms: None,
+            reset_member_id_on_join: false,
+            join_attempts: 0,
+            revoked_offsets: Vec::new(),
+            watched_counts: BTreeMap::new(),
             heartbeat_in_flight: None,
             next_heartbeat_at: None,
             last_heartbeat_ok: 0,
@@ -496,6 +591,7 @@ impl Member {
                 self.on_fetch(now, id, epoch, node, positions, r)
             }
             (Pending::LeaveGroup, ResponseKind::LeaveGroup(_)) => self.on_leave_done(id),
+            (Pending::PollTimeoutLeave, ResponseKind::LeaveGroup(_)) => {}
             (pending, _) => {
                 tracing::debug!(api = pending.api(), "answer of the wrong kind");
                 self.on_failure(now, id, sent, pending, Failure::Unusable("UNEXPECTED_RESPONSE"));
@@ -523,8 +619,19 @@ impl Member {
         }
         let stable = self.phase == Phase::Stable;
         let coordinator = self.coordinator.is_some();
+        let revoke_deadline = match self.revoke_stage {
+            RevokeStage::Callback { since, until } => {
+                if self.enforces_max_poll() && !self.member_id.is_empty() {
+                    Some(until.min(since + self.config.rebalance_timeout_ms.max(0) as u64))
+                } else {
+                    Some(until)
+                }
+            }
+            _ => None,
+        };
         [
-            self.processing.as_ref().map(|p| p.done_at),
+            self.processing.iter().chain(&self.detached).map(|p| p.done_at).min(),
+            revoke_deadline,
             self.metadata_retry_at,
             self.next_metadata_refresh_at,
             self.find_retry_at,
@@ -552,9 +659,8 @@ impl Member {
         if self.finished {
             return;
         }
-        if self.processing.as_ref().is_some_and(|p| p.done_at <= now) {
-            self.finish_processing();
-        }
+        self.finish_processing(now);
+        self.check_revoke_callback(now);
         self.drive(now);
     }
 
@@ -598,6 +704,33 @@ impl Member {
         &self.config
     }
 
+    /// Whether the member uses the incremental cooperative protocol (KIP-429).
+    pub fn is_cooperative(&self) -> bool {
+        self.cooperative
+    }
+
+    /// Applies a fault from the nemesis (see [`MemberFault`]).
+    pub fn inject(&mut self, now: Millis, fault: MemberFault) {
+        if self.finished {
+            return;
+        }
+        match fault {
+            MemberFault::StaleAck { delay_ms } => {
+                if self.processing.is_empty() {
+                    self.stale_ack_ms = Some(delay_ms);
+                } else {
+                    let mut p = self.processing.remove(0);
+                    p.done_at += delay_ms;
+                    self.detached.push(p);
+                }
+            }
+            MemberFault::SlowRevoke { extra_ms } => {
+                self.slow_revoke_ms = self.slow_revoke_ms.saturating_add(extra_ms);
+            }
+        }
+        self.drive(now);
+    }
+
     // ----------------------------------------------------------------------------------------
     // Plumbing
     // ----------------------------------------------------------------------------------------
@@ -625,10 +758,40 @@ impl Member {
         now + self.config.retry_backoff_ms
     }
 
+    /// When to retry after a failed JoinGroup / SyncGroup. Java: `retry.backoff.ms`. brod: the
+    /// first retry at once, then after `REJOIN_DELAY_MS`; after `MAX_REJOIN_ATTEMPTS` the
+    /// coordinator process gives up and is restarted by its supervisor (fresh member id).
+    /// kafka-go: `JoinGroupBackoff`.
+    fn join_backoff(&mut self, now: Millis) -> Millis {
+        match self.config.profile {
+            ClientProfile::Brod | ClientProfile::Elsa => {
+                self.join_attempts += 1;
+                if self.join_attempts >= BROD_MAX_REJOIN_ATTEMPTS {
+                    self.join_attempts = 0;
+                    self.reset_member_id_on_join = true;
+                    now + BROD_REJOIN_DELAY_MS
+                } else if self.join_attempts == 1 {
+                    now
+                } else {
+                    now + BROD_REJOIN_DELAY_MS
+                }
+            }
+            ClientProfile::KafkaGo => now + KAFKA_GO_JOIN_BACKOFF_MS,
+            _ => self.backoff(now),
+        }
+    }
+
     fn finish(&mut self) {
         self.finished = true;
-        self.processing = None;
+        self.processing.clear();
+        self.detached.clear();
         self.buffered.clear();
+    }
+
+    /// Java profiles enforce `max.poll.interval.ms` (the rebalance timeout): a member stuck in
+    /// a callback longer than that leaves the group.
+    fn enforces_max_poll(&self) -> bool {
+        matches!(self.config.profile, ClientProfile::JavaEager | ClientProfile::JavaCooperative)
     }
 
     fn group_id(&self) -> GroupId {
@@ -691,7 +854,7 @@ impl Member {
             self.maybe_heartbeat(now);
         }
         if self.leaving {
-            self.drive_leave();
+            self.drive_leave(now);
             return;
         }
         self.maybe_find_coordinator();
@@ -736,59 +899,147 @@ impl Member {
                     None => self.phase = Phase::Unjoined,
                 }
             }
-            Phase::Unjoined => self.prepare_and_join(),
-            Phase::Stable if self.rejoin_needed => self.prepare_and_join(),
+            Phase::Unjoined => self.prepare_and_join(now),
+            Phase::Stable if self.rejoin_needed => self.prepare_and_join(now),
             _ => {}
         }
     }
 
-    /// Eager rebalance, in order: stop fetching and drop unprocessed records, let the batch in
-    /// progress finish, commit what was processed (one attempt, answered before going on),
-    /// revoke every partition, then JoinGroup with the current member id.
-    fn prepare_and_join(&mut self) {
+    /// Before rejoining. Eager: stop fetching and drop unprocessed records, let the batch in
+    /// progress finish (brod detaches it, Elsa's workers are stopped), commit what was
+    /// processed and run the revoke callback in the profile's order, revoke every partition,
+    /// then JoinGroup. Cooperative: the same minus the callback and the revocation: owned
+    /// partitions are kept and announced in the subscription.
+    fn prepare_and_join(&mut self, now: Millis) {
         self.drop_buffered();
-        if self.processing.is_some() {
+        if !self.prepare_revoke(now, false) {
             return;
         }
-        if self.phase == Phase::Stable && !self.assigned.is_empty() {
-            if self.commit_in_flight.is_some() {
-                return;
-            }
-            if !self.revoke_commit_attempted {
-                let offsets = self.offsets_to_commit();
-                if !offsets.is_empty() {
-                    if self.coordinator.is_none() {
-                        return; // the commit needs the coordinator; it is being rediscovered
-                    }
-                    self.revoke_commit_attempted = true;
-                    self.send_commit(offsets, CommitPurpose::Revoke);
-                    return;
-                }
-            }
+        if !self.cooperative {
             self.revoke_all();
         }
         if self.coordinator.is_none() || self.join_retry_at.is_some() {
             return;
         }
+        if self.reset_member_id_on_join {
+            self.reset_member_id_on_join = false;
+            self.member_id.clear();
+            self.generation = NO_GENERATION;
+        }
         self.send_join_group();
     }
 
-    fn drive_leave(&mut self) {
-        self.drop_buffered();
-        if self.processing.is_some() || self.commit_in_flight.is_some() {
-            return;
+    /// The steps before partitions are given up; true once they are done. The commit is one
+    /// attempt, answered before going on (Java: commitSync in `onPartitionsRevoked`; brod and
+    /// Elsa: after the callback, once, not after ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID, which
+    /// already lost the partitions; kafka-go: none).
+    fn prepare_revoke(&mut self, now: Millis, leaving: bool) -> bool {
+        if matches!(self.revoke_stage, RevokeStage::Callback { .. }) {
+            return false;
         }
-        if self.phase == Phase::Stable && !self.assigned.is_empty() {
-            if !self.revoke_commit_attempted {
-                self.revoke_commit_attempted = true;
-                let offsets = self.offsets_to_commit();
-                if !offsets.is_empty() && self.coordinator.is_some() {
-                    self.send_commit(offsets, CommitPurpose::Revoke);
-                    return;
+        if self.assigned.is_empty() {
+            return true;
+        }
+        match self.config.profile {
+            ClientProfile::Brod => self.detached.append(&mut self.processing),
+            ClientProfile::Elsa => self.processing.clear(),
+            _ => {
+                if !self.processing.is_empty() {
+                    return false;
                 }
             }
-            self.revoke_all();
         }
+        let commit_first = !self.config.profile.acks_asynchronously();
+        if commit_first && !self.revoke_commit(leaving) {
+            return false;
+        }
+        // Cooperative members run the callback after the assignment, for the revoked ones only.
+        let run_callback = leaving || !self.cooperative;
+        if run_callback && self.revoke_stage == RevokeStage::Idle {
+            let extra = std::mem::take(&mut self.slow_revoke_ms);
+            if extra > 0 {
+                self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
+                return false;
+            }
+            self.revoke_stage = RevokeStage::Done;
+        }
+        if !commit_first && !self.revoke_commit(leaving) {
+            return false;
+        }
+        true
+    }
+
+    /// The commit before giving partitions up: true once it is done (answered or not needed).
+    fn revoke_commit(&mut self, leaving: bool) -> bool {
+        if self.commit_in_flight.is_some() {
+            return false;
+        }
+        let profile_commits = self.config.profile != ClientProfile::KafkaGo;
+        if self.revoke_commit_attempted
+            || !profile_commits
+            || self.config.bugs.skip_revoke_commit_then_overcommit
+        {
+            return true;
+        }
+        let offsets = self.offsets_to_commit();
+        if offsets.is_empty() {
+            return true;
+        }
+        if self.coordinator.is_none() {
+            // The commit needs the coordinator: a leaving member gives up, a rejoining one waits
+            // for it to be rediscovered.
+            if leaving {
+                self.revoke_commit_attempted = true;
+            }
+            return leaving;
+        }
+        self.revoke_commit_attempted = true;
+        self.send_commit(offsets, CommitPurpose::Revoke);
+        false
+    }
+
+    /// A revoke callback that ran past `max.poll.interval.ms` (Java profiles) makes the member
+    /// leave the group, as the Java heartbeat thread does on a poll timeout: LeaveGroup, reset
+    /// generation and member id, partitions lost. A finished callback moves the revoke on;
+    /// for a cooperative member it completes the revocation and asks for the second rebalance.
+    fn check_revoke_callback(&mut self, now: Millis) {
+        let RevokeStage::Callback { since, until } = self.revoke_stage else {
+            return;
+        };
+        if now >= until {
+            self.revoke_stage = RevokeStage::Done;
+            self.finish_cooperative_revoke();
+            return;
+        }
+        let max_poll = since + self.config.rebalance_timeout_ms.max(0) as u64;
+        if self.enforces_max_poll() && now >= max_poll && !self.member_id.is_empty() {
+            if let Some(node) = self.coordinator {
+                let req =
+                    LeaveGroupRequest::default().with_group_id(self.group_id()).with_members(vec![
+                        MemberIdentity::default()
+                            .with_member_id(sb(&self.member_id))
+                            .with_group_instance_id(self.instance_id())
+                            .with_reason(Some(sb("consumer poll timeout has expired"))),
+                    ]);
+                let timeout = self.config.request_timeout_ms;
+                self.send(
+                    Target::Coordinator(node),
+                    RequestKind::LeaveGroup(req),
+                    timeout,
+                    Pending::PollTimeoutLeave,
+                );
+            }
+            self.pending_revoke.clear();
+            self.reset_generation_with("POLL_TIMEOUT".to_string(), true);
+        }
+    }
+
+    fn drive_leave(&mut self, now: Millis) {
+        self.drop_buffered();
+        if !self.prepare_revoke(now, true) {
+            return;
+        }
+        self.revoke_all();
         if self.leave_in_flight.is_some() {
             return;
         }
@@ -858,13 +1109,13 @@ impl Member {
             Pending::JoinGroup => {
                 if self.phase == Phase::Joining {
                     self.phase = Phase::Unjoined;
-                    self.join_retry_at = Some(self.backoff(now));
+                    self.join_retry_at = Some(self.join_backoff(now));
                 }
             }
             Pending::SyncGroup => {
                 if self.phase == Phase::Syncing {
                     self.phase = Phase::Unjoined;
-                    self.join_retry_at = Some(self.backoff(now));
+                    self.join_retry_at = Some(self.join_backoff(now));
                 }
             }
             Pending::Heartbeat => {
@@ -912,6 +1163,7 @@ impl Member {
                 }
             }
             Pending::LeaveGroup => self.on_leave_done(id),
+            Pending::PollTimeoutLeave => {}
         }
         if matches!(failure, Failure::Connection(_)) {
             self.coordinator_connection_failed(
@@ -939,6 +1191,12 @@ impl Member {
             return;
         };
         self.emit(MemberEvent::CoordinatorLost { reason: reason.to_string() });
+        if self.config.profile.acks_asynchronously() && self.phase == Phase::Stable {
+            // brod stabilizes on a lost connection or NOT_COORDINATOR: revoke, rejoin with an
+            // empty member id.
+            self.rejoin_needed = true;
+            self.reset_member_id_on_join = true;
+        }
         self.outputs.push_back(MemberOutput::Close(Target::Coordinator(node)));
         self.find_retry_at = Some(self.backoff(now));
         let stranded: Vec<RequestId> = self
@@ -999,7 +1257,10 @@ impl Member {
     /// Generation (and maybe member id) reset after an error: partitions are lost, not revoked
     /// (no commit: the coordinator would reject it), and the member rejoins.
     fn reset_generation(&mut self, code: i16, reset_member_id: bool) {
-        let error = error_name(code);
+        self.reset_generation_with(error_name(code), reset_member_id);
+    }
+
+    fn reset_generation_with(&mut self, error: String, reset_member_id: bool) {
         self.emit(MemberEvent::GenerationReset {
             member_id: self.member_id.clone(),
             generation: self.generation,
@@ -1042,6 +1303,10 @@ impl Member {
     }
 
     fn revoke_all(&mut self) {
+        self.revoke_stage = RevokeStage::Idle;
+        if self.config.bugs.commit_after_revoke {
+            self.stash_revoked_offsets(&self.assigned.clone());
+        }
         if !self.assigned.is_empty() {
             self.emit(MemberEvent::Revoked {
                 member_id: self.member_id.clone(),
@@ -1052,7 +1317,36 @@ impl Member {
         self.clear_assignment();
     }
 
+    /// Bug `commit_after_revoke`: remember what was processed on partitions being revoked.
+    fn stash_revoked_offsets(&mut self, revoked: &[TopicPartition]) {
+        for tp in revoked {
+            if let Some(p) = self.partitions.get(tp).and_then(|ps| ps.processed) {
+                self.revoked_offsets.push((tp.clone(), p));
+            }
+        }
+    }
+
+    /// Cooperative: the revoke callback for the partitions the new assignment took away has
+    /// returned. They are given up and the member rejoins at once for the second rebalance.
+    fn finish_cooperative_revoke(&mut self) {
+        if self.pending_revoke.is_empty() {
+            return;
+        }
+        let revoked = std::mem::take(&mut self.pending_revoke);
+        self.assigned.retain(|tp| !revoked.contains(tp));
+        self.emit(MemberEvent::Revoked {
+            member_id: self.member_id.clone(),
+            generation: self.generation,
+            partitions: revoked,
+        });
+        self.revoke_stage = RevokeStage::Idle;
+        if self.phase == Phase::Stable {
+            self.rejoin_needed = true;
+        }
+    }
+
     fn clear_assignment(&mut self) {
+        self.pending_revoke.clear();
         self.assigned.clear();
         self.partitions.clear();
         self.buffered.clear();
@@ -1124,7 +1418,12 @@ impl Member {
         }
         self.metadata_known = true;
         self.metadata_version += 1;
-        self.next_metadata_refresh_at = Some(now + self.config.metadata_max_age_ms);
+        let refresh = if self.config.profile == ClientProfile::KafkaGo {
+            self.config.metadata_max_age_ms.min(KAFKA_GO_PARTITION_WATCH_MS)
+        } else {
+            self.config.metadata_max_age_ms
+        };
+        self.next_metadata_refresh_at = Some(now + refresh);
         self.check_metadata_change();
     }
 
@@ -1135,7 +1434,13 @@ impl Member {
         if self.phase != Phase::Stable || self.rejoin_needed || self.leaving {
             return;
         }
-        let changed = self.assignment_snapshot.iter().any(|(t, count)| {
+        let watched = if self.config.profile == ClientProfile::KafkaGo {
+            // kafka-go's partition watcher runs on every member, not only the leader.
+            &self.watched_counts
+        } else {
+            &self.assignment_snapshot
+        };
+        let changed = watched.iter().any(|(t, count)| {
             let now = self.partition_count(t);
             now.is_some() && now != *count
         });
@@ -1196,9 +1501,11 @@ impl Member {
         let Some(node) = self.coordinator else {
             return;
         };
+        let (last_generation, previous) = self.last_assignment.clone();
         let metadata = encode_subscription(&Subscription {
             topics: self.config.topics.clone(),
-            ..Default::default()
+            owned_partitions: if self.cooperative { self.assigned.clone() } else { Vec::new() },
+            user_data: Some(StickyUserData { generation: last_generation, previous }.encode()),
         });
         let protocols = self
             .assignors
@@ -1229,6 +1536,7 @@ impl Member {
         self.phase = Phase::Joining;
         self.rejoin_needed = false;
         self.revoke_commit_attempted = false;
+        self.revoke_stage = RevokeStage::Idle;
         self.heartbeat_in_flight = None;
         self.next_heartbeat_at = None;
     }
@@ -1298,7 +1606,7 @@ impl Member {
             _ => {
                 // REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS and the rest: back off, retry.
                 self.phase = Phase::Unjoined;
-                self.join_retry_at = Some(self.backoff(now));
+                self.join_retry_at = Some(self.join_backoff(now));
             }
         }
     }
@@ -1317,7 +1625,7 @@ impl Member {
         let Some(assignor) = self.assignors.iter().find(|a| a.name() == protocol) else {
             // The coordinator chose a protocol this member never offered: retry the join.
             self.phase = Phase::Unjoined;
-            self.join_retry_at = Some(self.backoff(now));
+            self.join_retry_at = Some(self.join_backoff(now));
             return;
         };
         let topics: BTreeSet<String> =
@@ -1332,6 +1640,20 @@ impl Member {
         for parts in result.values_mut() {
             parts.sort();
             parts.dedup();
+        }
+        if self.config.bugs.double_assign && result.len() >= 2 {
+            // Bug: the first member's first partition is also given to the next member.
+            let members: Vec<String> = result.keys().cloned().collect();
+            let pick = members.iter().enumerate().find_map(|(i, m)| {
+                result[m].first().map(|tp| (tp.clone(), members[(i + 1) % members.len()].clone()))
+            });
+            if let Some((tp, other)) = pick {
+                let parts = result.get_mut(&other).expect("member exists");
+                if !parts.contains(&tp) {
+                    parts.push(tp);
+                    parts.sort();
+                }
+            }
         }
         self.emit(MemberEvent::AssignmentComputed {
             generation: self.generation,
@@ -1384,7 +1706,7 @@ impl Member {
                 Err(_) => {
                     // Garbled assignment bytes: nothing usable; back off and rejoin.
                     self.phase = Phase::Unjoined;
-                    self.join_retry_at = Some(self.backoff(now));
+                    self.join_retry_at = Some(self.join_backoff(now));
                 }
             },
             codes::REBALANCE_IN_PROGRESS => self.phase = Phase::Unjoined,
@@ -1398,7 +1720,7 @@ impl Member {
             }
             _ => {
                 self.phase = Phase::Unjoined;
-                self.join_retry_at = Some(self.backoff(now));
+                self.join_retry_at = Some(self.join_backoff(now));
             }
         }
     }
@@ -1406,9 +1728,18 @@ impl Member {
     fn on_assigned(&mut self, now: Millis, mut partitions: Vec<TopicPartition>) {
         partitions.sort();
         partitions.dedup();
-        self.clear_assignment();
-        self.assigned = partitions.clone();
-        self.partitions = partitions.iter().map(|tp| (tp.clone(), PartitionState::new())).collect();
+        self.join_attempts = 0;
+        self.last_assignment = (self.generation, partitions.clone());
+        if self.cooperative {
+            self.assign_incrementally(now, &partitions);
+        } else {
+            self.clear_assignment();
+            self.assigned = partitions.clone();
+            self.partitions =
+                partitions.iter().map(|tp| (tp.clone(), PartitionState::new())).collect();
+        }
+        self.watched_counts =
+            self.config.topics.iter().map(|t| (t.clone(), self.partition_count(t))).collect();
         self.phase = Phase::Stable;
         self.rejoin_needed = false;
         self.emit(MemberEvent::Assigned {
@@ -1416,6 +1747,14 @@ impl Member {
             generation: self.generation,
             partitions,
         });
+        if self.cooperative && !self.pending_revoke.is_empty() {
+            let extra = std::mem::take(&mut self.slow_revoke_ms);
+            self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
+            if extra == 0 {
+                self.revoke_stage = RevokeStage::Done;
+                self.finish_cooperative_revoke();
+            }
+        }
         self.next_heartbeat_at = Some(now + self.config.heartbeat_interval_ms);
         self.last_heartbeat_ok = now;
         if self.next_commit_at.is_none() {
@@ -1430,6 +1769,48 @@ impl Member {
         for t in unknown {
             self.want_metadata_for(&t);
         }
+    }
+
+    /// KIP-429 on the member: partitions in both the old and the new assignment are kept with
+    /// their positions (a kept partition with uncommitted progress re-reads its committed
+    /// offset, so nothing processed in an earlier generation is committed in this one); new
+    /// ones start from their committed offsets; those taken away stop fetching at once and are
+    /// revoked when the revoke callback returns.
+    fn assign_incrementally(&mut self, _now: Millis, partitions: &[TopicPartition]) {
+        let old = std::mem::take(&mut self.partitions);
+        let revoked: Vec<TopicPartition> =
+            self.assigned.iter().filter(|tp| !partitions.contains(tp)).cloned().collect();
+        if self.config.bugs.commit_after_revoke {
+            self.partitions = old.clone();
+            self.stash_revoked_offsets(&revoked);
+        }
+        self.buffered.clear();
+        self.assignment_epoch += 1;
+        self.partitions = partitions
+            .iter()
+            .map(|tp| {
+                let ps = match old.get(tp) {
+                    Some(ps)
+                        if ps.state == PositionState::Ready
+                            && ps.processed.is_some()
+                            && ps.processed == ps.commit_floor =>
+                    {
+                        let mut ps = ps.clone();
+                        ps.fetch_position = ps.processed.unwrap_or(ps.fetch_position);
+                        ps.fetch_in_flight = false;
+                        ps.buffered = false;
+                        ps
+                    }
+                    _ => PartitionState::new(),
+                };
+                (tp.clone(), ps)
+            })
+            .collect();
+        let mut assigned: Vec<TopicPartition> = partitions.to_vec();
+        assigned.extend(revoked.iter().cloned());
+        assigned.sort();
+        self.assigned = assigned;
+        self.pending_revoke = revoked;
     }
 
     // ----------------------------------------------------------------------------------------
@@ -1490,11 +1871,20 @@ impl Member {
 
     /// Processed positions that moved since the last acknowledged commit.
     fn offsets_to_commit(&self) -> Vec<(TopicPartition, i64)> {
+        let overcommit = self.config.bugs.skip_revoke_commit_then_overcommit;
         self.partitions
             .iter()
-            .filter_map(|(tp, ps)| match ps.processed {
-                Some(p) if Some(p) != ps.commit_floor => Some((tp.clone(), p)),
-                _ => None,
+            .filter_map(|(tp, ps)| {
+                // Bug: the fetch position (records fetched, maybe not processed) is committed.
+                let position = if overcommit && ps.state == PositionState::Ready {
+                    ps.processed.map(|p| p.max(ps.fetch_position))
+                } else {
+                    ps.processed
+                };
+                match position {
+                    Some(p) if Some(p) != ps.commit_floor => Some((tp.clone(), p)),
+                    _ => None,
+                }
             })
             .collect()
     }
@@ -1507,7 +1897,16 @@ impl Member {
             return;
         }
         self.next_commit_at = Some(now + self.config.commit_interval_ms);
-        let offsets = self.offsets_to_commit();
+        let mut offsets = self.offsets_to_commit();
+        if !self.revoked_offsets.is_empty() {
+            // Bug `commit_after_revoke`: revoked partitions committed under the new generation.
+            for (tp, o) in std::mem::take(&mut self.revoked_offsets) {
+                if !offsets.iter().any(|(t, _)| *t == tp) {
+                    offsets.push((tp, o));
+                }
+            }
+            offsets.sort();
+        }
         if !offsets.is_empty() {
             self.send_commit(offsets, CommitPurpose::Auto);
         }
@@ -2031,44 +2430,101 @@ impl Member {
         }
     }
 
+    /// How many batches may be processed at once: one (the poll loop), or one per partition
+    /// for Elsa's per-partition workers.
+    fn max_concurrent_batches(&self) -> usize {
+        if self.config.profile == ClientProfile::Elsa {
+            usize::MAX
+        } else {
+            1
+        }
+    }
+
     fn maybe_start_processing(&mut self, now: Millis) {
-        if self.processing.is_some() || self.leaving {
+        if self.leaving {
             return;
         }
-        while let Some(batch) = self.buffered.pop_front() {
-            if batch.epoch != self.assignment_epoch {
+        let mut i = 0;
+        while i < self.buffered.len() && self.processing.len() < self.max_concurrent_batches() {
+            let batch = &self.buffered[i];
+            if batch.epoch != self.assignment_epoch || !self.partitions.contains_key(&batch.tp) {
+                self.buffered.remove(i);
                 continue;
             }
-            let Some(ps) = self.partitions.get_mut(&batch.tp) else {
+            // One batch at a time per partition, and none while a detached batch of the same
+            // assignment is unfinished: acks must stay in offset order.
+            let busy = self
+                .processing
+                .iter()
+                .chain(&self.detached)
+                .any(|p| p.tp == batch.tp && p.epoch == self.assignment_epoch);
+            if busy {
+                i += 1;
                 continue;
-            };
-            ps.buffered = false;
+            }
+            let batch = self.buffered.remove(i).expect("index checked");
+            if let Some(ps) = self.partitions.get_mut(&batch.tp) {
+                ps.buffered = false;
+            }
             let duration: u64 = (0..batch.count).map(|_| self.draw_processing_ms()).sum();
-            self.processing = Some(Processing {
+            let mut p = Processing {
                 tp: batch.tp,
                 first: batch.first,
                 last: batch.last,
                 done_at: now + duration,
                 epoch: batch.epoch,
-            });
-            return;
+                generation: self.generation,
+                member_id: self.member_id.clone(),
+            };
+            match self.stale_ack_ms.take() {
+                Some(delay) => {
+                    p.done_at += delay;
+                    self.detached.push(p);
+                }
+                None => self.processing.push(p),
+            }
         }
     }
 
-    fn finish_processing(&mut self) {
-        let Some(p) = self.processing.take() else {
-            return;
-        };
-        self.emit(MemberEvent::RecordsProcessed {
-            member_id: self.member_id.clone(),
-            generation: self.generation,
-            partition: p.tp.clone(),
-            first_offset: p.first,
-            last_offset: p.last,
-        });
-        if p.epoch == self.assignment_epoch {
+    /// Finishes every batch due by `now`, in the order they finish. Each is recorded as
+    /// processed under the member id and generation it ran in, then acknowledged: the ack
+    /// counts only if the partition's assignment is still the one the batch ran under (an ack
+    /// from an older generation is dropped, as brod and Elsa's acknowledger do).
+    fn finish_processing(&mut self, now: Millis) {
+        loop {
+            let due = |p: &Processing| p.done_at <= now;
+            let next = self
+                .processing
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| due(p))
+                .map(|(i, p)| (p.done_at, false, i))
+                .chain(
+                    self.detached
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| due(p))
+                        .map(|(i, p)| (p.done_at, true, i)),
+                )
+                .min();
+            let Some((_, detached, i)) = next else { return };
+            let p = if detached { self.detached.remove(i) } else { self.processing.remove(i) };
+            self.emit(MemberEvent::RecordsProcessed {
+                member_id: p.member_id.clone(),
+                generation: p.generation,
+                partition: p.tp.clone(),
+                first_offset: p.first,
+                last_offset: p.last,
+            });
+            let current = p.epoch == self.assignment_epoch;
+            let keep_stale = self.config.bugs.keep_stale_acks;
             if let Some(ps) = self.partitions.get_mut(&p.tp) {
-                ps.processed = Some(p.last + 1);
+                if current {
+                    ps.processed = Some(p.last + 1);
+                } else if keep_stale && ps.state == PositionState::Ready {
+                    // Bug: a stale ack moves the current generation's processed position.
+                    ps.processed = Some(ps.processed.unwrap_or(0).max(p.last + 1));
+                }
             }
         }
     }

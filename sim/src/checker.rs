@@ -352,8 +352,22 @@ impl Checker {
             WorldEvent::LivenessPhase { deadline_ms } => {
                 self.liveness_deadline = Some(*deadline_ms)
             }
+            WorldEvent::PartitionsAdded { topic, partitions } => {
+                self.topics.insert(topic.clone(), *partitions);
+                for p in 0..*partitions {
+                    self.partitions.entry(TopicPartition::new(topic.clone(), p)).or_default();
+                }
+            }
             WorldEvent::RunStarted { .. }
             | WorldEvent::MemberLeaveRequested { .. }
+            | WorldEvent::SwarmChosen { .. }
+            | WorldEvent::FaultInjected { .. }
+            | WorldEvent::FaultHealed { .. }
+            | WorldEvent::BrokerCrashed { .. }
+            | WorldEvent::BrokerFailureDetected { .. }
+            | WorldEvent::BrokerRestarted { .. }
+            | WorldEvent::CoordinatorMoved { .. }
+            | WorldEvent::PartitionLeaderMoved { .. }
             | WorldEvent::RunEnded => {}
         }
     }
@@ -506,6 +520,32 @@ impl Checker {
                 offset,
             } => self.accepted_commit(idx, at, group, member_id, *generation, partition, *offset),
             CoordinatorEvent::OffsetCommitRejected { .. } => self.stats.commits_rejected += 1,
+            // A coordinator took the group over from the offsets log: the group is what was last
+            // stored, which may be an older generation than the last one started (helper D).
+            CoordinatorEvent::GroupLoaded {
+                group,
+                state,
+                generation,
+                members,
+                assignments,
+                ..
+            } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                g.state = Some(*state);
+                g.generation = *generation;
+                g.generation_event = Some(idx);
+                g.members = members.iter().cloned().collect();
+                if !assignments.is_empty() {
+                    let owners = assignments
+                        .iter()
+                        .flat_map(|a| {
+                            a.partitions.iter().map(|tp| (tp.clone(), (a.member_id.clone(), idx)))
+                        })
+                        .collect();
+                    g.owners.insert(*generation, owners);
+                }
+            }
+            CoordinatorEvent::GroupUnloaded { .. } => {}
         }
     }
 

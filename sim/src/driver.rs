@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tracing::{debug, trace};
 
 use crate::history::{EventKind, WorldEvent};
+use crate::nemesis::{MemberCommand, MemberControls};
 use crate::scenario::MemberPlan;
 use crate::world::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 
@@ -27,15 +28,149 @@ pub async fn run_client_host(
     host: String,
     plans: Vec<MemberPlan>,
     history: SharedHistory,
+    controls: MemberControls,
 ) -> turmoil::Result {
     let tasks: Vec<_> = plans
         .into_iter()
-        .map(|plan| tokio::task::spawn_local(run_member(host.clone(), plan, history.clone())))
+        .map(|plan| {
+            tokio::task::spawn_local(run_member_process(
+                host.clone(),
+                plan,
+                history.clone(),
+                controls.clone(),
+            ))
+        })
         .collect();
     for t in tasks {
         let _ = t.await;
     }
     Ok(())
+}
+
+/// How one incarnation of a member process ended.
+enum Ending {
+    /// Left the group for good (scenario leave, fatal error).
+    Finished,
+    /// Crashed or left on the nemesis' order; start again after this long.
+    Restart { after_ms: Millis },
+}
+
+/// A member process: starts at its planned time and runs incarnations of the member core until
+/// one finishes for good. A crash or an ordered leave ends an incarnation; the next one is a new
+/// member (new member id, no memory of the old one's progress).
+async fn run_member_process(
+    host: String,
+    plan: MemberPlan,
+    history: SharedHistory,
+    controls: MemberControls,
+) {
+    let wait = plan.start_ms.saturating_sub(sim_now());
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
+    controls.borrow_mut().insert(plan.name.clone(), ctl_tx);
+    let mut leave_at = plan.leave_ms;
+    let mut incarnation: u64 = 0;
+    loop {
+        record(
+            &history,
+            EventKind::World(WorldEvent::MemberStarted {
+                member: plan.name.clone(),
+                group: plan.config.group_id.clone(),
+                host: host.clone(),
+            }),
+        );
+        let seed = plan.seed.wrapping_add(incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let ending = run_incarnation(&plan, seed, &history, &mut ctl_rx, &mut leave_at).await;
+        record(&history, EventKind::World(WorldEvent::MemberStopped { member: plan.name.clone() }));
+        match ending {
+            Ending::Finished => break,
+            Ending::Restart { after_ms } => {
+                // Commands sent while the process is down are lost, as they would be.
+                tokio::time::sleep(Duration::from_millis(after_ms)).await;
+                while ctl_rx.try_recv().is_ok() {}
+                incarnation += 1;
+                let restarted = format!("{} restarted", plan.name);
+                record(
+                    &history,
+                    EventKind::World(WorldEvent::FaultHealed { description: restarted }),
+                );
+            }
+        }
+    }
+    controls.borrow_mut().remove(&plan.name);
+}
+
+async fn run_incarnation(
+    plan: &MemberPlan,
+    seed: u64,
+    history: &SharedHistory,
+    ctl_rx: &mut mpsc::UnboundedReceiver<MemberCommand>,
+    leave_at: &mut Option<Millis>,
+) -> Ending {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut d = Driver {
+        name: plan.name.clone(),
+        client_id: plan.config.client_id.clone(),
+        member: Member::new(plan.config.clone(), seed),
+        history: history.clone(),
+        conns: BTreeMap::new(),
+        next_epoch: 0,
+        tx,
+        rx,
+    };
+    let mut restart_after: Option<Millis> = None;
+    d.member.start(sim_now());
+    let ending = loop {
+        d.drain().await;
+        if d.member.is_finished() {
+            break match restart_after {
+                Some(after_ms) => Ending::Restart { after_ms },
+                None => Ending::Finished,
+            };
+        }
+        let now = sim_now();
+        let deadline = [d.member.poll_timeout(), d.earliest_request_deadline(), *leave_at]
+            .into_iter()
+            .flatten()
+            .min();
+        let sleep = deadline.map(|t| Duration::from_millis(t.saturating_sub(now)));
+        tokio::select! {
+            biased;
+            Some(cmd) = ctl_rx.recv() => match cmd {
+                MemberCommand::DropConnections => d.close_all(),
+                MemberCommand::Pause { duration_ms } => {
+                    // Stop the world: nothing is read, no timer fires, nothing is sent.
+                    tokio::time::sleep(Duration::from_millis(duration_ms)).await;
+                }
+                MemberCommand::Crash { restart_after_ms } => {
+                    break Ending::Restart { after_ms: restart_after_ms };
+                }
+                MemberCommand::Leave { restart_after_ms } => {
+                    restart_after = Some(restart_after_ms);
+                    d.member.leave(sim_now());
+                }
+                MemberCommand::StaleAck { .. } | MemberCommand::SlowRevoke { .. } => {
+                    // PENDING(member fault hooks): forwarded to Member::inject once it exists.
+                    debug!(member = %d.name, ?cmd, "member fault hook not available yet");
+                }
+            },
+            Some(event) = d.rx.recv() => d.on_conn_event(event).await,
+            _ = maybe_sleep(sleep) => {
+                let now = sim_now();
+                if leave_at.is_some_and(|t| t <= now) {
+                    *leave_at = None;
+                    record(history, EventKind::World(WorldEvent::MemberLeaveRequested { member: d.name.clone() }));
+                    d.member.leave(now);
+                }
+                d.expire_requests(now);
+                d.member.handle_timeout(now);
+            }
+        }
+    };
+    for (_, conn) in std::mem::take(&mut d.conns) {
+        conn.task.abort();
+    }
+    ending
 }
 
 /// What a connection task reports to its member.
@@ -78,62 +213,6 @@ struct Driver {
     rx: mpsc::UnboundedReceiver<ConnEvent>,
 }
 
-async fn run_member(host: String, plan: MemberPlan, history: SharedHistory) {
-    let wait = plan.start_ms.saturating_sub(sim_now());
-    tokio::time::sleep(Duration::from_millis(wait)).await;
-    record(
-        &history,
-        EventKind::World(WorldEvent::MemberStarted {
-            member: plan.name.clone(),
-            group: plan.config.group_id.clone(),
-            host,
-        }),
-    );
-    let (tx, rx) = mpsc::unbounded_channel();
-    let mut d = Driver {
-        name: plan.name.clone(),
-        client_id: plan.config.client_id.clone(),
-        member: Member::new(plan.config.clone(), plan.seed),
-        history: history.clone(),
-        conns: BTreeMap::new(),
-        next_epoch: 0,
-        tx,
-        rx,
-    };
-    let mut leave_at = plan.leave_ms;
-    d.member.start(sim_now());
-    loop {
-        d.drain().await;
-        if d.member.is_finished() {
-            break;
-        }
-        let now = sim_now();
-        let deadline = [d.member.poll_timeout(), d.earliest_request_deadline(), leave_at]
-            .into_iter()
-            .flatten()
-            .min();
-        let sleep = deadline.map(|t| Duration::from_millis(t.saturating_sub(now)));
-        tokio::select! {
-            biased;
-            Some(event) = d.rx.recv() => d.on_conn_event(event).await,
-            _ = maybe_sleep(sleep) => {
-                let now = sim_now();
-                if leave_at.is_some_and(|t| t <= now) {
-                    leave_at = None;
-                    record(&history, EventKind::World(WorldEvent::MemberLeaveRequested { member: d.name.clone() }));
-                    d.member.leave(now);
-                }
-                d.expire_requests(now);
-                d.member.handle_timeout(now);
-            }
-        }
-    }
-    for (_, conn) in std::mem::take(&mut d.conns) {
-        conn.task.abort();
-    }
-    record(&history, EventKind::World(WorldEvent::MemberStopped { member: plan.name }));
-}
-
 async fn maybe_sleep(d: Option<Duration>) {
     match d {
         Some(d) => tokio::time::sleep(d).await,
@@ -155,6 +234,13 @@ impl Driver {
                     self.send(target, id, request, deadline).await;
                 }
             }
+        }
+    }
+
+    fn close_all(&mut self) {
+        let targets: Vec<Target> = self.conns.keys().copied().collect();
+        for t in targets {
+            self.close(t, None);
         }
     }
 

@@ -10,6 +10,8 @@ use std::fmt;
 use groupsim_coordinator::{CoordinatorEvent, Millis, TopicPartition};
 use groupsim_member::MemberEvent;
 use serde::{Deserialize, Serialize};
+
+use crate::faults::Fault;
 use sha2::{Digest, Sha256};
 
 /// One event of a run.
@@ -52,6 +54,34 @@ pub enum WorldEvent {
     /// The safety phase ended: no more membership changes or faults. The group must converge
     /// by `deadline_ms`.
     LivenessPhase { deadline_ms: Millis },
+    /// The seed's swarm choice: which fault kinds are enabled and how often.
+    SwarmChosen { description: String },
+    /// A fault was applied (`applied` is false when its target was not there, e.g. a member
+    /// that had already stopped).
+    FaultInjected { fault: Fault, applied: bool },
+    /// A fault's effect ended (a partition healed, latency restored, a process restarted).
+    FaultHealed { description: String },
+    /// A topic gained partitions (new partitions start empty at offset 0).
+    PartitionsAdded { topic: String, partitions: i32 },
+    /// A broker host crashed: its in-memory state (groups, caches) is gone (helper D).
+    BrokerCrashed { node: i32 },
+    /// The cluster noticed a crashed broker (after the detection delay): it leaves the metadata
+    /// and its partitions move to live brokers.
+    BrokerFailureDetected { node: i32 },
+    /// A crashed broker's host started again, with empty state.
+    BrokerRestarted { node: i32 },
+    /// Leadership of offsets partition `partition` (the coordinator of its groups) moved from
+    /// broker `from` to broker `to`, whose load takes `load_ms`. `reason`: `move` or `failover`.
+    CoordinatorMoved {
+        partition: i32,
+        groups: Vec<String>,
+        from: i32,
+        to: i32,
+        load_ms: Millis,
+        reason: String,
+    },
+    /// Leadership of a topic partition moved (a failover).
+    PartitionLeaderMoved { partition: TopicPartition, from: i32, to: i32 },
     /// The run ended.
     RunEnded,
 }

@@ -10,12 +10,19 @@
 //! [`testing::check_scenario`] is what scenario tests call.
 
 pub mod broker_host;
+pub mod bugs;
 pub mod checker;
+pub mod cluster;
 pub mod driver;
+pub mod faults;
 pub mod history;
+pub mod nemesis;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod scenarios_profiles;
+pub mod serve;
+pub mod shrink;
 pub mod testing;
 pub mod trace;
 pub mod world;

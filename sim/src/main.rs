@@ -7,8 +7,31 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use groupsim::runner::{self, RunReport, SeedResult};
+use groupsim::bugs;
+use groupsim::faults::FaultSchedule;
+use groupsim::runner::{self, RunOptions, RunReport, SeedResult};
 use groupsim::scenario::{self, Scenario};
+
+/// Writes to stdout; a closed pipe (`groupsim … | head`) ends the program quietly instead of
+/// panicking.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout().lock(), $($t)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
+/// [`out!`] with a newline.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        out!($($t)*);
+        out!("\n");
+    }};
+}
 
 /// Deterministic simulation of Kafka consumer-group rebalancing: one seed drives the network,
 /// the workload and the faults; a checker proves no committed offset was lost or duplicated.
@@ -23,6 +46,9 @@ struct Cli {
 enum Command {
     /// List the scenario catalogue, one line per scenario starting with its name.
     List,
+    /// List the bug switches, one line each starting with its name, with the anomalies it should
+    /// cause.
+    Bugs,
     /// Run one scenario with one seed; print the verdict, a summary and `history-hash: <hex>`.
     Run {
         /// Scenario name (see `groupsim list`).
@@ -30,6 +56,8 @@ enum Command {
         /// The seed.
         #[arg(long)]
         seed: u64,
+        #[command(flatten)]
+        variant: Variant,
         /// Also write the history (JSON lines) under target/groupsim/.
         #[arg(long)]
         save: bool,
@@ -45,6 +73,23 @@ enum Command {
         /// The seed to replay.
         #[arg(long)]
         seed: u64,
+        #[command(flatten)]
+        variant: Variant,
+    },
+    /// Remove faults from a failing seed's schedule (delta debugging) while the same anomaly
+    /// class still occurs; write the minimal schedule as JSON.
+    Shrink {
+        /// Scenario name.
+        scenario: String,
+        /// The failing seed.
+        #[arg(long)]
+        seed: u64,
+        /// Bug switch to turn on (see `groupsim bugs`).
+        #[arg(long)]
+        bug: Option<String>,
+        /// Where to write the minimal schedule (default: target/groupsim/<scenario>-<seed>.min-schedule.json).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -59,7 +104,41 @@ enum Command {
         /// Seeds run in parallel (each simulation stays single-threaded).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// Bug switch to turn on (see `groupsim bugs`).
+        #[arg(long)]
+        bug: Option<String>,
     },
+    /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
+    Serve(groupsim::serve::ServeArgs),
+}
+
+/// How a run differs from the scenario's drawn one.
+#[derive(clap::Args, Debug, Default)]
+struct Variant {
+    /// Bug switch to turn on (see `groupsim bugs`).
+    #[arg(long)]
+    bug: Option<String>,
+    /// Replay this fault schedule (JSON, as written by `shrink`) instead of the drawn one.
+    #[arg(long)]
+    schedule: Option<std::path::PathBuf>,
+}
+
+impl Variant {
+    fn options(&self) -> Result<RunOptions> {
+        let bug = self.bug.as_deref().map(bugs::find).transpose()?;
+        let schedule = match &self.schedule {
+            None => None,
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading schedule {}", path.display()))?;
+                Some(
+                    FaultSchedule::from_json(&text)
+                        .with_context(|| format!("schedule {}", path.display()))?,
+                )
+            }
+        };
+        Ok(RunOptions { bug, schedule })
+    }
 }
 
 fn main() -> ExitCode {
@@ -82,47 +161,111 @@ fn real_main() -> Result<ExitCode> {
     match cli.command {
         Command::List => {
             for s in scenario::catalogue() {
-                println!("{:<24} {}", s.name, s.summary);
+                outln!("{:<24} {}", s.name, s.summary);
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { scenario, seed, save, trace } => {
-            let s = scenario::find(&scenario)?;
-            let report = run_one(&s, seed)?;
-            if trace {
-                print!("{}", groupsim::trace::text(&report.history));
+        Command::Bugs => {
+            for b in bugs::all() {
+                let expected: Vec<&str> = b.expected.iter().map(|c| c.name()).collect();
+                outln!("{:<48} expects {:<48} {}", b.name, expected.join("|"), b.summary);
             }
-            print!("{}", report.summary());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { scenario, seed, variant, save, trace } => {
+            let s = scenario::find(&scenario)?;
+            let report = run_one(&s, seed, &variant.options()?)?;
+            if trace {
+                out!("{}", groupsim::trace::text(&report.history));
+            }
+            out!("{}", report.summary());
             finish_one(&report, save)
         }
-        Command::Replay { scenario, seed } => {
+        Command::Replay { scenario, seed, variant } => {
             let s = scenario::find(&scenario)?;
-            let report = run_one(&s, seed)?;
-            print!("{}", report.summary());
+            let report = run_one(&s, seed, &variant.options()?)?;
+            out!("{}", report.summary());
             finish_one(&report, true)
         }
-        Command::Sweep { scenarios, seeds, start, jobs } => sweep(scenarios, seeds, start, jobs),
+        Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
+        Command::Serve(args) => groupsim::serve::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Sweep { scenarios, seeds, start, jobs, bug } => {
+            let bug = bug.as_deref().map(bugs::find).transpose()?;
+            sweep(scenarios, seeds, start, jobs, RunOptions { bug, schedule: None })
+        }
     }
 }
 
-fn run_one(s: &Scenario, seed: u64) -> Result<RunReport> {
-    runner::run_seed(s, seed).with_context(|| format!("running {} with seed {seed}", s.name))
+fn run_one(s: &Scenario, seed: u64, options: &RunOptions) -> Result<RunReport> {
+    runner::run_seed_with(s, seed, options)
+        .with_context(|| format!("running {} with seed {seed}", s.name))
+}
+
+fn shrink(
+    name: &str,
+    seed: u64,
+    bug: Option<String>,
+    out: Option<std::path::PathBuf>,
+) -> Result<ExitCode> {
+    let s = scenario::find(name)?;
+    let bug = bug.as_deref().map(bugs::find).transpose()?;
+    let options = RunOptions { bug, schedule: None };
+    let report = run_one(&s, seed, &options)?;
+    let Some(first) = report.verdict.first() else {
+        outln!("{name} seed {seed} passes: nothing to shrink");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let class = first.class;
+    outln!("{name} seed {seed} fails with {class}; shrinking {} faults", report.spec.faults.len());
+    let shrunk = groupsim::shrink::shrink(&report.spec, class).context("shrinking")?;
+    let path = match out {
+        Some(p) => p,
+        None => {
+            let dir = runner::output_dir();
+            std::fs::create_dir_all(&dir).context("creating the output folder")?;
+            dir.join(format!("{name}-{seed}.min-schedule.json"))
+        }
+    };
+    std::fs::write(&path, shrunk.schedule.to_json())
+        .with_context(|| format!("writing {}", path.display()))?;
+    outln!(
+        "minimal schedule: {} of {} faults after {} runs (still {class}):",
+        shrunk.schedule.len(),
+        report.spec.faults.len(),
+        shrunk.runs
+    );
+    for f in &shrunk.schedule.faults {
+        outln!("    t={}ms {}", f.at_ms, f.fault);
+    }
+    outln!("written to {}", path.display());
+    let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
+    outln!(
+        "replay: cargo run --release -- run {name} --seed {seed}{bug_arg} --schedule {}",
+        path.display()
+    );
+    Ok(ExitCode::from(1))
 }
 
 fn finish_one(report: &RunReport, save: bool) -> Result<ExitCode> {
     if save || !report.verdict.is_ok() {
         let path = report.save_history().context("writing the history")?;
-        println!("history: {}", path.display());
+        outln!("history: {}", path.display());
     }
     if report.verdict.is_ok() {
         Ok(ExitCode::SUCCESS)
     } else {
-        print!("{}", report.failure_report());
+        out!("{}", report.failure_report());
         Ok(ExitCode::from(1))
     }
 }
 
-fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<ExitCode> {
+fn sweep(
+    names: Vec<String>,
+    seeds: u64,
+    start: u64,
+    jobs: usize,
+    options: RunOptions,
+) -> Result<ExitCode> {
     if seeds == 0 {
         bail!("--seeds must be at least 1");
     }
@@ -135,13 +278,19 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
         names.iter().map(|n| scenario::find(n)).collect::<Result<_, _>>()?
     };
     let mut any_failed = false;
-    println!(
+    outln!(
         "{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed",
-        "scenario", "seeds", "pass", "fail", "rebal/seed", "sim s/s", "seeds/s"
+        "scenario",
+        "seeds",
+        "pass",
+        "fail",
+        "rebal/seed",
+        "sim s/s",
+        "seeds/s"
     );
     for s in &scenarios {
         let started = Instant::now();
-        let results = run_seeds(s, start, seeds, jobs);
+        let results = run_seeds(s, start, seeds, jobs, &options);
         let wall = started.elapsed().as_secs_f64().max(1e-9);
         let failed: Vec<&SeedResult> = results.iter().filter(|r| !r.ok).collect();
         let sim_secs: f64 = results.iter().map(|r| r.simulated_ms as f64 / 1000.0).sum();
@@ -151,7 +300,7 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
                 r.first_anomaly.map(|c| c.to_string()).or(r.error.clone()).unwrap_or_default();
             format!("{} ({why})", r.seed)
         });
-        println!(
+        outln!(
             "{:<24} {:>6} {:>6} {:>6} {:>10.1} {:>10.0} {:>9.2}  {}",
             s.name,
             results.len(),
@@ -164,7 +313,8 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
         );
         if let Some(r) = failed.first() {
             any_failed = true;
-            println!("    replay: {}", runner::replay_command(s.name, r.seed));
+            let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
+            outln!("    replay: {}{bug_arg}", runner::replay_command(s.name, r.seed));
         }
     }
     Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -172,7 +322,13 @@ fn sweep(names: Vec<String>, seeds: u64, start: u64, jobs: usize) -> Result<Exit
 
 /// Runs seeds `start..start+count` on `jobs` threads (one whole simulation per thread at a
 /// time) and returns results in seed order.
-fn run_seeds(s: &Scenario, start: u64, count: u64, jobs: usize) -> Vec<SeedResult> {
+fn run_seeds(
+    s: &Scenario,
+    start: u64,
+    count: u64,
+    jobs: usize,
+    options: &RunOptions,
+) -> Vec<SeedResult> {
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::with_capacity(count as usize));
     std::thread::scope(|scope| {
@@ -183,7 +339,7 @@ fn run_seeds(s: &Scenario, start: u64, count: u64, jobs: usize) -> Vec<SeedResul
                     break;
                 }
                 let seed = start + i as u64;
-                let run = runner::run_seed(s, seed);
+                let run = runner::run_seed_with(s, seed, options);
                 let r = SeedResult::from_run(seed, &run);
                 results.lock().expect("results lock").push(r);
             });

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::bugs::BugSwitch;
 use crate::checker::{self, AnomalyClass, Verdict};
+use crate::faults::FaultSchedule;
 use crate::history::History;
 use crate::scenario::{Scenario, ScenarioSpec};
 use crate::world::{self, WorldError};
@@ -22,15 +24,60 @@ pub struct RunReport {
     pub verdict: Verdict,
     /// SHA-256 of the history (same seed and binary: same hash).
     pub history_hash: String,
+    /// CLI arguments that reproduce the run's options (e.g. ` --bug <name>`).
+    pub extra_args: String,
+}
+
+/// Variations on a scenario's drawn run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// A bug switch to turn on.
+    pub bug: Option<BugSwitch>,
+    /// A fault schedule to use instead of the drawn one (replay of a shrunk schedule).
+    pub schedule: Option<FaultSchedule>,
+}
+
+impl RunOptions {
+    /// The scenario drawn for `seed`, with these options applied.
+    pub fn spec(&self, scenario: &Scenario, seed: u64) -> ScenarioSpec {
+        let mut spec = scenario.build(seed);
+        if let Some(bug) = &self.bug {
+            bug.apply(&mut spec);
+        }
+        if let Some(schedule) = &self.schedule {
+            spec.faults = schedule.clone();
+        }
+        spec
+    }
 }
 
 /// Runs `scenario` with `seed` and checks the history.
 pub fn run_seed(scenario: &Scenario, seed: u64) -> Result<RunReport, WorldError> {
-    let spec = scenario.build(seed);
+    run_seed_with(scenario, seed, &RunOptions::default())
+}
+
+/// Runs `scenario` with `seed` and `options` and checks the history.
+pub fn run_seed_with(
+    scenario: &Scenario,
+    seed: u64,
+    options: &RunOptions,
+) -> Result<RunReport, WorldError> {
+    let mut report = run_spec(options.spec(scenario, seed))?;
+    if let Some(bug) = &options.bug {
+        report.extra_args = format!(" --bug {}", bug.name);
+    }
+    if options.schedule.is_some() {
+        report.extra_args.push_str(" --schedule <file>");
+    }
+    Ok(report)
+}
+
+/// Runs a fully drawn spec and checks the history.
+pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
     let history = world::run(&spec)?;
     let verdict = checker::check(&history);
     let history_hash = history.hash_hex();
-    Ok(RunReport { spec, history, verdict, history_hash })
+    Ok(RunReport { spec, history, verdict, history_hash, extra_args: String::new() })
 }
 
 /// The CLI command that replays a seed.
@@ -84,17 +131,32 @@ impl RunReport {
         out
     }
 
-    /// The failure report: seed, first anomaly with its events, and the replay commands.
+    /// The failure report: scenario, seed, swarm choice, fault schedule, first anomaly with its
+    /// events, and the replay commands.
     pub fn failure_report(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "scenario {} failed with seed {}", self.spec.name, self.spec.seed);
+        if let Some(swarm) = &self.spec.swarm {
+            let _ = writeln!(out, "swarm: {}", swarm.describe());
+        }
+        if !self.spec.faults.is_empty() {
+            let _ = writeln!(out, "fault schedule ({} faults):", self.spec.faults.len());
+            for f in &self.spec.faults.faults {
+                let _ = writeln!(out, "    t={}ms {}", f.at_ms, f.fault);
+            }
+        }
         if let Some(a) = self.verdict.first() {
             let _ = write!(out, "first anomaly: {}", a.render(&self.history));
         }
         let counts: Vec<String> =
             self.verdict.counts().iter().map(|(c, n)| format!("{c}={n}")).collect();
         let _ = writeln!(out, "all anomalies: {}", counts.join(" "));
-        let _ = writeln!(out, "replay: {}", replay_command(&self.spec.name, self.spec.seed));
+        let _ = writeln!(
+            out,
+            "replay: {}{}",
+            replay_command(&self.spec.name, self.spec.seed),
+            self.extra_args
+        );
         let _ = writeln!(
             out,
             "replay as a test: {}",
@@ -103,12 +165,16 @@ impl RunReport {
         out
     }
 
-    /// Writes the history (JSON lines) under `target/groupsim/` and returns the path.
+    /// Writes the history (JSON lines), the text trace and the fault schedule (JSON) under
+    /// `target/groupsim/` and returns the history's path.
     pub fn save_history(&self) -> std::io::Result<PathBuf> {
         let dir = output_dir();
         std::fs::create_dir_all(&dir)?;
-        let path = dir.join(format!("{}-{}.history.jsonl", self.spec.name, self.spec.seed));
+        let stem = format!("{}-{}", self.spec.name, self.spec.seed);
+        let path = dir.join(format!("{stem}.history.jsonl"));
         std::fs::write(&path, self.history.to_jsonl())?;
+        std::fs::write(dir.join(format!("{stem}.trace.txt")), crate::trace::text(&self.history))?;
+        std::fs::write(dir.join(format!("{stem}.schedule.json")), self.spec.faults.to_json())?;
         Ok(path)
     }
 }

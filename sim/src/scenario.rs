@@ -6,6 +6,11 @@ use groupsim_member::{AssignorKind, MemberConfig};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
 use crate::rng::{self, Stream};
 
 /// The group every scenario member joins.
@@ -22,6 +27,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// A catalogue entry built elsewhere (e.g. `scenarios_profiles`).
+    pub const fn new(
+        name: &'static str,
+        summary: &'static str,
+        build: fn(u64) -> ScenarioSpec,
+    ) -> Self {
+        Self { name, summary, build }
+    }
+
     /// The concrete run for `seed`.
     pub fn build(&self, seed: u64) -> ScenarioSpec {
         (self.build)(seed)
@@ -46,12 +60,22 @@ pub struct UnknownScenario {
 
 /// Every scenario groupsim ships.
 pub fn catalogue() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "membership_churn",
-        summary: "members join and leave over time (3 -> 6 -> 2) on 2 topics / 12 partitions; \
-                  eager rebalances with commits on revoke",
-        build: membership_churn,
-    }]
+    let mut all = vec![
+        Scenario {
+            name: "membership_churn",
+            summary: "members join and leave over time (3 -> 6 -> 2) on 2 topics / 12 partitions; \
+                      eager rebalances with commits on revoke",
+            build: membership_churn,
+        },
+        Scenario {
+            name: "swarm",
+            summary: "every fault kind available to a seeded swarm (drops, partitions, latency, \
+                      pauses, crashes, leaves, stale acks, slow revokes, expansion), then liveness",
+            build: swarm,
+        },
+    ];
+    all.extend(crate::scenarios_profiles::scenarios());
+    all
 }
 
 /// Looks a scenario up by name.
@@ -118,6 +142,12 @@ pub struct ScenarioSpec {
     pub liveness_start_ms: Millis,
     /// How long the group has to converge after `liveness_start_ms`.
     pub liveness_bound_ms: Millis,
+    /// The seed's swarm choice, when the scenario draws faults.
+    #[serde(default)]
+    pub swarm: Option<Swarm>,
+    /// Faults applied during the safety phase.
+    #[serde(default)]
+    pub faults: FaultSchedule,
 }
 
 impl ScenarioSpec {
@@ -136,6 +166,8 @@ fn member_config(name: &str) -> MemberConfig {
     c.heartbeat_interval_ms = 3_000;
     c.request_timeout_ms = 5_000;
     c.commit_interval_ms = 1_000;
+    // The leader notices partition-count changes on its periodic metadata refresh.
+    c.metadata_max_age_ms = 5_000;
     c.assignors = vec![AssignorKind::Range, AssignorKind::RoundRobin];
     c
 }
@@ -147,6 +179,7 @@ fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Millis {
     c.rebalance_timeout_ms as Millis
         + c.session_timeout_ms as Millis
         + coordinator.initial_rebalance_delay_ms as Millis
+        + c.metadata_max_age_ms
         + 5 * c.commit_interval_ms
 }
 
@@ -198,6 +231,8 @@ fn membership_churn(seed: u64) -> ScenarioSpec {
         producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: liveness_start_ms },
         liveness_start_ms,
         liveness_bound_ms,
+        swarm: None,
+        faults: FaultSchedule::default(),
     }
 }
 
@@ -233,4 +268,199 @@ mod tests {
         let err = find("nope").unwrap_err().to_string();
         assert!(err.contains("membership_churn"), "{err}");
     }
+}
+
+/// Fault kinds the `swarm` scenario may enable.
+pub const SWARM_KINDS: &[FaultKind] = &[
+    FaultKind::ConnectionDrop,
+    FaultKind::NetworkPartition,
+    FaultKind::LatencySpike,
+    FaultKind::MemberPause,
+    FaultKind::MemberCrash,
+    FaultKind::MemberLeave,
+    FaultKind::StaleAck,
+    FaultKind::SlowRevoke,
+    FaultKind::PartitionExpansion,
+];
+
+/// Every fault kind available to a seeded swarm: the seed picks which kinds are on and how often
+/// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
+/// converge. Six members on three client hosts, three brokers.
+fn swarm(seed: u64) -> ScenarioSpec {
+    let mut rng = rng::stream(seed, Stream::Workload);
+    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
+    let brokers = 3;
+    let client_hosts = 3;
+    let members: Vec<MemberPlan> = (0..6u32)
+        .map(|i| {
+            let name = format!("m{i}");
+            MemberPlan {
+                host: i as usize % client_hosts,
+                start_ms: rng.random_range(0..3_000),
+                leave_ms: None,
+                config: member_config(&name),
+                seed: rng::sub_seed(seed, Stream::Member(i)),
+                name,
+            }
+        })
+        .collect();
+    let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
+    let safety_end: Millis = 60_000;
+    let mut frng = rng::stream(seed, Stream::Faults);
+    let swarm = Swarm::draw(&mut frng, SWARM_KINDS, 6_000);
+    let ctx = FaultContext {
+        members: members.iter().map(|m| m.name.clone()).collect(),
+        brokers: (0..brokers).map(crate::world::broker_host).collect(),
+        client_hosts: (0..client_hosts).map(crate::world::client_host).collect(),
+        broker_ids: (0..brokers).collect(),
+        topics: topics.clone(),
+        group: GROUP_ID.to_string(),
+        start_ms: 4_000,
+        end_ms: safety_end - 2_000,
+    };
+    let faults = draw_schedule(&mut frng, &swarm, &ctx);
+    let liveness_bound_ms = 2 * liveness_bound(&members[0].config, &coordinator);
+    ScenarioSpec {
+        name: "swarm".into(),
+        seed,
+        tick_ms: 5,
+        latency_ms: (1, 15),
+        brokers,
+        offsets_topic_partitions: 50,
+        coordinator,
+        topics,
+        client_hosts,
+        members,
+        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end },
+        liveness_start_ms: safety_end,
+        liveness_bound_ms,
+        swarm: Some(swarm),
+        faults,
+    }
+}
+
+/// What a fault schedule can target.
+#[derive(Clone, Debug)]
+pub struct FaultContext {
+    /// Member names.
+    pub members: Vec<String>,
+    /// Broker host names.
+    pub brokers: Vec<String>,
+    /// Client host names.
+    pub client_hosts: Vec<String>,
+    /// Broker node ids.
+    pub broker_ids: Vec<i32>,
+    /// Topics and their initial partition counts.
+    pub topics: Vec<(String, i32)>,
+    /// The group.
+    pub group: String,
+    /// Earliest fault time.
+    pub start_ms: Millis,
+    /// Every fault's effect ends by this time.
+    pub end_ms: Millis,
+}
+
+/// Draws a fault schedule for `swarm`: for each enabled kind, faults at gaps of half to one and a
+/// half times its mean interval, each fault's effect ending by `ctx.end_ms`.
+pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) -> FaultSchedule {
+    let mut faults = Vec::new();
+    let mut partitions: BTreeMap<String, i32> = ctx.topics.iter().cloned().collect();
+    for &(kind, interval) in &swarm.enabled {
+        let mut at = ctx.start_ms + rng.random_range(0..interval);
+        while at < ctx.end_ms {
+            let room = ctx.end_ms - at;
+            let pick =
+                |rng: &mut ChaCha8Rng, xs: &[String]| xs[rng.random_range(0..xs.len())].clone();
+            let dur =
+                |rng: &mut ChaCha8Rng, lo: Millis, hi: Millis| rng.random_range(lo..=hi).min(room);
+            let fault = match kind {
+                FaultKind::ConnectionDrop => {
+                    Some(Fault::ConnectionDrop { member: pick(rng, &ctx.members) })
+                }
+                FaultKind::NetworkPartition => {
+                    // Either a client host loses every broker, or a broker loses every peer.
+                    let (host, peers) = if rng.random_bool(0.5) {
+                        (pick(rng, &ctx.client_hosts), ctx.brokers.clone())
+                    } else {
+                        let b = pick(rng, &ctx.brokers);
+                        let peers = ctx
+                            .brokers
+                            .iter()
+                            .chain(&ctx.client_hosts)
+                            .filter(|h| **h != b)
+                            .cloned()
+                            .collect();
+                        (b, peers)
+                    };
+                    Some(Fault::NetworkPartition {
+                        host,
+                        peers,
+                        heal_after_ms: dur(rng, 2_000, 15_000),
+                    })
+                }
+                FaultKind::LatencySpike => {
+                    let hosts: Vec<String> =
+                        ctx.brokers.iter().chain(&ctx.client_hosts).cloned().collect();
+                    Some(Fault::LatencySpike {
+                        host: pick(rng, &hosts),
+                        max_latency_ms: rng.random_range(100..=2_000),
+                        duration_ms: dur(rng, 2_000, 10_000),
+                    })
+                }
+                FaultKind::CoordinatorMove | FaultKind::SlowCoordinatorLoad => {
+                    let load_ms = if kind == FaultKind::SlowCoordinatorLoad {
+                        rng.random_range(crate::faults::SLOW_LOAD_MS..=8_000)
+                    } else {
+                        rng.random_range(0..=500)
+                    };
+                    let to = ctx.broker_ids[rng.random_range(0..ctx.broker_ids.len())];
+                    Some(Fault::CoordinatorMove { group: ctx.group.clone(), to, load_ms })
+                }
+                FaultKind::BrokerCrash => {
+                    let node = ctx.broker_ids[rng.random_range(0..ctx.broker_ids.len())];
+                    Some(Fault::BrokerCrash { node, restart_after_ms: dur(rng, 3_000, 15_000) })
+                }
+                FaultKind::MemberPause => Some(Fault::MemberPause {
+                    member: pick(rng, &ctx.members),
+                    duration_ms: dur(rng, 2_000, 25_000),
+                }),
+                FaultKind::MemberCrash => Some(Fault::MemberCrash {
+                    member: pick(rng, &ctx.members),
+                    restart_after_ms: dur(rng, 1_000, 10_000),
+                }),
+                FaultKind::MemberLeave => Some(Fault::MemberLeave {
+                    member: pick(rng, &ctx.members),
+                    restart_after_ms: dur(rng, 1_000, 10_000),
+                }),
+                FaultKind::StaleAck => Some(Fault::StaleAck {
+                    member: pick(rng, &ctx.members),
+                    delay_ms: dur(rng, 5_000, 30_000),
+                }),
+                FaultKind::SlowRevoke => Some(Fault::SlowRevoke {
+                    member: pick(rng, &ctx.members),
+                    extra_ms: dur(rng, 5_000, 25_000),
+                }),
+                FaultKind::PartitionExpansion => {
+                    let (topic, n) = {
+                        let names: Vec<String> = partitions.keys().cloned().collect();
+                        let t = pick(rng, &names);
+                        let n = partitions[&t];
+                        (t, n)
+                    };
+                    if n >= 16 {
+                        None
+                    } else {
+                        let grown = n + rng.random_range(1..=4);
+                        partitions.insert(topic.clone(), grown);
+                        Some(Fault::PartitionExpansion { topic, partitions: grown })
+                    }
+                }
+            };
+            if let Some(fault) = fault {
+                faults.push(ScheduledFault { at_ms: at, fault });
+            }
+            at += rng.random_range(interval / 2..=interval * 3 / 2).max(1);
+        }
+    }
+    FaultSchedule::new(faults)
 }

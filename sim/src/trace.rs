@@ -79,6 +79,31 @@ pub fn text(history: &History) -> String {
                     line(&mut out, at, format!("liveness phase: converge by {deadline_ms}"))
                 }
                 WorldEvent::RunEnded => line(&mut out, at, "run ends".into()),
+                WorldEvent::BrokerCrashed { node } => line(&mut out, at, format!("broker-{node} CRASHES")),
+                WorldEvent::BrokerFailureDetected { node } => {
+                    line(&mut out, at, format!("broker-{node} failure detected"))
+                }
+                WorldEvent::BrokerRestarted { node } => line(&mut out, at, format!("broker-{node} restarts (empty state)")),
+                WorldEvent::CoordinatorMoved { partition, groups, from, to, load_ms, reason } => line(
+                    &mut out,
+                    at,
+                    format!(
+                        "coordinator of offsets partition {partition} [{}] moves broker-{from} -> broker-{to} ({reason}, load {load_ms} ms)",
+                        groups.join(", ")
+                    ),
+                ),
+                WorldEvent::PartitionLeaderMoved { partition, from, to } => {
+                    line(&mut out, at, format!("leader of {partition} moves broker-{from} -> broker-{to}"))
+                }
+                WorldEvent::SwarmChosen { description } => line(&mut out, at, format!("swarm: {description}")),
+                WorldEvent::FaultInjected { fault, applied } => {
+                    let skipped = if *applied { "" } else { " (no target: skipped)" };
+                    line(&mut out, at, format!("FAULT {fault}{skipped}"))
+                }
+                WorldEvent::FaultHealed { description } => line(&mut out, at, format!("HEALED {description}")),
+                WorldEvent::PartitionsAdded { topic, partitions } => {
+                    line(&mut out, at, format!("topic {topic} grows to {partitions} partitions"))
+                }
                 WorldEvent::Produced { .. } => {}
             },
             EventKind::Coordinator { broker, event } => match event {
@@ -119,6 +144,19 @@ pub fn text(history: &History) -> String {
                         tallies.entry((name.clone(), *generation)).or_default().commits += 1;
                     }
                 }
+                CoordinatorEvent::GroupLoaded { group, partition, state, generation, members, .. } => line(
+                    &mut out,
+                    at,
+                    format!(
+                        "broker-{broker} loads group {group} (offsets partition {partition}): {state:?} generation {generation} members [{}]",
+                        members.join(", ")
+                    ),
+                ),
+                CoordinatorEvent::GroupUnloaded { group, partition } => line(
+                    &mut out,
+                    at,
+                    format!("broker-{broker} unloads group {group} (offsets partition {partition})"),
+                ),
                 CoordinatorEvent::OffsetCommitRejected { member_id, generation, partition, offset, error, .. } => {
                     line(
                         &mut out,

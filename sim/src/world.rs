@@ -14,6 +14,7 @@ use groupsim_coordinator::{Millis, TopicPartition};
 use rand::RngExt;
 
 use crate::history::{EventKind, History, WorldEvent};
+use crate::nemesis::{ClusterOps, MemberControls, Nemesis};
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
 
@@ -107,28 +108,46 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
             crate::broker_host::run(config.clone(), logs.clone(), history.clone())
         });
     }
+    let controls: MemberControls = Rc::default();
     for host in 0..spec.client_hosts {
         let plans: Vec<MemberPlan> =
             spec.members.iter().filter(|m| m.host == host).cloned().collect();
         let history = history.clone();
+        let controls = controls.clone();
         let name = client_host(host);
         sim.host(name.clone(), move || {
-            crate::driver::run_client_host(name.clone(), plans.clone(), history.clone())
+            crate::driver::run_client_host(
+                name.clone(),
+                plans.clone(),
+                history.clone(),
+                controls.clone(),
+            )
         });
     }
 
-    let mut producer = Producer::new(spec, logs.clone());
+    if let Some(swarm) = &spec.swarm {
+        history.borrow_mut().world(0, WorldEvent::SwarmChosen { description: swarm.describe() });
+    }
+    let hosts: Vec<String> =
+        (0..spec.brokers).map(broker_host).chain((0..spec.client_hosts).map(client_host)).collect();
+    let mut nemesis =
+        Nemesis::new(spec.faults.clone(), controls, history.clone(), hosts, spec.latency_ms.1);
+    let producer = Rc::new(RefCell::new(Producer::new(spec, logs.clone())));
+    let mut cluster =
+        BasicCluster { logs: logs.clone(), history: history.clone(), producer: producer.clone() };
     let mut liveness_marked = false;
     loop {
         let now = sim.elapsed().as_millis() as Millis;
         if now >= end_ms {
             break;
         }
-        producer.tick(now, &history);
+        producer.borrow_mut().tick(now, &history);
         if !liveness_marked && now >= spec.liveness_start_ms {
             liveness_marked = true;
+            nemesis.heal_all(&mut sim, &mut cluster, now);
             history.borrow_mut().world(now, WorldEvent::LivenessPhase { deadline_ms: end_ms });
         }
+        nemesis.tick(&mut sim, &mut cluster, now);
         if let Err(e) = sim.step() {
             return Err(WorldError::Sim { at_ms: now, reason: e.to_string() });
         }
@@ -165,11 +184,84 @@ fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {
     Ok(())
 }
 
-/// Appends records to every partition at its drawn rate, between simulation steps.
-struct Producer {
+/// The cluster operations available without the multi-broker cluster control: broker crashes
+/// are host crashes, coordinator moves are not supported.
+struct BasicCluster {
     logs: SharedLogs,
-    /// (partition, records per second, records appended so far)
-    partitions: Vec<(TopicPartition, u32, u64)>,
+    history: SharedHistory,
+    producer: Rc<RefCell<Producer>>,
+}
+
+impl ClusterOps for BasicCluster {
+    fn move_coordinator(
+        &mut self,
+        _: &mut turmoil::Sim<'_>,
+        _: Millis,
+        group: &str,
+        to: i32,
+        _: Millis,
+    ) -> Result<(), String> {
+        Err(format!("cannot move {group} to broker-{to}: this world has no cluster control"))
+    }
+
+    fn crash_broker(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        _: Millis,
+        node: i32,
+    ) -> Result<(), String> {
+        sim.crash(broker_host(node));
+        Ok(())
+    }
+
+    fn restart_broker(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        _: Millis,
+        node: i32,
+    ) -> Result<(), String> {
+        sim.bounce(broker_host(node));
+        Ok(())
+    }
+
+    fn expand_topic(
+        &mut self,
+        _: &mut turmoil::Sim<'_>,
+        now: Millis,
+        topic: &str,
+        partitions: i32,
+    ) -> Result<(), String> {
+        expand_topic(&self.logs, &self.history, &self.producer, now, topic, partitions)
+    }
+}
+
+/// Grows a topic's partition count in the shared logs, tells the producer and records it.
+pub fn expand_topic(
+    logs: &SharedLogs,
+    history: &SharedHistory,
+    producer: &Rc<RefCell<Producer>>,
+    now: Millis,
+    topic: &str,
+    partitions: i32,
+) -> Result<(), String> {
+    logs.lock()
+        .expect("logs lock is never poisoned")
+        .add_partitions(topic, partitions)
+        .map_err(|e| e.to_string())?;
+    producer.borrow_mut().add_partitions(topic, partitions);
+    history
+        .borrow_mut()
+        .world(now, WorldEvent::PartitionsAdded { topic: topic.to_string(), partitions });
+    Ok(())
+}
+
+/// Appends records to every partition at its drawn rate, between simulation steps.
+pub struct Producer {
+    logs: SharedLogs,
+    /// (partition, records per second, records appended so far, first due time)
+    partitions: Vec<(TopicPartition, u32, u64, Millis)>,
+    rng: rand_chacha::ChaCha8Rng,
+    rates: (u32, u32),
     stop_ms: Millis,
     next_flush: Millis,
     stopped: bool,
@@ -185,14 +277,29 @@ impl Producer {
         let mut partitions = Vec::new();
         for (topic, n) in &spec.topics {
             for p in 0..*n {
-                partitions.push((
-                    TopicPartition::new(topic.clone(), p),
-                    rng.random_range(lo..=hi),
-                    0,
-                ));
+                let rate = rng.random_range(lo..=hi);
+                partitions.push((TopicPartition::new(topic.clone(), p), rate, 0, 0));
             }
         }
-        Self { logs, partitions, stop_ms: spec.producer.stop_ms, next_flush: 0, stopped: false }
+        Self {
+            logs,
+            partitions,
+            rng,
+            rates: (lo, hi),
+            stop_ms: spec.producer.stop_ms,
+            next_flush: 0,
+            stopped: false,
+        }
+    }
+
+    /// Starts producing to partitions a topic gained (from the next flush on).
+    pub fn add_partitions(&mut self, topic: &str, total: i32) {
+        let have = self.partitions.iter().filter(|(tp, ..)| tp.topic == topic).count() as i32;
+        let start = self.next_flush;
+        for p in have..total {
+            let rate = self.rng.random_range(self.rates.0..=self.rates.1);
+            self.partitions.push((TopicPartition::new(topic, p), rate, 0, start));
+        }
     }
 
     fn tick(&mut self, now: Millis, history: &SharedHistory) {
@@ -201,8 +308,8 @@ impl Producer {
         }
         let until = now.min(self.stop_ms);
         let mut logs = self.logs.lock().expect("logs lock is never poisoned");
-        for (tp, rate, produced) in &mut self.partitions {
-            let due = until * u64::from(*rate) / 1_000;
+        for (tp, rate, produced, since) in &mut self.partitions {
+            let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
             if due > *produced {
                 let count = due - *produced;
                 let mut base = None;
@@ -233,7 +340,7 @@ impl Producer {
             let ends = self
                 .partitions
                 .iter()
-                .map(|(tp, _, _)| (tp.clone(), logs.log_end_offset(tp).unwrap_or(0)))
+                .map(|(tp, ..)| (tp.clone(), logs.log_end_offset(tp).unwrap_or(0)))
                 .collect();
             history.borrow_mut().world(now, WorldEvent::ProducerStopped { log_end_offsets: ends });
         }

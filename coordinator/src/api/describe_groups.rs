@@ -2,12 +2,16 @@
 //!
 //! Rules (Kafka's handleDescribeGroup): an unknown group is described as Dead with no members
 //! (not an error). Members' metadata and assignments are only shown in a Stable group, where
-//! they belong to the current generation; in other states the protocol is empty too.
+//! they belong to the current generation; in other states the protocol is empty too. A group
+//! whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS, one not owned here
+//! NOT_COORDINATOR.
 
+use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::coordinator::GroupStatus;
 use crate::group::GroupState;
 use crate::{GroupCoordinator, Millis, RequestId};
 
@@ -25,6 +29,16 @@ impl GroupCoordinator {
             .groups
             .into_iter()
             .map(|group_id| {
+                let refused = match self.group_status(group_id.as_str()) {
+                    GroupStatus::Ready => None,
+                    GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
+                    GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
+                };
+                if let Some(e) = refused {
+                    return DescribedGroup::default()
+                        .with_group_id(group_id)
+                        .with_error_code(e.code());
+                }
                 let Some(g) = self.groups.get(group_id.as_str()) else {
                     return DescribedGroup::default()
                         .with_group_id(group_id)

@@ -34,7 +34,7 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
-use crate::broker::BrokerConfig;
+use crate::cluster::Placement;
 use crate::log::{LogRecord, PartitionLogs};
 use crate::TopicPartition;
 
@@ -51,7 +51,7 @@ const RECORD_OVERHEAD: i64 = 21;
 pub fn handle(
     version: i16,
     request: &FetchRequest,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> FetchResponse {
     if version >= 7 && request.session_id != 0 {
@@ -80,7 +80,7 @@ pub fn handle(
                         partition_max_bytes: i64::from(p.partition_max_bytes),
                     };
                     let mut data =
-                        partition(version, &tp, &ask, config, logs, &mut budget, &mut any_data);
+                        partition(version, &tp, &ask, placement, logs, &mut budget, &mut any_data);
                     data.aborted_transactions = (request.isolation_level == 1).then(Vec::new);
                     data
                 })
@@ -103,7 +103,7 @@ fn partition(
     version: i16,
     tp: &TopicPartition,
     ask: &Ask,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &PartitionLogs,
     budget: &mut i64,
     any_data: &mut bool,
@@ -121,9 +121,9 @@ fn partition(
     let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
         return error(ResponseError::UnknownTopicOrPartition);
     };
-    if !config.is_leader(tp.partition) {
+    if !placement.is_leader(tp) {
         let mut data = error(ResponseError::NotLeaderOrFollower);
-        if let (true, Some(leader)) = (version >= 12, config.partition_leader(tp.partition)) {
+        if let (true, Some(leader)) = (version >= 12, placement.partition_leader(tp)) {
             data.current_leader = LeaderIdAndEpoch::default()
                 .with_leader_id(BrokerId(leader.node_id))
                 .with_leader_epoch(0);

@@ -1,9 +1,11 @@
 //! FindCoordinator: which broker coordinates a group.
 //!
 //! Rules:
-//! - Key type 0 (group): the coordinator is the leader of the group's offsets partition,
-//!   `abs(javaHashCode(group)) % offsets_topic_partitions` (see `broker.rs`), as in Kafka, so
-//!   every broker gives the same answer and group APIs sent elsewhere get NOT_COORDINATOR.
+//! - Key type 0 (group): the coordinator is the current leader of the group's offsets
+//!   partition, `abs(javaHashCode(group)) % offsets_topic_partitions` (see `broker.rs`), read from
+//!   the shared cluster state, as in Kafka, so every broker gives the same answer and group APIs
+//!   sent elsewhere get NOT_COORDINATOR. (A crashed leader is still named until its death is
+//!   detected and the partition moves; the client's request to it then times out.)
 //! - Key type 1 (transaction): we run no transaction coordinator: COORDINATOR_NOT_AVAILABLE.
 //!   Any other key type (2, share groups, from v6): INVALID_REQUEST.
 //! - v0–3 look up one key (`key`); v4+ look up a batch (`coordinator_keys`), each with its own
@@ -14,7 +16,7 @@ use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::broker::BrokerConfig;
+use crate::cluster::ClusterState;
 
 /// Kafka's `CoordinatorType.GROUP`.
 pub const KEY_TYPE_GROUP: i8 = 0;
@@ -25,7 +27,7 @@ pub const KEY_TYPE_TRANSACTION: i8 = 1;
 pub fn handle(
     version: i16,
     request: &FindCoordinatorRequest,
-    config: &BrokerConfig,
+    cluster: &ClusterState,
 ) -> FindCoordinatorResponse {
     // v0 has no key type: it only finds group coordinators.
     let key_type = if version >= 1 { request.key_type } else { KEY_TYPE_GROUP };
@@ -34,7 +36,7 @@ pub fn handle(
             .coordinator_keys
             .iter()
             .map(|key| {
-                let found = lookup(key_type, key, config);
+                let found = lookup(key_type, key, cluster);
                 Coordinator::default()
                     .with_key(key.clone())
                     .with_node_id(BrokerId(found.node_id))
@@ -46,7 +48,7 @@ pub fn handle(
             .collect();
         return FindCoordinatorResponse::default().with_coordinators(coordinators);
     }
-    let found = lookup(key_type, &request.key, config);
+    let found = lookup(key_type, &request.key, cluster);
     FindCoordinatorResponse::default()
         .with_error_code(found.error_code)
         .with_error_message(found.error_message)
@@ -63,7 +65,7 @@ struct Found {
     port: i32,
 }
 
-fn lookup(key_type: i8, key: &str, config: &BrokerConfig) -> Found {
+fn lookup(key_type: i8, key: &str, cluster: &ClusterState) -> Found {
     let error = |e: ResponseError, message: &'static str| Found {
         error_code: e.code(),
         error_message: Some(StrBytes::from_static_str(message)),
@@ -72,7 +74,7 @@ fn lookup(key_type: i8, key: &str, config: &BrokerConfig) -> Found {
         port: -1,
     };
     match key_type {
-        KEY_TYPE_GROUP => match config.group_coordinator(key) {
+        KEY_TYPE_GROUP => match cluster.group_coordinator(key) {
             Some(b) => Found {
                 error_code: 0,
                 error_message: None,

@@ -344,6 +344,9 @@ fn join_static_member_takeover(
         GroupState::Stable if matches => {
             let r = current_generation(group, new_id, old_leader, false);
             fx.respond(p.parked.id, response(p.parked.version, r));
+            // The instance now maps to the new member id: store it so a coordinator that
+            // loads the group fences the old id too.
+            fx.store_group(group.snapshot(None, now));
         }
         GroupState::PreparingRebalance | GroupState::CompletingRebalance | GroupState::Stable => {
             group.update_member_and_rebalance(new_id, p.protocols.clone(), p.parked, now, cfg, fx);

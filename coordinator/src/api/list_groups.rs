@@ -1,8 +1,10 @@
 //! ListGroups (API 16): every group this coordinator knows, sorted by group id.
 //!
 //! v4+ may filter by state (Kafka's state names, case-insensitive) and v5+ by group type; all
-//! groups here are `classic`.
+//! groups here are `classic`. While an offsets partition loads, the groups loaded so far are
+//! listed with COORDINATOR_LOAD_IN_PROGRESS.
 
+use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -49,6 +51,10 @@ impl GroupCoordinator {
                 listed
             })
             .collect();
-        self.fx.respond(id, ListGroupsResponse::default().with_groups(groups));
+        // Kafka lists what is loaded and says so when some partition is still loading.
+        let error =
+            if self.any_loading() { ResponseError::CoordinatorLoadInProgress.code() } else { 0 };
+        self.fx
+            .respond(id, ListGroupsResponse::default().with_error_code(error).with_groups(groups));
     }
 }

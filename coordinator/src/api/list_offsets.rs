@@ -20,7 +20,7 @@ use kafka_protocol::messages::list_offsets_response::{
 };
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 
-use crate::broker::BrokerConfig;
+use crate::cluster::Placement;
 use crate::log::PartitionLogs;
 use crate::TopicPartition;
 
@@ -35,7 +35,7 @@ pub const MAX_TIMESTAMP: i64 = -3;
 pub fn handle(
     version: i16,
     request: &ListOffsetsRequest,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> ListOffsetsResponse {
     let topics = request
@@ -48,7 +48,7 @@ pub fn handle(
                 .map(|p| {
                     let tp = TopicPartition::new(topic.name.to_string(), p.partition_index);
                     let current_epoch = if version >= 4 { p.current_leader_epoch } else { -1 };
-                    let answer = lookup(version, &tp, current_epoch, p.timestamp, config, logs);
+                    let answer = lookup(version, &tp, current_epoch, p.timestamp, placement, logs);
                     let leader_epoch = if version >= 4 && answer.offset >= 0 { 0 } else { -1 };
                     ListOffsetsPartitionResponse::default()
                         .with_partition_index(p.partition_index)
@@ -77,7 +77,7 @@ fn lookup(
     tp: &TopicPartition,
     current_epoch: i32,
     timestamp: i64,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> Answer {
     let error = |e: ResponseError| Answer { error_code: e.code(), timestamp: -1, offset: -1 };
@@ -85,7 +85,7 @@ fn lookup(
     let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
         return error(ResponseError::UnknownTopicOrPartition);
     };
-    if !config.is_leader(tp.partition) {
+    if !placement.is_leader(tp) {
         return error(ResponseError::NotLeaderOrFollower);
     }
     if current_epoch > 0 {

@@ -8,10 +8,12 @@
 //!   `allow_auto_topic_creation` says, so a scenario controls exactly which topics exist.
 //! - v10+ may name a topic by id only; we have no topic ids (they are all zero), so such a
 //!   topic gets UNKNOWN_TOPIC_ID.
-//! - Leaders follow the placement rule in `broker.rs`; replicas and ISR are the leader alone;
-//!   the leader epoch is 0 (leadership never moves). With no brokers configured a partition
+//! - Leaders come from the shared cluster state (`cluster.rs`: initial placement `p % n`, then
+//!   whatever moves happened); replicas and ISR are the leader alone; the leader epoch reported
+//!   is 0 (Fetch and ListOffsets do not fence on epochs). A partition whose leader is unknown
 //!   reports LEADER_NOT_AVAILABLE.
-//! - The controller is the first configured broker.
+//! - Only live brokers are listed (as Kafka's metadata cache does once a broker's death is
+//!   detected); the controller is the first live broker.
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::metadata_response::{
@@ -21,13 +23,16 @@ use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, Topi
 use kafka_protocol::protocol::StrBytes;
 
 use crate::broker::BrokerConfig;
+use crate::cluster::ClusterState;
 use crate::log::PartitionLogs;
+use crate::TopicPartition;
 
 /// Answers a Metadata request of `version`.
 pub fn handle(
     version: i16,
     request: &MetadataRequest,
     config: &BrokerConfig,
+    cluster: &ClusterState,
     logs: &PartitionLogs,
 ) -> MetadataResponse {
     let all_topics = match &request.topics {
@@ -35,14 +40,14 @@ pub fn handle(
         Some(topics) => version == 0 && topics.is_empty(),
     };
     let topics: Vec<MetadataResponseTopic> = if all_topics {
-        logs.topics().map(|name| topic(name, config, logs)).collect()
+        logs.topics().map(|name| topic(name, cluster, logs)).collect()
     } else {
         request
             .topics
             .iter()
             .flatten()
             .map(|t| match &t.name {
-                Some(name) => topic(name, config, logs),
+                Some(name) => topic(name, cluster, logs),
                 None => MetadataResponseTopic::default()
                     .with_name(None)
                     .with_topic_id(t.topic_id)
@@ -50,9 +55,8 @@ pub fn handle(
             })
             .collect()
     };
-    let brokers = config
-        .brokers
-        .iter()
+    let brokers = cluster
+        .live_brokers()
         .map(|b| {
             MetadataResponseBroker::default()
                 .with_node_id(BrokerId(b.node_id))
@@ -60,7 +64,7 @@ pub fn handle(
                 .with_port(b.port)
         })
         .collect();
-    let controller = config.brokers.first().map_or(-1, |b| b.node_id);
+    let controller = cluster.live_brokers().next().map_or(-1, |b| b.node_id);
     MetadataResponse::default()
         .with_brokers(brokers)
         .with_cluster_id(Some(StrBytes::from_string(config.cluster_id.clone())))
@@ -68,7 +72,7 @@ pub fn handle(
         .with_topics(topics)
 }
 
-fn topic(name: &str, config: &BrokerConfig, logs: &PartitionLogs) -> MetadataResponseTopic {
+fn topic(name: &str, cluster: &ClusterState, logs: &PartitionLogs) -> MetadataResponseTopic {
     let response = MetadataResponseTopic::default()
         .with_name(Some(TopicName(StrBytes::from_string(name.to_string()))));
     let Some(count) = logs.partition_count(name) else {
@@ -78,7 +82,7 @@ fn topic(name: &str, config: &BrokerConfig, logs: &PartitionLogs) -> MetadataRes
         .map(|p| {
             let partition =
                 MetadataResponsePartition::default().with_partition_index(p).with_leader_epoch(0);
-            match config.partition_leader(p) {
+            match cluster.partition_leader(&TopicPartition::new(name, p)) {
                 Some(leader) => partition
                     .with_leader_id(BrokerId(leader.node_id))
                     .with_replica_nodes(vec![BrokerId(leader.node_id)])

@@ -14,16 +14,20 @@
 //!   generation so members can commit before revoking.)
 //!
 //! Per partition, metadata longer than `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
-//! Each partition's outcome is recorded as OffsetCommitAccepted or OffsetCommitRejected.
+//!
+//! Accepted partitions are appended to the offsets log; only when the append completes are they
+//! cached, recorded (OffsetCommitAccepted) and acknowledged. If the coordinator loses the
+//! partition first they get NOT_COORDINATOR (recorded as OffsetCommitRejected). Refused
+//! partitions are recorded as OffsetCommitRejected at once. The request is answered once, with
+//! every partition's outcome.
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
-use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use kafka_protocol::messages::OffsetCommitRequest;
 
+use crate::coordinator::{AppendDone, PendingCommit};
 use crate::group::{Group, GroupState};
 use crate::offsets::{CommittedOffset, OFFSET_METADATA_MAX_BYTES};
+use crate::offsets_log::OffsetsRecord;
 use crate::{CoordinatorEvent, GroupCoordinator, Millis, RequestId, TopicPartition};
 
 impl GroupCoordinator {
@@ -41,8 +45,9 @@ impl GroupCoordinator {
         let instance =
             if version >= 7 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
 
+        let bugs = self.config.bugs.clone();
         let verdict: Result<(), ResponseError> = match self.groups.get_mut(&group_id) {
-            None if generation < 0 => {
+            None if generation < 0 || bugs.skip_commit_generation_check => {
                 self.groups.insert(group_id.clone(), Group::new(group_id.clone()));
                 Ok(())
             }
@@ -50,6 +55,12 @@ impl GroupCoordinator {
             Some(g) => {
                 if g.state == GroupState::Dead {
                     Err(ResponseError::CoordinatorNotAvailable)
+                } else if bugs.skip_commit_generation_check {
+                    // Deliberate bug: no member or generation fence at all.
+                    if g.has(&member_id) {
+                        g.touch(&member_id, now, &mut self.fx);
+                    }
+                    Ok(())
                 } else if g.is_static_member_fenced(&member_id, instance.as_deref()) {
                     Err(ResponseError::FencedInstanceId)
                 } else if generation < 0 && g.state == GroupState::Empty {
@@ -67,6 +78,7 @@ impl GroupCoordinator {
             }
         };
 
+        let mut records = Vec::new();
         let mut topics = Vec::with_capacity(req.topics.len());
         for topic in req.topics {
             let name = topic.name.0.to_string();
@@ -85,21 +97,19 @@ impl GroupCoordinator {
                     }
                     Ok(()) => 0,
                 };
-                if error == 0 {
+                let accepted = if error == 0 {
                     let committed = CommittedOffset {
                         offset: p.committed_offset,
                         leader_epoch: if version >= 6 { p.committed_leader_epoch } else { -1 },
                         metadata,
                         commit_timestamp: now,
                     };
-                    self.offsets.commit(&group_id, tp.clone(), committed);
-                    self.fx.event(CoordinatorEvent::OffsetCommitAccepted {
+                    records.push(OffsetsRecord::Commit {
                         group: group_id.clone(),
-                        member_id: member_id.clone(),
-                        generation,
                         partition: tp,
-                        offset: p.committed_offset,
+                        offset: committed.clone(),
                     });
+                    Some(committed)
                 } else {
                     self.fx.event(CoordinatorEvent::OffsetCommitRejected {
                         group: group_id.clone(),
@@ -109,19 +119,22 @@ impl GroupCoordinator {
                         offset: p.committed_offset,
                         error: crate::error_name(error),
                     });
-                }
-                partitions.push(
-                    OffsetCommitResponsePartition::default()
-                        .with_partition_index(p.partition_index)
-                        .with_error_code(error),
-                );
+                    None
+                };
+                partitions.push((p.partition_index, error, accepted));
             }
-            topics.push(
-                OffsetCommitResponseTopic::default()
-                    .with_name(topic.name)
-                    .with_partitions(partitions),
-            );
+            topics.push((topic.name, partitions));
         }
-        self.fx.respond(id, OffsetCommitResponse::default().with_topics(topics));
+        let commit = PendingCommit { id, group: group_id.clone(), member_id, generation, topics };
+        if records.is_empty() {
+            self.finish_commit(commit, None);
+        } else if bugs.ack_commit_before_log_append {
+            // Deliberate bug: cache, record and acknowledge now; the append lands later (or
+            // never, if the broker dies first).
+            self.finish_commit(commit, None);
+            self.append(now, &group_id, records, AppendDone::Nothing);
+        } else {
+            self.append(now, &group_id, records, AppendDone::Commit(commit));
+        }
     }
 }

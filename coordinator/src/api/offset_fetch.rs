@@ -4,7 +4,10 @@
 //! "blindly": the group may use Kafka only for offset storage). Each requested partition gets
 //! its committed offset, or -1 when nothing was committed; a null topic list (v2+) asks for
 //! every committed partition. v1–7 name one group at the top level; v8+ batch several groups.
+//! A group whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS (per group from
+//! v8; v1–7 are refused before they get here), one not owned here NOT_COORDINATOR.
 
+use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
@@ -15,6 +18,7 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::coordinator::GroupStatus;
 use crate::offsets::OffsetStore;
 use crate::{GroupCoordinator, Millis, RequestId, TopicPartition};
 
@@ -82,6 +86,16 @@ impl GroupCoordinator {
                 .groups
                 .into_iter()
                 .map(|g| {
+                    let refused = match self.group_status(g.group_id.as_str()) {
+                        GroupStatus::Ready => None,
+                        GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
+                        GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
+                    };
+                    if let Some(e) = refused {
+                        return OffsetFetchResponseGroup::default()
+                            .with_group_id(g.group_id)
+                            .with_error_code(e.code());
+                    }
                     let fetched = fetch(&self.offsets, g.group_id.as_str(), v8_topics(g.topics));
                     let topics = fetched
                         .into_iter()

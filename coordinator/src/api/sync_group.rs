@@ -8,9 +8,11 @@
 //! - PreparingRebalance: REBALANCE_IN_PROGRESS (the generation is about to end). Empty:
 //!   UNKNOWN_MEMBER_ID.
 //! - CompletingRebalance: the request is parked. When the leader's arrives its assignment is
-//!   stored (members it left out get empty bytes), the group becomes Stable and every parked
-//!   SyncGroup is answered with the member's share. If the group rebalances first, parked
-//!   requests get REBALANCE_IN_PROGRESS.
+//!   appended to the offsets log with the group's metadata (members it left out get empty
+//!   bytes); when the append completes, if the group is still completing that generation, the
+//!   assignment is stored, the group becomes Stable and every parked SyncGroup is answered with
+//!   the member's share. If the group rebalances first, parked requests get
+//!   REBALANCE_IN_PROGRESS; if the coordinator moves first, NOT_COORDINATOR.
 //! - Stable: the member's current assignment, at once.
 //!
 //! Every accepted SyncGroup counts for the pending-sync wait: members of a new generation that
@@ -23,7 +25,9 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::coordinator::AppendDone;
 use crate::group::{GroupState, Parked};
+use crate::offsets_log::OffsetsRecord;
 use crate::{GroupCoordinator, Millis, RequestId};
 
 /// Builds a SyncGroup response valid for `version` (protocol type and name only from v5).
@@ -90,9 +94,15 @@ impl GroupCoordinator {
                 return fail(fx, ResponseError::InconsistentGroupProtocol);
             }
         }
-        match group.state {
-            GroupState::Empty | GroupState::Dead => fail(fx, ResponseError::UnknownMemberId),
-            GroupState::PreparingRebalance => fail(fx, ResponseError::RebalanceInProgress),
+        let store = match group.state {
+            GroupState::Empty | GroupState::Dead => {
+                fail(fx, ResponseError::UnknownMemberId);
+                None
+            }
+            GroupState::PreparingRebalance => {
+                fail(fx, ResponseError::RebalanceInProgress);
+                None
+            }
             GroupState::CompletingRebalance => {
                 group.park_sync(&member_id, Parked { id, version }, fx);
                 group.sync_received(&member_id, fx);
@@ -102,7 +112,10 @@ impl GroupCoordinator {
                         .into_iter()
                         .map(|a| (a.member_id.to_string(), a.assignment))
                         .collect();
-                    group.store_assignment(assignment, now, fx);
+                    let snapshot = group.snapshot(Some(&assignment), now);
+                    Some((group.generation_id, assignment, snapshot))
+                } else {
+                    None
                 }
             }
             GroupState::Stable => {
@@ -118,7 +131,13 @@ impl GroupCoordinator {
                 fx.respond(id, r);
                 group.sync_received(&member_id, fx);
                 group.touch(&member_id, now, fx);
+                None
             }
+        };
+        if let Some((generation, assignment, snapshot)) = store {
+            let group = req.group_id.0.to_string();
+            let then = AppendDone::Assignment { group: group.clone(), generation, assignment };
+            self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], then);
         }
     }
 }

@@ -24,7 +24,7 @@ use super::codec::{decode_request, encode_api_versions_fallback, encode_response
 use super::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
 use super::WireError;
 use crate::api::api_versions;
-use crate::broker::Broker;
+use crate::broker::{Broker, BrokerControl};
 use crate::{CoordinatorEvent, CoordinatorOutput, Millis, RequestId};
 
 /// One request handed to the broker task, with the channel for its answer.
@@ -144,11 +144,29 @@ async fn serve_frames<S: AsyncRead + AsyncWrite + Unpin>(
 /// `clock` gives the current (simulated) time in ms; it must agree with `tokio::time`, which the
 /// task sleeps on until the broker's next deadline. Returns when every [`BrokerHandle`] is
 /// dropped (no connection can reach the broker any more).
-pub async fn run_broker<C, E>(mut broker: Broker, mut calls: BrokerCalls, clock: C, mut on_event: E)
+pub async fn run_broker<C, E>(broker: Broker, calls: BrokerCalls, clock: C, on_event: E)
 where
     C: Fn() -> Millis,
     E: FnMut(Millis, CoordinatorEvent),
 {
+    let (_keep, controls) = mpsc::unbounded_channel();
+    run_broker_controlled(broker, calls, controls, clock, on_event).await
+}
+
+/// [`run_broker`] that also applies [`BrokerControl`] instructions (coordinator moves) from
+/// `controls`, before any request waiting at the same instant. A closed control channel is
+/// simply no longer read.
+pub async fn run_broker_controlled<C, E>(
+    mut broker: Broker,
+    mut calls: BrokerCalls,
+    mut controls: mpsc::UnboundedReceiver<BrokerControl>,
+    clock: C,
+    mut on_event: E,
+) where
+    C: Fn() -> Millis,
+    E: FnMut(Millis, CoordinatorEvent),
+{
+    let mut controls_open = true;
     let mut next_id: u64 = 0;
     let mut waiting: BTreeMap<RequestId, oneshot::Sender<ResponseKind>> = BTreeMap::new();
     // A deadline we already fired at this instant: if the broker still reports it, sleeping
@@ -168,6 +186,12 @@ where
         let sleep_ms = deadline.map(|d| d.saturating_sub(now).max(1));
         tokio::select! {
             biased;
+            control = controls.recv(), if controls_open => {
+                match control {
+                    Some(control) => broker.apply_control(clock(), control),
+                    None => controls_open = false,
+                }
+            }
             call = calls.rx.recv() => {
                 let Some(call) = call else { return };
                 let id = RequestId(next_id);

@@ -894,6 +894,144 @@ static LIST_GROUPS_RESPONSE_LISTED_GROUP: Shape = Shape {
         Field { name: "group_type", min: 5, max: 5, tag: None, ty: Ty::Str },
     ],
 };
+static PRODUCE_REQUEST_PARTITION_PRODUCE_DATA: Shape = Shape {
+    name: "PartitionProduceData",
+    fields: &[
+        Field { name: "index", min: 3, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "records", min: 3, max: 13, tag: None, ty: Ty::Bytes },
+    ],
+};
+static PRODUCE_REQUEST_PRODUCE_REQUEST: Shape = Shape {
+    name: "ProduceRequest",
+    fields: &[
+        Field { name: "transactional_id", min: 3, max: 13, tag: None, ty: Ty::Str },
+        Field { name: "acks", min: 3, max: 13, tag: None, ty: Ty::I16 },
+        Field { name: "timeout_ms", min: 3, max: 13, tag: None, ty: Ty::I32 },
+        Field {
+            name: "topic_data",
+            min: 3,
+            max: 13,
+            tag: None,
+            ty: Ty::Array(&PRODUCE_REQUEST_TOPIC_PRODUCE_DATA),
+        },
+    ],
+};
+static PRODUCE_REQUEST_TOPIC_PRODUCE_DATA: Shape = Shape {
+    name: "TopicProduceData",
+    fields: &[
+        Field { name: "name", min: 3, max: 12, tag: None, ty: Ty::Str },
+        Field { name: "topic_id", min: 13, max: 13, tag: None, ty: Ty::Uuid },
+        Field {
+            name: "partition_data",
+            min: 3,
+            max: 13,
+            tag: None,
+            ty: Ty::Array(&PRODUCE_REQUEST_PARTITION_PRODUCE_DATA),
+        },
+    ],
+};
+static PRODUCE_RESPONSE_BATCH_INDEX_AND_ERROR_MESSAGE: Shape = Shape {
+    name: "BatchIndexAndErrorMessage",
+    fields: &[
+        Field { name: "batch_index", min: 8, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "batch_index_error_message", min: 8, max: 13, tag: None, ty: Ty::Str },
+    ],
+};
+static PRODUCE_RESPONSE_LEADER_ID_AND_EPOCH: Shape = Shape {
+    name: "LeaderIdAndEpoch",
+    fields: &[
+        Field { name: "leader_id", min: 10, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "leader_epoch", min: 10, max: 13, tag: None, ty: Ty::I32 },
+    ],
+};
+static PRODUCE_RESPONSE_NODE_ENDPOINT: Shape = Shape {
+    name: "NodeEndpoint",
+    fields: &[
+        Field { name: "node_id", min: 10, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "host", min: 10, max: 13, tag: None, ty: Ty::Str },
+        Field { name: "port", min: 10, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "rack", min: 10, max: 13, tag: None, ty: Ty::Str },
+    ],
+};
+static PRODUCE_RESPONSE_PARTITION_PRODUCE_RESPONSE: Shape = Shape {
+    name: "PartitionProduceResponse",
+    fields: &[
+        Field { name: "index", min: 3, max: 13, tag: None, ty: Ty::I32 },
+        Field { name: "error_code", min: 3, max: 13, tag: None, ty: Ty::I16 },
+        Field { name: "base_offset", min: 3, max: 13, tag: None, ty: Ty::I64 },
+        Field { name: "log_append_time_ms", min: 3, max: 13, tag: None, ty: Ty::I64 },
+        Field { name: "log_start_offset", min: 5, max: 13, tag: None, ty: Ty::I64 },
+        Field {
+            name: "record_errors",
+            min: 8,
+            max: 13,
+            tag: None,
+            ty: Ty::Array(&PRODUCE_RESPONSE_BATCH_INDEX_AND_ERROR_MESSAGE),
+        },
+        Field { name: "error_message", min: 8, max: 13, tag: None, ty: Ty::Str },
+        Field {
+            name: "current_leader",
+            min: 10,
+            max: 13,
+            tag: Some(0),
+            ty: Ty::Struct(&PRODUCE_RESPONSE_LEADER_ID_AND_EPOCH),
+        },
+    ],
+};
+static PRODUCE_RESPONSE_PRODUCE_RESPONSE: Shape = Shape {
+    name: "ProduceResponse",
+    fields: &[
+        Field {
+            name: "responses",
+            min: 3,
+            max: 13,
+            tag: None,
+            ty: Ty::Array(&PRODUCE_RESPONSE_TOPIC_PRODUCE_RESPONSE),
+        },
+        Field { name: "throttle_time_ms", min: 3, max: 13, tag: None, ty: Ty::I32 },
+        Field {
+            name: "node_endpoints",
+            min: 10,
+            max: 13,
+            tag: Some(0),
+            ty: Ty::Array(&PRODUCE_RESPONSE_NODE_ENDPOINT),
+        },
+    ],
+};
+static PRODUCE_RESPONSE_TOPIC_PRODUCE_RESPONSE: Shape = Shape {
+    name: "TopicProduceResponse",
+    fields: &[
+        Field { name: "name", min: 3, max: 12, tag: None, ty: Ty::Str },
+        Field { name: "topic_id", min: 13, max: 13, tag: None, ty: Ty::Uuid },
+        Field {
+            name: "partition_responses",
+            min: 3,
+            max: 13,
+            tag: None,
+            ty: Ty::Array(&PRODUCE_RESPONSE_PARTITION_PRODUCE_RESPONSE),
+        },
+    ],
+};
+static INIT_PRODUCER_ID_REQUEST_INIT_PRODUCER_ID_REQUEST: Shape = Shape {
+    name: "InitProducerIdRequest",
+    fields: &[
+        Field { name: "transactional_id", min: 0, max: 5, tag: None, ty: Ty::Str },
+        Field { name: "transaction_timeout_ms", min: 0, max: 5, tag: None, ty: Ty::I32 },
+        Field { name: "producer_id", min: 3, max: 5, tag: None, ty: Ty::I64 },
+        Field { name: "producer_epoch", min: 3, max: 5, tag: None, ty: Ty::I16 },
+    ],
+};
+static INIT_PRODUCER_ID_RESPONSE_INIT_PRODUCER_ID_RESPONSE: Shape = Shape {
+    name: "InitProducerIdResponse",
+    fields: &[
+        Field { name: "throttle_time_ms", min: 0, max: 6, tag: None, ty: Ty::I32 },
+        Field { name: "error_code", min: 0, max: 6, tag: None, ty: Ty::I16 },
+        Field { name: "producer_id", min: 0, max: 6, tag: None, ty: Ty::I64 },
+        Field { name: "producer_epoch", min: 0, max: 6, tag: None, ty: Ty::I16 },
+        Field { name: "ongoing_txn_producer_id", min: 6, max: 6, tag: None, ty: Ty::I64 },
+        Field { name: "ongoing_txn_producer_epoch", min: 6, max: 6, tag: None, ty: Ty::I16 },
+    ],
+};
 
 /// The top-level request layout for `api_key` and its first flexible version.
 pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
@@ -911,6 +1049,8 @@ pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::OffsetFetch => (&OFFSET_FETCH_REQUEST_OFFSET_FETCH_REQUEST, 6),
         ApiKey::DescribeGroups => (&DESCRIBE_GROUPS_REQUEST_DESCRIBE_GROUPS_REQUEST, 5),
         ApiKey::ListGroups => (&LIST_GROUPS_REQUEST_LIST_GROUPS_REQUEST, 3),
+        ApiKey::Produce => (&PRODUCE_REQUEST_PRODUCE_REQUEST, 9),
+        ApiKey::InitProducerId => (&INIT_PRODUCER_ID_REQUEST_INIT_PRODUCER_ID_REQUEST, 2),
         _ => return None,
     })
 }
@@ -931,6 +1071,8 @@ pub(crate) fn response_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::OffsetFetch => (&OFFSET_FETCH_RESPONSE_OFFSET_FETCH_RESPONSE, 6),
         ApiKey::DescribeGroups => (&DESCRIBE_GROUPS_RESPONSE_DESCRIBE_GROUPS_RESPONSE, 5),
         ApiKey::ListGroups => (&LIST_GROUPS_RESPONSE_LIST_GROUPS_RESPONSE, 3),
+        ApiKey::Produce => (&PRODUCE_RESPONSE_PRODUCE_RESPONSE, 9),
+        ApiKey::InitProducerId => (&INIT_PRODUCER_ID_RESPONSE_INIT_PRODUCER_ID_RESPONSE, 2),
         _ => return None,
     })
 }

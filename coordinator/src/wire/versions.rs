@@ -14,7 +14,8 @@ use kafka_protocol::protocol::{Message, VersionRange};
 /// Why these bounds: Metadata stops at 12 (13 only adds a top-level error code); Fetch stops at
 /// 12 because 13+ names topics by id; ListOffsets stops at 7 (8+ add tiered-storage and timeout
 /// semantics we do not model); DescribeGroups stops at 5 and ListGroups at 4 (later versions add
-/// error messages and group types for the new protocol).
+/// error messages and group types for the new protocol). Produce stops at 11 (12 only marks
+/// transactions v2, 13 names topics by id) and InitProducerId at 4 (5 adds two-phase commit).
 const CHOSEN: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Fetch, 4, 12),
     (ApiKey::ListOffsets, 1, 7),
@@ -29,6 +30,8 @@ const CHOSEN: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeGroups, 0, 5),
     (ApiKey::ListGroups, 0, 4),
     (ApiKey::ApiVersions, 0, 3),
+    (ApiKey::Produce, 3, 11),
+    (ApiKey::InitProducerId, 0, 4),
 ];
 
 /// The range the kafka-protocol request type for `api_key` can encode and decode, for the APIs
@@ -48,6 +51,8 @@ fn library_request_versions(api_key: ApiKey) -> Option<VersionRange> {
         ApiKey::DescribeGroups => DescribeGroupsRequest::VERSIONS,
         ApiKey::ListGroups => ListGroupsRequest::VERSIONS,
         ApiKey::ApiVersions => ApiVersionsRequest::VERSIONS,
+        ApiKey::Produce => ProduceRequest::VERSIONS,
+        ApiKey::InitProducerId => InitProducerIdRequest::VERSIONS,
         _ => return None,
     })
 }
@@ -90,7 +95,9 @@ mod tests {
         assert_eq!(r(ApiKey::OffsetFetch), Some((1, 9)));
         assert_eq!(r(ApiKey::Fetch), Some((4, 12)));
         assert_eq!(r(ApiKey::ApiVersions), Some((0, 3)));
-        assert_eq!(r(ApiKey::Produce), None);
+        assert_eq!(r(ApiKey::Produce), Some((3, 11)), "the request type starts at 3");
+        assert_eq!(r(ApiKey::InitProducerId), Some((0, 4)));
+        assert_eq!(r(ApiKey::AddPartitionsToTxn), None);
     }
 
     #[test]

@@ -40,7 +40,11 @@ pub fn s(x: &str) -> StrBytes {
 
 /// Test config: no initial rebalance delay unless a test asks for one.
 pub fn config() -> CoordinatorConfig {
-    CoordinatorConfig { initial_rebalance_delay_ms: 0, ..Default::default() }
+    CoordinatorConfig {
+        initial_rebalance_delay_ms: 0,
+        offsets_append_delay_ms: 0,
+        ..Default::default()
+    }
 }
 
 pub fn protocols(list: &[(&str, &str)]) -> Vec<JoinGroupRequestProtocol> {
@@ -225,6 +229,9 @@ impl Harness {
                     self.responses.insert(id, response);
                 }
                 CoordinatorOutput::Event(e) => {
+                    if let CoordinatorEvent::GroupLoaded { group, state, .. } = &e {
+                        self.states.insert(group.clone(), *state);
+                    }
                     if let CoordinatorEvent::GroupStateChanged { group, from, to, .. } = &e {
                         let prev = self.states.get(group).copied().unwrap_or(GroupState::Empty);
                         assert_eq!(

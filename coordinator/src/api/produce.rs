@@ -1,0 +1,346 @@
+//! Produce: append a producer's record batches to the partition logs.
+//!
+//! Rules, per partition (answers keep the request's order):
+//! - `acks` must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS. (With acks=0
+//!   Kafka sends no answer at all; the broker still builds one and the wire layer drops it.)
+//! - A transactional request (a transactional id) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+//!   there is no transaction coordinator.
+//! - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION. Led by another broker:
+//!   NOT_LEADER_OR_FOLLOWER.
+//! - The records must be magic v2 batches ([`check_batches`] bounds-checks them first, because
+//!   kafka-protocol's decoder reserves memory from counts read off the wire), uncompressed
+//!   (compressed batches get UNSUPPORTED_COMPRESSION_TYPE: no codec is built in) and not
+//!   transactional. Anything else is CORRUPT_MESSAGE, and nothing of that partition is appended.
+//! - Every record is appended in order with its own timestamp (the append time for batches
+//!   stamped LogAppendTime or without a timestamp); the answer carries the first offset
+//!   appended (`base_offset`), log append time -1 (create time) and the log start offset.
+//!
+//! Simplifications: idempotent producers are accepted but their sequence numbers are not
+//! checked (no duplicate detection); there are no record-level errors.
+
+use bytes::Bytes;
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
+
+use crate::broker::BrokerConfig;
+use crate::log::PartitionLogs;
+use crate::{Millis, TopicPartition};
+
+/// Answers a Produce request of `version`, appending to `logs`.
+pub fn handle(
+    _version: i16,
+    request: &ProduceRequest,
+    config: &BrokerConfig,
+    logs: &mut PartitionLogs,
+    now: Millis,
+) -> ProduceResponse {
+    let refusal = if !matches!(request.acks, -1..=1) {
+        Some(ResponseError::InvalidRequiredAcks)
+    } else if request.transactional_id.is_some() {
+        Some(ResponseError::TransactionalIdAuthorizationFailed)
+    } else {
+        None
+    };
+    let responses = request
+        .topic_data
+        .iter()
+        .map(|topic| {
+            let partitions = topic
+                .partition_data
+                .iter()
+                .map(|p| {
+                    let tp = TopicPartition::new(topic.name.to_string(), p.index);
+                    let base = PartitionProduceResponse::default()
+                        .with_index(p.index)
+                        .with_base_offset(-1)
+                        .with_log_append_time_ms(-1)
+                        .with_log_start_offset(-1);
+                    let outcome = match refusal {
+                        Some(e) => Err(e),
+                        None => append(&tp, p.records.as_ref(), config, logs, now),
+                    };
+                    match outcome {
+                        Ok((base_offset, log_start)) => {
+                            base.with_base_offset(base_offset).with_log_start_offset(log_start)
+                        }
+                        Err(e) => base.with_error_code(e.code()),
+                    }
+                })
+                .collect();
+            TopicProduceResponse::default()
+                .with_name(topic.name.clone())
+                .with_partition_responses(partitions)
+        })
+        .collect();
+    ProduceResponse::default().with_responses(responses)
+}
+
+/// Appends one partition's records; `(base offset, log start offset)` on success.
+fn append(
+    tp: &TopicPartition,
+    records: Option<&Bytes>,
+    config: &BrokerConfig,
+    logs: &mut PartitionLogs,
+    now: Millis,
+) -> Result<(i64, i64), ResponseError> {
+    let Some(log_start) = logs.log_start_offset(tp) else {
+        return Err(ResponseError::UnknownTopicOrPartition);
+    };
+    if !config.is_leader(tp.partition) {
+        return Err(ResponseError::NotLeaderOrFollower);
+    }
+    let records = decode(records.cloned().unwrap_or_default())?;
+    let mut base_offset = None;
+    for r in records {
+        let timestamp = if r.timestamp_type == TimestampType::LogAppend || r.timestamp < 0 {
+            now as i64
+        } else {
+            r.timestamp
+        };
+        let offset = logs
+            .append(tp, r.key, r.value.unwrap_or_default(), timestamp)
+            .map_err(|_| ResponseError::UnknownTopicOrPartition)?;
+        base_offset.get_or_insert(offset);
+    }
+    // An empty record set appends nothing: the next offset is where it would have gone.
+    let base_offset = match base_offset {
+        Some(o) => o,
+        None => logs.log_end_offset(tp).ok_or(ResponseError::UnknownTopicOrPartition)?,
+    };
+    Ok((base_offset, log_start))
+}
+
+/// Decodes a partition's record set into its records, refusing what we cannot store.
+fn decode(mut bytes: Bytes) -> Result<Vec<Record>, ResponseError> {
+    let compressed = check_batches(&bytes).map_err(|_| ResponseError::CorruptMessage)?;
+    if compressed {
+        return Err(ResponseError::UnsupportedCompressionType);
+    }
+    let sets =
+        RecordBatchDecoder::decode_all(&mut bytes).map_err(|_| ResponseError::CorruptMessage)?;
+    let mut records = Vec::new();
+    for set in sets {
+        if set.version != 2 || set.compression != Compression::None {
+            return Err(ResponseError::CorruptMessage);
+        }
+        if set.records.iter().any(|r| r.transactional || r.control) {
+            return Err(ResponseError::CorruptMessage);
+        }
+        records.extend(set.records);
+    }
+    Ok(records)
+}
+
+/// Size of a v2 batch header up to and including the record count.
+const BATCH_HEADER: usize = 61;
+/// Offset of the magic byte in a batch.
+const MAGIC_AT: usize = 16;
+/// Offset of the attributes in a batch.
+const ATTRIBUTES_AT: usize = 21;
+/// Offset of the record count in a batch.
+const RECORD_COUNT_AT: usize = 57;
+
+/// Walks a record set as magic v2 batches and checks every length and count against the bytes
+/// that are really there, so the decoder never reserves memory a hostile count asks for.
+/// `Ok(true)` when some batch is compressed (its records are not walked).
+pub fn check_batches(mut buf: &[u8]) -> Result<bool, String> {
+    let mut compressed = false;
+    while !buf.is_empty() {
+        if buf.len() < BATCH_HEADER {
+            return Err(format!("{} bytes cannot hold a batch header", buf.len()));
+        }
+        let batch_length = i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
+        let total = usize::try_from(batch_length)
+            .ok()
+            .and_then(|l| l.checked_add(12))
+            .filter(|&t| t >= BATCH_HEADER && t <= buf.len())
+            .ok_or_else(|| format!("batch length {batch_length} does not fit"))?;
+        if buf[MAGIC_AT] != 2 {
+            return Err(format!("magic {} is not 2", buf[MAGIC_AT]));
+        }
+        let attributes = i16::from_be_bytes([buf[ATTRIBUTES_AT], buf[ATTRIBUTES_AT + 1]]);
+        let count = i32::from_be_bytes([
+            buf[RECORD_COUNT_AT],
+            buf[RECORD_COUNT_AT + 1],
+            buf[RECORD_COUNT_AT + 2],
+            buf[RECORD_COUNT_AT + 3],
+        ]);
+        let mut records = &buf[BATCH_HEADER..total];
+        if attributes & 0x7 != 0 {
+            compressed = true;
+        } else {
+            let count = usize::try_from(count).map_err(|_| format!("record count {count}"))?;
+            for _ in 0..count {
+                records = check_record(records)?;
+            }
+            if !records.is_empty() {
+                return Err(format!("{} bytes after the last record", records.len()));
+            }
+        }
+        buf = &buf[total..];
+    }
+    Ok(compressed)
+}
+
+/// Checks one record's framing; returns what follows it.
+fn check_record(buf: &[u8]) -> Result<&[u8], String> {
+    let (len, rest) = varint(buf)?;
+    let len = usize::try_from(len).map_err(|_| format!("record length {len}"))?;
+    if len > rest.len() {
+        return Err(format!("record length {len} exceeds the {} bytes left", rest.len()));
+    }
+    let (mut body, after) = rest.split_at(len);
+    body = body.get(1..).ok_or("record without attributes")?; // attributes
+    body = varint(body)?.1; // timestamp delta (a varlong: same zigzag walk)
+    body = varint(body)?.1; // offset delta
+    body = skip_bytes(body)?; // key
+    body = skip_bytes(body)?; // value
+    let (headers, mut body2) = varint(body)?;
+    let headers = usize::try_from(headers).map_err(|_| format!("header count {headers}"))?;
+    if headers > body2.len() / 2 {
+        return Err(format!("{headers} headers cannot fit in {} bytes", body2.len()));
+    }
+    for _ in 0..headers {
+        body2 = skip_bytes(body2)?;
+        body2 = skip_bytes(body2)?;
+    }
+    if !body2.is_empty() {
+        return Err(format!("{} bytes after the record's headers", body2.len()));
+    }
+    Ok(after)
+}
+
+/// Skips a varint-length-prefixed byte string (-1 = null).
+fn skip_bytes(buf: &[u8]) -> Result<&[u8], String> {
+    let (len, rest) = varint(buf)?;
+    if len == -1 {
+        return Ok(rest);
+    }
+    let len = usize::try_from(len).map_err(|_| format!("negative length {len}"))?;
+    rest.get(len..).ok_or_else(|| format!("length {len} exceeds the {} bytes left", rest.len()))
+}
+
+/// A zigzag varint of up to 10 bytes (so varlongs walk too); values beyond i64 are refused.
+fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
+    let mut value: u64 = 0;
+    for (i, &b) in buf.iter().enumerate().take(10) {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            let signed = ((value >> 1) as i64) ^ -((value & 1) as i64);
+            return Ok((signed, &buf[i + 1..]));
+        }
+    }
+    Err("truncated or overlong varint".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+    use indexmap::IndexMap;
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::protocol::StrBytes;
+    use kafka_protocol::records::{RecordBatchEncoder, RecordEncodeOptions};
+
+    fn batch(values: &[&str], compression: Compression) -> Bytes {
+        let records: Vec<Record> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: 0,
+                producer_id: 7,
+                producer_epoch: 0,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                sequence: i as i32,
+                timestamp: 1_000 + i as i64,
+                key: Some(Bytes::from(format!("k{i}"))),
+                value: Some(Bytes::from(v.to_string())),
+                headers: IndexMap::new(),
+            })
+            .collect();
+        let mut buf = BytesMut::new();
+        let options = RecordEncodeOptions { version: 2, compression };
+        RecordBatchEncoder::encode(&mut buf, records.iter(), &options).unwrap();
+        buf.freeze()
+    }
+
+    fn request(acks: i16, partition: i32, records: Bytes) -> ProduceRequest {
+        ProduceRequest::default().with_acks(acks).with_timeout_ms(1000).with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("t")))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(partition)
+                    .with_records(Some(records))]),
+        ])
+    }
+
+    fn setup() -> (BrokerConfig, PartitionLogs) {
+        let mut logs = PartitionLogs::new();
+        logs.create_topic("t", 1).unwrap();
+        (BrokerConfig::single("127.0.0.1", 9092), logs)
+    }
+
+    fn first(resp: &ProduceResponse) -> &PartitionProduceResponse {
+        &resp.responses[0].partition_responses[0]
+    }
+
+    #[test]
+    fn produce_appends_every_record_and_answers_the_base_offset() {
+        let (config, mut logs) = setup();
+        let r1 = handle(
+            7,
+            &request(-1, 0, batch(&["a", "b"], Compression::None)),
+            &config,
+            &mut logs,
+            5,
+        );
+        assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 0));
+        let r2 = handle(7, &request(1, 0, batch(&["c"], Compression::None)), &config, &mut logs, 5);
+        assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 2));
+        let tp = TopicPartition::new("t", 0);
+        let stored: Vec<_> = logs.read(&tp, 0, 10).unwrap().to_vec();
+        assert_eq!(stored.iter().map(|r| r.value.clone()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(stored[1].key.as_deref(), Some(&b"k1"[..]));
+        assert_eq!(stored[1].timestamp_ms, 1_001);
+    }
+
+    #[test]
+    fn produce_to_unknown_partition_or_with_bad_acks_is_refused() {
+        let (config, mut logs) = setup();
+        let records = batch(&["a"], Compression::None);
+        let unknown = handle(7, &request(1, 3, records.clone()), &config, &mut logs, 0);
+        assert_eq!(first(&unknown).error_code, ResponseError::UnknownTopicOrPartition.code());
+        let acks = handle(7, &request(2, 0, records), &config, &mut logs, 0);
+        assert_eq!(first(&acks).error_code, ResponseError::InvalidRequiredAcks.code());
+        assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 0)), Some(0));
+    }
+
+    #[test]
+    fn produce_of_garbage_or_hostile_counts_is_corrupt_message() {
+        let (config, mut logs) = setup();
+        let garbage = Bytes::from_static(b"not a record batch at all");
+        let r = handle(7, &request(1, 0, garbage), &config, &mut logs, 0);
+        assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
+        // A valid batch whose record count claims two billion records.
+        let mut hostile = batch(&["a"], Compression::None).to_vec();
+        hostile[RECORD_COUNT_AT..RECORD_COUNT_AT + 4].copy_from_slice(&i32::MAX.to_be_bytes());
+        let r = handle(7, &request(1, 0, Bytes::from(hostile)), &config, &mut logs, 0);
+        assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
+        assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 0)), Some(0));
+    }
+
+    #[test]
+    fn check_batches_accepts_what_the_encoder_writes() {
+        let two =
+            [batch(&["a", "b"], Compression::None), batch(&["c"], Compression::None)].concat();
+        assert_eq!(check_batches(&two), Ok(false));
+        assert!(check_batches(&two[..two.len() - 1]).is_err());
+    }
+}

@@ -1,0 +1,215 @@
+//! The replicated offsets log: Kafka's `__consumer_offsets` topic, which outlives any broker.
+//!
+//! The coordinator appends two kinds of record to the partition of a group
+//! (`partitionFor(group)`): an offset commit, and a snapshot of the group's metadata
+//! (generation, protocol, leader, and every member with its ids, timeouts, subscription and
+//! assignment) written when a generation's assignment is stored or the group becomes Empty. A
+//! coordinator that takes over a partition rebuilds its cache by replaying the partition
+//! ([`OffsetsLog::load`]): the last snapshot of each group and the last commit of each partition
+//! win, as in Kafka's compacted topic.
+//!
+//! The log is shared by every broker of a simulated cluster through a [`SharedOffsetsLog`] and is
+//! never lost: replication is modelled by the coordinator completing an append only after
+//! `offsets_append_delay_ms` (see [`crate::CoordinatorConfig`]).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+
+use crate::offsets::CommittedOffset;
+use crate::{Millis, TopicPartition};
+
+/// The offsets log shared by every broker (and the world, which inspects it).
+pub type SharedOffsetsLog = Arc<Mutex<OffsetsLog>>;
+
+/// Locks a shared offsets log (poisoning is ignored: appends are single pushes).
+pub fn lock(log: &SharedOffsetsLog) -> std::sync::MutexGuard<'_, OffsetsLog> {
+    log.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One member as stored in a group metadata record (Kafka's MemberMetadata value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberMetadataValue {
+    /// Member id.
+    pub member_id: String,
+    /// `group.instance.id` of a static member.
+    pub group_instance_id: Option<String>,
+    /// Client id.
+    pub client_id: String,
+    /// Client host.
+    pub client_host: String,
+    /// Rebalance timeout the member asked for.
+    pub rebalance_timeout_ms: i32,
+    /// Session timeout the member asked for.
+    pub session_timeout_ms: i32,
+    /// Its subscription: the metadata it sent for the generation's protocol (Kafka stores only
+    /// that one protocol, so a loaded member supports just the group's protocol).
+    pub subscription: Bytes,
+    /// Its assignment in the stored generation.
+    pub assignment: Bytes,
+}
+
+/// A group's metadata as stored (Kafka's GroupMetadata value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMetadataValue {
+    /// Group id.
+    pub group_id: String,
+    /// Protocol type (`consumer`), if any member ever joined.
+    pub protocol_type: Option<String>,
+    /// The stored generation.
+    pub generation: i32,
+    /// Protocol chosen for it.
+    pub protocol_name: Option<String>,
+    /// Its leader.
+    pub leader: Option<String>,
+    /// Its members with their assignments (empty: the group was Empty).
+    pub members: Vec<MemberMetadataValue>,
+    /// When it was stored.
+    pub stored_at: Millis,
+}
+
+/// One record of the offsets log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OffsetsRecord {
+    /// A committed offset.
+    Commit { group: String, partition: TopicPartition, offset: CommittedOffset },
+    /// A snapshot of a group's metadata.
+    Group(GroupMetadataValue),
+}
+
+impl OffsetsRecord {
+    /// The group the record belongs to.
+    pub fn group(&self) -> &str {
+        match self {
+            OffsetsRecord::Commit { group, .. } => group,
+            OffsetsRecord::Group(g) => &g.group_id,
+        }
+    }
+}
+
+/// What replaying one partition yields: the groups' last metadata and offsets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadedPartition {
+    /// Last metadata snapshot of each group that has one.
+    pub groups: BTreeMap<String, GroupMetadataValue>,
+    /// Last committed offset of each (group, partition).
+    pub offsets: BTreeMap<String, BTreeMap<TopicPartition, CommittedOffset>>,
+}
+
+/// The offsets log: one append-only record list per offsets partition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OffsetsLog {
+    partitions: Vec<Vec<OffsetsRecord>>,
+}
+
+impl OffsetsLog {
+    /// An empty log with `partitions` partitions (at least one).
+    pub fn new(partitions: i32) -> Self {
+        Self { partitions: vec![Vec::new(); partitions.max(1) as usize] }
+    }
+
+    /// Wraps the log in a [`SharedOffsetsLog`].
+    pub fn shared(self) -> SharedOffsetsLog {
+        Arc::new(Mutex::new(self))
+    }
+
+    /// Number of partitions.
+    pub fn partition_count(&self) -> i32 {
+        self.partitions.len() as i32
+    }
+
+    /// Appends a record to partition `partition`; false if the partition does not exist.
+    pub fn append(&mut self, partition: i32, record: OffsetsRecord) -> bool {
+        match usize::try_from(partition).ok().and_then(|p| self.partitions.get_mut(p)) {
+            Some(records) => {
+                records.push(record);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every record of a partition, oldest first.
+    pub fn records(&self, partition: i32) -> &[OffsetsRecord] {
+        usize::try_from(partition).ok().and_then(|p| self.partitions.get(p)).map_or(&[], |r| r)
+    }
+
+    /// Replays a partition: the last snapshot per group, the last commit per partition.
+    pub fn load(&self, partition: i32) -> LoadedPartition {
+        let mut loaded = LoadedPartition::default();
+        for record in self.records(partition) {
+            match record {
+                OffsetsRecord::Commit { group, partition, offset } => {
+                    loaded
+                        .offsets
+                        .entry(group.clone())
+                        .or_default()
+                        .insert(partition.clone(), offset.clone());
+                }
+                OffsetsRecord::Group(g) => {
+                    loaded.groups.insert(g.group_id.clone(), g.clone());
+                }
+            }
+        }
+        loaded
+    }
+
+    /// The last committed offset of a group's partition, whichever broker wrote it.
+    pub fn committed_offset(&self, group: &str, tp: &TopicPartition) -> Option<i64> {
+        self.partitions.iter().flatten().rev().find_map(|r| match r {
+            OffsetsRecord::Commit { group: g, partition, offset }
+                if g == group && partition == tp =>
+            {
+                Some(offset.offset)
+            }
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(group: &str, p: i32, offset: i64) -> OffsetsRecord {
+        OffsetsRecord::Commit {
+            group: group.into(),
+            partition: TopicPartition::new("t", p),
+            offset: CommittedOffset {
+                offset,
+                leader_epoch: -1,
+                metadata: None,
+                commit_timestamp: 0,
+            },
+        }
+    }
+
+    fn snapshot(group: &str, generation: i32) -> OffsetsRecord {
+        OffsetsRecord::Group(GroupMetadataValue {
+            group_id: group.into(),
+            protocol_type: Some("consumer".into()),
+            generation,
+            protocol_name: Some("range".into()),
+            leader: None,
+            members: Vec::new(),
+            stored_at: 0,
+        })
+    }
+
+    #[test]
+    fn load_keeps_the_last_snapshot_and_the_last_commit() {
+        let mut log = OffsetsLog::new(2);
+        assert!(log.append(1, snapshot("g", 1)));
+        assert!(log.append(1, commit("g", 0, 5)));
+        assert!(log.append(1, commit("g", 0, 9)));
+        assert!(log.append(1, snapshot("g", 2)));
+        assert!(log.append(0, commit("h", 0, 3)));
+        assert!(!log.append(2, commit("g", 0, 1)), "no partition 2");
+        let loaded = log.load(1);
+        assert_eq!(loaded.groups["g"].generation, 2);
+        assert_eq!(loaded.offsets["g"][&TopicPartition::new("t", 0)].offset, 9);
+        assert!(!loaded.offsets.contains_key("h"), "other partition");
+        assert_eq!(log.committed_offset("h", &TopicPartition::new("t", 0)), Some(3));
+    }
+}

@@ -1,0 +1,276 @@
+//! Client profiles, fault hooks and bug switches of the sans-IO member, driven with hand-built
+//! answers at chosen instants.
+
+mod common;
+
+use common::*;
+use groupsim_coordinator::consumer_protocol::{decode_assignment, decode_subscription};
+use groupsim_member::{
+    ClientProfile, MemberConfig, MemberEvent, MemberFault, MemberOutput, RequestFailure,
+    TopicPartition,
+};
+use kafka_protocol::messages::RequestKind;
+
+fn profile_config(profile: ClientProfile) -> MemberConfig {
+    let mut c = config().with_profile(profile);
+    c.commit_interval_ms = 60_000;
+    c
+}
+
+/// Follower `m-1` of generation 1 owning `parts` of `t` (committed 10 each), having processed
+/// 10..=14 of `t-0` by 10 ms (2 ms per record).
+fn follower_processed(h: &mut H, parts: &[i32]) {
+    let committed: Vec<(i32, i64)> = parts.iter().map(|p| (*p, 10)).collect();
+    let o = join_follower(h, parts, &committed);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    let o = h.advance_to(10);
+    assert!(events(&o).iter().any(|e| matches!(
+        e,
+        MemberEvent::RecordsProcessed { first_offset: 10, last_offset: 14, generation: 1, .. }
+    )));
+}
+
+/// The heartbeat due at 3 s is answered REBALANCE_IN_PROGRESS.
+fn rebalance_announced(h: &mut H) -> Vec<MemberOutput> {
+    let o = h.advance_to(3_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    h.respond(id, heartbeat(REBALANCE_IN_PROGRESS))
+}
+
+fn revoked(outs: &[MemberOutput]) -> Vec<(i32, Vec<TopicPartition>)> {
+    events(outs)
+        .into_iter()
+        .filter_map(|e| match e {
+            MemberEvent::Revoked { generation, partitions, .. } => Some((generation, partitions)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn cooperative_keeps_owned_partitions_and_revokes_only_those_taken_away() {
+    let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
+    assert!(h.m.is_cooperative());
+    follower_processed(&mut h, &[0, 1]);
+    let o = rebalance_announced(&mut h);
+    // Processed offsets are committed before rejoining, under the current generation.
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    assert_eq!(commit_offsets(&req), vec![("t".to_string(), 0, 15)]);
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert!(revoked(&o).is_empty(), "nothing is revoked before the assignment");
+    let (jid, _, RequestKind::JoinGroup(join)) = one(&o, "JoinGroup") else { unreachable!() };
+    assert_eq!(join.protocols[0].name.as_str(), "cooperative-sticky");
+    let sub = decode_subscription(&join.protocols[0].metadata).unwrap();
+    assert_eq!(sub.owned_partitions, vec![tp("t", 0), tp("t", 1)]);
+    assert_eq!(h.m.assigned(), &[tp("t", 0), tp("t", 1)]);
+
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 0)]));
+    // t-1 was taken away: revoked in generation 2; t-0 kept: no OffsetFetch, fetching goes on
+    // from the processed position; and the member rejoins at once for the second rebalance.
+    assert_eq!(revoked(&o), vec![(2, vec![tp("t", 1)])]);
+    assert!(sent(&o, "OffsetFetch").is_empty(), "{:?}", summary(&o));
+    assert_eq!(sent(&o, "JoinGroup").len(), 1, "{:?}", summary(&o));
+    let (_, _, RequestKind::JoinGroup(again)) = one(&o, "JoinGroup") else { unreachable!() };
+    let sub = decode_subscription(&again.protocols[0].metadata).unwrap();
+    assert_eq!(sub.owned_partitions, vec![tp("t", 0)]);
+}
+
+#[test]
+fn java_revoke_callback_past_max_poll_interval_leaves_the_group_and_loses_partitions() {
+    let mut h = H::new(profile_config(ClientProfile::JavaEager));
+    follower_processed(&mut h, &[0]);
+    h.m.inject(h.now, MemberFault::SlowRevoke { extra_ms: 40_000 });
+    let o = rebalance_announced(&mut h);
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert!(sent(&o, "JoinGroup").is_empty(), "the revoke callback is still running");
+    // max.poll.interval.ms is the rebalance timeout (30 s).
+    let o = h.advance_to(3_000 + 30_000);
+    let (_, _, RequestKind::LeaveGroup(leave)) = one(&o, "LeaveGroup") else { unreachable!() };
+    assert_eq!(leave.members[0].member_id.as_str(), "m-1");
+    let ev = events(&o);
+    assert!(ev.iter().any(|e| matches!(e, MemberEvent::GenerationReset { error, reset_member_id: true, .. } if error == "POLL_TIMEOUT")));
+    assert!(ev.iter().any(|e| matches!(e, MemberEvent::Lost { .. })));
+    assert!(revoked(&o).is_empty());
+    // When the callback returns the member rejoins as a new member.
+    let o = h.advance_to(3_000 + 40_000);
+    let (_, _, RequestKind::JoinGroup(j)) = one(&o, "JoinGroup") else { unreachable!() };
+    assert_eq!(j.member_id.as_str(), "");
+}
+
+#[test]
+fn brod_stale_ack_is_recorded_under_its_generation_and_dropped() {
+    let mut cfg = profile_config(ClientProfile::Brod);
+    cfg.processing_ms_per_record = (100, 100);
+    let mut h = H::new(cfg);
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    h.advance_to(1);
+    h.m.inject(h.now, MemberFault::StaleAck { delay_ms: 10_000 });
+    let o = rebalance_announced(&mut h);
+    // brod does not wait for the batch: nothing processed to commit, revoke, rejoin.
+    assert!(sent(&o, "OffsetCommit").is_empty());
+    assert_eq!(revoked(&o), vec![(1, vec![tp("t", 0)])]);
+    let (jid, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "roundrobin_v2", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 0)]));
+    let (fid, _, _) = one(&o, "OffsetFetch");
+    h.respond(fid, offset_fetch(&[(0, 10)]));
+    // The stale batch finishes at 0 + 500 + 10 000 ms, in generation 2.
+    let o = h.advance_to(10_600);
+    assert!(events(&o).iter().any(|e| matches!(
+        e,
+        MemberEvent::RecordsProcessed { generation: 1, first_offset: 10, last_offset: 14, .. }
+    )));
+    // Its ack is dropped: the commit timer in generation 2 has nothing at 15 to commit.
+    let o = h.advance_to(70_000);
+    for (_, _, req) in sent(&o, "OffsetCommit") {
+        assert!(!commit_offsets(&req).contains(&("t".to_string(), 0, 15)), "stale ack applied");
+    }
+}
+
+#[test]
+fn keep_stale_acks_bug_commits_a_stale_ack_under_the_new_generation() {
+    let mut cfg = profile_config(ClientProfile::Brod);
+    cfg.processing_ms_per_record = (100, 100);
+    cfg.bugs.keep_stale_acks = true;
+    let mut h = H::new(cfg);
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    h.advance_to(1);
+    h.m.inject(h.now, MemberFault::StaleAck { delay_ms: 10_000 });
+    let o = rebalance_announced(&mut h);
+    let (jid, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "roundrobin_v2", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 0)]));
+    let (fid, _, _) = one(&o, "OffsetFetch");
+    h.respond(fid, offset_fetch(&[(0, 10)]));
+    let o = h.advance_to(70_000);
+    let commits: Vec<(String, i32, i64)> =
+        sent(&o, "OffsetCommit").iter().flat_map(|(_, _, r)| commit_offsets(r)).collect();
+    assert!(commits.contains(&("t".to_string(), 0, 15)), "{commits:?}");
+}
+
+#[test]
+fn kafka_go_does_not_commit_on_revoke() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    follower_processed(&mut h, &[0]);
+    let o = rebalance_announced(&mut h);
+    assert!(sent(&o, "OffsetCommit").is_empty());
+    assert_eq!(revoked(&o), vec![(1, vec![tp("t", 0)])]);
+    one(&o, "JoinGroup");
+}
+
+#[test]
+fn kafka_go_backs_off_before_rejoining_after_a_join_error() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_err(COORDINATOR_LOAD_IN_PROGRESS, ""));
+    assert!(sent(&o, "JoinGroup").is_empty());
+    assert!(sent(&h.advance_to(4_999), "JoinGroup").is_empty());
+    one(&h.advance_to(5_000), "JoinGroup");
+}
+
+#[test]
+fn kafka_go_partition_watcher_rejoins_when_a_topic_grows() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    join_follower(&mut h, &[0], &[(0, 10)]);
+    let o = h.advance_to(5_000);
+    let (mid, _, _) = one(&o, "Metadata");
+    let o = h.respond(mid, metadata(&[("t", 6, 1)]));
+    assert_eq!(revoked(&o).len(), 1, "{:?}", summary(&o));
+    one(&o, "JoinGroup");
+}
+
+#[test]
+fn brod_rejoins_with_an_empty_member_id_after_losing_the_coordinator() {
+    let mut h = H::new(profile_config(ClientProfile::Brod));
+    follower_processed(&mut h, &[0]);
+    let o = h.advance_to(3_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    let o = h.fail(id, RequestFailure::Disconnected);
+    assert!(events(&o).iter().any(|e| matches!(e, MemberEvent::CoordinatorLost { .. })));
+    let o = h.advance_to(3_100);
+    let (fid, _, _) = one(&o, "FindCoordinator");
+    let o = h.respond(fid, find_coordinator(0));
+    // One commit attempt before rejoining, then revoke and JoinGroup with an empty member id.
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert_eq!(revoked(&o), vec![(1, vec![tp("t", 0)])]);
+    let (_, _, RequestKind::JoinGroup(j)) = one(&o, "JoinGroup") else { unreachable!() };
+    assert_eq!(j.member_id.as_str(), "");
+}
+
+#[test]
+fn brod_retries_a_failed_join_at_once_then_after_the_rejoin_delay() {
+    let mut h = H::new(profile_config(ClientProfile::Brod));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_err(COORDINATOR_LOAD_IN_PROGRESS, ""));
+    let (id, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(id, join_err(COORDINATOR_LOAD_IN_PROGRESS, ""));
+    assert!(sent(&o, "JoinGroup").is_empty());
+    one(&h.advance_to(1_000), "JoinGroup");
+}
+
+#[test]
+fn elsa_workers_process_partitions_concurrently() {
+    let mut cfg = profile_config(ClientProfile::Elsa);
+    cfg.processing_ms_per_record = (100, 100);
+    let mut h = H::new(cfg);
+    let o = join_follower(&mut h, &[0, 1], &[(0, 10), (1, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15), (1, 0, 10..15)]));
+    // One worker per partition: both batches finish at 500 ms (one after the other: 1 000 ms).
+    let o = h.advance_to(500);
+    let done = events(&o)
+        .into_iter()
+        .filter(|e| matches!(e, MemberEvent::RecordsProcessed { .. }))
+        .count();
+    assert_eq!(done, 2);
+}
+
+#[test]
+fn elsa_revoke_stops_workers_without_acking() {
+    let mut cfg = profile_config(ClientProfile::Elsa);
+    cfg.processing_ms_per_record = (1_000, 1_000);
+    let mut h = H::new(cfg);
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    let o = rebalance_announced(&mut h);
+    assert_eq!(revoked(&o), vec![(1, vec![tp("t", 0)])]);
+    let o = h.advance_to(10_000);
+    assert!(!events(&o).iter().any(|e| matches!(e, MemberEvent::RecordsProcessed { .. })));
+}
+
+#[test]
+fn double_assign_bug_gives_one_partition_to_two_members() {
+    let mut cfg = profile_config(ClientProfile::JavaEager);
+    cfg.bugs.double_assign = true;
+    let mut h = H::new(cfg);
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_ok("m-0", 1, "m-0", "range", &[("m-0", &["t"]), ("m-1", &["t"])]));
+    let (_, _, RequestKind::SyncGroup(sync)) = one(&o, "SyncGroup") else { unreachable!() };
+    let parts: Vec<Vec<TopicPartition>> = sync
+        .assignments
+        .iter()
+        .map(|a| decode_assignment(&a.assignment).unwrap().partitions)
+        .collect();
+    assert!(parts[0].iter().any(|tp| parts[1].contains(tp)), "{parts:?}");
+}
+
+#[test]
+fn profiles_round_trip_their_names_and_default_to_java_eager() {
+    for p in ClientProfile::ALL {
+        assert_eq!(ClientProfile::from_name(p.name()), Some(p));
+    }
+    assert_eq!(config().profile, ClientProfile::JavaEager);
+    assert!(!config().bugs.any());
+}

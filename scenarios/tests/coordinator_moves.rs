@@ -1,0 +1,145 @@
+//! `coordinator_moves`: the group's coordinator moves between three brokers again and again
+//! (some loads slow), and brokers crash and restart, while members join, leave and commit (the
+//! membership_churn workload). Each move unloads the group from one broker (parked joins and
+//! syncs get NOT_COORDINATOR) and loads it on another from the offsets log (members get
+//! COORDINATOR_LOAD_IN_PROGRESS meanwhile); a crash loses the broker's memory and, after the
+//! detection delay, its partitions move to live brokers. The checker must find no lost,
+//! duplicated, zombie or unowned commit, and the group must converge in the liveness phase.
+//!
+//! A second test turns on `ack_commit_before_log_append` (the coordinator acknowledges a commit
+//! before its append to the offsets log completes) and crashes the coordinator: the checker must
+//! report the acknowledged commits that the next coordinator does not have (lost-commit).
+//!
+//! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
+
+use groupsim::checker::AnomalyClass;
+use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
+use groupsim::runner::{run_spec, RunReport};
+use groupsim::scenario::{self, ScenarioSpec, GROUP_ID};
+use groupsim::testing::seeds;
+
+type Millis = u64;
+
+/// A small deterministic generator (SplitMix64) for the fault plan: this crate depends on
+/// groupsim only.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+/// Kafka's partitionFor(group): abs(Java String.hashCode) modulo the partition count.
+fn group_partition(group: &str, partitions: i32) -> i32 {
+    let h = group.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32));
+    let abs = if h == i32::MIN { 0 } else { h.abs() };
+    abs % partitions
+}
+
+/// The membership_churn workload on three brokers, with coordinator moves every 3–9 s (a third
+/// of them slow loads of 2–6 s) and a broker crash every 10–20 s (restarted 3–12 s later)
+/// between 4 s and two seconds before the liveness phase.
+fn coordinator_moves_spec(seed: u64) -> ScenarioSpec {
+    let mut spec = scenario::find("membership_churn").expect("in the catalogue").build(seed);
+    spec.name = "coordinator_moves".into();
+    spec.brokers = 3;
+    let mut rng = SplitMix(seed ^ 0xC00D);
+    let end = spec.liveness_start_ms - 2_000;
+    let mut faults = Vec::new();
+    let mut at: Millis = rng.range(4_000, 7_000);
+    while at < end {
+        let to = rng.range(0, spec.brokers as u64 - 1) as i32;
+        let load_ms =
+            if rng.range(0, 2) == 0 { rng.range(2_000, 6_000) } else { rng.range(0, 500) };
+        faults.push(ScheduledFault {
+            at_ms: at,
+            fault: Fault::CoordinatorMove { group: GROUP_ID.into(), to, load_ms },
+        });
+        at += rng.range(3_000, 9_000);
+    }
+    let mut at: Millis = rng.range(6_000, 12_000);
+    while at < end {
+        let node = rng.range(0, spec.brokers as u64 - 1) as i32;
+        let restart_after_ms = rng.range(3_000, 12_000).min(end.saturating_sub(at));
+        faults.push(ScheduledFault {
+            at_ms: at,
+            fault: Fault::BrokerCrash { node, restart_after_ms },
+        });
+        at += rng.range(10_000, 20_000);
+    }
+    spec.faults = FaultSchedule::new(faults);
+    spec
+}
+
+fn run(spec: ScenarioSpec) -> RunReport {
+    let seed = spec.seed;
+    run_spec(spec).unwrap_or_else(|e| panic!("seed {seed}: the harness failed: {e}"))
+}
+
+#[test]
+fn coordinator_moves_passes_the_checker() {
+    for seed in seeds(8) {
+        let report = run(coordinator_moves_spec(seed));
+        if !report.verdict.is_ok() {
+            let saved = report
+                .save_history()
+                .map(|p| format!("history written to {}", p.display()))
+                .unwrap_or_else(|e| format!("could not write the history: {e}"));
+            panic!("{}{saved}", report.failure_report());
+        }
+        let s = &report.verdict.stats;
+        assert!(s.commits_accepted > 0, "seed {seed}: no commit accepted");
+        let moves = report
+            .history
+            .events()
+            .iter()
+            .filter(|e| format!("{:?}", e.kind).contains("CoordinatorMoved"))
+            .count();
+        assert!(moves >= 3, "seed {seed}: only {moves} coordinator moves happened");
+    }
+}
+
+/// Bug mechanism: with `ack_commit_before_log_append` the coordinator caches and acknowledges a
+/// commit at once and appends it to the offsets log `offsets_append_delay_ms` later (1 s here,
+/// to widen the window). Crashing the coordinator's broker loses every commit of its last second:
+/// acknowledged, yet absent from the log the next coordinator loads. The next rebalance (members
+/// keep leaving) makes new owners resume from the older offsets, which the checker reports as
+/// lost-commit.
+#[test]
+fn acknowledged_commit_lost_in_a_crash_is_flagged_by_the_checker() {
+    let mut flagged = 0;
+    let runs = seeds(4);
+    for &seed in &runs {
+        let mut spec = scenario::find("membership_churn").expect("in the catalogue").build(seed);
+        spec.name = "coordinator_moves_ack_before_append".into();
+        spec.brokers = 3;
+        spec.coordinator.bugs.ack_commit_before_log_append = true;
+        spec.coordinator.offsets_append_delay_ms = 1_000;
+        // Crash the group's coordinator (initial placement: partition % brokers) just before the
+        // departures begin, and bring it back later.
+        let node = group_partition(GROUP_ID, spec.offsets_topic_partitions) % spec.brokers;
+        spec.faults = FaultSchedule::new(vec![ScheduledFault {
+            at_ms: 28_000,
+            fault: Fault::BrokerCrash { node, restart_after_ms: 10_000 },
+        }]);
+        let report = run(spec);
+        if report.verdict.anomalies.iter().any(|a| a.class == AnomalyClass::LostCommit) {
+            flagged += 1;
+        }
+    }
+    assert!(
+        flagged * 2 >= runs.len(),
+        "lost-commit flagged in only {flagged} of {} runs with the bug on",
+        runs.len()
+    );
+}

@@ -1,0 +1,280 @@
+//! The nemesis: applies a [`FaultSchedule`] to the running world between simulation steps, and
+//! undoes each fault's effect when its time is up (heal a partition, restore latency, restart a
+//! broker). At the start of the liveness phase it heals everything still outstanding.
+//!
+//! Faults act on connections and members, not only on whole hosts: member faults go to the
+//! member's driver through its control channel even when several members share a client host.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use groupsim_coordinator::Millis;
+use tokio::sync::mpsc;
+use tracing::debug;
+
+use crate::faults::{Fault, FaultSchedule};
+use crate::history::WorldEvent;
+use crate::world::SharedHistory;
+
+/// What the nemesis can ask of a running member's driver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemberCommand {
+    /// Reset every connection.
+    DropConnections,
+    /// Stop the world for this long.
+    Pause { duration_ms: Millis },
+    /// Die now (no LeaveGroup, uncommitted progress lost); start again as a new member later.
+    Crash { restart_after_ms: Millis },
+    /// Leave gracefully; start again as a new member later.
+    Leave { restart_after_ms: Millis },
+    /// Make the processing in progress finish late, detached from the next revoke.
+    StaleAck { delay_ms: Millis },
+    /// Make the next revoke callback slower.
+    SlowRevoke { extra_ms: Millis },
+}
+
+/// Running members' control channels, by member name. Drivers register on start and remove
+/// themselves when they stop for good.
+pub type MemberControls = Rc<RefCell<BTreeMap<String, mpsc::UnboundedSender<MemberCommand>>>>;
+
+/// The cluster-level operations faults need (implemented by the world's cluster control).
+pub trait ClusterOps {
+    /// Moves the group's coordinator to broker `to`, whose load takes `load_ms`.
+    fn move_coordinator(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        now: Millis,
+        group: &str,
+        to: i32,
+        load_ms: Millis,
+    ) -> Result<(), String>;
+    /// Crashes a broker.
+    fn crash_broker(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        now: Millis,
+        node: i32,
+    ) -> Result<(), String>;
+    /// Restarts a crashed broker.
+    fn restart_broker(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        now: Millis,
+        node: i32,
+    ) -> Result<(), String>;
+    /// Adds partitions to a topic (new partitions need leaders and an empty log).
+    fn expand_topic(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        now: Millis,
+        topic: &str,
+        partitions: i32,
+    ) -> Result<(), String>;
+}
+
+/// A follow-up the nemesis owes: undoing a fault's effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Undo {
+    Heal { host: String, peers: Vec<String> },
+    RestoreLatency { host: String, peers: Vec<String>, max_latency_ms: Millis },
+    RestartBroker { node: i32 },
+}
+
+/// Applies a fault schedule.
+pub struct Nemesis {
+    schedule: FaultSchedule,
+    next: usize,
+    undo: BTreeMap<(Millis, u64), Undo>,
+    undo_seq: u64,
+    controls: MemberControls,
+    history: SharedHistory,
+    /// Every host name, for latency changes.
+    hosts: Vec<String>,
+    normal_max_latency_ms: Millis,
+    healed_all: bool,
+}
+
+impl Nemesis {
+    /// A nemesis for `schedule`.
+    pub fn new(
+        schedule: FaultSchedule,
+        controls: MemberControls,
+        history: SharedHistory,
+        hosts: Vec<String>,
+        normal_max_latency_ms: Millis,
+    ) -> Self {
+        Self {
+            schedule,
+            next: 0,
+            undo: BTreeMap::new(),
+            undo_seq: 0,
+            controls,
+            history,
+            hosts,
+            normal_max_latency_ms,
+            healed_all: false,
+        }
+    }
+
+    /// Applies every fault and undo due at or before `now`.
+    pub fn tick(&mut self, sim: &mut turmoil::Sim<'_>, cluster: &mut dyn ClusterOps, now: Millis) {
+        while let Some(&(at, seq)) = self.undo.keys().next() {
+            if at > now {
+                break;
+            }
+            let undo = self.undo.remove(&(at, seq)).expect("key just seen");
+            self.apply_undo(sim, cluster, now, undo);
+        }
+        while self.next < self.schedule.faults.len() && self.schedule.faults[self.next].at_ms <= now
+        {
+            let fault = self.schedule.faults[self.next].fault.clone();
+            self.next += 1;
+            if self.healed_all {
+                continue; // the safety phase is over: no new faults
+            }
+            let applied = self.apply(sim, cluster, now, &fault);
+            self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
+        }
+    }
+
+    /// The liveness phase begins: stop injecting and undo everything still in effect.
+    pub fn heal_all(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        cluster: &mut dyn ClusterOps,
+        now: Millis,
+    ) {
+        self.healed_all = true;
+        for (_, undo) in std::mem::take(&mut self.undo) {
+            self.apply_undo(sim, cluster, now, undo);
+        }
+    }
+
+    fn later(&mut self, at: Millis, undo: Undo) {
+        self.undo_seq += 1;
+        self.undo.insert((at, self.undo_seq), undo);
+    }
+
+    fn command(&self, member: &str, cmd: MemberCommand) -> bool {
+        match self.controls.borrow().get(member) {
+            Some(tx) => tx.send(cmd).is_ok(),
+            None => false,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        cluster: &mut dyn ClusterOps,
+        now: Millis,
+        fault: &Fault,
+    ) -> bool {
+        match fault {
+            Fault::ConnectionDrop { member } => {
+                self.command(member, MemberCommand::DropConnections)
+            }
+            Fault::MemberPause { member, duration_ms } => {
+                self.command(member, MemberCommand::Pause { duration_ms: *duration_ms })
+            }
+            Fault::MemberCrash { member, restart_after_ms } => {
+                self.command(member, MemberCommand::Crash { restart_after_ms: *restart_after_ms })
+            }
+            Fault::MemberLeave { member, restart_after_ms } => {
+                self.command(member, MemberCommand::Leave { restart_after_ms: *restart_after_ms })
+            }
+            Fault::StaleAck { member, delay_ms } => {
+                self.command(member, MemberCommand::StaleAck { delay_ms: *delay_ms })
+            }
+            Fault::SlowRevoke { member, extra_ms } => {
+                self.command(member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
+            }
+            Fault::NetworkPartition { host, peers, heal_after_ms } => {
+                for peer in peers {
+                    sim.partition(host.as_str(), peer.as_str());
+                }
+                self.later(
+                    now + heal_after_ms,
+                    Undo::Heal { host: host.clone(), peers: peers.clone() },
+                );
+                true
+            }
+            Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
+                let peers: Vec<String> =
+                    self.hosts.iter().filter(|h| *h != host).cloned().collect();
+                for peer in &peers {
+                    sim.set_link_max_message_latency(
+                        host.as_str(),
+                        peer.as_str(),
+                        Duration::from_millis(*max_latency_ms),
+                    );
+                }
+                let normal = self.normal_max_latency_ms;
+                self.later(
+                    now + duration_ms,
+                    Undo::RestoreLatency { host: host.clone(), peers, max_latency_ms: normal },
+                );
+                true
+            }
+            Fault::CoordinatorMove { group, to, load_ms } => {
+                report(cluster.move_coordinator(sim, now, group, *to, *load_ms))
+            }
+            Fault::BrokerCrash { node, restart_after_ms } => {
+                let ok = report(cluster.crash_broker(sim, now, *node));
+                if ok {
+                    self.later(now + restart_after_ms, Undo::RestartBroker { node: *node });
+                }
+                ok
+            }
+            Fault::PartitionExpansion { topic, partitions } => {
+                report(cluster.expand_topic(sim, now, topic, *partitions))
+            }
+        }
+    }
+
+    fn apply_undo(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        cluster: &mut dyn ClusterOps,
+        now: Millis,
+        undo: Undo,
+    ) {
+        let description = match &undo {
+            Undo::Heal { host, peers } => {
+                for peer in peers {
+                    // Held segments are dropped with the partition; `repair` restores the link.
+                    sim.repair(host.as_str(), peer.as_str());
+                }
+                format!("network partition of {host} from [{}]", peers.join(", "))
+            }
+            Undo::RestoreLatency { host, peers, max_latency_ms } => {
+                for peer in peers {
+                    sim.set_link_max_message_latency(
+                        host.as_str(),
+                        peer.as_str(),
+                        Duration::from_millis(*max_latency_ms),
+                    );
+                }
+                format!("latency of {host}")
+            }
+            Undo::RestartBroker { node } => {
+                if let Err(e) = cluster.restart_broker(sim, now, *node) {
+                    debug!(node, error = %e, "broker restart failed");
+                }
+                format!("broker-{node} restarted")
+            }
+        };
+        self.history.borrow_mut().world(now, WorldEvent::FaultHealed { description });
+    }
+}
+
+fn report(r: Result<(), String>) -> bool {
+    match r {
+        Ok(()) => true,
+        Err(e) => {
+            debug!(error = %e, "fault not applied");
+            false
+        }
+    }
+}

@@ -1,0 +1,723 @@
+//! `groupsim serve`: the simulated coordinator on real loopback sockets, as a small Kafka cluster
+//! that real clients (kafka-python, librdkafka, aiokafka, kafkajs, …) can use.
+//!
+//! Each broker is a real tokio [`TcpListener`] on 127.0.0.1 in front of the same sans-IO
+//! [`Broker`] core the simulation runs, driven by [`run_broker`]. All brokers share one set of
+//! partition logs. This is the one place in groupsim that reads the wall clock: the brokers'
+//! `now` is real time since the cluster started, in milliseconds.
+//!
+//! The connection loop here ([`serve_client`]) speaks the same framing and codec as
+//! `wire::server::serve_connection` and handles bad input the same way (an ApiVersions version we
+//! do not serve gets UNSUPPORTED_VERSION in the v0 layout; anything else we cannot read closes
+//! that connection only), plus two things a real client needs from a real broker:
+//! - Fetch long polling: a Fetch that finds no records waits up to its `max_wait_ms` for a
+//!   Produce to append something, instead of answering at once (the simulated members pace their
+//!   own fetches; real clients would spin).
+//! - Produce with acks=0 gets no answer, as in Kafka.
+//!
+//! Use it from Rust tests through [`Cluster`] (ephemeral ports), or from the command line with
+//! `groupsim serve` ([`ServeArgs`]).
+
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use groupsim_coordinator::broker::{group_partition, Broker, BrokerAddress, BrokerConfig};
+use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
+use groupsim_coordinator::wire::codec::{
+    decode_request, encode_api_versions_fallback, encode_response,
+};
+use groupsim_coordinator::wire::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
+use groupsim_coordinator::wire::server::{broker_channel, run_broker, BrokerHandle};
+use groupsim_coordinator::wire::WireError;
+use groupsim_coordinator::{api, CoordinatorConfig, Millis, TopicPartition};
+use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, ResponseKind};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// The only address `groupsim serve` binds.
+pub const LOOPBACK: &str = "127.0.0.1";
+
+/// A topic to create at start: `name:partitions` on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicSpec {
+    /// Topic name (Kafka's rules: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..`).
+    pub name: String,
+    /// Partition count, 1–10000.
+    pub partitions: i32,
+}
+
+impl TopicSpec {
+    /// A topic spec, checked like the command line's.
+    pub fn new(name: &str, partitions: i32) -> anyhow::Result<Self> {
+        let valid_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if name.is_empty() || name.len() > 249 || name == "." || name == ".." {
+            bail!("topic name {name:?} must be 1 to 249 characters and not '.' or '..'");
+        }
+        if !name.chars().all(valid_char) {
+            bail!("topic name {name:?} may only contain ASCII letters, digits, '.', '_' and '-'");
+        }
+        if !(1..=10_000).contains(&partitions) {
+            bail!("topic {name:?}: partition count {partitions} must be between 1 and 10000");
+        }
+        Ok(Self { name: name.to_string(), partitions })
+    }
+}
+
+impl FromStr for TopicSpec {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        let Some((name, count)) = s.rsplit_once(':') else {
+            bail!("topic {s:?} needs a partition count: write it as name:partitions, e.g. {s}:3");
+        };
+        let partitions = count.parse::<i32>().map_err(|_| {
+            anyhow::anyhow!("topic {s:?}: partition count {count:?} is not a number")
+        })?;
+        Self::new(name, partitions)
+    }
+}
+
+/// What a [`Cluster`] runs.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// Number of brokers (node ids 0..brokers), at least 1.
+    pub brokers: usize,
+    /// Port of broker 0; broker i listens on `port + i`. 0 picks free ephemeral ports.
+    pub port: u16,
+    /// Topics created at start.
+    pub topics: Vec<TopicSpec>,
+    /// Records appended to every partition at start (values `"{topic}-{partition}-{i}"`).
+    pub preload: u32,
+    /// `offsets.topic.num.partitions`.
+    pub offsets_topic_partitions: i32,
+    /// Group coordinator settings (session timeout bounds, initial rebalance delay, …).
+    pub coordinator: CoordinatorConfig,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            brokers: 1,
+            port: 0,
+            topics: Vec::new(),
+            preload: 0,
+            offsets_topic_partitions: 50,
+            coordinator: CoordinatorConfig::default(),
+        }
+    }
+}
+
+/// Most brokers one cluster may run (each is a listener and a task: this is a test fixture).
+pub const MAX_BROKERS: usize = 64;
+/// Most records `preload` may put into one partition.
+pub const MAX_PRELOAD: u32 = 1_000_000;
+
+impl ClusterConfig {
+    fn validate(&self) -> anyhow::Result<()> {
+        if !(1..=MAX_BROKERS).contains(&self.brokers) {
+            bail!("--brokers {} must be between 1 and {MAX_BROKERS}", self.brokers);
+        }
+        if self.port != 0 && usize::from(self.port) + self.brokers - 1 > usize::from(u16::MAX) {
+            bail!(
+                "--port {}: {} brokers on consecutive ports would go past port 65535",
+                self.port,
+                self.brokers
+            );
+        }
+        if self.preload > MAX_PRELOAD {
+            bail!("--preload {} must be at most {MAX_PRELOAD}", self.preload);
+        }
+        if self.offsets_topic_partitions < 1 {
+            bail!("offsets_topic_partitions must be at least 1");
+        }
+        let mut names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            bail!("topic {:?} is given twice", w[0]);
+        }
+        Ok(())
+    }
+}
+
+/// A running loopback cluster (see the module docs). Dropping it stops every broker.
+///
+/// Its brokers run on a tokio runtime the cluster owns, so the methods are plain blocking
+/// calls, usable from ordinary `#[test]`s. (Do not drop a `Cluster` from inside an async task of
+/// another runtime that must not block: the drop waits briefly for the brokers to stop.)
+pub struct Cluster {
+    runtime: Option<tokio::runtime::Runtime>,
+    shared: Arc<Shared>,
+    slots: Vec<Slot>,
+    topology: Mutex<Topology>,
+}
+
+/// What every connection and admin hook of a cluster shares.
+struct Shared {
+    logs: SharedLogs,
+    started: Instant,
+    /// Bumped after every Produce, to wake long-polling Fetches.
+    appended: watch::Sender<u64>,
+}
+
+/// One broker's listener address and, while it runs, its tasks.
+struct Slot {
+    node_id: i32,
+    addr: SocketAddr,
+    running: Mutex<Option<Running>>,
+}
+
+/// The tasks of a running broker: aborting them closes its listener and every connection.
+struct Running {
+    core: JoinHandle<()>,
+    accept: JoinHandle<()>,
+    handle: BrokerHandle,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.core.abort();
+    }
+}
+
+/// What the brokers are told about the cluster: the broker list and the group placement.
+#[derive(Clone, Debug)]
+struct Topology {
+    brokers: Vec<BrokerAddress>,
+    offsets_topic_partitions: i32,
+    coordinator: CoordinatorConfig,
+}
+
+impl Cluster {
+    /// Starts the brokers of `config` on 127.0.0.1 and returns once every one is listening.
+    pub fn start(config: ClusterConfig) -> anyhow::Result<Cluster> {
+        config.validate()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("groupsim-serve")
+            .enable_all()
+            .build()
+            .context("starting the tokio runtime")?;
+        let mut listeners = Vec::with_capacity(config.brokers);
+        for i in 0..config.brokers {
+            let port = if config.port == 0 { 0 } else { config.port + i as u16 };
+            listeners.push(bind(port)?);
+        }
+        let addrs: Vec<SocketAddr> =
+            listeners.iter().map(|l| l.local_addr()).collect::<Result<_, _>>()?;
+        let brokers: Vec<BrokerAddress> = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| BrokerAddress {
+                node_id: i as i32,
+                host: LOOPBACK.to_string(),
+                port: i32::from(a.port()),
+            })
+            .collect();
+        let logs = preloaded_logs(&config)?;
+        let (appended, _) = watch::channel(0);
+        let shared = Arc::new(Shared { logs, started: Instant::now(), appended });
+        let topology = Topology {
+            brokers,
+            offsets_topic_partitions: config.offsets_topic_partitions,
+            coordinator: config.coordinator.clone(),
+        };
+        let slots = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, &addr)| Slot { node_id: i as i32, addr, running: Mutex::new(None) })
+            .collect();
+        let cluster =
+            Cluster { runtime: Some(runtime), shared, slots, topology: Mutex::new(topology) };
+        for (slot, listener) in cluster.slots.iter().zip(listeners) {
+            let running = cluster.launch(slot.node_id, listener)?;
+            *lock(&slot.running) = Some(running);
+        }
+        Ok(cluster)
+    }
+
+    /// `host:port` of every broker, comma separated: what clients take as bootstrap servers.
+    pub fn bootstrap(&self) -> String {
+        self.addrs().iter().map(SocketAddr::to_string).collect::<Vec<_>>().join(",")
+    }
+
+    /// Every broker's listening address, by node id.
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.slots.iter().map(|s| s.addr).collect()
+    }
+
+    /// The shared partition logs (e.g. to append records or check what a producer wrote).
+    pub fn logs(&self) -> &SharedLogs {
+        &self.shared.logs
+    }
+
+    /// The node id of the broker that coordinates `group_id` now.
+    pub fn group_coordinator(&self, group_id: &str) -> Option<i32> {
+        let topology = lock(&self.topology);
+        let p = group_partition(group_id, topology.offsets_topic_partitions);
+        topology.brokers.get(p as usize % topology.brokers.len()).map(|b| b.node_id)
+    }
+
+    /// Whether broker `node_id` is running.
+    pub fn is_running(&self, node_id: i32) -> bool {
+        self.slot(node_id).is_ok_and(|s| lock(&s.running).is_some())
+    }
+
+    /// Stops broker `node_id`: its listener and every connection to it close, and its group
+    /// state is lost (a crash). The partition logs are shared and survive.
+    pub fn stop_broker(&self, node_id: i32) -> anyhow::Result<()> {
+        let slot = self.slot(node_id)?;
+        let Some(running) = lock(&slot.running).take() else {
+            bail!("broker {node_id} is not running");
+        };
+        self.stop_running(running);
+        Ok(())
+    }
+
+    /// Starts broker `node_id` again on its old port, with a fresh coordinator.
+    pub fn start_broker(&self, node_id: i32) -> anyhow::Result<()> {
+        let slot = self.slot(node_id)?;
+        let mut running = lock(&slot.running);
+        if running.is_some() {
+            bail!("broker {node_id} is already running");
+        }
+        let listener = bind(slot.addr.port())?;
+        *running = Some(self.launch(node_id, listener)?);
+        Ok(())
+    }
+
+    /// Moves the coordinator of `group_id` to broker `to` (an admin hook, not on the wire).
+    ///
+    /// Interim implementation until the coordinator crate loads groups from an offsets log: the
+    /// group placement (`offsets_topic_partitions`) is changed to one that puts the group on
+    /// `to`, the group's committed offsets are read from its old coordinator, and every broker
+    /// restarts its coordinator with the new placement, the new coordinator seeded with those
+    /// offsets. Connections to the old cores close and clients reconnect, look the coordinator
+    /// up again and rejoin the group (its members are not carried over); no committed offset is
+    /// lost. Other groups may move too and lose their members the same way.
+    pub fn move_group_coordinator(&self, group_id: &str, to: i32) -> anyhow::Result<()> {
+        self.slot(to)?;
+        let mut topology = lock(&self.topology);
+        let current = |n: i32| {
+            let p = group_partition(group_id, n);
+            topology.brokers[p as usize % topology.brokers.len()].node_id
+        };
+        if current(topology.offsets_topic_partitions) == to {
+            return Ok(());
+        }
+        let Some(new_count) = (1..=10_000).find(|&n| current(n) == to) else {
+            bail!("no offsets topic partition count places group {group_id:?} on broker {to}");
+        };
+        let old = current(topology.offsets_topic_partitions);
+        let offsets = match self.handle(old) {
+            Some(handle) => {
+                self.block_on(admin::committed_offsets(handle, group_id.to_string()))?
+            }
+            None => Vec::new(),
+        };
+        topology.offsets_topic_partitions = new_count;
+        let new_topology = topology.clone();
+        drop(topology);
+        for slot in &self.slots {
+            let mut running = lock(&slot.running);
+            let Some(old_running) = running.take() else { continue };
+            self.stop_running(old_running);
+            let listener = bind(slot.addr.port())?;
+            let launched = self.launch_with(slot.node_id, listener, &new_topology)?;
+            if slot.node_id == to && !offsets.is_empty() {
+                let handle = launched.handle.clone();
+                self.block_on(admin::seed_offsets(handle, group_id.to_string(), offsets.clone()))?;
+            }
+            *running = Some(launched);
+        }
+        Ok(())
+    }
+
+    /// Blocks until Ctrl-C (SIGINT), for the command line.
+    pub fn wait_for_ctrl_c(&self) -> anyhow::Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime().spawn(async move {
+            let _ = tx.send(tokio::signal::ctrl_c().await);
+        });
+        rx.recv().context("the cluster stopped")?.context("waiting for Ctrl-C")
+    }
+
+    /// Stops every broker and the runtime.
+    pub fn shutdown(mut self) {
+        self.stop_all();
+    }
+
+    fn stop_all(&mut self) {
+        for slot in &self.slots {
+            drop(lock(&slot.running).take());
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(2));
+        }
+    }
+
+    fn slot(&self, node_id: i32) -> anyhow::Result<&Slot> {
+        usize::try_from(node_id).ok().and_then(|i| self.slots.get(i)).ok_or_else(|| {
+            anyhow::anyhow!("no broker {node_id} (brokers are 0..{})", self.slots.len())
+        })
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.as_ref().expect("the runtime lives as long as the cluster")
+    }
+
+    /// Runs `future` on the cluster's runtime from a plain thread and waits for it.
+    fn block_on<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime().spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        rx.recv_timeout(Duration::from_secs(30))
+            .map_err(|_| anyhow::anyhow!("the cluster did not answer an admin call in 30 s"))?
+    }
+
+    /// A handle on broker `node_id`'s core while it runs.
+    fn handle(&self, node_id: i32) -> Option<BrokerHandle> {
+        let slot = self.slot(node_id).ok()?;
+        lock(&slot.running).as_ref().map(|r| r.handle.clone())
+    }
+
+    fn stop_running(&self, running: Running) {
+        let (core, accept) = (running.core.abort_handle(), running.accept.abort_handle());
+        drop(running); // aborts both tasks
+                       // Wait until the listener is really closed, so its port can be bound again at once.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(core.is_finished() && accept.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn launch(&self, node_id: i32, listener: std::net::TcpListener) -> anyhow::Result<Running> {
+        let topology = lock(&self.topology).clone();
+        self.launch_with(node_id, listener, &topology)
+    }
+
+    /// Starts broker `node_id`'s core and accept loop on `listener`.
+    fn launch_with(
+        &self,
+        node_id: i32,
+        listener: std::net::TcpListener,
+        topology: &Topology,
+    ) -> anyhow::Result<Running> {
+        let config = BrokerConfig {
+            node_id,
+            cluster_id: "groupsim-serve".to_string(),
+            brokers: topology.brokers.clone(),
+            offsets_topic_partitions: topology.offsets_topic_partitions,
+            coordinator: topology.coordinator.clone(),
+        };
+        let broker = Broker::new(config, self.shared.logs.clone());
+        let (handle, calls) = broker_channel();
+        let started = self.shared.started;
+        let clock = move || started.elapsed().as_millis() as Millis;
+        let on_event = move |at: Millis, event| {
+            tracing::debug!(broker = node_id, at, ?event, "coordinator event");
+        };
+        let _guard = self.runtime().enter();
+        let listener = TcpListener::from_std(listener).context("registering the listener")?;
+        let core = tokio::spawn(run_broker(broker, calls, clock, on_event));
+        let accept =
+            tokio::spawn(accept_loop(listener, handle.clone(), self.shared.clone(), node_id));
+        Ok(Running { core, accept, handle })
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Binds 127.0.0.1:`port` (0: any free port) as a non-blocking std listener.
+fn bind(port: u16) -> anyhow::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind((LOOPBACK, port))
+        .with_context(|| format!("binding {LOOPBACK}:{port}"))?;
+    listener.set_nonblocking(true).context("making the listener non-blocking")?;
+    Ok(listener)
+}
+
+/// The partition logs of `config`: its topics, each partition holding `preload` records.
+fn preloaded_logs(config: &ClusterConfig) -> anyhow::Result<SharedLogs> {
+    let mut logs = PartitionLogs::new();
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    for topic in &config.topics {
+        logs.create_topic(&topic.name, topic.partitions)?;
+        for p in 0..topic.partitions {
+            let tp = TopicPartition::new(topic.name.clone(), p);
+            for i in 0..config.preload {
+                let key = Bytes::from(format!("{p}-{i}"));
+                let value = Bytes::from(format!("{}-{p}-{i}", topic.name));
+                logs.append(&tp, Some(key), value, now_ms)?;
+            }
+        }
+    }
+    Ok(log::shared(logs))
+}
+
+/// Accepts connections until aborted; aborting it drops the listener and every connection task.
+async fn accept_loop(listener: TcpListener, handle: BrokerHandle, shared: Arc<Shared>, node: i32) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let (handle, shared) = (handle.clone(), shared.clone());
+                    connections.spawn(async move {
+                        if let Err(e) = serve_client(stream, handle, shared).await {
+                            tracing::debug!(broker = node, %peer, error = %e, "connection closed");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // E.g. out of file descriptors: back off instead of spinning.
+                    tracing::warn!(broker = node, error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Serves one client connection until it closes (`Ok`) or sends something we refuse (`Err`).
+/// See the module docs for how it differs from `wire::server::serve_connection`.
+async fn serve_client(
+    stream: TcpStream,
+    broker: BrokerHandle,
+    shared: Arc<Shared>,
+) -> Result<(), WireError> {
+    let mut conn = FrameReader::new(stream, DEFAULT_MAX_FRAME_BYTES);
+    while let Some(frame) = conn.read_frame().await? {
+        let answer = match decode_request(frame) {
+            Ok(req) => {
+                let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
+                let no_answer = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);
+                let response = match req.request {
+                    RequestKind::Fetch(fetch) => {
+                        long_poll_fetch(&broker, &shared, req.version, client_id, fetch).await?
+                    }
+                    RequestKind::Produce(produce) => {
+                        let r = broker
+                            .call(req.version, client_id, RequestKind::Produce(produce))
+                            .await?;
+                        shared.appended.send_modify(|n| *n += 1);
+                        r
+                    }
+                    other => broker.call(req.version, client_id, other).await?,
+                };
+                if no_answer {
+                    continue;
+                }
+                encode_response(req.header.correlation_id, req.api_key, req.version, &response)?
+            }
+            Err(WireError::UnsupportedVersion {
+                api_key: ApiKey::ApiVersions,
+                version,
+                correlation_id,
+            }) => {
+                tracing::debug!(version, "ApiVersions version not served; answering in v0 layout");
+                encode_api_versions_fallback(
+                    correlation_id,
+                    &api::api_versions::unsupported_version(),
+                )?
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "closing connection");
+                return Err(e);
+            }
+        };
+        write_frame(conn.get_mut(), &answer).await?;
+    }
+    Ok(())
+}
+
+/// Longest a Fetch may wait for data, whatever it asks (clients ask for 500 ms to a few s).
+const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
+
+/// A Fetch, answered at once if it finds records or an error, else retried whenever a Produce
+/// appends something, until `max_wait_ms` has passed (Kafka's delayed fetch).
+async fn long_poll_fetch(
+    broker: &BrokerHandle,
+    shared: &Shared,
+    version: i16,
+    client_id: Option<String>,
+    request: FetchRequest,
+) -> Result<ResponseKind, WireError> {
+    let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_FETCH_WAIT);
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut appended = shared.appended.subscribe();
+    loop {
+        appended.borrow_and_update();
+        let response =
+            broker.call(version, client_id.clone(), RequestKind::Fetch(request.clone())).await?;
+        if !is_empty_fetch(&response) {
+            return Ok(response);
+        }
+        match tokio::time::timeout_at(deadline, appended.changed()).await {
+            Ok(Ok(())) => continue,
+            // Timed out (or the cluster is stopping): answer the empty fetch.
+            _ => return Ok(response),
+        }
+    }
+}
+
+/// Whether a Fetch answer has neither records nor any error (so waiting could change it).
+fn is_empty_fetch(response: &ResponseKind) -> bool {
+    let ResponseKind::Fetch(fetch) = response else { return false };
+    fetch.error_code == 0
+        && fetch.responses.iter().all(|t| {
+            t.partitions
+                .iter()
+                .all(|p| p.error_code == 0 && p.records.as_ref().is_none_or(Bytes::is_empty))
+        })
+}
+
+/// Admin operations on a broker core, through its handle (not on the wire).
+mod admin {
+    use super::*;
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetFetchRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    /// Committed offsets of `group` on its coordinator: `(topic, partition, offset, metadata)`.
+    pub(super) async fn committed_offsets(
+        handle: BrokerHandle,
+        group: String,
+    ) -> anyhow::Result<Vec<(String, i32, i64, Option<String>)>> {
+        // OffsetFetch v2+ with null topics means every partition the group committed.
+        let request = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+            .with_topics(None);
+        let response = handle.call(7, None, RequestKind::OffsetFetch(request)).await?;
+        let ResponseKind::OffsetFetch(response) = response else {
+            bail!("OffsetFetch for {group:?} got another kind of answer");
+        };
+        if response.error_code != 0 {
+            bail!("OffsetFetch for {group:?} failed with error {}", response.error_code);
+        }
+        let mut offsets = Vec::new();
+        for topic in response.topics {
+            for p in topic.partitions {
+                if p.error_code == 0 && p.committed_offset >= 0 {
+                    offsets.push((
+                        topic.name.to_string(),
+                        p.partition_index,
+                        p.committed_offset,
+                        p.metadata.map(|m| m.to_string()),
+                    ));
+                }
+            }
+        }
+        Ok(offsets)
+    }
+
+    /// Commits `offsets` for `group` as a simple consumer (generation -1), creating it Empty.
+    pub(super) async fn seed_offsets(
+        handle: BrokerHandle,
+        group: String,
+        offsets: Vec<(String, i32, i64, Option<String>)>,
+    ) -> anyhow::Result<()> {
+        let mut topics: Vec<OffsetCommitRequestTopic> = Vec::new();
+        for (topic, partition, offset, metadata) in offsets {
+            let p = OffsetCommitRequestPartition::default()
+                .with_partition_index(partition)
+                .with_committed_offset(offset)
+                .with_committed_metadata(metadata.map(StrBytes::from_string));
+            match topics.iter_mut().find(|t| t.name.0.as_str() == topic) {
+                Some(t) => t.partitions.push(p),
+                None => topics.push(
+                    OffsetCommitRequestTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(topic)))
+                        .with_partitions(vec![p]),
+                ),
+            }
+        }
+        let request = OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+            .with_generation_id_or_member_epoch(-1)
+            .with_topics(topics);
+        let response = handle.call(7, None, RequestKind::OffsetCommit(request)).await?;
+        let ResponseKind::OffsetCommit(response) = response else {
+            bail!("OffsetCommit for {group:?} got another kind of answer");
+        };
+        let failed = response.topics.iter().flat_map(|t| &t.partitions).find(|p| p.error_code != 0);
+        if let Some(p) = failed {
+            bail!("seeding offsets of {group:?} failed with error {}", p.error_code);
+        }
+        Ok(())
+    }
+}
+
+/// `groupsim serve`: command-line arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Number of brokers (node ids 0..N, consecutive ports from --port).
+    #[arg(long, default_value_t = 1)]
+    pub brokers: usize,
+    /// Port of broker 0 on 127.0.0.1 (broker i listens on port + i).
+    #[arg(long, default_value_t = 9092)]
+    pub port: u16,
+    /// A topic to create, as name:partitions (repeat the flag for more topics).
+    #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
+    pub topics: Vec<String>,
+    /// Records appended to every partition at start.
+    #[arg(long, default_value_t = 0)]
+    pub preload: u32,
+}
+
+impl ServeArgs {
+    /// The cluster these arguments describe, or a message saying which argument is wrong.
+    pub fn cluster_config(&self) -> anyhow::Result<ClusterConfig> {
+        if self.port == 0 {
+            bail!("--port must be between 1 and 65535 (port 0 is only for the library's ephemeral ports)");
+        }
+        let topics = self.topics.iter().map(|t| t.parse()).collect::<anyhow::Result<Vec<_>>>()?;
+        let config = ClusterConfig {
+            brokers: self.brokers,
+            port: self.port,
+            topics,
+            preload: self.preload,
+            ..ClusterConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Runs `groupsim serve` until Ctrl-C.
+pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    let config = args.cluster_config()?;
+    let cluster = Cluster::start(config.clone())?;
+    println!("groupsim serve: {} broker(s) on {}", config.brokers, cluster.bootstrap());
+    for t in &config.topics {
+        println!(
+            "  topic {} ({} partitions, {} records each)",
+            t.name, t.partitions, config.preload
+        );
+    }
+    println!("bootstrap servers: {}   (Ctrl-C to stop)", cluster.bootstrap());
+    cluster.wait_for_ctrl_c()?;
+    println!("stopping");
+    cluster.shutdown();
+    Ok(())
+}
