@@ -16,12 +16,13 @@ import sys
 APIS = [
     "api_versions", "metadata", "find_coordinator", "list_offsets", "fetch", "join_group",
     "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "describe_groups",
-    "list_groups",
+    "list_groups", "produce", "init_producer_id",
 ]
 
 PRIMS = {
     "i8": "I8", "i16": "I16", "i32": "I32", "i64": "I64", "bool": "Bool", "Uuid": "Uuid",
     "super::BrokerId": "I32", "super::ProducerId": "I64", "f64": "F64",
+    "Option<super::TransactionalId>": "Str",
     "StrBytes": "Str", "Option<StrBytes>": "Str", "super::TopicName": "Str",
     "Option<super::TopicName>": "Str", "super::GroupId": "Str", "Bytes": "Bytes",
     "Option<Bytes>": "Bytes",
