@@ -610,3 +610,17 @@ fn sorted(ids: &[&String]) -> Vec<String> {
     v.sort();
     v
 }
+
+/// A commit validated in generation N whose member leaves before the append completes must not
+/// land after the rebalance it caused: it is refused and kept out of the log.
+#[test]
+fn commit_whose_member_leaves_while_its_append_is_replicated_is_refused() {
+    let mut c = Cluster::default();
+    let (a, _, generation) = c.stable_group(FIRST);
+    let cm = c.send(FIRST, 7, commit(&a, generation, 0, 5));
+    let leave = c.send(FIRST, 1, leave_req_v0(&a));
+    assert_eq!(c.error(leave), 0);
+    c.advance(APPEND_MS);
+    assert_eq!(c.error(cm), code(E::UnknownMemberId));
+    assert_eq!(c.committed_in_log(0), None);
+}

@@ -9,6 +9,7 @@
 //! Entry points: [`scenario::catalogue`] lists the scenarios, [`runner::run_seed`] runs one seed,
 //! [`testing::check_scenario`] is what scenario tests call.
 
+pub mod bench;
 pub mod broker_host;
 pub mod bugs;
 pub mod checker;
@@ -17,6 +18,7 @@ pub mod driver;
 pub mod faults;
 pub mod history;
 pub mod nemesis;
+pub mod pictures;
 pub mod rng;
 pub mod runner;
 pub mod scenario;

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use groupsim::bugs;
 use groupsim::faults::FaultSchedule;
+use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport, SeedResult};
 use groupsim::scenario::{self, Scenario};
 
@@ -90,6 +91,33 @@ enum Command {
         /// Where to write the minimal schedule (default: target/groupsim/<scenario>-<seed>.min-schedule.json).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+    },
+    /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline.
+    Trace {
+        /// Scenario name.
+        scenario: String,
+        /// The seed.
+        #[arg(long)]
+        seed: u64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = pictures::Format::Text)]
+        format: pictures::Format,
+        /// Generation whose rebalance the Mermaid diagram shows (default: the first with more
+        /// than one member).
+        #[arg(long)]
+        generation: Option<i32>,
+        /// Write to this file instead of stdout.
+        #[arg(long, short)]
+        output: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        variant: Variant,
+    },
+    /// Measure throughput of standard scenarios (seeds/s, simulated s per wall s, events/s).
+    /// Build with --release for meaningful figures.
+    Bench {
+        /// Seeds per scenario.
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -186,6 +214,26 @@ fn real_main() -> Result<ExitCode> {
             let report = run_one(&s, seed, &variant.options()?)?;
             out!("{}", report.summary());
             finish_one(&report, true)
+        }
+        Command::Trace { scenario, seed, format, generation, output, variant } => {
+            let s = scenario::find(&scenario)?;
+            let report = run_one(&s, seed, &variant.options()?)?;
+            let text = pictures::render(format, &report.history, &report.verdict, generation)?;
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => out!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { seeds } => {
+            if seeds == 0 {
+                bail!("--seeds must be at least 1");
+            }
+            out!("{}", groupsim::bench::run(seeds)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
         Command::Serve(args) => groupsim::serve::run(&args).map(|()| ExitCode::SUCCESS),
