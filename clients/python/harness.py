@@ -22,6 +22,7 @@ Output: JSON lines on stdout; the last one is {"event": "result", ...}. Every wa
 
 import json
 import sys
+import threading
 import time
 
 WAIT_S = 45.0
@@ -41,55 +42,85 @@ T0 = time.monotonic()
 
 
 class Member:
-    """One consumer-group member: its client consumer plus what it saw."""
+    """One consumer-group member: a thread running the usual poll / process / commit loop on
+    its own client consumer (clients are not shared between threads)."""
 
-    def __init__(self, name, consumer):
+    def __init__(self, name, factory, state):
         self.name = name
-        self.consumer = consumer
-        self.closed = False
+        self.state = state
+        self.assigned = set()
         self.records = []  # (partition, offset, value)
+        self.stopping = threading.Event()
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(factory,), name=name, daemon=True)
+        self.thread.start()
 
-    def poll_once(self, state):
-        if self.closed:
-            return
-        batch = self.consumer.poll(0.1)
-        for partition, offset, value in batch:
-            self.records.append((partition, offset, value))
-            state.consumed.setdefault(partition, []).append(offset)
-            state.by_member.setdefault(self.name, set()).add(partition)
-        if batch:
-            try:
-                self.consumer.commit()
-            except Exception as e:  # a commit during a rebalance may be refused; retried later
-                state.notes.append("%s commit: %s" % (self.name, e))
+    def _run(self, factory):
+        consumer = None
+        try:
+            consumer = factory()
+            dirty = False
+            while not self.stopping.is_set():
+                batch = consumer.poll(0.5)
+                with self.state.lock:
+                    for partition, offset, value in batch:
+                        self.records.append((partition, offset, value))
+                        self.state.consumed.setdefault(partition, []).append(offset)
+                dirty = dirty or bool(batch)
+                if dirty:
+                    try:
+                        consumer.commit()
+                        dirty = False
+                    except Exception as e:  # refused during a rebalance: retried next round
+                        self.state.note("%s commit: %s" % (self.name, e))
+                self.assigned = set(consumer.assignment())
+        except Exception as e:
+            self.error = "%s: %s: %s" % (self.name, type(e).__name__, e)
+            log(self.error)
+        finally:
+            if consumer is not None:
+                try:
+                    consumer.commit()
+                except Exception as e:
+                    self.state.note("%s final commit: %s" % (self.name, e))
+                try:
+                    consumer.close()
+                except Exception as e:
+                    self.state.note("%s close: %s" % (self.name, e))
+            self.assigned = set()
 
     def assignment(self):
-        return set() if self.closed else set(self.consumer.assignment())
+        return set(self.assigned)
 
-    def close(self):
-        if not self.closed:
-            try:
-                self.consumer.commit()
-            except Exception as e:
-                log("%s final commit: %s" % (self.name, e))
-            self.consumer.close()
-            self.closed = True
+    def close(self, timeout=30):
+        """Leaves the group (commit, close) and waits for the thread to finish."""
+        self.stopping.set()
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise TimeoutError("member %s did not close within %ss" % (self.name, timeout))
 
 
 class State:
     def __init__(self):
+        self.lock = threading.Lock()
         self.consumed = {}  # partition -> [offsets in consumption order]
-        self.by_member = {}
         self.notes = []
+
+    def note(self, text):
+        with self.lock:
+            self.notes.append(text)
 
 
 def wait_until(what, members, state, cond, timeout=WAIT_S):
     deadline = time.monotonic() + timeout
     next_report = time.monotonic() + 5
     while time.monotonic() < deadline:
-        for m in members:
-            m.poll_once(state)
-        if cond():
+        failed = [m.error for m in members if m.error]
+        if failed:
+            raise RuntimeError("; ".join(failed))
+        with state.lock:
+            done = cond()
+        if done:
             log("ok: " + what)
             return
         if time.monotonic() > next_report:
@@ -97,6 +128,7 @@ def wait_until(what, members, state, cond, timeout=WAIT_S):
             log("waiting for %s: assignments %s, consumed %s" % (
                 what, {m.name: sorted(m.assignment()) for m in members},
                 {p: len(o) for p, o in sorted(state.consumed.items())}))
+        time.sleep(0.05)
     raise TimeoutError("timed out after %.0fs waiting for: %s" % (timeout, what))
 
 
@@ -148,6 +180,10 @@ def run(client, argv):
     emit(result)
 
 
+def consumer_factory(client, group, topic, name):
+    return lambda: client.consumer(group, topic, name)
+
+
 def produce_round(client, topic, partitions, count, tag):
     """Produces `count` records to every partition with the client's own producer."""
     records = [(p, "%s-%d-%s-%d" % (topic, p, tag, i)) for p in range(partitions) for i in range(count)]
@@ -158,7 +194,7 @@ def produce_round(client, topic, partitions, count, tag):
 def run_group(client, topic, group, partitions, preload, produce, state, members, result):
     ends = [preload] * partitions
     for i in range(3):
-        members.append(Member("m%d" % i, client.consumer(group, topic, "m%d" % i)))
+        members.append(Member("m%d" % i, consumer_factory(client, group, topic, "m%d" % i), state))
     trio = members[:]
 
     def three_way():
@@ -197,7 +233,7 @@ def run_group(client, topic, group, partitions, preload, produce, state, members
     result["consumed_before_restart"] = {str(p): o for p, o in sorted(restart_from.items())}
     mark = {p: len(state.consumed.get(p, [])) for p in range(partitions)}
 
-    restarted = [Member("r%d" % i, client.consumer(group, topic, "r%d" % i)) for i in range(2)]
+    restarted = [Member("r%d" % i, consumer_factory(client, group, topic, "r%d" % i), state) for i in range(2)]
     members.extend(restarted)
     ends = [e + produce for e in ends]
     wait_until("after the restart every later record is consumed", restarted, state,
@@ -212,7 +248,7 @@ def run_group(client, topic, group, partitions, preload, produce, state, members
 def run_move(client, topic, group, partitions, preload, produce, state, members, result):
     ends = [preload] * partitions
     for i in range(3):
-        members.append(Member("m%d" % i, client.consumer(group, topic, "m%d" % i)))
+        members.append(Member("m%d" % i, consumer_factory(client, group, topic, "m%d" % i), state))
 
     def all_assigned():
         sets = [m.assignment() for m in members]
@@ -221,38 +257,25 @@ def run_move(client, topic, group, partitions, preload, produce, state, members,
     wait_until("the preloaded records are consumed", members, state, lambda: have_all(state, partitions, ends))
     result["committed_before_move"] = {str(p): o for p, o in sorted(client.committed(group, topic, partitions).items())}
     emit({"event": "ready_for_move"})
-    # Keep the members polling (heartbeats, rebalance callbacks) until the test says "moved".
+    # The members keep polling in their threads while the test moves the coordinator.
     import select
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        for m in members:
-            m.poll_once(state)
-        ready, _, _ = select.select([sys.stdin], [], [], 0)
-        if ready:
-            line = sys.stdin.readline().strip()
-            log("test says: %s" % line)
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError("no 'moved' line from the test")
+    ready, _, _ = select.select([sys.stdin], [], [], WAIT_S)
+    if not ready:
+        raise TimeoutError("no 'moved' line from the test")
+    log("test says: %s" % sys.stdin.readline().strip())
     produce_round(client, topic, partitions, produce, "after-move")
     ends = [e + produce for e in ends]
     wait_until("records produced after the move are consumed", members, state,
                lambda: have_all(state, partitions, ends) and all_assigned())
-    # The members commit after every batch: the committed offsets must reach the log end on the
-    # new coordinator.
+    # The members commit after every batch (and retry a refused commit): the committed offsets
+    # must reach the log end on the new coordinator.
     deadline = time.monotonic() + WAIT_S
     committed = {}
     while time.monotonic() < deadline:
-        for m in members:
-            m.poll_once(state)
-            if not m.closed:
-                try:
-                    m.consumer.commit()
-                except Exception as e:
-                    state.notes.append("%s commit: %s" % (m.name, e))
         committed = client.committed(group, topic, partitions)
         if all(committed.get(p, -1) == ends[p] for p in range(partitions)):
             break
+        time.sleep(0.5)
     result["committed_after_move"] = {str(p): o for p, o in sorted(committed.items())}
     result["assignment_after_move"] = {m.name: sorted(m.assignment()) for m in members}
     result["log_end"] = ends

@@ -718,9 +718,10 @@ mod tests {
 
     /// Equal subscriptions to `counts`' topics; each member owns (cooperative) or previously
     /// owned (sticky) a random disjoint share of the partitions.
-    fn arb_owned_case(
-    ) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<String>, BTreeMap<String, Vec<TopicPartition>>)>
-    {
+    /// Partition counts, member ids, and what each member owns.
+    type OwnedCase = (BTreeMap<String, i32>, Vec<String>, BTreeMap<String, Vec<TopicPartition>>);
+
+    fn arb_owned_case() -> impl Strategy<Value = OwnedCase> {
         let counts = prop::collection::btree_map("t[0-3]", 0i32..10, 1..4);
         let members = prop::collection::btree_set("m[0-9]", 1..7);
         (counts, members).prop_flat_map(|(counts, members)| {

@@ -6,12 +6,14 @@
 //! [`MemberOutput`]s: requests to send (with a per-request timeout), connections to close, and
 //! history events. The member never opens a socket or reads a clock.
 
+pub mod app;
 pub mod assignor;
 pub mod compat;
 pub mod config;
 pub mod event;
 pub mod member;
 
+pub use app::{Application, ProfileApplication};
 pub use assignor::{
     Assignor, AssignorKind, CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor,
     RoundRobinV2Assignor, StickyAssignor, StickyUserData,

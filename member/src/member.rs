@@ -41,7 +41,8 @@ use rand_chacha::ChaCha8Rng;
 use crate::assignor::StickyUserData;
 use crate::compat::sb;
 use crate::{
-    Assignor, ClientProfile, MemberConfig, MemberEvent, Millis, RequestId, TopicPartition,
+    Application, Assignor, ClientProfile, MemberConfig, MemberEvent, Millis, ProfileApplication,
+    RequestId, TopicPartition,
 };
 
 /// Which connection a request travels on. Like the Java client, a member keeps a separate
@@ -361,6 +362,9 @@ struct TopicMeta {
 pub struct Member {
     config: MemberConfig,
     assignors: Vec<Box<dyn Assignor>>,
+    app: Box<dyn Application>,
+    /// The latest `now` the member was given (for hooks called deep inside a handler).
+    clock: Millis,
     rng: ChaCha8Rng,
     next_request_id: u64,
     outputs: VecDeque<MemberOutput>,
@@ -463,12 +467,25 @@ impl Member {
         seed: u64,
         assignors: Vec<Box<dyn Assignor>>,
     ) -> Self {
+        Self::with_application(config, seed, assignors, Box::new(ProfileApplication))
+    }
+
+    /// A member running a user-modelled [`Application`] (processing times, acks, rebalance
+    /// listener) with these assignors.
+    pub fn with_application(
+        config: MemberConfig,
+        seed: u64,
+        assignors: Vec<Box<dyn Assignor>>,
+        app: Box<dyn Application>,
+    ) -> Self {
         let cooperative = config.profile == ClientProfile::JavaCooperative
             && !assignors.is_empty()
             && assignors.iter().all(|a| a.supports_cooperative());
         Self {
             config,
             assignors,
+            app,
+            clock: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
             next_request_id: 0,
             outputs: VecDeque::new(),
@@ -535,6 +552,7 @@ impl Member {
 
     /// Begins: Metadata for the subscribed topics, then FindCoordinator, then JoinGroup.
     pub fn start(&mut self, now: Millis) {
+        self.clock = now;
         if self.started || self.finished {
             return;
         }
@@ -547,6 +565,7 @@ impl Member {
     /// offsets (one attempt), revoke, send LeaveGroup, then report `Left` and finish. A member
     /// that never joined just stops.
     pub fn leave(&mut self, now: Millis) {
+        self.clock = now;
         if self.finished || self.leaving {
             return;
         }
@@ -562,6 +581,7 @@ impl Member {
 
     /// The answer to request `id`. Unknown ids (already failed, or from before a close) are ignored.
     pub fn handle_response(&mut self, now: Millis, id: RequestId, response: ResponseKind) {
+        self.clock = now;
         if self.finished {
             return;
         }
@@ -602,6 +622,7 @@ impl Member {
 
     /// Request `id` got no answer.
     pub fn handle_failure(&mut self, now: Millis, id: RequestId, failure: RequestFailure) {
+        self.clock = now;
         if self.finished {
             return;
         }
@@ -656,6 +677,7 @@ impl Member {
 
     /// Fires every timer due at or before `now`.
     pub fn handle_timeout(&mut self, now: Millis) {
+        self.clock = now;
         if self.finished {
             return;
         }
@@ -711,6 +733,7 @@ impl Member {
 
     /// Applies a fault from the nemesis (see [`MemberFault`]).
     pub fn inject(&mut self, now: Millis, fault: MemberFault) {
+        self.clock = now;
         if self.finished {
             return;
         }
@@ -956,7 +979,9 @@ impl Member {
         // Cooperative members run the callback after the assignment, for the revoked ones only.
         let run_callback = leaving || !self.cooperative;
         if run_callback && self.revoke_stage == RevokeStage::Idle {
-            let extra = std::mem::take(&mut self.slow_revoke_ms);
+            let assigned = self.assigned.clone();
+            let extra = std::mem::take(&mut self.slow_revoke_ms)
+                + self.app.on_partitions_revoked(now, self.generation, &assigned);
             if extra > 0 {
                 self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
                 return false;
@@ -974,7 +999,7 @@ impl Member {
         if self.commit_in_flight.is_some() {
             return false;
         }
-        let profile_commits = self.config.profile != ClientProfile::KafkaGo;
+        let profile_commits = self.app.commits_on_revoke(self.config.profile);
         if self.revoke_commit_attempted
             || !profile_commits
             || self.config.bugs.skip_revoke_commit_then_overcommit
@@ -1292,6 +1317,8 @@ impl Member {
 
     fn lose_partitions(&mut self, reason: &str) {
         if !self.assigned.is_empty() {
+            let lost = self.assigned.clone();
+            self.app.on_partitions_lost(self.clock, self.generation, &lost);
             self.emit(MemberEvent::Lost {
                 member_id: self.member_id.clone(),
                 generation: self.generation,
@@ -1730,6 +1757,8 @@ impl Member {
         partitions.dedup();
         self.join_attempts = 0;
         self.last_assignment = (self.generation, partitions.clone());
+        let added: Vec<TopicPartition> =
+            partitions.iter().filter(|tp| !self.assigned.contains(tp)).cloned().collect();
         if self.cooperative {
             self.assign_incrementally(now, &partitions);
         } else {
@@ -1747,8 +1776,11 @@ impl Member {
             generation: self.generation,
             partitions,
         });
+        self.app.on_partitions_assigned(now, self.generation, &added);
         if self.cooperative && !self.pending_revoke.is_empty() {
-            let extra = std::mem::take(&mut self.slow_revoke_ms);
+            let revoking = self.pending_revoke.clone();
+            let extra = std::mem::take(&mut self.slow_revoke_ms)
+                + self.app.on_partitions_revoked(now, self.generation, &revoking);
             self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
             if extra == 0 {
                 self.revoke_stage = RevokeStage::Done;
@@ -2466,7 +2498,16 @@ impl Member {
             if let Some(ps) = self.partitions.get_mut(&batch.tp) {
                 ps.buffered = false;
             }
-            let duration: u64 = (0..batch.count).map(|_| self.draw_processing_ms()).sum();
+            let duration =
+                match self.app.processing_ms(&batch.tp, batch.first, batch.last, batch.count) {
+                    Some(ms) => ms,
+                    None => (0..batch.count).map(|_| self.draw_processing_ms()).sum(),
+                };
+            let ack_delay = if self.config.profile.acks_asynchronously() {
+                self.app.ack_delay_ms(&batch.tp, batch.first, batch.last)
+            } else {
+                0
+            };
             let mut p = Processing {
                 tp: batch.tp,
                 first: batch.first,
@@ -2478,7 +2519,11 @@ impl Member {
             };
             match self.stale_ack_ms.take() {
                 Some(delay) => {
-                    p.done_at += delay;
+                    p.done_at += delay + ack_delay;
+                    self.detached.push(p);
+                }
+                None if ack_delay > 0 => {
+                    p.done_at += ack_delay;
                     self.detached.push(p);
                 }
                 None => self.processing.push(p),

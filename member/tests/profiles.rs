@@ -274,3 +274,58 @@ fn profiles_round_trip_their_names_and_default_to_java_eager() {
     assert_eq!(config().profile, ClientProfile::JavaEager);
     assert!(!config().bugs.any());
 }
+
+/// A user-modelled application: fixed batch time, a 500 ms revoke callback, hooks recorded.
+#[derive(Debug, Default)]
+struct RecordingApp {
+    calls: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl groupsim_member::Application for RecordingApp {
+    fn processing_ms(&mut self, _: &TopicPartition, _: i64, _: i64, _: usize) -> Option<u64> {
+        Some(1_000)
+    }
+
+    fn on_partitions_assigned(&mut self, now: u64, generation: i32, p: &[TopicPartition]) {
+        self.calls.lock().unwrap().push(format!("assigned {now} g{generation} {}", p.len()));
+    }
+
+    fn on_partitions_revoked(&mut self, now: u64, generation: i32, p: &[TopicPartition]) -> u64 {
+        self.calls.lock().unwrap().push(format!("revoked {now} g{generation} {}", p.len()));
+        500
+    }
+
+    fn on_partitions_lost(&mut self, now: u64, generation: i32, p: &[TopicPartition]) {
+        self.calls.lock().unwrap().push(format!("lost {now} g{generation} {}", p.len()));
+    }
+}
+
+#[test]
+fn application_sets_processing_time_and_listener_hooks_run_at_rebalance() {
+    let app = RecordingApp::default();
+    let calls = app.calls.clone();
+    let cfg = profile_config(ClientProfile::JavaEager);
+    let assignors = cfg.assignors.iter().map(|k| k.assignor()).collect();
+    let mut h = H {
+        m: groupsim_member::Member::with_application(cfg, 7, assignors, Box::new(app)),
+        now: 0,
+    };
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    assert!(!events(&h.advance_to(999))
+        .iter()
+        .any(|e| matches!(e, MemberEvent::RecordsProcessed { .. })));
+    assert!(events(&h.advance_to(1_000))
+        .iter()
+        .any(|e| matches!(e, MemberEvent::RecordsProcessed { .. })));
+    let o = rebalance_announced(&mut h);
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert!(sent(&o, "JoinGroup").is_empty(), "the revoke callback runs 500 ms");
+    one(&h.advance_to(3_500), "JoinGroup");
+    assert_eq!(
+        *calls.lock().unwrap(),
+        vec!["assigned 0 g1 1".to_string(), "revoked 3000 g1 1".to_string()]
+    );
+}

@@ -1,9 +1,232 @@
 //! `groupsim bench`: throughput of standard scenarios (seeds per second, simulated seconds per
 //! wall second, events per second). Wall-clock time is read here, outside any simulation.
-//! (Being written.)
+//!
+//! The three scenarios: a small steady group (`membership_churn`), the all-faults `swarm`, and a
+//! 1,000-member join storm ([`join_storm`], built here) run with a tenth of the seeds.
 
-/// Runs the benchmark and returns its report.
-pub fn run(seeds: u64) -> Result<String, crate::world::WorldError> {
-    let _ = seeds;
-    Ok("bench: not implemented yet\n".into())
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use groupsim_coordinator::{CoordinatorConfig, Millis};
+use groupsim_member::{AssignorKind, MemberConfig};
+use rand::RngExt;
+
+use crate::faults::FaultSchedule;
+use crate::rng::{self, Stream};
+use crate::runner::{self, RunReport};
+use crate::scenario::{self, MemberPlan, ProducerPlan, ScenarioSpec, GROUP_ID};
+use crate::world::WorldError;
+
+/// Members in the join storm.
+pub const STORM_MEMBERS: u32 = 1_000;
+/// Client hosts the storm's members share (turmoil's cost grows with the square of hosts).
+pub const STORM_HOSTS: usize = 10;
+/// Partitions of the storm's topic.
+pub const STORM_PARTITIONS: i32 = 64;
+
+/// A join storm: `STORM_MEMBERS` members on `STORM_HOSTS` client hosts all start within 3 s and
+/// join one group on a single broker; one topic of `STORM_PARTITIONS` partitions, so most members
+/// get nothing. About 60 simulated seconds: the join phase must gather a thousand JoinGroups,
+/// then heartbeats from every member keep the coordinator busy.
+pub fn join_storm(seed: u64) -> ScenarioSpec {
+    let mut rng = rng::stream(seed, Stream::Workload);
+    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
+    let members: Vec<MemberPlan> = (0..STORM_MEMBERS)
+        .map(|i| {
+            let name = format!("m{i}");
+            let mut config = MemberConfig::new(GROUP_ID, name.clone(), vec!["storm".into()]);
+            config.session_timeout_ms = 10_000;
+            config.rebalance_timeout_ms = 15_000;
+            config.heartbeat_interval_ms = 3_000;
+            config.request_timeout_ms = 5_000;
+            config.commit_interval_ms = 1_000;
+            config.metadata_max_age_ms = 5_000;
+            config.assignors = vec![AssignorKind::Range, AssignorKind::RoundRobin];
+            MemberPlan {
+                host: i as usize % STORM_HOSTS,
+                start_ms: rng.random_range(0..3_000),
+                leave_ms: None,
+                config,
+                seed: rng::sub_seed(seed, Stream::Member(i)),
+                name,
+            }
+        })
+        .collect();
+    let liveness_start_ms: Millis = 30_000;
+    let c = &members[0].config;
+    let liveness_bound_ms = c.rebalance_timeout_ms as Millis
+        + c.session_timeout_ms as Millis
+        + coordinator.initial_rebalance_delay_ms as Millis
+        + 5 * c.commit_interval_ms;
+    ScenarioSpec {
+        name: "join_storm_1000".into(),
+        seed,
+        tick_ms: 5,
+        latency_ms: (1, 15),
+        brokers: 1,
+        offsets_topic_partitions: 50,
+        coordinator,
+        topics: vec![("storm".into(), STORM_PARTITIONS)],
+        client_hosts: STORM_HOSTS,
+        members,
+        producer: ProducerPlan { records_per_sec: (1, 5), stop_ms: liveness_start_ms },
+        liveness_start_ms,
+        liveness_bound_ms,
+        swarm: None,
+        faults: FaultSchedule::default(),
+    }
+}
+
+/// One scenario's figures.
+#[derive(Clone, Debug, Default)]
+pub struct BenchRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seeds run.
+    pub seeds: u64,
+    /// Wall seconds for all of them.
+    pub wall_s: f64,
+    /// Simulated milliseconds, summed over seeds.
+    pub simulated_ms: u64,
+    /// History events, summed over seeds.
+    pub events: u64,
+    /// Seeds whose verdict had anomalies: (seed, first anomaly class).
+    pub failed: Vec<(u64, String)>,
+    /// Seeds the harness could not run: (seed, error).
+    pub errors: Vec<(u64, String)>,
+    /// The slowest seed's wall seconds.
+    pub slowest_s: f64,
+}
+
+impl BenchRow {
+    /// Seeds per wall second.
+    pub fn seeds_per_s(&self) -> f64 {
+        self.seeds as f64 / self.wall_s.max(1e-9)
+    }
+
+    /// Simulated seconds per wall second.
+    pub fn sim_speed(&self) -> f64 {
+        self.simulated_ms as f64 / 1000.0 / self.wall_s.max(1e-9)
+    }
+
+    /// History events per wall second.
+    pub fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.wall_s.max(1e-9)
+    }
+}
+
+/// Runs seeds `0..seeds` of `build` and measures them.
+pub fn measure(name: &str, seeds: u64, build: impl Fn(u64) -> ScenarioSpec) -> BenchRow {
+    let mut row = BenchRow { scenario: name.to_string(), seeds, ..Default::default() };
+    let all = Instant::now();
+    for seed in 0..seeds {
+        let one = Instant::now();
+        let run: Result<RunReport, WorldError> = runner::run_spec(build(seed));
+        row.slowest_s = row.slowest_s.max(one.elapsed().as_secs_f64());
+        match run {
+            Ok(r) => {
+                row.simulated_ms += r.simulated_ms();
+                row.events += r.history.len() as u64;
+                if let Some(a) = r.verdict.first() {
+                    row.failed.push((seed, a.class.to_string()));
+                }
+            }
+            Err(e) => row.errors.push((seed, e.to_string())),
+        }
+    }
+    row.wall_s = all.elapsed().as_secs_f64();
+    row
+}
+
+/// The benchmark table.
+pub fn table(rows: &[BenchRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<18} {:>6} {:>9} {:>9} {:>13} {:>11} {:>10} {:>7}",
+        "scenario", "seeds", "wall s", "seeds/s", "sim s/wall s", "events/s", "slowest s", "failed"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<18} {:>6} {:>9.2} {:>9.2} {:>13.1} {:>11.0} {:>10.2} {:>7}",
+            r.scenario,
+            r.seeds,
+            r.wall_s,
+            r.seeds_per_s(),
+            r.sim_speed(),
+            r.events_per_s(),
+            r.slowest_s,
+            r.failed.len() + r.errors.len()
+        );
+    }
+    for r in rows {
+        for (seed, class) in &r.failed {
+            let _ = writeln!(out, "{} seed {seed}: checker found {class}", r.scenario);
+        }
+        for (seed, e) in &r.errors {
+            let _ = writeln!(out, "{} seed {seed}: harness error: {e}", r.scenario);
+        }
+    }
+    out
+}
+
+/// Runs the benchmark and returns its report: `seeds` seeds of `membership_churn` and `swarm`,
+/// and `max(1, seeds / 10)` of the 1,000-member join storm.
+pub fn run(seeds: u64) -> Result<String, WorldError> {
+    let mut rows = Vec::new();
+    for name in ["membership_churn", "swarm"] {
+        let s = scenario::find(name).map_err(|e| WorldError::InvalidScenario {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        rows.push(measure(name, seeds, |seed| s.build(seed)));
+    }
+    rows.push(measure("join_storm_1000", (seeds / 10).max(1), join_storm));
+    let mut out = String::new();
+    if cfg!(debug_assertions) {
+        out.push_str(
+            "note: debug build; run `cargo run --release -- bench` for representative figures\n",
+        );
+    }
+    out.push_str(&table(&rows));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_storm_has_a_thousand_members_on_ten_hosts_starting_within_three_seconds() {
+        let s = join_storm(3);
+        assert_eq!(s.members.len(), 1_000);
+        assert!(s.members.iter().all(|m| m.host < STORM_HOSTS && m.start_ms < 3_000));
+        assert_eq!(s.client_hosts, STORM_HOSTS);
+        assert_eq!(s.brokers, 1);
+        assert_eq!(s.topics, vec![("storm".to_string(), STORM_PARTITIONS)]);
+        assert!(s.end_ms() <= 65_000, "{}", s.end_ms());
+        assert_eq!(join_storm(3), s);
+    }
+
+    #[test]
+    fn table_lists_every_scenario_with_its_rates() {
+        let row = BenchRow {
+            scenario: "x".into(),
+            seeds: 4,
+            wall_s: 2.0,
+            simulated_ms: 100_000,
+            events: 5_000,
+            failed: vec![(3, "stuck".into())],
+            ..Default::default()
+        };
+        let t = table(&[row]);
+        assert!(
+            t.contains("seeds/s") && t.contains("sim s/wall s") && t.contains("events/s"),
+            "{t}"
+        );
+        let line = t.lines().nth(1).unwrap();
+        assert!(line.starts_with("x ") && line.contains("2.00") && line.contains("50.0"), "{line}");
+        assert!(t.contains("x seed 3: checker found stuck"), "{t}");
+    }
 }

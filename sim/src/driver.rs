@@ -11,7 +11,7 @@ use groupsim_coordinator::wire::codec::request_api_key;
 use groupsim_coordinator::wire::WireError;
 use groupsim_coordinator::{Millis, RequestId};
 use groupsim_member::compat::fit_request_to_version;
-use groupsim_member::{Member, MemberOutput, RequestFailure, Target};
+use groupsim_member::{Member, MemberFault, MemberOutput, RequestFailure, Target};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::mpsc;
 use tracing::{debug, trace};
@@ -149,9 +149,11 @@ async fn run_incarnation(
                     restart_after = Some(restart_after_ms);
                     d.member.leave(sim_now());
                 }
-                MemberCommand::StaleAck { .. } | MemberCommand::SlowRevoke { .. } => {
-                    // PENDING(member fault hooks): forwarded to Member::inject once it exists.
-                    debug!(member = %d.name, ?cmd, "member fault hook not available yet");
+                MemberCommand::StaleAck { delay_ms } => {
+                    d.member.inject(sim_now(), MemberFault::StaleAck { delay_ms });
+                }
+                MemberCommand::SlowRevoke { extra_ms } => {
+                    d.member.inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
                 }
             },
             Some(event) = d.rx.recv() => d.on_conn_event(event).await,

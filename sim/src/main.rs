@@ -221,7 +221,8 @@ fn real_main() -> Result<ExitCode> {
             let text = pictures::render(format, &report.history, &report.verdict, generation)?;
             match output {
                 Some(path) => {
-                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("writing {}", path.display()))?;
                     eprintln!("wrote {}", path.display());
                 }
                 None => out!("{text}"),

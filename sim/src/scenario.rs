@@ -273,6 +273,9 @@ mod tests {
 /// Fault kinds the `swarm` scenario may enable.
 pub const SWARM_KINDS: &[FaultKind] = &[
     FaultKind::ConnectionDrop,
+    FaultKind::CoordinatorMove,
+    FaultKind::SlowCoordinatorLoad,
+    FaultKind::BrokerCrash,
     FaultKind::NetworkPartition,
     FaultKind::LatencySpike,
     FaultKind::MemberPause,
@@ -288,7 +291,12 @@ pub const SWARM_KINDS: &[FaultKind] = &[
 /// converge. Six members on three client hosts, three brokers.
 fn swarm(seed: u64) -> ScenarioSpec {
     let mut rng = rng::stream(seed, Stream::Workload);
-    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
+    // Offsets-log replication takes a few to tens of milliseconds, as an ISR round trip does.
+    let coordinator = CoordinatorConfig {
+        initial_rebalance_delay_ms: 1_000,
+        offsets_append_delay_ms: rng.random_range(5..=50),
+        ..Default::default()
+    };
     let brokers = 3;
     let client_hosts = 3;
     let members: Vec<MemberPlan> = (0..6u32)

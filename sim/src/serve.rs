@@ -509,6 +509,7 @@ async fn serve_client(
         let answer = match decode_request(frame) {
             Ok(req) => {
                 let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
+                tracing::trace!(api = ?req.api_key, version = req.version, ?client_id, "request");
                 let no_answer = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);
                 let response = match req.request {
                     RequestKind::Fetch(fetch) => {

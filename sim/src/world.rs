@@ -8,11 +8,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use groupsim_coordinator::broker::{BrokerAddress, BrokerConfig};
 use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
 use groupsim_coordinator::{Millis, TopicPartition};
 use rand::RngExt;
 
+use crate::cluster::Cluster;
 use crate::history::{EventKind, History, WorldEvent};
 use crate::nemesis::{ClusterOps, MemberControls, Nemesis};
 use crate::rng::{self, Stream};
@@ -85,29 +85,9 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     }
     let logs = plog::shared(logs);
 
-    let brokers: Vec<BrokerAddress> = (0..spec.brokers)
-        .map(|id| BrokerAddress {
-            node_id: id,
-            host: broker_host(id),
-            port: i32::from(BROKER_PORT),
-        })
-        .collect();
-    for node_id in 0..spec.brokers {
-        let mut coordinator = spec.coordinator.clone();
-        coordinator.node_id = node_id;
-        let config = BrokerConfig {
-            node_id,
-            cluster_id: "groupsim".into(),
-            brokers: brokers.clone(),
-            offsets_topic_partitions: spec.offsets_topic_partitions,
-            coordinator,
-        };
-        let logs = logs.clone();
-        let history = history.clone();
-        sim.host(broker_host(node_id), move || {
-            crate::broker_host::run(config.clone(), logs.clone(), history.clone())
-        });
-    }
+    let mut cluster = Cluster::new(spec, logs.clone(), history.clone());
+    cluster.install(&mut sim);
+
     let controls: MemberControls = Rc::default();
     for host in 0..spec.client_hosts {
         let plans: Vec<MemberPlan> =
@@ -133,8 +113,6 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     let mut nemesis =
         Nemesis::new(spec.faults.clone(), controls, history.clone(), hosts, spec.latency_ms.1);
     let producer = Rc::new(RefCell::new(Producer::new(spec, logs.clone())));
-    let mut cluster =
-        BasicCluster { logs: logs.clone(), history: history.clone(), producer: producer.clone() };
     let mut liveness_marked = false;
     loop {
         let now = sim.elapsed().as_millis() as Millis;
@@ -144,10 +122,19 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         producer.borrow_mut().tick(now, &history);
         if !liveness_marked && now >= spec.liveness_start_ms {
             liveness_marked = true;
-            nemesis.heal_all(&mut sim, &mut cluster, now);
+            nemesis.heal_all(
+                &mut sim,
+                &mut WorldCluster { cluster: &mut cluster, producer: &producer },
+                now,
+            );
             history.borrow_mut().world(now, WorldEvent::LivenessPhase { deadline_ms: end_ms });
         }
-        nemesis.tick(&mut sim, &mut cluster, now);
+        cluster.tick(&mut sim, now);
+        nemesis.tick(
+            &mut sim,
+            &mut WorldCluster { cluster: &mut cluster, producer: &producer },
+            now,
+        );
         if let Err(e) = sim.step() {
             return Err(WorldError::Sim { at_ms: now, reason: e.to_string() });
         }
@@ -184,75 +171,54 @@ fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {
     Ok(())
 }
 
-/// The cluster operations available without the multi-broker cluster control: broker crashes
-/// are host crashes, coordinator moves are not supported.
-struct BasicCluster {
-    logs: SharedLogs,
-    history: SharedHistory,
-    producer: Rc<RefCell<Producer>>,
+/// The cluster as faults see it: the cluster control, plus the producer, which must learn about
+/// partitions a topic gains.
+struct WorldCluster<'a> {
+    cluster: &'a mut Cluster,
+    producer: &'a Rc<RefCell<Producer>>,
 }
 
-impl ClusterOps for BasicCluster {
+impl ClusterOps for WorldCluster<'_> {
     fn move_coordinator(
         &mut self,
-        _: &mut turmoil::Sim<'_>,
-        _: Millis,
+        sim: &mut turmoil::Sim<'_>,
+        now: Millis,
         group: &str,
         to: i32,
-        _: Millis,
+        load_ms: Millis,
     ) -> Result<(), String> {
-        Err(format!("cannot move {group} to broker-{to}: this world has no cluster control"))
+        ClusterOps::move_coordinator(self.cluster, sim, now, group, to, load_ms)
     }
 
     fn crash_broker(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
-        _: Millis,
+        now: Millis,
         node: i32,
     ) -> Result<(), String> {
-        sim.crash(broker_host(node));
-        Ok(())
+        ClusterOps::crash_broker(self.cluster, sim, now, node)
     }
 
     fn restart_broker(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
-        _: Millis,
+        now: Millis,
         node: i32,
     ) -> Result<(), String> {
-        sim.bounce(broker_host(node));
-        Ok(())
+        ClusterOps::restart_broker(self.cluster, sim, now, node)
     }
 
     fn expand_topic(
         &mut self,
-        _: &mut turmoil::Sim<'_>,
+        sim: &mut turmoil::Sim<'_>,
         now: Millis,
         topic: &str,
         partitions: i32,
     ) -> Result<(), String> {
-        expand_topic(&self.logs, &self.history, &self.producer, now, topic, partitions)
+        ClusterOps::expand_topic(self.cluster, sim, now, topic, partitions)?;
+        self.producer.borrow_mut().add_partitions(topic, partitions);
+        Ok(())
     }
-}
-
-/// Grows a topic's partition count in the shared logs, tells the producer and records it.
-pub fn expand_topic(
-    logs: &SharedLogs,
-    history: &SharedHistory,
-    producer: &Rc<RefCell<Producer>>,
-    now: Millis,
-    topic: &str,
-    partitions: i32,
-) -> Result<(), String> {
-    logs.lock()
-        .expect("logs lock is never poisoned")
-        .add_partitions(topic, partitions)
-        .map_err(|e| e.to_string())?;
-    producer.borrow_mut().add_partitions(topic, partitions);
-    history
-        .borrow_mut()
-        .world(now, WorldEvent::PartitionsAdded { topic: topic.to_string(), partitions });
-    Ok(())
 }
 
 /// Appends records to every partition at its drawn rate, between simulation steps.
