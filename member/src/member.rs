@@ -1532,7 +1532,12 @@ impl Member {
         let metadata = encode_subscription(&Subscription {
             topics: self.config.topics.clone(),
             owned_partitions: if self.cooperative { self.assigned.clone() } else { Vec::new() },
-            user_data: Some(StickyUserData { generation: last_generation, previous }.encode()),
+            // Only the sticky assignors read user data (the generation and last assignment).
+            user_data: self
+                .assignors
+                .iter()
+                .any(|a| matches!(a.name(), "sticky" | "cooperative-sticky"))
+                .then(|| StickyUserData { generation: last_generation, previous }.encode()),
         });
         let protocols = self
             .assignors

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState, Millis, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState, Millis, RemovalReason, TopicPartition};
 use groupsim_member::MemberEvent;
 use serde::{Deserialize, Serialize};
 
@@ -227,6 +227,11 @@ struct GroupView {
     removed_event: BTreeMap<String, usize>,
     /// generation -> partition -> (owner, AssignmentStored event)
     owners: BTreeMap<i32, BTreeMap<TopicPartition, (String, usize)>>,
+    /// Static members fenced by a newer member id with the same group.instance.id, by instance
+    /// id: the old member id and whether it belonged to the current generation.
+    fenced_static: BTreeMap<String, (String, bool)>,
+    /// Member id -> group.instance.id, for static members.
+    instance_of: BTreeMap<String, String>,
 }
 
 #[derive(Default)]
@@ -475,11 +480,36 @@ impl Checker {
             CoordinatorEvent::GroupStateChanged { group, to, .. } => {
                 self.groups.entry(group.clone()).or_default().state = Some(*to);
             }
-            CoordinatorEvent::MemberAdded { .. } => {}
-            CoordinatorEvent::MemberRemoved { group, member_id, .. } => {
+            CoordinatorEvent::MemberAdded { group, member_id, group_instance_id, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
-                g.members.remove(member_id);
+                let Some(instance) = group_instance_id else { return };
+                g.instance_of.insert(member_id.clone(), instance.clone());
+                // Static membership: a member id that replaces a fenced one with the same
+                // group.instance.id takes over its place in the generation and its assignment
+                // (Kafka replaces the member without a rebalance).
+                if let Some((old, in_generation)) = g.fenced_static.remove(instance) {
+                    if in_generation {
+                        g.members.insert(member_id.clone());
+                        let generation = g.generation;
+                        if let Some(owners) = g.owners.get_mut(&generation) {
+                            for (owner, _) in owners.values_mut() {
+                                if *owner == old {
+                                    *owner = member_id.clone();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            CoordinatorEvent::MemberRemoved { group, member_id, reason } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                let was_member = g.members.remove(member_id);
                 g.removed_event.insert(member_id.clone(), idx);
+                if *reason == RemovalReason::Fenced {
+                    if let Some(instance) = g.instance_of.get(member_id).cloned() {
+                        g.fenced_static.insert(instance, (member_id.clone(), was_member));
+                    }
+                }
             }
             CoordinatorEvent::GenerationStarted { group, generation, members, .. } => {
                 self.stats.rebalances += 1;

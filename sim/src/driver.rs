@@ -11,7 +11,7 @@ use groupsim_coordinator::wire::codec::request_api_key;
 use groupsim_coordinator::wire::WireError;
 use groupsim_coordinator::{Millis, RequestId};
 use groupsim_member::compat::fit_request_to_version;
-use groupsim_member::{Member, MemberFault, MemberOutput, RequestFailure, Target};
+use groupsim_member::{Member, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::mpsc;
 use tracing::{debug, trace};
@@ -69,6 +69,7 @@ async fn run_member_process(
     let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
     controls.borrow_mut().insert(plan.name.clone(), ctl_tx);
     let mut leave_at = plan.leave_ms;
+    let mut config = plan.config.clone();
     let mut incarnation: u64 = 0;
     loop {
         record(
@@ -80,7 +81,8 @@ async fn run_member_process(
             }),
         );
         let seed = plan.seed.wrapping_add(incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let ending = run_incarnation(&plan, seed, &history, &mut ctl_rx, &mut leave_at).await;
+        let ending =
+            run_incarnation(&plan, &mut config, seed, &history, &mut ctl_rx, &mut leave_at).await;
         record(&history, EventKind::World(WorldEvent::MemberStopped { member: plan.name.clone() }));
         match ending {
             Ending::Finished => break,
@@ -102,6 +104,7 @@ async fn run_member_process(
 
 async fn run_incarnation(
     plan: &MemberPlan,
+    config: &mut MemberConfig,
     seed: u64,
     history: &SharedHistory,
     ctl_rx: &mut mpsc::UnboundedReceiver<MemberCommand>,
@@ -111,7 +114,7 @@ async fn run_incarnation(
     let mut d = Driver {
         name: plan.name.clone(),
         client_id: plan.config.client_id.clone(),
-        member: Member::new(plan.config.clone(), seed),
+        member: Member::new(config.clone(), seed),
         history: history.clone(),
         conns: BTreeMap::new(),
         next_epoch: 0,
@@ -120,6 +123,7 @@ async fn run_incarnation(
     };
     let mut restart_after: Option<Millis> = None;
     d.member.start(sim_now());
+    let mut next_config = config.clone();
     let ending = loop {
         d.drain().await;
         if d.member.is_finished() {
@@ -145,8 +149,12 @@ async fn run_incarnation(
                 MemberCommand::Crash { restart_after_ms } => {
                     break Ending::Restart { after_ms: restart_after_ms };
                 }
-                MemberCommand::Leave { restart_after_ms } => {
+                MemberCommand::Leave { restart_after_ms, upgrade } => {
                     restart_after = Some(restart_after_ms);
+                    if let Some((profile, assignors)) = upgrade {
+                        next_config.profile = profile;
+                        next_config.assignors = assignors;
+                    }
                     d.member.leave(sim_now());
                 }
                 MemberCommand::StaleAck { delay_ms } => {
@@ -172,6 +180,7 @@ async fn run_incarnation(
     for (_, conn) in std::mem::take(&mut d.conns) {
         conn.task.abort();
     }
+    *config = next_config;
     ending
 }
 

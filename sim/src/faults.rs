@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use groupsim_coordinator::Millis;
+use groupsim_member::{AssignorKind, ClientProfile};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,14 @@ pub enum Fault {
     MemberCrash { member: String, restart_after_ms: Millis },
     /// A member leaves the group gracefully (LeaveGroup) and restarts after a while.
     MemberLeave { member: String, restart_after_ms: Millis },
+    /// A rolling-upgrade step: the member leaves gracefully and restarts after a while with a new
+    /// client profile and assignor list (e.g. eager `range` to `cooperative-sticky`).
+    MemberUpgrade {
+        member: String,
+        restart_after_ms: Millis,
+        profile: ClientProfile,
+        assignors: Vec<AssignorKind>,
+    },
     /// Processing in progress at a member finishes `delay_ms` late, after the rebalance that took
     /// the partition away: its ack arrives carrying the old generation.
     StaleAck { member: String, delay_ms: Millis },
@@ -59,6 +68,7 @@ impl Fault {
             Fault::MemberPause { .. } => FaultKind::MemberPause,
             Fault::MemberCrash { .. } => FaultKind::MemberCrash,
             Fault::MemberLeave { .. } => FaultKind::MemberLeave,
+            Fault::MemberUpgrade { .. } => FaultKind::MemberUpgrade,
             Fault::StaleAck { .. } => FaultKind::StaleAck,
             Fault::SlowRevoke { .. } => FaultKind::SlowRevoke,
             Fault::PartitionExpansion { .. } => FaultKind::PartitionExpansion,
@@ -94,6 +104,14 @@ impl fmt::Display for Fault {
             }
             Fault::MemberLeave { member, restart_after_ms } => {
                 write!(f, "graceful leave: {member}, restart after {restart_after_ms} ms")
+            }
+            Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
+                let names: Vec<&str> = assignors.iter().map(|a| a.protocol_name()).collect();
+                write!(
+                    f,
+                    "upgrade: {member} restarts after {restart_after_ms} ms as {profile:?} [{}]",
+                    names.join(", ")
+                )
             }
             Fault::StaleAck { member, delay_ms } => {
                 write!(f, "stale ack: {member} acks {delay_ms} ms late")
@@ -133,6 +151,8 @@ pub enum FaultKind {
     MemberCrash,
     /// See [`Fault::MemberLeave`].
     MemberLeave,
+    /// See [`Fault::MemberUpgrade`].
+    MemberUpgrade,
     /// See [`Fault::StaleAck`].
     StaleAck,
     /// See [`Fault::SlowRevoke`].
@@ -143,7 +163,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 12] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
         FaultKind::LatencySpike,
@@ -153,6 +173,7 @@ impl FaultKind {
         FaultKind::MemberPause,
         FaultKind::MemberCrash,
         FaultKind::MemberLeave,
+        FaultKind::MemberUpgrade,
         FaultKind::StaleAck,
         FaultKind::SlowRevoke,
         FaultKind::PartitionExpansion,
@@ -170,6 +191,7 @@ impl FaultKind {
             FaultKind::MemberPause => "member_pause",
             FaultKind::MemberCrash => "member_crash",
             FaultKind::MemberLeave => "member_leave",
+            FaultKind::MemberUpgrade => "member_upgrade",
             FaultKind::StaleAck => "stale_ack",
             FaultKind::SlowRevoke => "slow_revoke",
             FaultKind::PartitionExpansion => "partition_expansion",

@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod broker_host;
 pub mod bugs;
+pub mod catalogue;
 pub mod checker;
 pub mod cluster;
 pub mod driver;

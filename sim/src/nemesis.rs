@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use groupsim_coordinator::Millis;
+use groupsim_member::{AssignorKind, ClientProfile};
 use tokio::sync::mpsc;
 use tracing::debug;
 
@@ -27,8 +28,9 @@ pub enum MemberCommand {
     Pause { duration_ms: Millis },
     /// Die now (no LeaveGroup, uncommitted progress lost); start again as a new member later.
     Crash { restart_after_ms: Millis },
-    /// Leave gracefully; start again as a new member later.
-    Leave { restart_after_ms: Millis },
+    /// Leave gracefully; start again as a new member later, with a new profile and assignors
+    /// when `upgrade` says so.
+    Leave { restart_after_ms: Millis, upgrade: Option<(ClientProfile, Vec<AssignorKind>)> },
     /// Make the processing in progress finish late, detached from the next revoke.
     StaleAck { delay_ms: Millis },
     /// Make the next revoke callback slower.
@@ -182,7 +184,16 @@ impl Nemesis {
                 self.command(member, MemberCommand::Crash { restart_after_ms: *restart_after_ms })
             }
             Fault::MemberLeave { member, restart_after_ms } => {
-                self.command(member, MemberCommand::Leave { restart_after_ms: *restart_after_ms })
+                let cmd =
+                    MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade: None };
+                self.command(member, cmd)
+            }
+            Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
+                let upgrade = Some((*profile, assignors.clone()));
+                self.command(
+                    member,
+                    MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade },
+                )
             }
             Fault::StaleAck { member, delay_ms } => {
                 self.command(member, MemberCommand::StaleAck { delay_ms: *delay_ms })

@@ -68,12 +68,19 @@ pub fn catalogue() -> Vec<Scenario> {
             build: membership_churn,
         },
         Scenario {
+            name: "coordinator_moves",
+            summary: "membership_churn on 3 brokers while the group's coordinator moves every \
+                      3-9 s (a third of the loads slow) and brokers crash and restart",
+            build: coordinator_moves,
+        },
+        Scenario {
             name: "swarm",
             summary: "every fault kind available to a seeded swarm (drops, partitions, latency, \
                       pauses, crashes, leaves, stale acks, slow revokes, expansion), then liveness",
             build: swarm,
         },
     ];
+    all.extend(crate::catalogue::scenarios());
     all.extend(crate::scenarios_profiles::scenarios());
     all
 }
@@ -159,7 +166,7 @@ impl ScenarioSpec {
 
 /// Member settings shared by the catalogue: Java-like defaults with session and rebalance
 /// timeouts short enough that a scenario converges in tens of simulated seconds.
-fn member_config(name: &str) -> MemberConfig {
+pub fn member_config(name: &str) -> MemberConfig {
     let mut c = MemberConfig::new(GROUP_ID, name, vec!["orders".into(), "payments".into()]);
     c.session_timeout_ms = 10_000;
     c.rebalance_timeout_ms = 15_000;
@@ -175,7 +182,7 @@ fn member_config(name: &str) -> MemberConfig {
 /// The liveness bound for members configured like `c`: a rebalance may wait up to the rebalance
 /// timeout for members, a dead member's session must expire first, and commits then need a few
 /// commit intervals and processing of the backlog.
-fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Millis {
+pub fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Millis {
     c.rebalance_timeout_ms as Millis
         + c.session_timeout_ms as Millis
         + coordinator.initial_rebalance_delay_ms as Millis
@@ -285,6 +292,47 @@ pub const SWARM_KINDS: &[FaultKind] = &[
     FaultKind::SlowRevoke,
     FaultKind::PartitionExpansion,
 ];
+
+/// The membership_churn workload on three brokers while the coordinator keeps moving: a
+/// coordinator move every 3–9 s (a third of them slow loads of 2–6 s, the rest 0–500 ms) to a
+/// drawn broker, and a broker crash every 10–20 s (restarted 3–12 s later), from 4 s until two
+/// seconds before the liveness phase. Exercises unloading (parked joins and syncs get
+/// NOT_COORDINATOR), loading from the offsets log (COORDINATOR_LOAD_IN_PROGRESS meanwhile),
+/// failover after a crash, and commits staying durable across all of it (helper D).
+fn coordinator_moves(seed: u64) -> ScenarioSpec {
+    let mut spec = membership_churn(seed);
+    spec.name = "coordinator_moves".into();
+    spec.brokers = 3;
+    let mut rng = rng::stream(seed, Stream::Faults);
+    let end = spec.liveness_start_ms - 2_000;
+    let mut faults = Vec::new();
+    let mut at: Millis = rng.random_range(4_000..=7_000);
+    while at < end {
+        let to = rng.random_range(0..spec.brokers);
+        let load_ms = if rng.random_range(0..3) == 0 {
+            rng.random_range(2_000..=6_000)
+        } else {
+            rng.random_range(0..=500)
+        };
+        faults.push(ScheduledFault {
+            at_ms: at,
+            fault: Fault::CoordinatorMove { group: GROUP_ID.into(), to, load_ms },
+        });
+        at += rng.random_range(3_000..=9_000);
+    }
+    let mut at: Millis = rng.random_range(6_000..=12_000);
+    while at < end {
+        let node = rng.random_range(0..spec.brokers);
+        let restart_after_ms = rng.random_range(3_000..=12_000).min(end - at);
+        faults.push(ScheduledFault {
+            at_ms: at,
+            fault: Fault::BrokerCrash { node, restart_after_ms },
+        });
+        at += rng.random_range(10_000..=20_000);
+    }
+    spec.faults = FaultSchedule::new(faults);
+    spec
+}
 
 /// Every fault kind available to a seeded swarm: the seed picks which kinds are on and how often
 /// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
@@ -440,6 +488,8 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                     member: pick(rng, &ctx.members),
                     restart_after_ms: dur(rng, 1_000, 10_000),
                 }),
+                // Upgrades are planned by the rolling-upgrade scenario, not drawn.
+                FaultKind::MemberUpgrade => None,
                 FaultKind::StaleAck => Some(Fault::StaleAck {
                     member: pick(rng, &ctx.members),
                     delay_ms: dur(rng, 5_000, 30_000),

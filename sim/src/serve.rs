@@ -722,3 +722,90 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     cluster.shutdown();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    use kafka_protocol::messages::FetchResponse;
+
+    fn args(brokers: usize, port: u16, topics: &[&str]) -> ServeArgs {
+        ServeArgs {
+            brokers,
+            port,
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            preload: 0,
+        }
+    }
+
+    fn error_of(a: ServeArgs) -> String {
+        format!("{:#}", a.cluster_config().expect_err("these arguments are refused"))
+    }
+
+    #[test]
+    fn topic_specs_parse_name_and_partition_count() {
+        assert_eq!("orders:3".parse::<TopicSpec>().unwrap(), TopicSpec::new("orders", 3).unwrap());
+        assert_eq!("a.b_c-d:1".parse::<TopicSpec>().unwrap().name, "a.b_c-d");
+    }
+
+    #[test]
+    fn bad_serve_arguments_get_a_message_naming_the_problem() {
+        let cases = [
+            (args(1, 9092, &["orders"]), "needs a partition count"),
+            (args(1, 9092, &["orders:"]), "is not a number"),
+            (args(1, 9092, &["orders:0"]), "must be between 1 and 10000"),
+            (args(1, 9092, &["bad name:1"]), "may only contain"),
+            (args(1, 9092, &[":1"]), "must be 1 to 249 characters"),
+            (args(1, 9092, &["a:1", "a:2"]), "given twice"),
+            (args(1, 0, &[]), "--port must be between 1 and 65535"),
+            (args(0, 9092, &[]), "--brokers 0 must be between 1"),
+            (args(3, 65534, &[]), "past port 65535"),
+        ];
+        for (a, expected) in cases {
+            let message = error_of(a.clone());
+            assert!(message.contains(expected), "{a:?}: {message:?} lacks {expected:?}");
+        }
+        let ok = args(3, 9092, &["orders:6", "audit:1"]).cluster_config().unwrap();
+        assert_eq!((ok.brokers, ok.port, ok.topics.len()), (3, 9092, 2));
+    }
+
+    #[test]
+    fn preload_fills_every_partition_with_numbered_records() {
+        let config = ClusterConfig {
+            topics: vec![TopicSpec::new("t", 2).unwrap()],
+            preload: 3,
+            ..ClusterConfig::default()
+        };
+        let logs = preloaded_logs(&config).unwrap();
+        let logs = logs.lock().unwrap();
+        let tp = TopicPartition::new("t", 1);
+        assert_eq!(logs.log_end_offset(&tp), Some(3));
+        assert_eq!(logs.read(&tp, 2, 1).unwrap()[0].value, "t-1-2");
+    }
+
+    #[test]
+    fn only_an_error_free_fetch_without_records_is_worth_waiting_on() {
+        let answer = |error_code: i16, records: &'static [u8]| {
+            ResponseKind::Fetch(FetchResponse::default().with_responses(vec![
+                FetchableTopicResponse::default().with_partitions(vec![PartitionData::default()
+                    .with_error_code(error_code)
+                    .with_records(Some(Bytes::from_static(records)))]),
+            ]))
+        };
+        assert!(is_empty_fetch(&answer(0, b"")));
+        assert!(!is_empty_fetch(&answer(0, b"batch")));
+        assert!(!is_empty_fetch(&answer(1, b"")), "errors are answered at once");
+    }
+
+    #[test]
+    fn cluster_on_ephemeral_ports_lists_its_brokers_in_bootstrap() {
+        let cluster =
+            Cluster::start(ClusterConfig { brokers: 2, ..ClusterConfig::default() }).unwrap();
+        let addrs = cluster.addrs();
+        assert_eq!(addrs.len(), 2);
+        assert!(addrs.iter().all(|a| a.ip().is_loopback() && a.port() != 0));
+        assert_eq!(cluster.bootstrap(), format!("{},{}", addrs[0], addrs[1]));
+        assert!(cluster.is_running(0) && cluster.is_running(1));
+        cluster.shutdown();
+    }
+}

@@ -6,7 +6,7 @@
 //!   Kafka does when an idempotent producer resets its sequence numbers.
 //! - With a transactional id: there is no transaction coordinator, so
 //!   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (not retriable: the producer stops, rather than
-//!   retrying forever).
+//!   retrying forever). An empty transactional id is INVALID_REQUEST, as in Kafka.
 //!
 //! Producer ids come from [`ProducerIds`], owned by the broker. Each broker draws from its own
 //! range (node id in the upper bits) so ids stay unique across a cluster.
@@ -45,8 +45,10 @@ pub fn handle(
             .with_producer_id(ProducerId(-1))
             .with_producer_epoch(-1)
     };
-    if request.transactional_id.is_some() {
-        return refused(ResponseError::TransactionalIdAuthorizationFailed);
+    match &request.transactional_id {
+        None => {}
+        Some(id) if id.is_empty() => return refused(ResponseError::InvalidRequest),
+        Some(_) => return refused(ResponseError::TransactionalIdAuthorizationFailed),
     }
     let (id, epoch) = if version >= 3 && request.producer_id.0 >= 0 {
         let epoch = request.producer_epoch.checked_add(1).filter(|e| *e >= 0);
@@ -70,6 +72,7 @@ mod tests {
     fn idempotent_producers_get_fresh_ids_with_epoch_zero() {
         let mut ids = ProducerIds::for_node(1);
         let req = InitProducerIdRequest::default()
+            .with_transactional_id(None)
             .with_producer_id(ProducerId(-1))
             .with_producer_epoch(-1);
         let a = handle(0, &req, &mut ids);
@@ -83,6 +86,7 @@ mod tests {
     fn known_producer_id_gets_its_epoch_bumped() {
         let mut ids = ProducerIds::for_node(0);
         let req = InitProducerIdRequest::default()
+            .with_transactional_id(None)
             .with_producer_id(ProducerId(1234))
             .with_producer_epoch(3);
         let r = handle(3, &req, &mut ids);
@@ -96,5 +100,7 @@ mod tests {
             .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx"))));
         let r = handle(1, &req, &mut ids);
         assert_eq!(r.error_code, ResponseError::TransactionalIdAuthorizationFailed.code());
+        let empty = InitProducerIdRequest::default(); // kafka-protocol's default id is ""
+        assert_eq!(handle(1, &empty, &mut ids).error_code, ResponseError::InvalidRequest.code());
     }
 }

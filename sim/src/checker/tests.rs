@@ -316,3 +316,54 @@ fn anomaly_names_round_trip() {
         assert_eq!(AnomalyClass::from_name(c.name()), Some(c));
     }
 }
+
+#[test]
+fn static_member_replacement_inherits_the_generation_and_assignment() {
+    let mut h = clean();
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::Fenced,
+    });
+    // "a" was added with an instance id in a real run; declare it so the checker knows.
+    let mut h2 = H::new(2);
+    h2.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "a".into(),
+        group_instance_id: Some("i0".into()),
+        client_id: "m0".into(),
+    });
+    h2.started("m0").started("m1");
+    h2.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    h2.produced(0, 10).produced(1, 10);
+    h2.processed("m0", "a", 1, 0, 0, 4).commit("a", 1, 0, 5);
+    h2.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::Fenced,
+    });
+    h2.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "a2".into(),
+        group_instance_id: Some("i0".into()),
+        client_id: "m0".into(),
+    });
+    h2.member(
+        "m0",
+        MemberEvent::Joined {
+            member_id: "a2".into(),
+            generation: 1,
+            leader: "a".into(),
+            protocol: "range".into(),
+            is_leader: false,
+        },
+    );
+    h2.processed("m0", "a2", 1, 0, 5, 9).commit("a2", 1, 0, 10);
+    h2.processed("m1", "b", 1, 1, 0, 9).commit("b", 1, 1, 10);
+    let v = check(&h2.finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    // Without the instance id, the same commit is a zombie's.
+    h.processed("m0", "a", 1, 0, 10, 11);
+    h.commit("a", 1, 0, 12);
+    assert!(classes(&h.finish(&[(0, 12), (1, 10)])).contains(&AnomalyClass::ZombieCommit));
+}

@@ -128,6 +128,7 @@ fn fault_duration(f: &Fault) -> Option<Millis> {
         Fault::MemberPause { duration_ms, .. } => Some(*duration_ms),
         Fault::MemberCrash { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::MemberLeave { restart_after_ms, .. } => Some(*restart_after_ms),
+        Fault::MemberUpgrade { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::StaleAck { delay_ms, .. } => Some(*delay_ms),
         Fault::SlowRevoke { .. }
         | Fault::ConnectionDrop { .. }

@@ -67,7 +67,7 @@ fn fit(text: &str, width: f64) -> Option<String> {
 }
 
 fn seconds(ms: Millis) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)
@@ -449,12 +449,14 @@ pub(crate) fn render(t: &Timeline, verdict_line: &str) -> String {
                     .position(|l| &l.name == m)
                     .map(|i| lanes_y + i as f64 * lane_h + lane_h / 2.0),
                 Spot::Group(g) => band_row.get(g).map(|y| y + BAND_H / 2.0),
-                Spot::Faults => None,
+                Spot::Faults => Some(faults_y + FAULT_ROW_H / 2.0),
             }
+            // A member the history never named, or a group with no band: the first band.
+            .or_else(|| band_row.values().next().map(|y| y + BAND_H / 2.0))
             .unwrap_or(faults_y + FAULT_ROW_H / 2.0);
             let _ = write!(
                 b,
-                r##"<circle cx="{:.1}" cy="{cy:.1}" r="7" fill="{ANOMALY}" fill-opacity="0.25" stroke="{ANOMALY}" stroke-width="2"><title>{}</title></circle>"##,
+                r##"<circle class="anomaly-ring" cx="{:.1}" cy="{cy:.1}" r="7" fill="{ANOMALY}" fill-opacity="0.25" stroke="{ANOMALY}" stroke-width="2"><title>{}</title></circle>"##,
                 x(*at),
                 esc(&format!("{}\n{what}", a.text))
             );
@@ -509,9 +511,7 @@ pub(crate) fn render(t: &Timeline, verdict_line: &str) -> String {
     );
     item(
         &mut b,
-        format!(
-            r##"<line x1="7" y1="0" x2="7" y2="14" stroke="#9e9e9e" stroke-dasharray="3,3"/>"##
-        ),
+        r##"<line x1="7" y1="0" x2="7" y2="14" stroke="#9e9e9e" stroke-dasharray="3,3"/>"##.into(),
         "generation start",
     );
     b.push_str("</g>\n<g class=\"legend\">");

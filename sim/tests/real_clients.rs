@@ -1,0 +1,325 @@
+//! Conformance tests: real Kafka clients (kafka-python, confluent-kafka/librdkafka, aiokafka,
+//! kafkajs) run consumer groups against `groupsim::serve::Cluster` on loopback sockets.
+//!
+//! Each test starts a 3-broker cluster in-process, runs one client script from `clients/` with
+//! the interpreter `.ci/install-real-clients.sh` installed (a venv under target/real-clients,
+//! node modules under clients/node), and checks the JSON the script prints against the
+//! cluster's own logs. The scripts bound every wait; the test also kills a script that runs past
+//! its deadline. With GROUPSIM_SKIP_REAL_CLIENTS=1 the tests print that they skipped; otherwise
+//! missing clients are a failure naming the install script (CI installs them first).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
+use groupsim_coordinator::{CoordinatorConfig, TopicPartition};
+use serde_json::Value;
+
+const INSTALL: &str = ".ci/install-real-clients.sh";
+const PARTITIONS: i32 = 6;
+const PRELOAD: u32 = 20;
+/// Records each script produces per partition per round (after the leave, before the restart).
+const PRODUCE: i64 = 5;
+/// Longest a client script may run before the test kills it.
+const SCRIPT_DEADLINE: Duration = Duration::from_secs(180);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
+}
+
+/// The interpreter and working directory for a client, or `None` when the tests are skipped.
+fn interpreter(kind: &str) -> Option<(PathBuf, PathBuf)> {
+    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
+        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (real {kind} client not run)");
+        return None;
+    }
+    let root = repo_root();
+    let (program, dir, probe) = match kind {
+        "python" => {
+            let python = root.join("target/real-clients/venv/bin/python");
+            (python.clone(), root.join("clients/python"), python)
+        }
+        _ => (
+            PathBuf::from("node"),
+            root.join("clients/node"),
+            root.join("clients/node/node_modules/kafkajs/package.json"),
+        ),
+    };
+    assert!(
+        probe.exists(),
+        "the real {kind} clients are not installed ({} is missing): run `bash {INSTALL}` \
+         (CI runs it), or set GROUPSIM_SKIP_REAL_CLIENTS=1 to skip these tests",
+        probe.display()
+    );
+    Some((program, dir))
+}
+
+fn cluster(topic: &str) -> Cluster {
+    Cluster::start(ClusterConfig {
+        brokers: 3,
+        topics: vec![TopicSpec::new(topic, PARTITIONS).unwrap()],
+        preload: PRELOAD,
+        coordinator: CoordinatorConfig {
+            // Short first rebalance: the scenario starts its three members together.
+            initial_rebalance_delay_ms: 300,
+            ..CoordinatorConfig::default()
+        },
+        ..ClusterConfig::default()
+    })
+    .expect("the cluster starts")
+}
+
+/// A running client script: its JSON stdout lines arrive on a channel; stderr is kept for
+/// failure messages. Killed on drop, so a failing test leaves no process behind.
+struct Script {
+    name: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    deadline: Instant,
+}
+
+impl Script {
+    fn start(kind: &str, program: &Path, dir: &Path, script: &str, args: &[String]) -> Script {
+        let mut child = Command::new(program)
+            .arg(script)
+            .args(args)
+            .current_dir(dir)
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {} {script}: {e}", program.display()));
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut err_pipe = child.stderr.take().expect("piped stderr");
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        Script {
+            name: format!("{kind} {script}"),
+            child,
+            stdin,
+            lines,
+            stderr,
+            deadline: Instant::now() + SCRIPT_DEADLINE,
+        }
+    }
+
+    /// The next JSON event line, skipping anything else; fails the test past the deadline.
+    fn next_event(&mut self) -> Value {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => match serde_json::from_str::<Value>(&line) {
+                    Ok(v) if v.get("event").is_some() => return v,
+                    _ => continue,
+                },
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = self.child.kill();
+                    panic!("{} ran past {SCRIPT_DEADLINE:?}\n{}", self.name, self.stderr_tail());
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().ok();
+                    panic!(
+                        "{} exited ({status:?}) without a result\n{}",
+                        self.name,
+                        self.stderr_tail()
+                    );
+                }
+            }
+        }
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is piped");
+        writeln!(stdin, "{line}").and_then(|()| stdin.flush()).expect("writing to the script");
+    }
+
+    /// The result event, checked for `"ok": true`.
+    fn result(&mut self) -> Value {
+        let result = loop {
+            let event = self.next_event();
+            if event["event"] == "result" {
+                break event;
+            }
+        };
+        let _ = self.child.wait();
+        assert_eq!(
+            result["ok"],
+            Value::Bool(true),
+            "{} failed: {}\n{}",
+            self.name,
+            result["error"],
+            self.stderr_tail()
+        );
+        result
+    }
+
+    fn stderr_tail(&self) -> String {
+        let all = self.stderr.lock().unwrap().clone();
+        let lines: Vec<&str> = all.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        format!("--- last stderr lines of {} ---\n{tail}", self.name)
+    }
+}
+
+impl Drop for Script {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn script_args(cluster: &Cluster, topic: &str, group: &str, scenario: &str) -> Vec<String> {
+    vec![
+        format!("bootstrap={}", cluster.bootstrap()),
+        format!("topic={topic}"),
+        format!("group={group}"),
+        format!("partitions={PARTITIONS}"),
+        format!("preload={PRELOAD}"),
+        format!("produce={PRODUCE}"),
+        format!("scenario={scenario}"),
+    ]
+}
+
+fn offsets_of(result: &Value, key: &str, p: i32) -> Option<i64> {
+    result[key][p.to_string()].as_i64()
+}
+
+/// Every offset of every partition up to the log end was consumed: no record skipped.
+fn assert_nothing_skipped(client: &str, cluster: &Cluster, topic: &str, result: &Value) {
+    let logs = cluster.logs().lock().unwrap();
+    for p in 0..PARTITIONS {
+        let end = logs.log_end_offset(&TopicPartition::new(topic, p)).unwrap();
+        assert_eq!(result["log_end"][p as usize].as_i64(), Some(end), "{client}: log end of p{p}");
+        let seen: BTreeSet<i64> = result["consumed"][p.to_string()]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default();
+        let missing: Vec<i64> = (0..end).filter(|o| !seen.contains(o)).collect();
+        assert!(missing.is_empty(), "{client}: partition {p} skipped offsets {missing:?}");
+    }
+}
+
+/// The "group" scenario (see clients/python/harness.py) for one client.
+fn group_scenario(kind: &str, script: &str, client: &str) {
+    let Some((program, dir)) = interpreter(kind) else { return };
+    let topic = "orders";
+    let group = format!("{client}-group");
+    let cluster = cluster(topic);
+    let started = Instant::now();
+    let args = script_args(&cluster, topic, &group, "group");
+    let mut run = Script::start(kind, &program, &dir, script, &args);
+    let result = run.result();
+    println!("{client}: group scenario passed in {:.1} s", started.elapsed().as_secs_f64());
+
+    // Three members shared the partitions; the leaver's partitions were taken over.
+    let three = result["assignment_of_three"].as_object().expect("assignment of three");
+    assert_eq!(three.len(), 3, "{client}: {three:?}");
+    assert!(three.values().all(|a| a.as_array().is_some_and(|a| !a.is_empty())), "{three:?}");
+    let leaver = &result["leaver_partitions"];
+    assert!(leaver.as_array().is_some_and(|a| !a.is_empty()), "{client}: leaver had {leaver}");
+    assert_eq!(&result["taken_over_partitions"], leaver, "{client}: takeover");
+
+    // The producer's records went to the right partitions, in order.
+    {
+        let logs = cluster.logs().lock().unwrap();
+        for p in 0..PARTITIONS {
+            let tp = TopicPartition::new(topic, p);
+            let first_produced = &logs.read(&tp, i64::from(PRELOAD), 1).unwrap()[0];
+            assert_eq!(first_produced.value, format!("{topic}-{p}-b-0"), "{client}: p{p}");
+        }
+    }
+
+    // The restart resumed exactly at the committed offsets, which covered everything consumed.
+    let resumed = i64::from(PRELOAD) + PRODUCE;
+    for p in 0..PARTITIONS {
+        let committed = offsets_of(&result, "committed_before_restart", p);
+        assert_eq!(committed, Some(resumed), "{client}: committed offset of p{p}");
+        assert_eq!(offsets_of(&result, "consumed_before_restart", p), Some(resumed));
+        assert_eq!(
+            offsets_of(&result, "first_after_restart", p),
+            committed,
+            "{client}: p{p} resumed elsewhere than its committed offset"
+        );
+    }
+    assert_nothing_skipped(client, &cluster, topic, &result);
+}
+
+#[test]
+fn kafka_python_group_survives_leave_and_restart() {
+    group_scenario("python", "kafka_python_client.py", "kafka-python");
+}
+
+#[test]
+fn confluent_kafka_group_survives_leave_and_restart() {
+    group_scenario("python", "confluent_client.py", "confluent-kafka");
+}
+
+#[test]
+fn aiokafka_group_survives_leave_and_restart() {
+    group_scenario("python", "aiokafka_client.py", "aiokafka");
+}
+
+#[test]
+fn kafkajs_group_survives_leave_and_restart() {
+    group_scenario("node", "kafkajs_client.js", "kafkajs");
+}
+
+#[test]
+fn confluent_kafka_group_survives_a_coordinator_move() {
+    let Some((program, dir)) = interpreter("python") else { return };
+    let topic = "payments";
+    let group = "librdkafka-move";
+    let cluster = cluster(topic);
+    let started = Instant::now();
+    let args = script_args(&cluster, topic, group, "move");
+    let mut run = Script::start("python", &program, &dir, "confluent_client.py", &args);
+    let ready = run.next_event();
+    assert_eq!(ready["event"], "ready_for_move", "{ready}\n{}", run.stderr_tail());
+    let from = cluster.group_coordinator(group).expect("the group has a coordinator");
+    let to = (from + 1) % 3;
+    cluster.move_group_coordinator(group, to).expect("the move succeeds");
+    assert_eq!(cluster.group_coordinator(group), Some(to));
+    run.send_line("moved");
+    let result = run.result();
+    println!(
+        "confluent-kafka: coordinator move {from} -> {to} passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for p in 0..PARTITIONS {
+        assert_eq!(
+            offsets_of(&result, "committed_before_move", p),
+            Some(i64::from(PRELOAD)),
+            "p{p} committed before the move"
+        );
+        let end = result["log_end"][p as usize].as_i64();
+        assert_eq!(offsets_of(&result, "committed_after_move", p), end, "p{p} after the move");
+    }
+    assert_nothing_skipped("confluent-kafka", &cluster, topic, &result);
+}
