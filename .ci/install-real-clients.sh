@@ -17,10 +17,14 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "== creating $VENV"
   python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c 'import kafka, confluent_kafka, aiokafka' >/dev/null 2>&1 \
-  || ! "$VENV/bin/python" -m pip freeze 2>/dev/null | grep -qxF "${PY_PACKAGES[0]}"; then
-  echo "== pip install ${PY_PACKAGES[*]}"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
+installed=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
+missing=()
+for pkg in "${PY_PACKAGES[@]}"; do
+  grep -qixF "$pkg" <<<"$installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "== pip install ${missing[*]}"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${missing[@]}"
 fi
 "$VENV/bin/python" -c 'import kafka, confluent_kafka, aiokafka; print("python clients:", kafka.__version__, confluent_kafka.version()[0], aiokafka.__version__)'
 

@@ -344,13 +344,15 @@ fn api_versions_advertises_the_served_table() {
     let r = answer!(&mut broker, 3, req, ApiVersions);
     let fetch = r.api_keys.iter().find(|k| k.api_key == ApiKey::Fetch as i16).unwrap();
     assert_eq!((fetch.min_version, fetch.max_version), (4, 12));
-    assert!(r.api_keys.iter().all(|k| k.api_key != ApiKey::Produce as i16));
+    let produce = r.api_keys.iter().find(|k| k.api_key == ApiKey::Produce as i16).unwrap();
+    assert_eq!((produce.min_version, produce.max_version), (3, 11), "for groupsim serve");
+    assert!(r.api_keys.iter().all(|k| k.api_key != ApiKey::CreateTopics as i16));
 }
 
 #[test]
 fn unserved_api_or_version_gets_an_unsupported_version_answer() {
     let mut broker = Broker::new(cluster(1, 100), logs());
-    let r = answer!(&mut broker, 9, ProduceRequest::default(), ApiVersions);
+    let r = answer!(&mut broker, 12, ProduceRequest::default(), ApiVersions);
     assert_eq!(r.error_code, 35);
     let r = answer!(&mut broker, 13, fetch(&[]), ApiVersions);
     assert_eq!(r.error_code, 35);

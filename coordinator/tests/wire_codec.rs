@@ -95,7 +95,7 @@ fn unserved_version_and_unserved_api_are_unsupported_version() {
         ),
         "{err}"
     );
-    let err = decode_request(raw_header(ApiKey::Produce as i16, 9, 9).freeze()).unwrap_err();
+    let err = decode_request(raw_header(ApiKey::Produce as i16, 12, 9).freeze()).unwrap_err();
     assert!(matches!(err, WireError::UnsupportedVersion { api_key: ApiKey::Produce, .. }), "{err}");
     let err = decode_request(raw_header(ApiKey::ApiVersions as i16, 4, 10).freeze()).unwrap_err();
     assert!(

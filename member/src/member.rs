@@ -438,8 +438,9 @@ pub struct Member {
     reset_member_id_on_join: bool,
     /// brod: consecutive failed join attempts.
     join_attempts: u32,
-    /// Bug `commit_after_revoke`: revoked partitions' processed offsets, committed later.
-    revoked_offsets: Vec<(TopicPartition, i64)>,
+    /// Bugs `commit_after_revoke` / `keep_stale_acks`: offsets of partitions the member does not
+    /// own any more, committed with its next auto-commit.
+    extra_commits: Vec<(TopicPartition, i64)>,
     /// kafka-go's partition watcher: partition counts when the generation started.
     watched_counts: BTreeMap<String, Option<i32>>,
 
@@ -535,7 +536,7 @@ impl Member {
             stale_ack_ms: None,
             reset_member_id_on_join: false,
             join_attempts: 0,
-            revoked_offsets: Vec::new(),
+            extra_commits: Vec::new(),
             watched_counts: BTreeMap::new(),
             heartbeat_in_flight: None,
             next_heartbeat_at: None,
@@ -1332,7 +1333,7 @@ impl Member {
     fn revoke_all(&mut self) {
         self.revoke_stage = RevokeStage::Idle;
         if self.config.bugs.commit_after_revoke {
-            self.stash_revoked_offsets(&self.assigned.clone());
+            self.stash_extra_commits(&self.assigned.clone());
         }
         if !self.assigned.is_empty() {
             self.emit(MemberEvent::Revoked {
@@ -1345,10 +1346,10 @@ impl Member {
     }
 
     /// Bug `commit_after_revoke`: remember what was processed on partitions being revoked.
-    fn stash_revoked_offsets(&mut self, revoked: &[TopicPartition]) {
+    fn stash_extra_commits(&mut self, revoked: &[TopicPartition]) {
         for tp in revoked {
             if let Some(p) = self.partitions.get(tp).and_then(|ps| ps.processed) {
-                self.revoked_offsets.push((tp.clone(), p));
+                self.extra_commits.push((tp.clone(), p));
             }
         }
     }
@@ -1819,7 +1820,7 @@ impl Member {
             self.assigned.iter().filter(|tp| !partitions.contains(tp)).cloned().collect();
         if self.config.bugs.commit_after_revoke {
             self.partitions = old.clone();
-            self.stash_revoked_offsets(&revoked);
+            self.stash_extra_commits(&revoked);
         }
         self.buffered.clear();
         self.assignment_epoch += 1;
@@ -1935,9 +1936,9 @@ impl Member {
         }
         self.next_commit_at = Some(now + self.config.commit_interval_ms);
         let mut offsets = self.offsets_to_commit();
-        if !self.revoked_offsets.is_empty() {
-            // Bug `commit_after_revoke`: revoked partitions committed under the new generation.
-            for (tp, o) in std::mem::take(&mut self.revoked_offsets) {
+        if !self.extra_commits.is_empty() {
+            // Bugs: offsets of partitions no longer owned, committed under the current generation.
+            for (tp, o) in std::mem::take(&mut self.extra_commits) {
                 if !offsets.iter().any(|(t, _)| *t == tp) {
                     offsets.push((tp, o));
                 }
@@ -2567,14 +2568,20 @@ impl Member {
                 last_offset: p.last,
             });
             let current = p.epoch == self.assignment_epoch;
-            let keep_stale = self.config.bugs.keep_stale_acks;
-            if let Some(ps) = self.partitions.get_mut(&p.tp) {
-                if current {
-                    ps.processed = Some(p.last + 1);
-                } else if keep_stale && ps.state == PositionState::Ready {
-                    // Bug: a stale ack moves the current generation's processed position.
-                    ps.processed = Some(ps.processed.unwrap_or(0).max(p.last + 1));
+            match self.partitions.get_mut(&p.tp) {
+                Some(ps) if current => ps.processed = Some(p.last + 1),
+                _ if !current && self.config.bugs.keep_stale_acks => {
+                    // Bug: the stale ack is merged into the current acked offsets (replacing the
+                    // partition's entry, as brod's ack merge does) and committed under the
+                    // current generation, owned or not.
+                    match self.partitions.get_mut(&p.tp) {
+                        Some(ps) if ps.state == PositionState::Ready => {
+                            ps.processed = Some(p.last + 1)
+                        }
+                        _ => self.extra_commits.push((p.tp.clone(), p.last + 1)),
+                    }
                 }
+                _ => {}
             }
         }
     }

@@ -86,7 +86,12 @@ fn at(at_ms: Millis, fault: Fault) -> ScheduledFault {
 
 /// Four members, no faults: the baseline every other scenario departs from.
 fn steady_state(seed: u64) -> ScenarioSpec {
-    base("steady_state", seed, 4, 1, 2, 40_000).0
+    let (mut s, mut rng) = base("steady_state", seed, 4, 1, 2, 40_000);
+    // Everyone starts within the initial rebalance delay: one generation.
+    for m in &mut s.members {
+        m.start_ms = rng.random_range(0..500);
+    }
+    s
 }
 
 /// Two members, scaled to eight, then down to three: every join and LeaveGroup rebalances.
@@ -148,22 +153,22 @@ fn rolling_restart_static(seed: u64) -> ScenarioSpec {
 fn coordinator_failover(seed: u64) -> ScenarioSpec {
     let (mut s, mut rng) = base("coordinator_failover", seed, 5, 3, 3, 60_000);
     let coordinator = group_partition(GROUP_ID, s.offsets_topic_partitions) % s.brokers;
-    let other = (coordinator + 1 + rng.random_range(0..2)) % s.brokers;
+    let crash =
+        Fault::BrokerCrash { node: coordinator, restart_after_ms: rng.random_range(6_000..12_000) };
+    // The failover picks one of the two other brokers; moving to each of them in turn makes at
+    // least one real move whichever it picked (a move to the current coordinator is a no-op).
+    let first = (coordinator + 1) % s.brokers;
+    let second = (coordinator + 2) % s.brokers;
+    let load_ms = rng.random_range(2_000..5_000);
     s.faults = FaultSchedule::new(vec![
+        at(rng.random_range(12_000..18_000), crash),
         at(
-            rng.random_range(12_000..18_000),
-            Fault::BrokerCrash {
-                node: coordinator,
-                restart_after_ms: rng.random_range(6_000..12_000),
-            },
+            rng.random_range(32_000..36_000),
+            Fault::CoordinatorMove { group: GROUP_ID.into(), to: first, load_ms },
         ),
         at(
-            rng.random_range(36_000..42_000),
-            Fault::CoordinatorMove {
-                group: GROUP_ID.into(),
-                to: other,
-                load_ms: rng.random_range(2_000..5_000),
-            },
+            rng.random_range(42_000..46_000),
+            Fault::CoordinatorMove { group: GROUP_ID.into(), to: second, load_ms: 300 },
         ),
     ]);
     s.liveness_bound_ms *= 2;

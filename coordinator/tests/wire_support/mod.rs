@@ -270,6 +270,25 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
             }
             r.into()
         }
+        ApiKey::Produce => ProduceRequest::default()
+            .with_transactional_id(None)
+            .with_acks(-1)
+            .with_timeout_ms(1500)
+            .with_topic_data(vec![produce_request::TopicProduceData::default()
+                .with_name(topic("t1"))
+                .with_partition_data(vec![produce_request::PartitionProduceData::default()
+                    .with_index(2)
+                    .with_records(Some(Bytes::from_static(b"batch bytes")))])])
+            .into(),
+        ApiKey::InitProducerId => {
+            let mut r = InitProducerIdRequest::default()
+                .with_transactional_id(None)
+                .with_transaction_timeout_ms(60_000);
+            if v >= 3 {
+                r = r.with_producer_id(ProducerId(42)).with_producer_epoch(3);
+            }
+            r.into()
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -562,6 +581,34 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             }
             r.into()
         }
+        ApiKey::Produce => {
+            let mut p = produce_response::PartitionProduceResponse::default()
+                .with_index(2)
+                .with_error_code(0)
+                .with_base_offset(17)
+                .with_log_append_time_ms(-1);
+            if v >= 5 {
+                p = p.with_log_start_offset(3);
+            }
+            if v >= 8 {
+                p = p
+                    .with_record_errors(vec![produce_response::BatchIndexAndErrorMessage::default(
+                    )
+                    .with_batch_index(1)
+                    .with_batch_index_error_message(Some(s("bad")))])
+                    .with_error_message(Some(s("partly")));
+            }
+            let t = produce_response::TopicProduceResponse::default()
+                .with_name(topic("t1"))
+                .with_partition_responses(vec![p]);
+            ProduceResponse::default().with_responses(vec![t]).with_throttle_time_ms(1).into()
+        }
+        ApiKey::InitProducerId => InitProducerIdResponse::default()
+            .with_throttle_time_ms(1)
+            .with_error_code(0)
+            .with_producer_id(ProducerId(4242))
+            .with_producer_epoch(0)
+            .into(),
         other => panic!("no sample for {other:?}"),
     }
 }
