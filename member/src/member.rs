@@ -315,6 +315,7 @@ struct Processing {
     tp: TopicPartition,
     first: i64,
     last: i64,
+    started_at: Millis,
     done_at: Millis,
     epoch: u64,
     generation: i32,
@@ -651,9 +652,18 @@ impl Member {
             }
             _ => None,
         };
+        let max_poll_deadline = if self.enforces_max_poll() && !self.member_id.is_empty() {
+            self.processing
+                .iter()
+                .map(|p| p.started_at + self.config.rebalance_timeout_ms.max(0) as u64)
+                .min()
+        } else {
+            None
+        };
         [
             self.processing.iter().chain(&self.detached).map(|p| p.done_at).min(),
             revoke_deadline,
+            max_poll_deadline,
             self.metadata_retry_at,
             self.next_metadata_refresh_at,
             self.find_retry_at,
@@ -684,6 +694,7 @@ impl Member {
         }
         self.finish_processing(now);
         self.check_revoke_callback(now);
+        self.check_processing_stall(now);
         self.drive(now);
     }
 
@@ -961,6 +972,11 @@ impl Member {
         if matches!(self.revoke_stage, RevokeStage::Callback { .. }) {
             return false;
         }
+        let synchronous = !self.config.profile.acks_asynchronously();
+        if synchronous && !self.processing.is_empty() {
+            // The application thread is busy: the poll loop (and so the rejoin) waits for it.
+            return false;
+        }
         if self.assigned.is_empty() {
             return true;
         }
@@ -1039,25 +1055,42 @@ impl Member {
         }
         let max_poll = since + self.config.rebalance_timeout_ms.max(0) as u64;
         if self.enforces_max_poll() && now >= max_poll && !self.member_id.is_empty() {
-            if let Some(node) = self.coordinator {
-                let req =
-                    LeaveGroupRequest::default().with_group_id(self.group_id()).with_members(vec![
-                        MemberIdentity::default()
-                            .with_member_id(sb(&self.member_id))
-                            .with_group_instance_id(self.instance_id())
-                            .with_reason(Some(sb("consumer poll timeout has expired"))),
-                    ]);
-                let timeout = self.config.request_timeout_ms;
-                self.send(
-                    Target::Coordinator(node),
-                    RequestKind::LeaveGroup(req),
-                    timeout,
-                    Pending::PollTimeoutLeave,
-                );
-            }
-            self.pending_revoke.clear();
-            self.reset_generation_with("POLL_TIMEOUT".to_string(), true);
+            self.poll_timeout_leave();
         }
+    }
+
+    /// Java profiles: a batch processed for longer than `max.poll.interval.ms` means the
+    /// application stopped polling; the member leaves the group (see [`Self::poll_timeout_leave`]).
+    fn check_processing_stall(&mut self, now: Millis) {
+        let max_poll = self.config.rebalance_timeout_ms.max(0) as u64;
+        let stalled = self.processing.iter().any(|p| now >= p.started_at + max_poll);
+        if self.enforces_max_poll() && stalled && !self.member_id.is_empty() {
+            self.poll_timeout_leave();
+        }
+    }
+
+    /// The Java heartbeat thread's reaction to an expired poll timer: LeaveGroup, then reset
+    /// generation and member id; the partitions are lost (not committed). The member rejoins as
+    /// a new member once the application polls again.
+    fn poll_timeout_leave(&mut self) {
+        if let Some(node) = self.coordinator {
+            let req =
+                LeaveGroupRequest::default().with_group_id(self.group_id()).with_members(vec![
+                    MemberIdentity::default()
+                        .with_member_id(sb(&self.member_id))
+                        .with_group_instance_id(self.instance_id())
+                        .with_reason(Some(sb("consumer poll timeout has expired"))),
+                ]);
+            let timeout = self.config.request_timeout_ms;
+            self.send(
+                Target::Coordinator(node),
+                RequestKind::LeaveGroup(req),
+                timeout,
+                Pending::PollTimeoutLeave,
+            );
+        }
+        self.pending_revoke.clear();
+        self.reset_generation_with("POLL_TIMEOUT".to_string(), true);
     }
 
     fn drive_leave(&mut self, now: Millis) {
@@ -2518,6 +2551,7 @@ impl Member {
                 tp: batch.tp,
                 first: batch.first,
                 last: batch.last,
+                started_at: now,
                 done_at: now + duration,
                 epoch: batch.epoch,
                 generation: self.generation,

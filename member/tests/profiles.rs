@@ -329,3 +329,45 @@ fn application_sets_processing_time_and_listener_hooks_run_at_rebalance() {
         vec!["assigned 0 g1 1".to_string(), "revoked 3000 g1 1".to_string()]
     );
 }
+
+/// An application that takes 40 s per batch: longer than `max.poll.interval.ms` (30 s).
+#[derive(Debug)]
+struct SlowApp;
+
+impl groupsim_member::Application for SlowApp {
+    fn processing_ms(&mut self, _: &TopicPartition, _: i64, _: i64, _: usize) -> Option<u64> {
+        Some(40_000)
+    }
+}
+
+#[test]
+fn java_processing_stall_past_max_poll_interval_leaves_and_rejoins_after_the_batch() {
+    let cfg = profile_config(ClientProfile::JavaEager);
+    let assignors = cfg.assignors.iter().map(|k| k.assignor()).collect();
+    let mut h = H {
+        m: groupsim_member::Member::with_application(cfg, 7, assignors, Box::new(SlowApp)),
+        now: 0,
+    };
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    // Heartbeats keep the session alive meanwhile.
+    for t in (3_000..30_000).step_by(3_000) {
+        let o = h.advance_to(t);
+        if let Some((hid, _, _)) = sent(&o, "Heartbeat").into_iter().next() {
+            h.respond(hid, heartbeat(0));
+        }
+    }
+    let o = h.advance_to(30_000);
+    one(&o, "LeaveGroup");
+    assert!(events(&o).iter().any(|e| matches!(e, MemberEvent::Lost { .. })));
+    assert!(sent(&o, "JoinGroup").is_empty(), "the application is still busy");
+    let o = h.advance_to(40_000);
+    // The batch ends under the generation it ran in; its ack is dropped; then a fresh join.
+    assert!(events(&o)
+        .iter()
+        .any(|e| matches!(e, MemberEvent::RecordsProcessed { generation: 1, .. })));
+    assert!(sent(&o, "OffsetCommit").is_empty());
+    let (_, _, RequestKind::JoinGroup(j)) = one(&o, "JoinGroup") else { unreachable!() };
+    assert_eq!(j.member_id.as_str(), "");
+}

@@ -1,14 +1,17 @@
 //! Rebalance trace snapshots: one per scenario for a fixed seed, stored in the top-level
 //! `snapshots/` folder. A behaviour change shows up as a snapshot diff; review it with
-//! `cargo insta review`.
+//! `cargo insta review` (or accept new ones with `INSTA_UPDATE=always cargo test`).
 
 use groupsim::runner::run_seed;
 use groupsim::scenario;
 use groupsim::trace;
 
-fn snapshot(name: &str, seed: u64) {
+/// The seed every trace snapshot uses.
+const SEED: u64 = 1;
+
+fn snapshot(name: &str) {
     let s = scenario::find(name).expect("in catalogue");
-    let report = run_seed(&s, seed).expect("run");
+    let report = run_seed(&s, SEED).expect("run");
     assert!(report.verdict.is_ok(), "{}", report.failure_report());
     let text = trace::text(&report.history);
     insta::with_settings!({
@@ -16,11 +19,50 @@ fn snapshot(name: &str, seed: u64) {
         prepend_module_to_snapshot => false,
         omit_expression => true,
     }, {
-        insta::assert_snapshot!(format!("{name}-seed{seed}"), text);
+        insta::assert_snapshot!(format!("{name}-seed{SEED}"), text);
     });
 }
 
-#[test]
-fn membership_churn_trace() {
-    snapshot("membership_churn", 1);
+macro_rules! trace_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                snapshot(stringify!($name));
+            }
+        )*
+
+        /// Every scenario in the catalogue has a trace snapshot test above.
+        #[test]
+        fn every_scenario_has_a_trace_snapshot() {
+            let tested = [$(stringify!($name)),*];
+            for s in scenario::catalogue() {
+                assert!(tested.contains(&s.name), "scenario {} has no trace snapshot test", s.name);
+            }
+        }
+    };
 }
+
+trace_tests!(
+    membership_churn,
+    coordinator_moves,
+    swarm,
+    steady_state,
+    scale_up_down,
+    rolling_restart,
+    rolling_restart_static,
+    coordinator_failover,
+    connection_flaps,
+    zombie_pause,
+    stale_acks,
+    partition_expansion,
+    slow_revoke,
+    join_storm,
+    cooperative_upgrade,
+    profile_java_eager,
+    profile_java_cooperative,
+    profile_brod,
+    profile_elsa,
+    profile_kafka_go,
+    mixed_profiles,
+);
