@@ -1,11 +1,19 @@
-//! The member state machine: a sans-IO model of the Java consumer's group membership (eager
-//! protocol), offset initialisation, fetch/process loop and auto-commit.
+//! The member state machine: a sans-IO model of a consumer-group client — its group
+//! membership (eager, or incremental cooperative per KIP-429), offset initialisation,
+//! fetch/process loop and commit policy — shaped by its [`ClientProfile`] (Java eager, Java
+//! cooperative, brod, Elsa, kafka-go) and its [`Application`].
 //!
 //! Everything the member does comes from one reconciliation step (`drive`): after every input
-//! (a response, a failure, a timer, `start`, `leave`) the member looks at its state and sends
-//! whatever requests that state calls for. This mirrors the Java consumer's `poll()` loop,
-//! which on each call ensures the coordinator is known, rejoins if needed, commits if due and
-//! sends fetches, and keeps every decision in one place.
+//! (a response, a failure, a timer, `start`, `leave`, an injected fault) the member looks at its
+//! state and sends whatever requests that state calls for. This mirrors the Java consumer's
+//! `poll()` loop, which on each call ensures the coordinator is known, rejoins if needed,
+//! commits if due and sends fetches, and keeps every decision in one place.
+//!
+//! Profiles differ in a few places, each marked where it happens: the steps before giving
+//! partitions up (`prepare_revoke`: wait for or detach the batch in progress, commit before or
+//! after the revoke callback, or not at all), how acks of work that outlived its generation are
+//! treated (`finish_processing`), join retry timing (`join_backoff`), member id resets, and
+//! which metadata changes trigger a rejoin.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

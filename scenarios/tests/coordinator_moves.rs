@@ -104,21 +104,3 @@ fn acknowledged_commit_lost_in_a_crash_is_flagged_by_the_checker() {
         runs.len()
     );
 }
-
-#[test]
-#[ignore]
-fn tmp_probe_swarm_bug_window() {
-    let s = scenario::find("swarm").unwrap();
-    let mut caught = Vec::new();
-    for seed in 0..60 {
-        let mut spec = s.build(seed);
-        spec.coordinator.bugs.ack_commit_before_log_append = true;
-        spec.coordinator.offsets_append_delay_ms = 1_000;
-        let r = run(spec);
-        let classes: Vec<_> = r.verdict.anomalies.iter().map(|a| a.class).collect();
-        if !classes.is_empty() {
-            caught.push((seed, classes));
-        }
-    }
-    eprintln!("caught: {caught:?}");
-}

@@ -218,3 +218,36 @@ fn bug_double_assign_is_caught_as_split_assignment() {
     let bugs = MemberBugs { double_assign: true, ..Default::default() };
     assert_bug_caught(ClientProfile::JavaEager, false, bugs, &[AnomalyClass::SplitAssignment], 3);
 }
+
+/// The member fault hooks under every profile: a batch of m0 acks 8 s late, detached from the
+/// revoke (its ack arrives in a later generation and must be dropped), and m1's next revoke
+/// callback runs 20 s, past the 15 s rebalance timeout (it is removed from the group and must
+/// recover). Correct members pass the checker.
+#[test]
+fn every_profile_survives_stale_acks_and_slow_revokes() {
+    use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
+    for profile in ClientProfile::ALL {
+        for seed in groupsim::testing::seeds(3) {
+            let mut spec = churn_spec("profile_faults", seed, |_, name| {
+                let mut c = profile_member_config(name, profile);
+                c.processing_ms_per_record = (20, 60);
+                c
+            });
+            spec.faults = FaultSchedule::new(vec![
+                ScheduledFault {
+                    at_ms: 9_000,
+                    fault: Fault::StaleAck { member: "m0".into(), delay_ms: 8_000 },
+                },
+                ScheduledFault {
+                    at_ms: 5_000,
+                    fault: Fault::SlowRevoke { member: "m1".into(), extra_ms: 20_000 },
+                },
+            ]);
+            let history = world::run(&spec).unwrap_or_else(|e| panic!("{profile:?} {seed}: {e}"));
+            let verdict = checker::check(&history);
+            if let Some(a) = verdict.first() {
+                panic!("{profile:?} seed {seed}: {}", a.render(&history));
+            }
+        }
+    }
+}

@@ -2,8 +2,8 @@
 //! that real clients (kafka-python, librdkafka, aiokafka, kafkajs, …) can use.
 //!
 //! Each broker is a real tokio [`TcpListener`] on 127.0.0.1 in front of the same sans-IO
-//! [`Broker`] core the simulation runs, driven by [`run_broker`]. All brokers share one set of
-//! partition logs. This is the one place in groupsim that reads the wall clock: the brokers'
+//! [`Broker`] core the simulation runs, driven by [`run_broker_controlled`]. All brokers share
+//! one set of partition logs, the cluster metadata and the offsets log, as in the simulation. This is the one place in groupsim that reads the wall clock: the brokers'
 //! `now` is real time since the cluster started, in milliseconds.
 //!
 //! The connection loop here ([`serve_client`]) speaks the same framing and codec as
@@ -25,18 +25,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
-use groupsim_coordinator::broker::{group_partition, Broker, BrokerAddress, BrokerConfig};
+use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerControl};
+use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
+use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
 use groupsim_coordinator::wire::codec::{
     decode_request, encode_api_versions_fallback, encode_response,
 };
 use groupsim_coordinator::wire::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-use groupsim_coordinator::wire::server::{broker_channel, run_broker, BrokerHandle};
+use groupsim_coordinator::wire::server::{broker_channel, run_broker_controlled, BrokerHandle};
 use groupsim_coordinator::wire::WireError;
 use groupsim_coordinator::{api, CoordinatorConfig, Millis, TopicPartition};
 use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, ResponseKind};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 /// The only address `groupsim serve` binds.
@@ -149,19 +151,32 @@ impl ClusterConfig {
 /// Its brokers run on a tokio runtime the cluster owns, so the methods are plain blocking
 /// calls, usable from ordinary `#[test]`s. (Do not drop a `Cluster` from inside an async task of
 /// another runtime that must not block: the drop waits briefly for the brokers to stop.)
+///
+/// Like the simulated cluster, the brokers share the cluster metadata (who leads which topic
+/// partition and which offsets partition, i.e. which broker coordinates which group) and the
+/// offsets log, so a coordinator move or a stopped broker is handled as in Kafka: the new
+/// coordinator loads the group (members and committed offsets) from the offsets log.
 pub struct Cluster {
     runtime: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
     slots: Vec<Slot>,
-    topology: Mutex<Topology>,
+    config: BrokerConfig,
 }
 
 /// What every connection and admin hook of a cluster shares.
 struct Shared {
     logs: SharedLogs,
+    state: SharedClusterState,
+    offsets_log: SharedOffsetsLog,
     started: Instant,
     /// Bumped after every Produce, to wake long-polling Fetches.
     appended: watch::Sender<u64>,
+}
+
+impl Shared {
+    fn now(&self) -> Millis {
+        self.started.elapsed().as_millis() as Millis
+    }
 }
 
 /// One broker's listener address and, while it runs, its tasks.
@@ -175,7 +190,7 @@ struct Slot {
 struct Running {
     core: JoinHandle<()>,
     accept: JoinHandle<()>,
-    handle: BrokerHandle,
+    control: mpsc::UnboundedSender<BrokerControl>,
 }
 
 impl Drop for Running {
@@ -183,14 +198,6 @@ impl Drop for Running {
         self.accept.abort();
         self.core.abort();
     }
-}
-
-/// What the brokers are told about the cluster: the broker list and the group placement.
-#[derive(Clone, Debug)]
-struct Topology {
-    brokers: Vec<BrokerAddress>,
-    offsets_topic_partitions: i32,
-    coordinator: CoordinatorConfig,
 }
 
 impl Cluster {
@@ -221,8 +228,16 @@ impl Cluster {
             .collect();
         let logs = preloaded_logs(&config)?;
         let (appended, _) = watch::channel(0);
-        let shared = Arc::new(Shared { logs, started: Instant::now(), appended });
-        let topology = Topology {
+        let shared = Arc::new(Shared {
+            logs,
+            state: ClusterState::new(brokers.clone(), config.offsets_topic_partitions).shared(),
+            offsets_log: OffsetsLog::new(config.offsets_topic_partitions).shared(),
+            started: Instant::now(),
+            appended,
+        });
+        let broker_config = BrokerConfig {
+            node_id: 0,
+            cluster_id: "groupsim-serve".to_string(),
             brokers,
             offsets_topic_partitions: config.offsets_topic_partitions,
             coordinator: config.coordinator.clone(),
@@ -232,8 +247,7 @@ impl Cluster {
             .enumerate()
             .map(|(i, &addr)| Slot { node_id: i as i32, addr, running: Mutex::new(None) })
             .collect();
-        let cluster =
-            Cluster { runtime: Some(runtime), shared, slots, topology: Mutex::new(topology) };
+        let cluster = Cluster { runtime: Some(runtime), shared, slots, config: broker_config };
         for (slot, listener) in cluster.slots.iter().zip(listeners) {
             let running = cluster.launch(slot.node_id, listener)?;
             *lock(&slot.running) = Some(running);
@@ -256,11 +270,14 @@ impl Cluster {
         &self.shared.logs
     }
 
+    /// The shared cluster metadata (leaders of topic and offsets partitions, live brokers).
+    pub fn cluster_state(&self) -> &SharedClusterState {
+        &self.shared.state
+    }
+
     /// The node id of the broker that coordinates `group_id` now.
     pub fn group_coordinator(&self, group_id: &str) -> Option<i32> {
-        let topology = lock(&self.topology);
-        let p = group_partition(group_id, topology.offsets_topic_partitions);
-        topology.brokers.get(p as usize % topology.brokers.len()).map(|b| b.node_id)
+        cluster::lock(&self.shared.state).group_coordinator(group_id).map(|b| b.node_id)
     }
 
     /// Whether broker `node_id` is running.
@@ -268,18 +285,37 @@ impl Cluster {
         self.slot(node_id).is_ok_and(|s| lock(&s.running).is_some())
     }
 
-    /// Stops broker `node_id`: its listener and every connection to it close, and its group
-    /// state is lost (a crash). The partition logs are shared and survive.
+    /// Moves the coordinator of `group_id` to broker `to` (an admin hook, not on the wire):
+    /// the leadership of the group's offsets partition moves, the old coordinator unloads the
+    /// partition (its parked requests get NOT_COORDINATOR) and the new one loads it from the
+    /// offsets log, members and committed offsets included. Other groups of the same offsets
+    /// partition move with it, as in Kafka. Moving it where it already is does nothing.
+    pub fn move_group_coordinator(&self, group_id: &str, to: i32) -> anyhow::Result<()> {
+        if !self.is_running(to) {
+            bail!("broker {to} is not running");
+        }
+        let partition = cluster::lock(&self.shared.state).group_partition(group_id);
+        self.move_offsets_partition(partition, to);
+        Ok(())
+    }
+
+    /// Stops broker `node_id` as a crash: its listener and every connection to it close and its
+    /// in-memory state is lost; the partition logs and the offsets log are shared and survive.
+    /// Like Kafka's controller noticing the failure, the cluster at once moves the partitions
+    /// and offsets partitions it led to the live brokers (unless it was the last one).
     pub fn stop_broker(&self, node_id: i32) -> anyhow::Result<()> {
         let slot = self.slot(node_id)?;
         let Some(running) = lock(&slot.running).take() else {
             bail!("broker {node_id} is not running");
         };
-        self.stop_running(running);
+        stop_running(running);
+        self.fail_over(node_id);
         Ok(())
     }
 
-    /// Starts broker `node_id` again on its old port, with a fresh coordinator.
+    /// Starts broker `node_id` again on its old port with fresh state. It rejoins the cluster
+    /// but leads nothing that moved away while it was down (move groups back with
+    /// [`Self::move_group_coordinator`]).
     pub fn start_broker(&self, node_id: i32) -> anyhow::Result<()> {
         let slot = self.slot(node_id)?;
         let mut running = lock(&slot.running);
@@ -287,54 +323,8 @@ impl Cluster {
             bail!("broker {node_id} is already running");
         }
         let listener = bind(slot.addr.port())?;
+        cluster::lock(&self.shared.state).set_live(node_id, true);
         *running = Some(self.launch(node_id, listener)?);
-        Ok(())
-    }
-
-    /// Moves the coordinator of `group_id` to broker `to` (an admin hook, not on the wire).
-    ///
-    /// Interim implementation until the coordinator crate loads groups from an offsets log: the
-    /// group placement (`offsets_topic_partitions`) is changed to one that puts the group on
-    /// `to`, the group's committed offsets are read from its old coordinator, and every broker
-    /// restarts its coordinator with the new placement, the new coordinator seeded with those
-    /// offsets. Connections to the old cores close and clients reconnect, look the coordinator
-    /// up again and rejoin the group (its members are not carried over); no committed offset is
-    /// lost. Other groups may move too and lose their members the same way.
-    pub fn move_group_coordinator(&self, group_id: &str, to: i32) -> anyhow::Result<()> {
-        self.slot(to)?;
-        let mut topology = lock(&self.topology);
-        let current = |n: i32| {
-            let p = group_partition(group_id, n);
-            topology.brokers[p as usize % topology.brokers.len()].node_id
-        };
-        if current(topology.offsets_topic_partitions) == to {
-            return Ok(());
-        }
-        let Some(new_count) = (1..=10_000).find(|&n| current(n) == to) else {
-            bail!("no offsets topic partition count places group {group_id:?} on broker {to}");
-        };
-        let old = current(topology.offsets_topic_partitions);
-        let offsets = match self.handle(old) {
-            Some(handle) => {
-                self.block_on(admin::committed_offsets(handle, group_id.to_string()))?
-            }
-            None => Vec::new(),
-        };
-        topology.offsets_topic_partitions = new_count;
-        let new_topology = topology.clone();
-        drop(topology);
-        for slot in &self.slots {
-            let mut running = lock(&slot.running);
-            let Some(old_running) = running.take() else { continue };
-            self.stop_running(old_running);
-            let listener = bind(slot.addr.port())?;
-            let launched = self.launch_with(slot.node_id, listener, &new_topology)?;
-            if slot.node_id == to && !offsets.is_empty() {
-                let handle = launched.handle.clone();
-                self.block_on(admin::seed_offsets(handle, group_id.to_string(), offsets.clone()))?;
-            }
-            *running = Some(launched);
-        }
         Ok(())
     }
 
@@ -371,73 +361,95 @@ impl Cluster {
         self.runtime.as_ref().expect("the runtime lives as long as the cluster")
     }
 
-    /// Runs `future` on the cluster's runtime from a plain thread and waits for it.
-    fn block_on<T: Send + 'static>(
-        &self,
-        future: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
-    ) -> anyhow::Result<T> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.runtime().spawn(async move {
-            let _ = tx.send(future.await);
-        });
-        rx.recv_timeout(Duration::from_secs(30))
-            .map_err(|_| anyhow::anyhow!("the cluster did not answer an admin call in 30 s"))?
-    }
-
-    /// A handle on broker `node_id`'s core while it runs.
-    fn handle(&self, node_id: i32) -> Option<BrokerHandle> {
-        let slot = self.slot(node_id).ok()?;
-        lock(&slot.running).as_ref().map(|r| r.handle.clone())
-    }
-
-    fn stop_running(&self, running: Running) {
-        let (core, accept) = (running.core.abort_handle(), running.accept.abort_handle());
-        drop(running); // aborts both tasks
-                       // Wait until the listener is really closed, so its port can be bound again at once.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !(core.is_finished() && accept.is_finished()) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
+    fn control(&self, node_id: i32, control: BrokerControl) {
+        if let Ok(slot) = self.slot(node_id) {
+            if let Some(running) = lock(&slot.running).as_ref() {
+                // A broker that just stopped has dropped its receiver: nothing to tell it.
+                let _ = running.control.send(control);
+            }
         }
     }
 
-    fn launch(&self, node_id: i32, listener: std::net::TcpListener) -> anyhow::Result<Running> {
-        let topology = lock(&self.topology).clone();
-        self.launch_with(node_id, listener, &topology)
+    /// Moves offsets partition `partition` to `to`: the old leader resigns, `to` loads it.
+    fn move_offsets_partition(&self, partition: i32, to: i32) {
+        let old = cluster::lock(&self.shared.state).set_offsets_leader(partition, to);
+        let Some(old) = old else { return };
+        if old.leader != to {
+            self.control(old.leader, BrokerControl::ResignCoordinator { partition });
+        }
+        self.control(to, BrokerControl::BecomeCoordinator { partition, load_ms: 0 });
+    }
+
+    /// What Kafka's controller does when a broker dies: its topic partitions and offsets
+    /// partitions get new leaders among the live brokers.
+    fn fail_over(&self, node_id: i32) {
+        let live: Vec<i32> = {
+            let mut state = cluster::lock(&self.shared.state);
+            state.set_live(node_id, false);
+            state.live_brokers().map(|b| b.node_id).collect()
+        };
+        if live.is_empty() {
+            return;
+        }
+        let offsets = cluster::lock(&self.shared.state).offsets_partitions_led_by(node_id);
+        for p in offsets {
+            self.move_offsets_partition(p, live[p as usize % live.len()]);
+        }
+        let topics: Vec<(String, i32)> = {
+            let logs = lock(&self.shared.logs);
+            logs.topics().map(|t| (t.to_string(), logs.partition_count(t).unwrap_or(0))).collect()
+        };
+        let mut state = cluster::lock(&self.shared.state);
+        for (topic, count) in topics {
+            for p in 0..count {
+                let tp = TopicPartition::new(topic.clone(), p);
+                if state.partition_leadership(&tp).is_some_and(|l| l.leader == node_id) {
+                    state.set_partition_leader(&tp, live[p as usize % live.len()]);
+                }
+            }
+        }
     }
 
     /// Starts broker `node_id`'s core and accept loop on `listener`.
-    fn launch_with(
-        &self,
-        node_id: i32,
-        listener: std::net::TcpListener,
-        topology: &Topology,
-    ) -> anyhow::Result<Running> {
-        let config = BrokerConfig {
-            node_id,
-            cluster_id: "groupsim-serve".to_string(),
-            brokers: topology.brokers.clone(),
-            offsets_topic_partitions: topology.offsets_topic_partitions,
-            coordinator: topology.coordinator.clone(),
-        };
-        let broker = Broker::new(config, self.shared.logs.clone());
+    fn launch(&self, node_id: i32, listener: std::net::TcpListener) -> anyhow::Result<Running> {
+        let shared = &self.shared;
+        let config = BrokerConfig { node_id, ..self.config.clone() };
+        let broker = Broker::with_cluster(
+            config,
+            shared.logs.clone(),
+            shared.state.clone(),
+            shared.offsets_log.clone(),
+            shared.now(),
+        );
         let (handle, calls) = broker_channel();
-        let started = self.shared.started;
+        let (control, controls) = mpsc::unbounded_channel();
+        let started = shared.started;
         let clock = move || started.elapsed().as_millis() as Millis;
         let on_event = move |at: Millis, event| {
             tracing::debug!(broker = node_id, at, ?event, "coordinator event");
         };
         let _guard = self.runtime().enter();
         let listener = TcpListener::from_std(listener).context("registering the listener")?;
-        let core = tokio::spawn(run_broker(broker, calls, clock, on_event));
-        let accept =
-            tokio::spawn(accept_loop(listener, handle.clone(), self.shared.clone(), node_id));
-        Ok(Running { core, accept, handle })
+        let core = tokio::spawn(run_broker_controlled(broker, calls, controls, clock, on_event));
+        let accept = tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id));
+        Ok(Running { core, accept, control })
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+/// Aborts a broker's tasks and waits until its listener is really closed, so its port can be
+/// bound again at once.
+fn stop_running(running: Running) {
+    let (core, accept) = (running.core.abort_handle(), running.accept.abort_handle());
+    drop(running); // aborts both tasks
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !(core.is_finished() && accept.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -589,84 +601,6 @@ fn is_empty_fetch(response: &ResponseKind) -> bool {
                 .iter()
                 .all(|p| p.error_code == 0 && p.records.as_ref().is_none_or(Bytes::is_empty))
         })
-}
-
-/// Admin operations on a broker core, through its handle (not on the wire).
-mod admin {
-    use super::*;
-    use kafka_protocol::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
-    use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetFetchRequest, TopicName};
-    use kafka_protocol::protocol::StrBytes;
-
-    /// Committed offsets of `group` on its coordinator: `(topic, partition, offset, metadata)`.
-    pub(super) async fn committed_offsets(
-        handle: BrokerHandle,
-        group: String,
-    ) -> anyhow::Result<Vec<(String, i32, i64, Option<String>)>> {
-        // OffsetFetch v2+ with null topics means every partition the group committed.
-        let request = OffsetFetchRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
-            .with_topics(None);
-        let response = handle.call(7, None, RequestKind::OffsetFetch(request)).await?;
-        let ResponseKind::OffsetFetch(response) = response else {
-            bail!("OffsetFetch for {group:?} got another kind of answer");
-        };
-        if response.error_code != 0 {
-            bail!("OffsetFetch for {group:?} failed with error {}", response.error_code);
-        }
-        let mut offsets = Vec::new();
-        for topic in response.topics {
-            for p in topic.partitions {
-                if p.error_code == 0 && p.committed_offset >= 0 {
-                    offsets.push((
-                        topic.name.to_string(),
-                        p.partition_index,
-                        p.committed_offset,
-                        p.metadata.map(|m| m.to_string()),
-                    ));
-                }
-            }
-        }
-        Ok(offsets)
-    }
-
-    /// Commits `offsets` for `group` as a simple consumer (generation -1), creating it Empty.
-    pub(super) async fn seed_offsets(
-        handle: BrokerHandle,
-        group: String,
-        offsets: Vec<(String, i32, i64, Option<String>)>,
-    ) -> anyhow::Result<()> {
-        let mut topics: Vec<OffsetCommitRequestTopic> = Vec::new();
-        for (topic, partition, offset, metadata) in offsets {
-            let p = OffsetCommitRequestPartition::default()
-                .with_partition_index(partition)
-                .with_committed_offset(offset)
-                .with_committed_metadata(metadata.map(StrBytes::from_string));
-            match topics.iter_mut().find(|t| t.name.0.as_str() == topic) {
-                Some(t) => t.partitions.push(p),
-                None => topics.push(
-                    OffsetCommitRequestTopic::default()
-                        .with_name(TopicName(StrBytes::from_string(topic)))
-                        .with_partitions(vec![p]),
-                ),
-            }
-        }
-        let request = OffsetCommitRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
-            .with_generation_id_or_member_epoch(-1)
-            .with_topics(topics);
-        let response = handle.call(7, None, RequestKind::OffsetCommit(request)).await?;
-        let ResponseKind::OffsetCommit(response) = response else {
-            bail!("OffsetCommit for {group:?} got another kind of answer");
-        };
-        let failed = response.topics.iter().flat_map(|t| &t.partitions).find(|p| p.error_code != 0);
-        if let Some(p) = failed {
-            bail!("seeding offsets of {group:?} failed with error {}", p.error_code);
-        }
-        Ok(())
-    }
 }
 
 /// `groupsim serve`: command-line arguments.

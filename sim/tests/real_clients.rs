@@ -7,6 +7,7 @@
 //! cluster's own logs. The scripts bound every wait; the test also kills a script that runs past
 //! its deadline. With GROUPSIM_SKIP_REAL_CLIENTS=1 the tests print that they skipped; otherwise
 //! missing clients are a failure naming the install script (CI installs them first).
+//! GROUPSIM_REAL_CLIENTS_VERBOSE=1 prints the end of each script's log even when it passes.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -167,6 +168,9 @@ impl Script {
             }
         };
         let _ = self.child.wait();
+        if std::env::var("GROUPSIM_REAL_CLIENTS_VERBOSE").is_ok_and(|v| v == "1") {
+            println!("{}", self.stderr_tail());
+        }
         assert_eq!(
             result["ok"],
             Value::Bool(true),

@@ -363,3 +363,37 @@ fn moving_a_group_coordinator_changes_find_coordinator_and_keeps_offsets() {
     let refused = fetch_offsets(&mut connect(cluster.addrs()[from as usize]), 5);
     assert_eq!(refused.error_code, 16, "NOT_COORDINATOR on the old coordinator");
 }
+
+#[test]
+fn stopping_a_groups_coordinator_fails_over_with_its_committed_offsets() {
+    let cluster = cluster(3);
+    let group = "failover-group";
+    let from = cluster.group_coordinator(group).unwrap();
+    let mut s = connect(cluster.addrs()[from as usize]);
+    let req = OffsetCommitRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str(group)))
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![offset_commit_request::OffsetCommitRequestTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("t")))
+            .with_partitions(vec![offset_commit_request::OffsetCommitRequestPartition::default(
+            )
+            .with_partition_index(0)
+            .with_committed_offset(1)])]);
+    call(&mut s, ApiKey::OffsetCommit, 8, 1, RequestKind::OffsetCommit(req));
+
+    cluster.stop_broker(from).unwrap();
+    let to = cluster.group_coordinator(group).unwrap();
+    assert_ne!(to, from, "the offsets partition moved to a live broker");
+    assert!(cluster.is_running(to));
+    let req = OffsetFetchRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str(group)))
+        .with_topics(None);
+    let mut s = connect(cluster.addrs()[to as usize]);
+    let ResponseKind::OffsetFetch(r) =
+        call(&mut s, ApiKey::OffsetFetch, 7, 2, RequestKind::OffsetFetch(req))
+    else {
+        panic!()
+    };
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.topics[0].partitions[0].committed_offset, 1, "loaded from the offsets log");
+}
