@@ -364,7 +364,9 @@ impl Broker {
             }
             RequestKind::Produce(r) => {
                 let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-                ResponseKind::Produce(produce::handle(v, &r, &self.config, &mut logs, now))
+                let state = cluster::lock(&self.cluster);
+                let placement = Placement { node_id: self.config.node_id, cluster: &state };
+                ResponseKind::Produce(produce::handle(v, &r, &placement, &mut logs, now))
             }
             RequestKind::InitProducerId(r) => ResponseKind::InitProducerId(
                 init_producer_id::handle(v, &r, &mut self.producer_ids),

@@ -226,13 +226,11 @@ fn bug_double_assign_is_caught_as_split_assignment() {
 #[test]
 fn every_profile_survives_stale_acks_and_slow_revokes() {
     use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
+    let mut stale_acks = 0;
     for profile in ClientProfile::ALL {
         for seed in groupsim::testing::seeds(3) {
-            let mut spec = churn_spec("profile_faults", seed, |_, name| {
-                let mut c = profile_member_config(name, profile);
-                c.processing_ms_per_record = (20, 60);
-                c
-            });
+            let mut spec =
+                churn_spec("profile_faults", seed, |_, name| profile_member_config(name, profile));
             spec.faults = FaultSchedule::new(vec![
                 ScheduledFault {
                     at_ms: 9_000,
@@ -248,6 +246,27 @@ fn every_profile_survives_stale_acks_and_slow_revokes() {
             if let Some(a) = verdict.first() {
                 panic!("{profile:?} seed {seed}: {}", a.render(&history));
             }
+            // The slow revoke bit: m1 was put out of the group (poll timeout or removal).
+            let m1_reset = history.events().iter().any(|e| {
+                matches!(&e.kind, EventKind::Member { member, event: MemberEvent::GenerationReset { .. } } if member == "m1")
+            });
+            assert!(m1_reset, "{profile:?} seed {seed}: m1 never lost its membership");
+            // Batches m0 finished under a generation older than its latest assignment.
+            let mut latest = -1;
+            for e in history.events() {
+                match &e.kind {
+                    EventKind::Member {
+                        member,
+                        event: MemberEvent::Assigned { generation, .. },
+                    } if member == "m0" => latest = *generation,
+                    EventKind::Member {
+                        member,
+                        event: MemberEvent::RecordsProcessed { generation, .. },
+                    } if member == "m0" && *generation < latest => stale_acks += 1,
+                    _ => {}
+                }
+            }
         }
     }
+    assert!(stale_acks > 0, "no stale ack reached m0 after a rebalance");
 }

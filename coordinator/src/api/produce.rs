@@ -24,7 +24,7 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
 
-use crate::broker::BrokerConfig;
+use crate::cluster::Placement;
 use crate::log::PartitionLogs;
 use crate::{Millis, TopicPartition};
 
@@ -32,7 +32,7 @@ use crate::{Millis, TopicPartition};
 pub fn handle(
     _version: i16,
     request: &ProduceRequest,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &mut PartitionLogs,
     now: Millis,
 ) -> ProduceResponse {
@@ -59,7 +59,7 @@ pub fn handle(
                         .with_log_start_offset(-1);
                     let outcome = match refusal {
                         Some(e) => Err(e),
-                        None => append(&tp, p.records.as_ref(), config, logs, now),
+                        None => append(&tp, p.records.as_ref(), placement, logs, now),
                     };
                     match outcome {
                         Ok((base_offset, log_start)) => {
@@ -81,14 +81,14 @@ pub fn handle(
 fn append(
     tp: &TopicPartition,
     records: Option<&Bytes>,
-    config: &BrokerConfig,
+    placement: &Placement<'_>,
     logs: &mut PartitionLogs,
     now: Millis,
 ) -> Result<(i64, i64), ResponseError> {
     let Some(log_start) = logs.log_start_offset(tp) else {
         return Err(ResponseError::UnknownTopicOrPartition);
     };
-    if !config.is_leader(tp.partition) {
+    if !placement.is_leader(tp) {
         return Err(ResponseError::NotLeaderOrFollower);
     }
     let records = decode(records.cloned().unwrap_or_default())?;
@@ -238,6 +238,8 @@ fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::broker::BrokerAddress;
+    use crate::cluster::ClusterState;
     use bytes::BytesMut;
     use indexmap::IndexMap;
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -281,10 +283,21 @@ mod tests {
         ])
     }
 
-    fn setup() -> (BrokerConfig, PartitionLogs) {
+    fn setup() -> (ClusterState, PartitionLogs) {
         let mut logs = PartitionLogs::new();
         logs.create_topic("t", 1).unwrap();
-        (BrokerConfig::single("127.0.0.1", 9092), logs)
+        let broker = BrokerAddress { node_id: 0, host: "127.0.0.1".into(), port: 9092 };
+        (ClusterState::new(vec![broker], 50), logs)
+    }
+
+    fn handle(
+        v: i16,
+        req: &ProduceRequest,
+        state: &ClusterState,
+        logs: &mut PartitionLogs,
+        now: Millis,
+    ) -> ProduceResponse {
+        super::handle(v, req, &Placement { node_id: 0, cluster: state }, logs, now)
     }
 
     fn first(resp: &ProduceResponse) -> &PartitionProduceResponse {
@@ -293,16 +306,11 @@ mod tests {
 
     #[test]
     fn produce_appends_every_record_and_answers_the_base_offset() {
-        let (config, mut logs) = setup();
-        let r1 = handle(
-            7,
-            &request(-1, 0, batch(&["a", "b"], Compression::None)),
-            &config,
-            &mut logs,
-            5,
-        );
+        let (state, mut logs) = setup();
+        let r1 =
+            handle(7, &request(-1, 0, batch(&["a", "b"], Compression::None)), &state, &mut logs, 5);
         assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 0));
-        let r2 = handle(7, &request(1, 0, batch(&["c"], Compression::None)), &config, &mut logs, 5);
+        let r2 = handle(7, &request(1, 0, batch(&["c"], Compression::None)), &state, &mut logs, 5);
         assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 2));
         let tp = TopicPartition::new("t", 0);
         let stored: Vec<_> = logs.read(&tp, 0, 10).unwrap().to_vec();
@@ -313,25 +321,38 @@ mod tests {
 
     #[test]
     fn produce_to_unknown_partition_or_with_bad_acks_is_refused() {
-        let (config, mut logs) = setup();
+        let (state, mut logs) = setup();
         let records = batch(&["a"], Compression::None);
-        let unknown = handle(7, &request(1, 3, records.clone()), &config, &mut logs, 0);
+        let unknown = handle(7, &request(1, 3, records.clone()), &state, &mut logs, 0);
         assert_eq!(first(&unknown).error_code, ResponseError::UnknownTopicOrPartition.code());
-        let acks = handle(7, &request(2, 0, records), &config, &mut logs, 0);
+        let acks = handle(7, &request(2, 0, records), &state, &mut logs, 0);
         assert_eq!(first(&acks).error_code, ResponseError::InvalidRequiredAcks.code());
         assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 0)), Some(0));
     }
 
     #[test]
+    fn produce_to_a_partition_led_elsewhere_is_not_leader_or_follower() {
+        let mut logs = PartitionLogs::new();
+        logs.create_topic("t", 2).unwrap();
+        let brokers = (0..2)
+            .map(|i| BrokerAddress { node_id: i, host: "127.0.0.1".into(), port: 9092 + i })
+            .collect();
+        let state = ClusterState::new(brokers, 50);
+        let r = handle(7, &request(1, 1, batch(&["x"], Compression::None)), &state, &mut logs, 0);
+        assert_eq!(first(&r).error_code, ResponseError::NotLeaderOrFollower.code());
+        assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 1)), Some(0));
+    }
+
+    #[test]
     fn produce_of_garbage_or_hostile_counts_is_corrupt_message() {
-        let (config, mut logs) = setup();
+        let (state, mut logs) = setup();
         let garbage = Bytes::from_static(b"not a record batch at all");
-        let r = handle(7, &request(1, 0, garbage), &config, &mut logs, 0);
+        let r = handle(7, &request(1, 0, garbage), &state, &mut logs, 0);
         assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
         // A valid batch whose record count claims two billion records.
         let mut hostile = batch(&["a"], Compression::None).to_vec();
         hostile[RECORD_COUNT_AT..RECORD_COUNT_AT + 4].copy_from_slice(&i32::MAX.to_be_bytes());
-        let r = handle(7, &request(1, 0, Bytes::from(hostile)), &config, &mut logs, 0);
+        let r = handle(7, &request(1, 0, Bytes::from(hostile)), &state, &mut logs, 0);
         assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
         assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 0)), Some(0));
     }
