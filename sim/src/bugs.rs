@@ -71,7 +71,13 @@ pub fn all() -> Vec<BugSwitch> {
                 AnomalyClass::OffsetRegression,
                 AnomalyClass::DuplicateCommit,
             ],
-            apply: |s| s.coordinator.bugs.ack_commit_before_log_append = true,
+            // The bug bites when replication is slow (a lagging follower in the ISR): model a
+            // 500 ms offsets-log append so a crash lands inside the window.
+            apply: |s| {
+                s.coordinator.bugs.ack_commit_before_log_append = true;
+                s.coordinator.offsets_append_delay_ms =
+                    s.coordinator.offsets_append_delay_ms.max(500);
+            },
         },
         BugSwitch {
             name: "member-keeps-stale-acks",

@@ -239,6 +239,8 @@ struct PartitionView {
     committed: Option<(i64, usize)>,
     /// Accepted commits in order: (event index, offset).
     accepted: Vec<(usize, i64)>,
+    /// Commits acknowledged to members, in order: (event index, offset).
+    acked: Vec<(usize, i64)>,
     /// Offsets covered by accepted commits, with the covering commit for evidence.
     covered: Vec<(i64, i64, usize)>,
     covered_set: RangeSet,
@@ -446,6 +448,9 @@ impl Checker {
                 entry.0.insert(start, end);
                 entry.1 = idx;
             }
+            MemberEvent::CommitAcked { partition, offset, .. } => {
+                self.partitions.entry(partition.clone()).or_default().acked.push((idx, *offset));
+            }
             MemberEvent::PositionInitialized { generation, partition, committed, .. } => {
                 let Some(assigned_idx) =
                     self.members.get(name).and_then(|m| m.assigned_at.get(generation)).copied()
@@ -453,7 +458,14 @@ impl Checker {
                     return;
                 };
                 let pv = self.partitions.entry(partition.clone()).or_default();
-                let before = pv.accepted.iter().rev().find(|(i, _)| *i < assigned_idx).copied();
+                // What must be visible: the last commit the coordinator accepted, and the last
+                // one a member was told succeeded, before this assignment.
+                let accepted = pv.accepted.iter().rev().find(|(i, _)| *i < assigned_idx).copied();
+                let acked = pv.acked.iter().rev().find(|(i, _)| *i < assigned_idx).copied();
+                let before = match (accepted, acked) {
+                    (Some(a), Some(b)) => Some(if b.1 > a.1 { b } else { a }),
+                    (a, b) => a.or(b),
+                };
                 if let Some((commit_idx, offset)) = before {
                     if committed.is_none_or(|c| c < offset) {
                         let seen = committed.map_or("no offset".to_string(), |c| c.to_string());

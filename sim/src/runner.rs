@@ -184,7 +184,8 @@ pub fn output_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
         return PathBuf::from(dir).join("groupsim");
     }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().map(PathBuf::from).unwrap_or(manifest);
     workspace.join("target").join("groupsim")
 }
 

@@ -367,3 +367,38 @@ fn static_member_replacement_inherits_the_generation_and_assignment() {
     h.commit("a", 1, 0, 12);
     assert!(classes(&h.finish(&[(0, 12), (1, 10)])).contains(&AnomalyClass::ZombieCommit));
 }
+
+#[test]
+fn commit_acknowledged_to_a_member_but_missing_later_is_a_lost_commit() {
+    // The coordinator acknowledged offset 10 to member a (its accepted event never made it to
+    // the log), the group moved, and the next owner resumed from 4.
+    let mut h = H::new(1);
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[])]);
+    h.produced(0, 10).processed("m0", "a", 1, 0, 0, 3).commit("a", 1, 0, 4);
+    h.processed("m0", "a", 1, 0, 4, 9);
+    h.member(
+        "m0",
+        MemberEvent::CommitAcked {
+            member_id: "a".into(),
+            generation: 1,
+            partition: tp(0),
+            offset: 10,
+        },
+    );
+    h.generation(2, &[("m1", "b", &[0]), ("m0", "a", &[])]);
+    h.member(
+        "m1",
+        MemberEvent::PositionInitialized {
+            member_id: "b".into(),
+            generation: 2,
+            partition: tp(0),
+            committed: Some(4),
+            position: 4,
+        },
+    );
+    let v = check(&h.finish(&[(0, 10)]));
+    let lost =
+        v.anomalies.iter().find(|a| a.class == AnomalyClass::LostCommit).expect("lost-commit");
+    assert!(lost.message.contains("offset 10"), "{}", lost.message);
+}
