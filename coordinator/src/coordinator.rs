@@ -560,6 +560,11 @@ impl GroupCoordinator {
                 leader: group.leader_id().map(str::to_string),
                 members,
                 assignments,
+                offsets: loaded
+                    .offsets
+                    .get(id)
+                    .map(|o| o.iter().map(|(tp, c)| (tp.clone(), c.offset)).collect())
+                    .unwrap_or_default(),
             });
             let g = self.groups.entry(id.clone()).or_insert(group);
             let member_ids: Vec<String> = g.members().map(|m| m.member_id.clone()).collect();

@@ -75,6 +75,10 @@ pub enum CoordinatorEvent {
         leader: Option<String>,
         members: Vec<String>,
         assignments: Vec<MemberAssignment>,
+        /// The committed offsets the group was loaded with, sorted by partition: what
+        /// OffsetFetch serves from now on.
+        #[serde(default)]
+        offsets: Vec<(TopicPartition, i64)>,
     },
     /// The group was unloaded from this broker (its offsets partition moved away): it went Dead
     /// here, parked requests were answered NOT_COORDINATOR and its cache was dropped.

@@ -241,6 +241,8 @@ struct PartitionView {
     accepted: Vec<(usize, i64)>,
     /// Commits acknowledged to members, in order: (event index, offset).
     acked: Vec<(usize, i64)>,
+    /// The same, with the member told: (event index, offset, member name).
+    acked_by: Vec<(usize, i64, String)>,
     /// Offsets covered by accepted commits, with the covering commit for evidence.
     covered: Vec<(i64, i64, usize)>,
     covered_set: RangeSet,
@@ -449,7 +451,9 @@ impl Checker {
                 entry.1 = idx;
             }
             MemberEvent::CommitAcked { partition, offset, .. } => {
-                self.partitions.entry(partition.clone()).or_default().acked.push((idx, *offset));
+                let pv = self.partitions.entry(partition.clone()).or_default();
+                pv.acked.push((idx, *offset));
+                pv.acked_by.push((idx, *offset, name.to_string()));
             }
             MemberEvent::PositionInitialized { generation, partition, committed, .. } => {
                 let Some(assigned_idx) =
@@ -570,8 +574,10 @@ impl Checker {
                 generation,
                 members,
                 assignments,
+                offsets,
                 ..
             } => {
+                self.loaded_offsets(idx, at, group, offsets);
                 let g = self.groups.entry(group.clone()).or_default();
                 g.state = Some(*state);
                 g.generation = *generation;
@@ -588,6 +594,41 @@ impl Checker {
                 }
             }
             CoordinatorEvent::GroupUnloaded { .. } => {}
+        }
+    }
+
+    /// A coordinator loaded the group: every commit a member of the group was told succeeded
+    /// must be in what it loaded (what OffsetFetch serves from now on).
+    fn loaded_offsets(
+        &mut self,
+        idx: usize,
+        at: Millis,
+        group: &str,
+        offsets: &[(TopicPartition, i64)],
+    ) {
+        let loaded: BTreeMap<&TopicPartition, i64> =
+            offsets.iter().map(|(tp, o)| (tp, *o)).collect();
+        let mut lost = Vec::new();
+        for (tp, pv) in &self.partitions {
+            let Some(&(ack_idx, acked, ref member)) = pv.acked_by.last() else { continue };
+            if self.members.get(member).is_none_or(|m| m.group != group) {
+                continue;
+            }
+            let have = loaded.get(tp).copied();
+            if have.is_none_or(|o| o < acked) {
+                let seen = have.map_or("no offset".to_string(), |o| o.to_string());
+                lost.push((
+                    tp.clone(),
+                    ack_idx,
+                    format!(
+                        "commit {acked} acknowledged to {member} is missing from the offsets the \
+                     coordinator loaded ({seen})"
+                    ),
+                ));
+            }
+        }
+        for (tp, ack_idx, message) in lost {
+            self.flag(AnomalyClass::LostCommit, Some(&tp), at, message, vec![ack_idx, idx]);
         }
     }
 

@@ -20,6 +20,10 @@
 //! partition first they get NOT_COORDINATOR (recorded as OffsetCommitRejected). Refused
 //! partitions are recorded as OffsetCommitRejected at once. The request is answered once, with
 //! every partition's outcome.
+//!
+//! Deliberate bugs (`CoordinatorConfig::bugs`, off by default): `skip_commit_generation_check`
+//! accepts any member and generation; `ack_commit_before_log_append` caches, records and answers
+//! at once and appends later, so a crash in between loses an acknowledged commit.
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::OffsetCommitRequest;

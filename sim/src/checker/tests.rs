@@ -402,3 +402,33 @@ fn commit_acknowledged_to_a_member_but_missing_later_is_a_lost_commit() {
         v.anomalies.iter().find(|a| a.class == AnomalyClass::LostCommit).expect("lost-commit");
     assert!(lost.message.contains("offset 10"), "{}", lost.message);
 }
+
+#[test]
+fn acknowledged_commit_missing_from_a_load_is_a_lost_commit() {
+    let loaded = |offset: i64| CoordinatorEvent::GroupLoaded {
+        group: G.into(),
+        partition: 7,
+        state: GroupState::Stable,
+        generation: 1,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: vec![],
+        offsets: vec![(tp(0), offset)],
+    };
+    let acked = MemberEvent::CommitAcked {
+        member_id: "a".into(),
+        generation: 1,
+        partition: tp(0),
+        offset: 10,
+    };
+    let mut bad = clean();
+    bad.member("m0", acked.clone()).coord(loaded(4));
+    let v = check(&bad.finish(&[(0, 10), (1, 10)]));
+    let lost =
+        v.anomalies.iter().find(|a| a.class == AnomalyClass::LostCommit).expect("lost-commit");
+    assert_eq!(lost.events.len(), 2, "names the ack and the load");
+    let mut good = clean();
+    good.member("m0", acked).coord(loaded(10));
+    assert!(check(&good.finish(&[(0, 10), (1, 10)])).is_ok());
+}
