@@ -53,11 +53,7 @@ pub fn join_storm(seed: u64) -> ScenarioSpec {
         })
         .collect();
     let liveness_start_ms: Millis = 30_000;
-    let c = &members[0].config;
-    let liveness_bound_ms = c.rebalance_timeout_ms as Millis
-        + c.session_timeout_ms as Millis
-        + coordinator.initial_rebalance_delay_ms as Millis
-        + 5 * c.commit_interval_ms;
+    let liveness_bound_ms = crate::scenario::liveness_bound(&members[0].config, &coordinator);
     ScenarioSpec {
         name: "join_storm_1000".into(),
         seed,

@@ -188,29 +188,43 @@ pub fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Mill
         + coordinator.initial_rebalance_delay_ms as Millis
         + c.metadata_max_age_ms
         + 5 * c.commit_interval_ms
+        + LIVENESS_SLACK_MS
 }
+
+/// Room in every liveness bound for the slowest join backoff (kafka-go's 5 s) or a second,
+/// cooperative rebalance.
+const LIVENESS_SLACK_MS: Millis = 5_000;
 
 /// Members join and leave over time: three start together, three more join one by one, then
 /// four leave one by one, leaving two. Exercises eager rebalances triggered by joins and by
 /// LeaveGroup, commits on revoke, and resumption from committed offsets by new owners.
 fn membership_churn(seed: u64) -> ScenarioSpec {
+    churn_spec("membership_churn", seed, |_, name| member_config(name))
+}
+
+/// `membership_churn`'s shape: three members start together, three join one by one, four leave
+/// one by one; member `i` is configured by `config(i, name)`.
+pub fn churn_spec(
+    name: &str,
+    seed: u64,
+    config: impl Fn(usize, &str) -> MemberConfig,
+) -> ScenarioSpec {
     let mut rng = rng::stream(seed, Stream::Workload);
     let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
     let mut members = Vec::new();
     for i in 0..6u32 {
-        let name = format!("m{i}");
+        let member = format!("m{i}");
         let start_ms =
             if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
         members.push(MemberPlan {
             host: i as usize % 2,
             start_ms,
             leave_ms: None,
-            config: member_config(&name),
+            config: config(i as usize, &member),
             seed: rng::sub_seed(seed, Stream::Member(i)),
-            name,
+            name: member,
         });
     }
-    // Four of the six leave, at distinct times between 32 s and 55 s.
     let mut order: Vec<usize> = (0..6).collect();
     for i in (1..order.len()).rev() {
         let j = rng.random_range(0..=i);
@@ -223,9 +237,10 @@ fn membership_churn(seed: u64) -> ScenarioSpec {
         last_change = last_change.max(at);
     }
     let liveness_start_ms = last_change.max(60_000);
-    let liveness_bound_ms = liveness_bound(&members[0].config, &coordinator);
+    let liveness_bound_ms =
+        members.iter().map(|m| liveness_bound(&m.config, &coordinator)).max().unwrap_or(0);
     ScenarioSpec {
-        name: "membership_churn".into(),
+        name: name.into(),
         seed,
         tick_ms: 5,
         latency_ms: (1, 15),

@@ -6,15 +6,11 @@
 //! commits, when, under which generation) and its handling of work that outlives a revocation
 //! meets the checker on every seed.
 
-use groupsim_coordinator::{CoordinatorConfig, Millis};
 use groupsim_member::{AssignorKind, ClientProfile, MemberConfig};
-use rand::RngExt;
 
 pub use groupsim_member::{ClientProfile as Profile, MemberBugs, MemberEvent, TopicPartition};
 
-use crate::faults::FaultSchedule;
-use crate::rng::{self, Stream};
-use crate::scenario::{MemberPlan, ProducerPlan, Scenario, ScenarioSpec, GROUP_ID};
+use crate::scenario::{churn_spec, Scenario, ScenarioSpec, GROUP_ID};
 
 /// The profile scenarios.
 pub fn scenarios() -> Vec<Scenario> {
@@ -86,75 +82,6 @@ fn mixed_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
         ClientProfile::KafkaGo => vec![AssignorKind::RoundRobin, AssignorKind::Range],
     };
     c
-}
-
-/// The liveness bound: a rebalance may wait a rebalance timeout, a dead member's session must
-/// expire, the partition watcher / leader needs a metadata refresh, a few commit intervals let
-/// commits reach the log end, and the slowest join backoff (kafka-go's) or a second,
-/// cooperative rebalance may follow.
-fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Millis {
-    c.rebalance_timeout_ms as Millis
-        + c.session_timeout_ms as Millis
-        + coordinator.initial_rebalance_delay_ms as Millis
-        + c.metadata_max_age_ms
-        + 5 * c.commit_interval_ms
-        + 5_000
-}
-
-/// `membership_churn`'s shape: three members start together, three join one by one, four leave
-/// one by one; member `i` is configured by `config(i, name)`.
-pub fn churn_spec(
-    name: &str,
-    seed: u64,
-    config: impl Fn(usize, &str) -> MemberConfig,
-) -> ScenarioSpec {
-    let mut rng = rng::stream(seed, Stream::Workload);
-    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
-    let mut members = Vec::new();
-    for i in 0..6u32 {
-        let member = format!("m{i}");
-        let start_ms =
-            if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
-        members.push(MemberPlan {
-            host: i as usize % 2,
-            start_ms,
-            leave_ms: None,
-            config: config(i as usize, &member),
-            seed: rng::sub_seed(seed, Stream::Member(i)),
-            name: member,
-        });
-    }
-    let mut order: Vec<usize> = (0..6).collect();
-    for i in (1..order.len()).rev() {
-        let j = rng.random_range(0..=i);
-        order.swap(i, j);
-    }
-    let mut last_change = 0;
-    for (k, &i) in order.iter().take(4).enumerate() {
-        let at = 32_000 + k as Millis * 6_000 + rng.random_range(0..4_000);
-        members[i].leave_ms = Some(at);
-        last_change = last_change.max(at);
-    }
-    let liveness_start_ms = last_change.max(60_000);
-    let liveness_bound_ms =
-        members.iter().map(|m| liveness_bound(&m.config, &coordinator)).max().unwrap_or(0);
-    ScenarioSpec {
-        name: name.into(),
-        seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
-        brokers: 1,
-        offsets_topic_partitions: 50,
-        coordinator,
-        topics: vec![("orders".into(), 8), ("payments".into(), 4)],
-        client_hosts: 2,
-        members,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: liveness_start_ms },
-        liveness_start_ms,
-        liveness_bound_ms,
-        swarm: None,
-        faults: FaultSchedule::default(),
-    }
 }
 
 /// Every member runs `profile` with that client's default assignors.
