@@ -10,7 +10,8 @@ use groupsim_member::{AssignorKind, ClientProfile, MemberConfig};
 
 pub use groupsim_member::{ClientProfile as Profile, MemberBugs, MemberEvent, TopicPartition};
 
-use crate::scenario::{churn_spec, Scenario, ScenarioSpec, GROUP_ID};
+pub use crate::scenario::churn_spec;
+use crate::scenario::{Scenario, ScenarioSpec, GROUP_ID};
 
 /// The profile scenarios.
 pub fn scenarios() -> Vec<Scenario> {
