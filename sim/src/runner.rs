@@ -124,6 +124,14 @@ impl RunReport {
             s.rebalances, s.commits_accepted, s.commits_rejected, s.records_produced,
             s.records_processed, s.records_reprocessed, s.max_unowned_ms
         );
+        if let Some(swarm) = &self.spec.swarm {
+            let _ = writeln!(
+                out,
+                "swarm: {}  faults scheduled: {}",
+                swarm.describe(),
+                self.spec.faults.len()
+            );
+        }
         for (class, n) in self.verdict.counts() {
             let _ = writeln!(out, "anomaly {class}: {n}");
         }
