@@ -232,6 +232,8 @@ struct GroupView {
     fenced_static: BTreeMap<String, (String, bool)>,
     /// Member id -> group.instance.id, for static members.
     instance_of: BTreeMap<String, String>,
+    /// The broker coordinating the group: the first to report it, then each broker that loads it.
+    coordinator: Option<i32>,
 }
 
 #[derive(Default)]
@@ -288,7 +290,9 @@ impl Checker {
             let at = event.at_ms;
             self.end_ms = at;
             match &event.kind {
-                EventKind::Coordinator { event, .. } => self.coordinator(idx, at, event),
+                EventKind::Coordinator { broker, event } => {
+                    self.coordinator(idx, at, *broker, event)
+                }
                 EventKind::Member { member, event } => self.member(idx, at, member, event),
                 EventKind::World(w) => self.world(idx, at, w),
             }
@@ -491,10 +495,21 @@ impl Checker {
         }
     }
 
-    fn coordinator(&mut self, idx: usize, at: Millis, event: &CoordinatorEvent) {
+    fn coordinator(&mut self, idx: usize, at: Millis, broker: i32, event: &CoordinatorEvent) {
         match event {
             CoordinatorEvent::GroupStateChanged { group, to, .. } => {
-                self.groups.entry(group.clone()).or_default().state = Some(*to);
+                let g = self.groups.entry(group.clone()).or_default();
+                // The group's state is its current coordinator's. Within one simulation step the
+                // old coordinator's unload (-> Dead) may be recorded after the new one's load, so
+                // transitions from a broker that no longer coordinates the group are not the
+                // group's state.
+                match g.coordinator {
+                    Some(c) if c != broker => {}
+                    _ => {
+                        g.coordinator = Some(broker);
+                        g.state = Some(*to);
+                    }
+                }
             }
             CoordinatorEvent::MemberAdded { group, member_id, group_instance_id, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
@@ -579,6 +594,7 @@ impl Checker {
             } => {
                 self.loaded_offsets(idx, at, group, offsets);
                 let g = self.groups.entry(group.clone()).or_default();
+                g.coordinator = Some(broker);
                 g.state = Some(*state);
                 g.generation = *generation;
                 g.generation_event = Some(idx);

@@ -432,3 +432,43 @@ fn acknowledged_commit_missing_from_a_load_is_a_lost_commit() {
     good.member("m0", acked).coord(loaded(10));
     assert!(check(&good.finish(&[(0, 10), (1, 10)])).is_ok());
 }
+
+#[test]
+fn old_coordinators_unload_recorded_after_the_new_load_does_not_kill_the_group() {
+    // Within one step the new coordinator (broker 2) may record its load before the old one
+    // (broker 0) records its unload: the group is Stable at broker 2, not Dead.
+    let mut h = clean();
+    let t = h.tick();
+    h.h.record(
+        t,
+        EventKind::Coordinator {
+            broker: 2,
+            event: CoordinatorEvent::GroupLoaded {
+                group: G.into(),
+                partition: 42,
+                state: GroupState::Stable,
+                generation: 1,
+                protocol: Some("range".into()),
+                leader: Some("a".into()),
+                members: vec!["a".into(), "b".into()],
+                assignments: vec![
+                    MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] },
+                    MemberAssignment { member_id: "b".into(), partitions: vec![tp(1)] },
+                ],
+                offsets: vec![(tp(0), 10), (tp(1), 10)],
+            },
+        },
+    );
+    h.coord(CoordinatorEvent::GroupStateChanged {
+        group: G.into(),
+        from: GroupState::Stable,
+        to: GroupState::Dead,
+        generation: 1,
+    });
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    // Without the load, a Dead group at the end is stuck.
+    let mut dead = clean();
+    dead.state(GroupState::Dead, 1);
+    assert!(classes(&dead.finish(&[(0, 10), (1, 10)])).contains(&AnomalyClass::Stuck));
+}
