@@ -500,15 +500,15 @@ impl Checker {
             CoordinatorEvent::GroupStateChanged { group, to, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
                 // The group's state is its current coordinator's. Within one simulation step the
-                // old coordinator's unload (-> Dead) may be recorded after the new one's load, so
-                // transitions from a broker that no longer coordinates the group are not the
-                // group's state.
-                match g.coordinator {
-                    Some(c) if c != broker => {}
-                    _ => {
-                        g.coordinator = Some(broker);
-                        g.state = Some(*to);
-                    }
+                // old coordinator's unload (-> Dead) may be recorded after the new coordinator
+                // loaded the group (or created it afresh), so a Dead transition from a broker
+                // that no longer coordinates the group is not the group's state. Any other
+                // transition comes from the coordinator.
+                let stale_unload =
+                    *to == GroupState::Dead && g.coordinator.is_some_and(|c| c != broker);
+                if !stale_unload {
+                    g.coordinator = Some(broker);
+                    g.state = Some(*to);
                 }
             }
             CoordinatorEvent::MemberAdded { group, member_id, group_instance_id, .. } => {

@@ -472,3 +472,29 @@ fn old_coordinators_unload_recorded_after_the_new_load_does_not_kill_the_group()
     dead.state(GroupState::Dead, 1);
     assert!(classes(&dead.finish(&[(0, 10), (1, 10)])).contains(&AnomalyClass::Stuck));
 }
+
+#[test]
+fn a_group_created_afresh_on_a_new_coordinator_follows_that_coordinator() {
+    // The old coordinator (broker 0) unloads the group; the new one (broker 1) never loaded it
+    // from the log (nothing stored) and creates it afresh: its transitions are the group's.
+    let mut h = clean();
+    h.state(GroupState::Dead, 1);
+    for to in [GroupState::PreparingRebalance, GroupState::CompletingRebalance, GroupState::Stable]
+    {
+        let t = h.tick();
+        h.h.record(
+            t,
+            EventKind::Coordinator {
+                broker: 1,
+                event: CoordinatorEvent::GroupStateChanged {
+                    group: G.into(),
+                    from: GroupState::Empty,
+                    to,
+                    generation: 1,
+                },
+            },
+        );
+    }
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+}
