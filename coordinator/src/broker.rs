@@ -43,9 +43,9 @@ use crate::api::{
 use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
 use crate::log::SharedLogs;
 use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use crate::wire::codec::request_api_key;
-use crate::wire::versions::is_served;
 use crate::{CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
+use groupsim_wire::codec::request_api_key;
+use groupsim_wire::versions::is_served;
 
 /// Where a broker can be reached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -336,7 +336,10 @@ impl Broker {
         let v = api_version;
         let served = request_api_key(&request).is_some_and(|key| is_served(key, v));
         if !served {
-            self.answer(id, ResponseKind::ApiVersions(api_versions::unsupported_version()));
+            self.answer(
+                id,
+                ResponseKind::ApiVersions(groupsim_wire::versions::unsupported_api_versions()),
+            );
             return;
         }
         let response = match request {

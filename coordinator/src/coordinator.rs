@@ -543,7 +543,7 @@ impl GroupCoordinator {
                 .members()
                 .map(|m| MemberAssignment {
                     member_id: m.member_id.clone(),
-                    partitions: crate::consumer_protocol::decode_assignment(&m.assignment)
+                    partitions: groupsim_wire::consumer_protocol::decode_assignment(&m.assignment)
                         .map(|a| a.partitions)
                         .unwrap_or_default(),
                 })

@@ -932,7 +932,9 @@ impl Group {
         let mut decoded = Vec::with_capacity(self.members.len());
         for m in self.members.values_mut() {
             m.assignment = assignment.get(&m.member_id).cloned().unwrap_or_default();
-            let partitions = match crate::consumer_protocol::decode_assignment(&m.assignment) {
+            let partitions = match groupsim_wire::consumer_protocol::decode_assignment(
+                &m.assignment,
+            ) {
                 Ok(a) => a.partitions,
                 Err(e) => {
                     tracing::warn!(group = %self.group_id, member = %m.member_id, "undecodable assignment: {e}");

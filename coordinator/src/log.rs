@@ -24,18 +24,7 @@ pub fn shared(logs: PartitionLogs) -> SharedLogs {
     Arc::new(Mutex::new(logs))
 }
 
-/// One record stored in a partition log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogRecord {
-    /// Position in the partition, assigned on append.
-    pub offset: i64,
-    /// Record timestamp in milliseconds (create time, as the producer stamped it).
-    pub timestamp_ms: i64,
-    /// Optional record key.
-    pub key: Option<Bytes>,
-    /// Record value.
-    pub value: Bytes,
-}
+pub use groupsim_wire::records::LogRecord;
 
 /// Why a log operation was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

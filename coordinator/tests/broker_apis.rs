@@ -2,14 +2,15 @@
 //! ApiVersions) and for the NOT_COORDINATOR routing of group APIs, driven directly at chosen
 //! instants without any I/O.
 
-mod wire_support;
+use groupsim_wire::test_util as wire_support;
 
 use bytes::Bytes;
 use groupsim_coordinator::broker::{group_partition, Broker, BrokerAddress, BrokerConfig};
 use groupsim_coordinator::log::{shared, PartitionLogs, SharedLogs};
-use groupsim_coordinator::wire::codec::{encode_response, request_api_key};
-use groupsim_coordinator::wire::versions::is_served;
-use groupsim_coordinator::{CoordinatorOutput, RequestId, TopicPartition};
+use groupsim_coordinator::CoordinatorOutput;
+use groupsim_wire::codec::{encode_response, request_api_key};
+use groupsim_wire::versions::is_served;
+use groupsim_wire::{RequestId, TopicPartition};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;

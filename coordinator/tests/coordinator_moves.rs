@@ -17,10 +17,8 @@ use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig};
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{shared, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::{self, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
-use groupsim_coordinator::{
-    CoordinatorConfig, CoordinatorEvent, CoordinatorOutput, GroupState, Millis, RequestId,
-    TopicPartition,
-};
+use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent, CoordinatorOutput, GroupState};
+use groupsim_wire::{Millis, RequestId, TopicPartition};
 use kafka_protocol::messages::*;
 
 const PARTITION: i32 = 3;

@@ -3,7 +3,8 @@
 mod group_harness;
 
 use group_harness::*;
-use groupsim_coordinator::{CoordinatorEvent, GroupState, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_wire::TopicPartition;
 use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopics,
 };

@@ -162,7 +162,7 @@ fn requests_the_coordinator_does_not_handle_are_ignored() {
     let mut h = Harness::default();
     let req = RequestKind::Metadata(Default::default());
     assert!(!groupsim_coordinator::GroupCoordinator::handles(&req));
-    h.c.handle_request(0, groupsim_coordinator::RequestId(999), 5, req);
+    h.c.handle_request(0, groupsim_wire::RequestId(999), 5, req);
     assert!(h.c.poll_output().is_none());
 }
 

@@ -4,9 +4,10 @@ mod group_harness;
 
 use bytes::Bytes;
 use group_harness::*;
-use groupsim_coordinator::consumer_protocol::decode_assignment;
 use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
+use groupsim_wire::consumer_protocol::decode_assignment;
+use groupsim_wire::TopicPartition;
 use kafka_protocol::messages::{GroupId, HeartbeatRequest, SyncGroupRequest};
 
 // ---- SyncGroup ----------------------------------------------------------------------------

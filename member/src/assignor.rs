@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use groupsim_coordinator::consumer_protocol::Subscription;
+use groupsim_wire::consumer_protocol::Subscription;
 use serde::{Deserialize, Serialize};
 
 use crate::TopicPartition;

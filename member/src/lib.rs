@@ -20,5 +20,5 @@ pub use assignor::{
 };
 pub use config::{ClientProfile, MemberBugs, MemberConfig};
 pub use event::MemberEvent;
-pub use groupsim_coordinator::{Millis, RequestId, TopicPartition};
+pub use groupsim_wire::{Millis, RequestId, TopicPartition};
 pub use member::{Member, MemberFault, MemberOutput, RequestFailure, Target};

@@ -17,12 +17,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use bytes::{Buf, Bytes};
-use groupsim_coordinator::consumer_protocol::{
+use groupsim_wire::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription, Assignment,
     Subscription,
 };
-use groupsim_coordinator::error_name;
+use groupsim_wire::records::offsets_in;
+use groupsim_wire::{error_codes as codes, error_name};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
@@ -42,7 +42,6 @@ use kafka_protocol::messages::{
     OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
     RequestKind, ResponseKind, SyncGroupRequest, SyncGroupResponse, TopicName,
 };
-use kafka_protocol::records::RecordBatchDecoder;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -84,46 +83,6 @@ pub enum MemberOutput {
     Close(Target),
     /// Record a ground-truth event.
     Event(MemberEvent),
-}
-
-/// Kafka error codes the member reacts to.
-mod codes {
-    use kafka_protocol::error::ResponseError as E;
-
-    pub const NONE: i16 = 0;
-    pub const UNKNOWN_SERVER_ERROR: i16 = E::UnknownServerError.code();
-    pub const OFFSET_OUT_OF_RANGE: i16 = E::OffsetOutOfRange.code();
-    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = E::UnknownTopicOrPartition.code();
-    pub const LEADER_NOT_AVAILABLE: i16 = E::LeaderNotAvailable.code();
-    pub const NOT_LEADER_OR_FOLLOWER: i16 = E::NotLeaderOrFollower.code();
-    pub const REPLICA_NOT_AVAILABLE: i16 = E::ReplicaNotAvailable.code();
-    pub const KAFKA_STORAGE_ERROR: i16 = E::KafkaStorageError.code();
-    pub const FENCED_LEADER_EPOCH: i16 = E::FencedLeaderEpoch.code();
-    pub const UNKNOWN_LEADER_EPOCH: i16 = E::UnknownLeaderEpoch.code();
-    pub const OFFSET_NOT_AVAILABLE: i16 = E::OffsetNotAvailable.code();
-    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = E::CoordinatorLoadInProgress.code();
-    pub const COORDINATOR_NOT_AVAILABLE: i16 = E::CoordinatorNotAvailable.code();
-    pub const NOT_COORDINATOR: i16 = E::NotCoordinator.code();
-    pub const ILLEGAL_GENERATION: i16 = E::IllegalGeneration.code();
-    pub const UNKNOWN_MEMBER_ID: i16 = E::UnknownMemberId.code();
-    pub const REBALANCE_IN_PROGRESS: i16 = E::RebalanceInProgress.code();
-    pub const MEMBER_ID_REQUIRED: i16 = E::MemberIdRequired.code();
-    pub const FENCED_INSTANCE_ID: i16 = E::FencedInstanceId.code();
-
-    /// Partition errors that mean the member's view of partition leadership is stale.
-    pub fn is_leadership_error(code: i16) -> bool {
-        matches!(
-            code,
-            NOT_LEADER_OR_FOLLOWER
-                | UNKNOWN_TOPIC_OR_PARTITION
-                | LEADER_NOT_AVAILABLE
-                | REPLICA_NOT_AVAILABLE
-                | KAFKA_STORAGE_ERROR
-                | FENCED_LEADER_EPOCH
-                | UNKNOWN_LEADER_EPOCH
-                | OFFSET_NOT_AVAILABLE
-        )
-    }
 }
 
 /// ListOffsets timestamp meaning "the earliest offset" (`auto.offset.reset=earliest`).
@@ -2473,7 +2432,7 @@ impl Member {
                 match pd.error_code {
                     codes::NONE => {
                         if let Some((first, last, count)) =
-                            decode_offsets(pd.records.clone(), requested, max)
+                            offsets_in(pd.records.clone(), requested, max)
                         {
                             ps.fetch_position = last + 1;
                             ps.buffered = true;
@@ -2641,38 +2600,4 @@ impl Member {
             }
         }
     }
-}
-
-/// Offsets of the records at or after `position` in a Fetch answer's record bytes, at most
-/// `max`: `(first, last, count)`. Control records are skipped; a truncated or garbled tail ends
-/// decoding (brokers may cut the last batch short).
-fn decode_offsets(records: Option<Bytes>, position: i64, max: usize) -> Option<(i64, i64, usize)> {
-    let mut buf = records?;
-    // A batch claiming more records than there are bytes is garbage: refuse it before the
-    // decoder sizes a vector by that count.
-    if let Ok(infos) = RecordBatchDecoder::decode_batch_info(&mut buf.clone()) {
-        if infos.iter().any(|i| i.record_count as usize > buf.len()) {
-            return None;
-        }
-    }
-    let mut first = None;
-    let mut last = 0;
-    let mut count = 0;
-    while buf.has_remaining() && count < max {
-        let Ok(set) = RecordBatchDecoder::decode(&mut buf) else {
-            break;
-        };
-        for r in set.records {
-            if r.control || r.offset < position || r.offset <= last && first.is_some() {
-                continue;
-            }
-            if count >= max {
-                break;
-            }
-            first.get_or_insert(r.offset);
-            last = r.offset;
-            count += 1;
-        }
-    }
-    first.map(|f| (f, last, count))
 }

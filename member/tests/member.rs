@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use groupsim_coordinator::consumer_protocol::decode_assignment;
 use groupsim_member::{Member, MemberEvent, MemberOutput, RequestFailure, Target};
+use groupsim_wire::consumer_protocol::decode_assignment;
 use kafka_protocol::messages::RequestKind;
 
 fn position_events(outs: &[MemberOutput]) -> Vec<(i32, Option<i64>, i64)> {

@@ -4,11 +4,11 @@
 mod common;
 
 use common::*;
-use groupsim_coordinator::consumer_protocol::{decode_assignment, decode_subscription};
 use groupsim_member::{
     ClientProfile, MemberConfig, MemberEvent, MemberFault, MemberOutput, RequestFailure,
     TopicPartition,
 };
+use groupsim_wire::consumer_protocol::{decode_assignment, decode_subscription};
 use kafka_protocol::messages::RequestKind;
 
 fn profile_config(profile: ClientProfile) -> MemberConfig {

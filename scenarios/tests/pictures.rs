@@ -304,7 +304,8 @@ fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
 #[test]
 fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
     use groupsim::checker::Stats;
-    use groupsim_coordinator::{CoordinatorEvent, TopicPartition};
+    use groupsim_coordinator::CoordinatorEvent;
+    use groupsim_wire::TopicPartition;
     let tp = TopicPartition::new("orders", 0);
     let mut h = History::new();
     h.world(0, WorldEvent::RunStarted { scenario: "hand<made>".into(), seed: 7 });

@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use groupsim_coordinator::{CoordinatorConfig, Millis};
+use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{AssignorKind, MemberConfig};
+use groupsim_wire::Millis;
 use rand::RngExt;
 
 use crate::faults::FaultSchedule;

@@ -11,10 +11,11 @@ use groupsim_coordinator::broker::{Broker, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use groupsim_coordinator::wire::server::{broker_channel, run_broker_controlled, serve_connection};
+use groupsim_wire::server::{broker_channel, serve_connection};
 use tokio::sync::mpsc;
 use tracing::debug;
 
+use crate::broker_task::run_broker_controlled;
 use crate::history::EventKind;
 use crate::world::{sim_now, SharedHistory, BROKER_PORT};
 

@@ -5,8 +5,9 @@
 //! assigned, commits at the log end).
 
 use groupsim_coordinator::broker::group_partition;
-use groupsim_coordinator::{CoordinatorConfig, Millis};
+use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{AssignorKind, ClientProfile};
+use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 

@@ -22,8 +22,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState, Millis, RemovalReason, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
 use groupsim_member::MemberEvent;
+use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 use crate::history::{EventKind, History, WorldEvent};

@@ -15,7 +15,7 @@ use groupsim_coordinator::broker::{BrokerAddress, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use groupsim_coordinator::{Millis, TopicPartition};
+use groupsim_wire::{Millis, TopicPartition};
 
 use crate::broker_host::{BrokerControls, BrokerShared};
 use crate::history::WorldEvent;

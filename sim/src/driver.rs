@@ -6,12 +6,12 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use groupsim_coordinator::wire::client::{handshake, RequestWriter};
-use groupsim_coordinator::wire::codec::request_api_key;
-use groupsim_coordinator::wire::WireError;
-use groupsim_coordinator::{Millis, RequestId};
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{Member, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target};
+use groupsim_wire::client::{handshake, RequestWriter};
+use groupsim_wire::codec::request_api_key;
+use groupsim_wire::WireError;
+use groupsim_wire::{Millis, RequestId};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::mpsc;
 use tracing::{debug, trace};

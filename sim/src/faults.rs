@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use groupsim_coordinator::Millis;
 use groupsim_member::{AssignorKind, ClientProfile};
+use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

@@ -7,8 +7,9 @@
 
 use std::fmt;
 
-use groupsim_coordinator::{CoordinatorEvent, Millis, TopicPartition};
+use groupsim_coordinator::CoordinatorEvent;
 use groupsim_member::MemberEvent;
+use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 use crate::faults::Fault;

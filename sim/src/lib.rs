@@ -11,6 +11,7 @@
 
 pub mod bench;
 pub mod broker_host;
+pub mod broker_task;
 pub mod bugs;
 pub mod catalogue;
 pub mod checker;

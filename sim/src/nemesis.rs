@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use groupsim_coordinator::Millis;
 use groupsim_member::{AssignorKind, ClientProfile};
+use groupsim_wire::Millis;
 use tokio::sync::mpsc;
 use tracing::debug;
 

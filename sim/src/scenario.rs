@@ -1,8 +1,9 @@
 //! Scenarios: a named recipe that turns a seed into a concrete [`ScenarioSpec`] — the cluster,
 //! topics, members with their schedules, the producer, and the phase boundaries.
 
-use groupsim_coordinator::{CoordinatorConfig, Millis};
+use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{AssignorKind, MemberConfig};
+use groupsim_wire::Millis;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 

@@ -3,17 +3,16 @@
 //!
 //! Each broker is a real tokio [`TcpListener`] on 127.0.0.1 in front of the same sans-IO
 //! [`Broker`] core the simulation runs, driven by [`run_broker_controlled`]. All brokers share
-//! one set of partition logs, the cluster metadata and the offsets log, as in the simulation. This is the one place in groupsim that reads the wall clock: the brokers'
-//! `now` is real time since the cluster started, in milliseconds.
+//! one set of partition logs, the cluster metadata and the offsets log, as in the simulation.
+//! This is the one place in groupsim that reads the wall clock: the brokers' `now` is real time
+//! since the cluster started, in milliseconds.
 //!
-//! The connection loop here ([`serve_client`]) speaks the same framing and codec as
-//! `wire::server::serve_connection` and handles bad input the same way (an ApiVersions version we
-//! do not serve gets UNSUPPORTED_VERSION in the v0 layout; anything else we cannot read closes
-//! that connection only), plus two things a real client needs from a real broker:
-//! - Fetch long polling: a Fetch that finds no records waits up to its `max_wait_ms` for a
-//!   Produce to append something, instead of answering at once (the simulated members pace their
-//!   own fetches; real clients would spin).
-//! - Produce with acks=0 gets no answer, as in Kafka.
+//! Connections run the wire crate's frame loop (`groupsim_wire::serve_connection`: the same
+//! framing, codec and bad-input handling as the simulation, and no answer to a Produce with
+//! acks=0, as in Kafka) with one hook in front of the broker task ([`ServeHandler`]) for what a
+//! real client needs from a real broker: Fetch long polling. A Fetch that finds no records waits
+//! up to its `max_wait_ms` for a Produce to append something, instead of answering at once (the
+//! simulated members pace their own fetches; real clients would spin).
 //!
 //! Use it from Rust tests through [`Cluster`] (ephemeral ports), or from the command line with
 //! `groupsim serve` ([`ServeArgs`]).
@@ -29,15 +28,15 @@ use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerCo
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use groupsim_coordinator::wire::codec::{
-    decode_request, encode_api_versions_fallback, encode_response,
-};
-use groupsim_coordinator::wire::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-use groupsim_coordinator::wire::server::{broker_channel, run_broker_controlled, BrokerHandle};
-use groupsim_coordinator::wire::WireError;
-use groupsim_coordinator::{api, CoordinatorConfig, Millis, TopicPartition};
-use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, ResponseKind};
-use tokio::net::{TcpListener, TcpStream};
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_wire::serve_connection;
+use groupsim_wire::server::{broker_channel, BrokerHandle, RequestHandler};
+use groupsim_wire::WireError;
+use groupsim_wire::{Millis, TopicPartition};
+
+use crate::broker_task::run_broker_controlled;
+use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -493,7 +492,8 @@ async fn accept_loop(listener: TcpListener, handle: BrokerHandle, shared: Arc<Sh
                     let _ = stream.set_nodelay(true);
                     let (handle, shared) = (handle.clone(), shared.clone());
                     connections.spawn(async move {
-                        if let Err(e) = serve_client(stream, handle, shared).await {
+                        let handler = ServeHandler { broker: handle, shared };
+                        if let Err(e) = serve_connection(stream, handler).await {
                             tracing::debug!(broker = node, %peer, error = %e, "connection closed");
                         }
                     });
@@ -509,57 +509,33 @@ async fn accept_loop(listener: TcpListener, handle: BrokerHandle, shared: Arc<Sh
     }
 }
 
-/// Serves one client connection until it closes (`Ok`) or sends something we refuse (`Err`).
-/// See the module docs for how it differs from `wire::server::serve_connection`.
-async fn serve_client(
-    stream: TcpStream,
+/// The request hook `serve` puts in front of the broker task: Fetch long-polls, and a Produce
+/// wakes the waiting fetches. The frame loop is the wire crate's own.
+#[derive(Clone)]
+struct ServeHandler {
     broker: BrokerHandle,
     shared: Arc<Shared>,
-) -> Result<(), WireError> {
-    let mut conn = FrameReader::new(stream, DEFAULT_MAX_FRAME_BYTES);
-    while let Some(frame) = conn.read_frame().await? {
-        let answer = match decode_request(frame) {
-            Ok(req) => {
-                let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
-                tracing::trace!(api = ?req.api_key, version = req.version, ?client_id, "request");
-                let no_answer = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);
-                let response = match req.request {
-                    RequestKind::Fetch(fetch) => {
-                        long_poll_fetch(&broker, &shared, req.version, client_id, fetch).await?
-                    }
-                    RequestKind::Produce(produce) => {
-                        let r = broker
-                            .call(req.version, client_id, RequestKind::Produce(produce))
-                            .await?;
-                        shared.appended.send_modify(|n| *n += 1);
-                        r
-                    }
-                    other => broker.call(req.version, client_id, other).await?,
-                };
-                if no_answer {
-                    continue;
-                }
-                encode_response(req.header.correlation_id, req.api_key, req.version, &response)?
+}
+
+impl RequestHandler for ServeHandler {
+    async fn call(
+        &self,
+        version: i16,
+        client_id: Option<String>,
+        request: RequestKind,
+    ) -> Result<ResponseKind, WireError> {
+        match request {
+            RequestKind::Fetch(fetch) => {
+                long_poll_fetch(&self.broker, &self.shared, version, client_id, fetch).await
             }
-            Err(WireError::UnsupportedVersion {
-                api_key: ApiKey::ApiVersions,
-                version,
-                correlation_id,
-            }) => {
-                tracing::debug!(version, "ApiVersions version not served; answering in v0 layout");
-                encode_api_versions_fallback(
-                    correlation_id,
-                    &api::api_versions::unsupported_version(),
-                )?
+            RequestKind::Produce(produce) => {
+                let r = self.broker.call(version, client_id, RequestKind::Produce(produce)).await?;
+                self.shared.appended.send_modify(|n| *n += 1);
+                Ok(r)
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "closing connection");
-                return Err(e);
-            }
-        };
-        write_frame(conn.get_mut(), &answer).await?;
+            other => self.broker.call(version, client_id, other).await,
+        }
     }
-    Ok(())
 }
 
 /// Longest a Fetch may wait for data, whatever it asks (clients ask for 500 ms to a few s).

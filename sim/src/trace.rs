@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use groupsim_coordinator::{CoordinatorEvent, TopicPartition};
+use groupsim_coordinator::CoordinatorEvent;
 use groupsim_member::MemberEvent;
+use groupsim_wire::TopicPartition;
 
 use crate::history::{EventKind, History, WorldEvent};
 

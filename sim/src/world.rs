@@ -2,14 +2,14 @@
 //! client hosts, runs the producer between steps, marks the phases, and collects the history.
 //!
 //! Everything here is thin glue around the sans-IO cores: the broker hosts run
-//! `groupsim_coordinator::wire::server`, the member tasks run [`crate::driver`].
+//! `groupsim_wire::server`, the member tasks run [`crate::driver`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
-use groupsim_coordinator::{Millis, TopicPartition};
+use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
 use crate::cluster::Cluster;

@@ -17,7 +17,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::{CoordinatorConfig, TopicPartition};
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_wire::TopicPartition;
 use serde_json::Value;
 
 const INSTALL: &str = ".ci/install-real-clients.sh";

@@ -7,19 +7,16 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::wire::codec::{decode_response, encode_request};
-use groupsim_coordinator::wire::frame::encode_frame;
-use groupsim_coordinator::TopicPartition;
-use indexmap::IndexMap;
+use groupsim_wire::codec::{decode_response, encode_request};
+use groupsim_wire::frame::encode_frame;
+use groupsim_wire::TopicPartition;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::Compression;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -89,29 +86,7 @@ fn assert_closed(s: &mut TcpStream, what: &str) {
 }
 
 fn batch(values: &[&str]) -> Bytes {
-    let records: Vec<Record> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: -1,
-            timestamp: 1,
-            key: None,
-            value: Some(Bytes::from(v.to_string())),
-            headers: IndexMap::new(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    let options = RecordEncodeOptions { version: 2, compression: Compression::None };
-    RecordBatchEncoder::encode(&mut buf, records.iter(), &options).unwrap();
-    buf.freeze()
+    groupsim_wire::test_util::produced_batch(values, Compression::None)
 }
 
 fn produce(acks: i16, records: Bytes) -> RequestKind {

@@ -1,18 +1,18 @@
 //! ApiVersions: tell the client which versions of which APIs this broker serves.
 //!
 //! Rules:
-//! - Advertise exactly the served table (`wire::versions`), so a client never picks a version we
+//! - Advertise exactly the served table (`groupsim_wire::versions`), so a client never picks a version we
 //!   would refuse.
 //! - v3+ requests carry the client's software name and version; Kafka refuses names that do
 //!   not match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?` with INVALID_REQUEST, and so do we.
 //! - A request at a version we do not serve is answered (by the wire server, before the broker
-//!   sees it) with UNSUPPORTED_VERSION in the v0 layout: see [`unsupported_version`].
+//!   sees it) with UNSUPPORTED_VERSION in the v0 layout: see
+//!   [`unsupported_api_versions`](groupsim_wire::versions::unsupported_api_versions).
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
-use crate::wire::versions::served_apis;
+use groupsim_wire::versions::served_api_versions;
 
 /// Answers an ApiVersions request of `version`.
 pub fn handle(version: i16, request: &ApiVersionsRequest) -> ApiVersionsResponse {
@@ -24,27 +24,6 @@ pub fn handle(version: i16, request: &ApiVersionsRequest) -> ApiVersionsResponse
             .with_error_code(ResponseError::InvalidRequest.code());
     }
     ApiVersionsResponse::default().with_api_keys(served_api_versions())
-}
-
-/// The answer to an ApiVersions request at a version we do not serve: UNSUPPORTED_VERSION and
-/// our table, to be encoded in the v0 layout.
-pub fn unsupported_version() -> ApiVersionsResponse {
-    ApiVersionsResponse::default()
-        .with_error_code(ResponseError::UnsupportedVersion.code())
-        .with_api_keys(served_api_versions())
-}
-
-/// The served table as ApiVersions entries, sorted by API key.
-pub fn served_api_versions() -> Vec<ApiVersion> {
-    served_apis()
-        .into_iter()
-        .map(|(key, range)| {
-            ApiVersion::default()
-                .with_api_key(key as i16)
-                .with_min_version(range.min)
-                .with_max_version(range.max)
-        })
-        .collect()
 }
 
 /// Kafka's rule for client software names and versions.

@@ -23,19 +23,17 @@
 //!   which tells the client no session was created. A request naming a session id we never
 //!   handed out gets FETCH_SESSION_ID_NOT_FOUND, as in Kafka.
 
-use bytes::{Bytes, BytesMut};
-use indexmap::IndexMap;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::fetch_response::{
     FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
 };
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 
 use crate::cluster::Placement;
-use crate::log::{LogRecord, PartitionLogs};
+use bytes::Bytes;
+use groupsim_wire::records::encode_batch;
+
+use crate::log::PartitionLogs;
 use crate::TopicPartition;
 
 /// Most records one partition answer carries.
@@ -164,33 +162,4 @@ fn partition(
         }
         Err(_) => data.with_error_code(ResponseError::UnknownServerError.code()),
     }
-}
-
-/// Encodes consecutive log records as one uncompressed v2 batch.
-pub fn encode_batch(records: &[LogRecord]) -> Result<Bytes, String> {
-    let Some(first) = records.first() else { return Ok(Bytes::new()) };
-    let base = first.offset;
-    let records: Vec<Record> = records
-        .iter()
-        .map(|r| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: r.offset,
-            // Constant offset - sequence keeps the records in one batch; base sequence -1.
-            sequence: (r.offset - base) as i32 - 1,
-            timestamp: r.timestamp_ms,
-            key: r.key.clone(),
-            value: Some(r.value.clone()),
-            headers: IndexMap::new(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    let options = RecordEncodeOptions { version: 2, compression: Compression::None };
-    RecordBatchEncoder::encode(&mut buf, records.iter(), &options).map_err(|e| format!("{e:#}"))?;
-    Ok(buf.freeze())
 }

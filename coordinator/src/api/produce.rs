@@ -7,7 +7,7 @@
 //!   there is no transaction coordinator.
 //! - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION. Led by another broker:
 //!   NOT_LEADER_OR_FOLLOWER.
-//! - The records must be magic v2 batches ([`check_batches`] bounds-checks them first, because
+//! - The records must be magic v2 batches ([`check_batches`](groupsim_wire::records::check_batches) bounds-checks them first, because
 //!   kafka-protocol's decoder reserves memory from counts read off the wire), uncompressed
 //!   (compressed batches get UNSUPPORTED_COMPRESSION_TYPE: no codec is built in) and not
 //!   transactional. Anything else is CORRUPT_MESSAGE, and nothing of that partition is appended.
@@ -23,6 +23,8 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
+
+use groupsim_wire::records::check_batches;
 
 use crate::cluster::Placement;
 use crate::log::PartitionLogs;
@@ -133,144 +135,17 @@ fn decode(mut bytes: Bytes) -> Result<Vec<Record>, ResponseError> {
     Ok(records)
 }
 
-/// Size of a v2 batch header up to and including the record count.
-const BATCH_HEADER: usize = 61;
-/// Offset of the magic byte in a batch.
-const MAGIC_AT: usize = 16;
-/// Offset of the attributes in a batch.
-const ATTRIBUTES_AT: usize = 21;
-/// Offset of the record count in a batch.
-const RECORD_COUNT_AT: usize = 57;
-
-/// Walks a record set as magic v2 batches and checks every length and count against the bytes
-/// that are really there, so the decoder never reserves memory a hostile count asks for.
-/// `Ok(true)` when some batch is compressed (its records are not walked).
-pub fn check_batches(mut buf: &[u8]) -> Result<bool, String> {
-    let mut compressed = false;
-    while !buf.is_empty() {
-        if buf.len() < BATCH_HEADER {
-            return Err(format!("{} bytes cannot hold a batch header", buf.len()));
-        }
-        let batch_length = i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
-        let total = usize::try_from(batch_length)
-            .ok()
-            .and_then(|l| l.checked_add(12))
-            .filter(|&t| t >= BATCH_HEADER && t <= buf.len())
-            .ok_or_else(|| format!("batch length {batch_length} does not fit"))?;
-        if buf[MAGIC_AT] != 2 {
-            return Err(format!("magic {} is not 2", buf[MAGIC_AT]));
-        }
-        let attributes = i16::from_be_bytes([buf[ATTRIBUTES_AT], buf[ATTRIBUTES_AT + 1]]);
-        let count = i32::from_be_bytes([
-            buf[RECORD_COUNT_AT],
-            buf[RECORD_COUNT_AT + 1],
-            buf[RECORD_COUNT_AT + 2],
-            buf[RECORD_COUNT_AT + 3],
-        ]);
-        let mut records = &buf[BATCH_HEADER..total];
-        if attributes & 0x7 != 0 {
-            compressed = true;
-        } else {
-            let count = usize::try_from(count).map_err(|_| format!("record count {count}"))?;
-            for _ in 0..count {
-                records = check_record(records)?;
-            }
-            if !records.is_empty() {
-                return Err(format!("{} bytes after the last record", records.len()));
-            }
-        }
-        buf = &buf[total..];
-    }
-    Ok(compressed)
-}
-
-/// Checks one record's framing; returns what follows it.
-fn check_record(buf: &[u8]) -> Result<&[u8], String> {
-    let (len, rest) = varint(buf)?;
-    let len = usize::try_from(len).map_err(|_| format!("record length {len}"))?;
-    if len > rest.len() {
-        return Err(format!("record length {len} exceeds the {} bytes left", rest.len()));
-    }
-    let (mut body, after) = rest.split_at(len);
-    body = body.get(1..).ok_or("record without attributes")?; // attributes
-    body = varint(body)?.1; // timestamp delta (a varlong: same zigzag walk)
-    body = varint(body)?.1; // offset delta
-    body = skip_bytes(body)?; // key
-    body = skip_bytes(body)?; // value
-    let (headers, mut body2) = varint(body)?;
-    let headers = usize::try_from(headers).map_err(|_| format!("header count {headers}"))?;
-    if headers > body2.len() / 2 {
-        return Err(format!("{headers} headers cannot fit in {} bytes", body2.len()));
-    }
-    for _ in 0..headers {
-        body2 = skip_bytes(body2)?;
-        body2 = skip_bytes(body2)?;
-    }
-    if !body2.is_empty() {
-        return Err(format!("{} bytes after the record's headers", body2.len()));
-    }
-    Ok(after)
-}
-
-/// Skips a varint-length-prefixed byte string (-1 = null).
-fn skip_bytes(buf: &[u8]) -> Result<&[u8], String> {
-    let (len, rest) = varint(buf)?;
-    if len == -1 {
-        return Ok(rest);
-    }
-    let len = usize::try_from(len).map_err(|_| format!("negative length {len}"))?;
-    rest.get(len..).ok_or_else(|| format!("length {len} exceeds the {} bytes left", rest.len()))
-}
-
-/// A zigzag varint of up to 10 bytes (so varlongs walk too); values beyond i64 are refused.
-fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
-    let mut value: u64 = 0;
-    for (i, &b) in buf.iter().enumerate().take(10) {
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            let signed = ((value >> 1) as i64) ^ -((value & 1) as i64);
-            return Ok((signed, &buf[i + 1..]));
-        }
-    }
-    Err("truncated or overlong varint".to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::broker::BrokerAddress;
     use crate::cluster::ClusterState;
-    use bytes::BytesMut;
-    use indexmap::IndexMap;
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::TopicName;
     use kafka_protocol::protocol::StrBytes;
-    use kafka_protocol::records::{RecordBatchEncoder, RecordEncodeOptions};
 
     fn batch(values: &[&str], compression: Compression) -> Bytes {
-        let records: Vec<Record> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Record {
-                transactional: false,
-                control: false,
-                delete_horizon: false,
-                partition_leader_epoch: 0,
-                producer_id: 7,
-                producer_epoch: 0,
-                timestamp_type: TimestampType::Creation,
-                offset: i as i64,
-                sequence: i as i32,
-                timestamp: 1_000 + i as i64,
-                key: Some(Bytes::from(format!("k{i}"))),
-                value: Some(Bytes::from(v.to_string())),
-                headers: IndexMap::new(),
-            })
-            .collect();
-        let mut buf = BytesMut::new();
-        let options = RecordEncodeOptions { version: 2, compression };
-        RecordBatchEncoder::encode(&mut buf, records.iter(), &options).unwrap();
-        buf.freeze()
+        groupsim_wire::test_util::produced_batch(values, compression)
     }
 
     fn request(acks: i16, partition: i32, records: Bytes) -> ProduceRequest {
@@ -351,17 +226,10 @@ mod tests {
         assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
         // A valid batch whose record count claims two billion records.
         let mut hostile = batch(&["a"], Compression::None).to_vec();
+        use groupsim_wire::records::RECORD_COUNT_AT;
         hostile[RECORD_COUNT_AT..RECORD_COUNT_AT + 4].copy_from_slice(&i32::MAX.to_be_bytes());
         let r = handle(7, &request(1, 0, Bytes::from(hostile)), &state, &mut logs, 0);
         assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
         assert_eq!(logs.log_end_offset(&TopicPartition::new("t", 0)), Some(0));
-    }
-
-    #[test]
-    fn check_batches_accepts_what_the_encoder_writes() {
-        let two =
-            [batch(&["a", "b"], Compression::None), batch(&["c"], Compression::None)].concat();
-        assert_eq!(check_batches(&two), Ok(false));
-        assert!(check_batches(&two[..two.len() - 1]).is_err());
     }
 }

@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 
 use bytes::{Bytes, BytesMut};
-use groupsim_coordinator::consumer_protocol::{encode_assignment, Assignment};
 use groupsim_coordinator::{
-    CoordinatorConfig, CoordinatorEvent, CoordinatorOutput, GroupCoordinator, GroupState, Millis,
-    RemovalReason, RequestId, TopicPartition,
+    CoordinatorConfig, CoordinatorEvent, CoordinatorOutput, GroupCoordinator, GroupState,
+    RemovalReason,
 };
+use groupsim_wire::consumer_protocol::{encode_assignment, Assignment};
+use groupsim_wire::{Millis, RequestId, TopicPartition};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::offset_commit_request::{

@@ -2,13 +2,13 @@
 
 #![allow(dead_code)]
 
-use bytes::{Bytes, BytesMut};
-use groupsim_coordinator::consumer_protocol::{
-    encode_assignment, encode_subscription, Assignment, Subscription,
-};
+use bytes::Bytes;
 use groupsim_member::{
     Member, MemberConfig, MemberEvent, MemberOutput, Millis, RequestFailure, RequestId, Target,
     TopicPartition,
+};
+use groupsim_wire::consumer_protocol::{
+    encode_assignment, encode_subscription, Assignment, Subscription,
 };
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
@@ -32,19 +32,13 @@ use kafka_protocol::messages::{
     TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 
-pub const ILLEGAL_GENERATION: i16 = 22;
-pub const UNKNOWN_MEMBER_ID: i16 = 25;
-pub const REBALANCE_IN_PROGRESS: i16 = 27;
-pub const NOT_COORDINATOR: i16 = 16;
-pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
-pub const MEMBER_ID_REQUIRED: i16 = 79;
-pub const FENCED_INSTANCE_ID: i16 = 82;
-pub const OFFSET_OUT_OF_RANGE: i16 = 1;
-pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+#[allow(unused_imports)] // each test binary uses a different subset
+pub use groupsim_wire::error_codes::{
+    COORDINATOR_LOAD_IN_PROGRESS, FENCED_INSTANCE_ID, ILLEGAL_GENERATION, MEMBER_ID_REQUIRED,
+    NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+};
 
 pub fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
@@ -376,35 +370,7 @@ pub fn fetch_positions(request: &RequestKind) -> Vec<(String, i32, i64)> {
         .collect()
 }
 
-/// One v2 record batch holding `offsets`.
-pub fn record_batch(offsets: std::ops::Range<i64>) -> Bytes {
-    let base = offsets.start;
-    let records: Vec<Record> = offsets
-        .map(|o| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: o,
-            sequence: (o - base) as i32,
-            timestamp: 0,
-            key: None,
-            value: Some(Bytes::from_static(b"v")),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records.iter(),
-        &RecordEncodeOptions { version: 2, compression: Compression::None },
-    )
-    .expect("batch encodes");
-    buf.freeze()
-}
+pub use groupsim_wire::test_util::record_batch;
 
 /// Fetch answer for topic `t`: per partition, an error code and the records to return.
 pub fn fetch_answer(parts: &[(i32, i16, std::ops::Range<i64>)]) -> ResponseKind {

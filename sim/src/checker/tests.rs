@@ -1,8 +1,9 @@
 //! Each rule fires on a hand-made bad history, and a clean history passes.
 
 use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
 use groupsim_member::MemberEvent;
+use groupsim_wire::TopicPartition;
 
 use super::{check, AnomalyClass};
 use crate::history::{EventKind, History, WorldEvent};

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState, Millis};
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
 use groupsim_member::MemberEvent;
+use groupsim_wire::Millis;
 
 use super::model::{member_names, natural_key};
 use super::PictureError;

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState, Millis, TopicPartition};
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
 use groupsim_member::MemberEvent;
+use groupsim_wire::{Millis, TopicPartition};
 
 use crate::checker::Verdict;
 use crate::faults::Fault;

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use groupsim_coordinator::{GroupState, Millis};
+use groupsim_coordinator::GroupState;
+use groupsim_wire::Millis;
 
 use super::esc;
 use super::model::{Spot, Timeline};

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates coordinator/src/wire/shapes.rs: the wire layout of every message we serve, read from
+"""Generates wire/src/shapes.rs: the wire layout of every message we serve, read from
 the kafka-protocol 0.18 message structs (field order, types, "Supported API versions" ranges,
 which fields are tagged, the first flexible version).
 
@@ -7,8 +7,8 @@ Why: kafka-protocol preallocates `Vec::with_capacity(n)` from an array length re
 so a corrupt length aborts the process on a failed allocation (not even a panic). The shape
 walker in shape.rs checks a frame against these layouts before kafka-protocol decodes it.
 
-Usage: python3 coordinator/src/wire/gen_shapes.py ~/.cargo/registry/src/*/kafka-protocol-0.18.0 \
-         > coordinator/src/wire/shapes.rs && rustfmt --edition 2021 coordinator/src/wire/shapes.rs
+Usage: python3 wire/src/gen_shapes.py ~/.cargo/registry/src/*/kafka-protocol-0.18.0 \
+         > wire/src/shapes.rs && rustfmt --edition 2021 wire/src/shapes.rs
 """
 import re
 import sys

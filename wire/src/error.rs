@@ -1,34 +1,6 @@
-//! The Kafka wire layer: framing, encoding and decoding, the server loop that feeds a
-//! [`Broker`](crate::broker::Broker), and the client half the simulated members use.
-//!
-//! Everything here is generic over tokio's `AsyncRead`/`AsyncWrite`, so the same code runs on
-//! turmoil's simulated streams, on real tokio sockets, and on `tokio::io::duplex` in tests. The
-//! crate does not depend on turmoil.
-//!
-//! - [`frame`]: 4-byte length prefix framing, one write call per frame.
-//! - [`codec`]: frame bytes <-> kafka-protocol requests/responses, defended against bad input.
-//! - [`versions`]: the one table of API versions we serve (server and client both use it).
-//! - [`server`]: `serve_connection` (one connection) and `run_broker` (the task owning the broker).
-//! - [`client`]: `handshake` (ApiVersions negotiation), `RequestWriter`, `ResponseReader`.
-
-pub mod client;
-pub mod codec;
-pub mod frame;
-pub mod server;
-mod shape;
-mod shapes;
-pub mod versions;
+//! [`WireError`]: everything that can go wrong on a connection.
 
 use kafka_protocol::messages::ApiKey;
-
-pub use client::{
-    handshake, handshake_with_versions, NegotiatedVersions, RequestWriter, ResponseReader,
-};
-pub use codec::{decode_request, decode_response, encode_request, encode_response, DecodedRequest};
-pub use frame::{read_frame, write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-pub use server::{
-    broker_channel, run_broker, serve_connection, BrokerCall, BrokerCalls, BrokerHandle,
-};
 
 /// Everything that can go wrong on a connection. Messages name the problem and the API.
 #[derive(Debug, thiserror::Error)]
@@ -86,4 +58,7 @@ pub enum WireError {
     /// The broker task has stopped (its call channel is closed or it dropped the answer).
     #[error("the broker task is gone")]
     BrokerGone,
+    /// Records that cannot be encoded as a v2 batch.
+    #[error("cannot encode a record batch: {0}")]
+    Records(String),
 }

@@ -16,11 +16,11 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 
-use super::codec::{decode_response, encode_request, peek_correlation_id, request_api_key};
-use super::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-use super::versions::{highest_common, served_apis};
-use super::WireError;
+use crate::codec::{decode_response, encode_request, peek_correlation_id, request_api_key};
 use crate::error_name;
+use crate::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
+use crate::versions::{highest_common, served_apis};
+use crate::WireError;
 
 /// Name and version we report in ApiVersions v3+ (Kafka checks them against
 /// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`).

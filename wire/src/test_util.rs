@@ -1,7 +1,7 @@
-//! Shared test helpers for the wire tests: populated sample requests and responses of every
-//! served API, with every field the version has set to a non-default value (so a round trip
-//! that drops or misplaces a field shows up), and a small in-process cluster.
-#![allow(dead_code)]
+//! Helpers shared by the test trees of every crate (feature `test-util`): populated sample
+//! requests and responses of every served API, with every field the version has set to a
+//! non-default value (so a round trip that drops or misplaces a field shows up), and record
+//! batches made by hand.
 
 use bytes::Bytes;
 use kafka_protocol::messages::api_versions_response::{
@@ -611,4 +611,47 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             .into(),
         other => panic!("no sample for {other:?}"),
     }
+}
+
+/// An uncompressed v2 batch with one record per offset in `offsets` (value `v`, no key), as a
+/// broker's Fetch answer carries it.
+pub fn record_batch(offsets: std::ops::Range<i64>) -> Bytes {
+    let records: Vec<crate::records::LogRecord> = offsets
+        .map(|offset| crate::records::LogRecord {
+            offset,
+            timestamp_ms: 0,
+            key: None,
+            value: Bytes::from_static(b"v"),
+        })
+        .collect();
+    crate::records::encode_batch(&records).expect("batch encodes")
+}
+
+/// A v2 batch as an idempotent producer writes it: `values` at offsets 0.., keys `k0`, `k1`, …,
+/// timestamps 1000, 1001, …, producer id 7, epoch 0, in the given compression.
+pub fn produced_batch(values: &[&str], compression: kafka_protocol::records::Compression) -> Bytes {
+    use kafka_protocol::records::{Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: 7,
+            producer_epoch: 0,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32,
+            timestamp: 1_000 + i as i64,
+            key: Some(Bytes::from(format!("k{i}"))),
+            value: Some(Bytes::from(v.to_string())),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = bytes::BytesMut::new();
+    let options = RecordEncodeOptions { version: 2, compression };
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &options).expect("batch encodes");
+    buf.freeze()
 }

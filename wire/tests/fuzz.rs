@@ -7,13 +7,11 @@
 //! process, which `catch_unwind` cannot stop. The shape check in `wire::shape` refuses such
 //! frames first; if it ever lets one through, this test dies instead of passing.
 
-mod wire_support;
+use groupsim_wire::test_util as wire_support;
 
 use bytes::Bytes;
-use groupsim_coordinator::wire::codec::{
-    decode_request, decode_response, encode_request, encode_response,
-};
-use groupsim_coordinator::wire::versions::served_apis;
+use groupsim_wire::codec::{decode_request, decode_response, encode_request, encode_response};
+use groupsim_wire::versions::served_apis;
 use kafka_protocol::messages::{ApiKey, RequestHeader};
 use kafka_protocol::protocol::StrBytes;
 use rand::{RngExt, SeedableRng};

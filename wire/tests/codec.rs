@@ -1,14 +1,14 @@
 //! Codec tests: every served API round-trips at every served version (requests through the
 //! server decoder, responses through the client decoder), and bad frames give the right error.
 
-mod wire_support;
+use groupsim_wire::test_util as wire_support;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use groupsim_coordinator::wire::codec::{
+use groupsim_wire::codec::{
     decode_request, decode_response, encode_api_versions_fallback, encode_request, encode_response,
 };
-use groupsim_coordinator::wire::versions::{served_apis, served_versions};
-use groupsim_coordinator::wire::WireError;
+use groupsim_wire::versions::{served_apis, served_versions};
+use groupsim_wire::WireError;
 use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, RequestHeader, ResponseKind};
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use wire_support::{sample_request, sample_response};

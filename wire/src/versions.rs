@@ -6,6 +6,7 @@
 //! not use `ApiKey::valid_versions()`: for OffsetCommit and OffsetFetch it names a version (10)
 //! the request type cannot encode or decode.
 
+use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Message, VersionRange};
 
@@ -82,6 +83,28 @@ pub fn served_apis() -> Vec<(ApiKey, VersionRange)> {
 pub fn highest_common(ours: VersionRange, theirs: VersionRange) -> Option<i16> {
     let common = ours.intersect(&theirs);
     (!common.is_empty()).then_some(common.max)
+}
+
+/// The served table as ApiVersions entries, sorted by API key.
+pub fn served_api_versions() -> Vec<ApiVersion> {
+    served_apis()
+        .into_iter()
+        .map(|(key, range)| {
+            ApiVersion::default()
+                .with_api_key(key as i16)
+                .with_min_version(range.min)
+                .with_max_version(range.max)
+        })
+        .collect()
+}
+
+/// The answer to an ApiVersions request at a version we do not serve: UNSUPPORTED_VERSION and
+/// our table, to be encoded in the v0 layout (Kafka's answer, which makes a client retry at a
+/// version we serve).
+pub fn unsupported_api_versions() -> ApiVersionsResponse {
+    ApiVersionsResponse::default()
+        .with_error_code(crate::error_codes::UNSUPPORTED_VERSION)
+        .with_api_keys(served_api_versions())
 }
 
 #[cfg(test)]

@@ -14,9 +14,9 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
-use super::shape;
-use super::versions::is_served;
-use super::WireError;
+use crate::shape;
+use crate::versions::is_served;
+use crate::WireError;
 
 /// A request decoded by the server side.
 #[derive(Clone, Debug, PartialEq)]

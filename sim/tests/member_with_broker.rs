@@ -7,15 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use bytes::Bytes;
 use groupsim_coordinator::broker::{Broker, BrokerConfig};
 use groupsim_coordinator::log::{shared, PartitionLogs};
-use groupsim_coordinator::wire::codec::{
-    decode_request, decode_response, encode_request, encode_response, request_api_key,
-};
-use groupsim_coordinator::wire::versions::served_versions;
 use groupsim_coordinator::CoordinatorOutput;
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{
     Member, MemberConfig, MemberEvent, MemberOutput, Millis, RequestId, TopicPartition,
 };
+use groupsim_wire::codec::{
+    decode_request, decode_response, encode_request, encode_response, request_api_key,
+};
+use groupsim_wire::versions::served_versions;
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 

@@ -4,14 +4,17 @@
 //! Writes build the prefix and body in one buffer and hand it over with one write call: turmoil's
 //! `tcp_capacity` counts write calls, so two writes per frame would halve it (TURMOIL_NOTES).
 
+#[cfg(feature = "io")]
 use bytes::{Buf, Bytes, BytesMut};
+#[cfg(feature = "io")]
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::WireError;
+use crate::WireError;
 
 /// Largest frame accepted by default (64 MiB): anything above is a corrupt or hostile length.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
+#[cfg(feature = "io")]
 /// Reads one frame. `Ok(None)` on a clean end of stream between frames; an error on a stream
 /// that ends inside a frame, a negative length, or a length above `max_len`.
 ///
@@ -47,6 +50,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     Ok(Some(Bytes::from(body)))
 }
 
+#[cfg(feature = "io")]
 /// Writes one frame (length prefix and body) with a single write call, then flushes.
 pub async fn write_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
@@ -68,6 +72,7 @@ pub fn encode_frame(body: &[u8]) -> Result<Vec<u8>, WireError> {
     Ok(buf)
 }
 
+#[cfg_attr(not(feature = "io"), allow(dead_code))]
 fn checked_len(len: i32, max_len: usize) -> Result<usize, WireError> {
     if len < 0 {
         return Err(WireError::NegativeFrameLength(len));
@@ -78,6 +83,7 @@ fn checked_len(len: i32, max_len: usize) -> Result<usize, WireError> {
     Ok(len as usize)
 }
 
+#[cfg(feature = "io")]
 /// A cancel-safe frame reader: bytes read so far are kept in an internal buffer, so dropping a
 /// pending [`FrameReader::read_frame`] (e.g. a `select!` timeout branch won) loses nothing and
 /// the next call continues where it stopped.
@@ -88,6 +94,7 @@ pub struct FrameReader<R> {
     max_len: usize,
 }
 
+#[cfg(feature = "io")]
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// Wraps `inner`, refusing frames longer than `max_len`.
     pub fn new(inner: R, max_len: usize) -> Self {

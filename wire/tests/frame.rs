@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use groupsim_coordinator::wire::frame::{read_frame, write_frame, FrameReader};
-use groupsim_coordinator::wire::WireError;
+use groupsim_wire::frame::{read_frame, write_frame, FrameReader};
+use groupsim_wire::WireError;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 #[tokio::test]

@@ -14,7 +14,7 @@
 
 use kafka_protocol::messages::ApiKey;
 
-use super::shapes;
+use crate::shapes;
 
 /// The layout of one struct: its fields in wire order (tagged fields are listed with their tag).
 pub(crate) struct Shape {

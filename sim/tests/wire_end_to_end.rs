@@ -1,20 +1,22 @@
 //! End-to-end over `tokio::io::duplex`: `run_broker` + `serve_connection` + the client
 //! handshake, writer and reader, with partition logs holding appended records.
 
-mod wire_support;
+use groupsim_wire::test_util as wire_support;
 
 use std::sync::{Arc, Mutex};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use groupsim::broker_task::run_broker;
 use groupsim_coordinator::broker::{Broker, BrokerConfig};
 use groupsim_coordinator::log::{shared, PartitionLogs, SharedLogs};
-use groupsim_coordinator::wire::frame::{read_frame, write_frame};
-use groupsim_coordinator::wire::versions::served_apis;
-use groupsim_coordinator::wire::{
-    broker_channel, decode_response, handshake, handshake_with_versions, run_broker,
-    serve_connection, BrokerHandle, RequestWriter, ResponseReader, WireError,
+use groupsim_coordinator::CoordinatorEvent;
+use groupsim_wire::frame::{read_frame, write_frame};
+use groupsim_wire::versions::served_apis;
+use groupsim_wire::{
+    broker_channel, decode_response, handshake, handshake_with_versions, serve_connection,
+    BrokerHandle, RequestWriter, ResponseReader, WireError,
 };
-use groupsim_coordinator::{CoordinatorEvent, Millis, TopicPartition};
+use groupsim_wire::{Millis, TopicPartition};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::*;

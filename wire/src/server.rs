@@ -1,0 +1,164 @@
+//! The server half of a connection: [`serve_connection`] reads frames, decodes them, asks a
+//! [`RequestHandler`] for the answer, encodes it and writes it back. The handler is the hook:
+//! the simulation's brokers hand requests to the task that owns the sans-IO broker
+//! ([`BrokerHandle`]), and `groupsim serve` wraps that with its Fetch long-poll.
+//!
+//! A connection handles one request at a time, in order: read a frame, decode, ask the
+//! handler, wait for the answer, encode, write. Kafka does the same (it mutes a channel until the
+//! answer to its current request is sent), which is what keeps answers in request order even
+//! though JoinGroup/SyncGroup answers may come long after later requests were read elsewhere.
+//!
+//! Bad input never panics. What the server does with it:
+//! - ApiVersions at a version we do not serve: answer UNSUPPORTED_VERSION (35) in the v0 body
+//!   layout, listing our versions, as Kafka does; the client retries at a version we serve.
+//! - Any other unserved API or version, an unknown API key, a malformed or oversized frame:
+//!   log the reason (`tracing::warn`) and close this connection only. Kafka also closes the
+//!   connection when it cannot parse a request, so clients handle this path.
+
+use std::future::Future;
+
+use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::codec::{decode_request, encode_api_versions_fallback, encode_response};
+use crate::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
+use crate::versions::unsupported_api_versions;
+use crate::WireError;
+
+/// Answers one decoded request: the hook between a connection's frame loop and whatever owns
+/// the broker. Answers must come back in request order, which [`serve_connection`] guarantees
+/// by awaiting each answer before reading the next frame.
+pub trait RequestHandler {
+    /// The answer to `request`, encoded by the caller at `api_version`. An error closes the
+    /// connection.
+    fn call(
+        &self,
+        api_version: i16,
+        client_id: Option<String>,
+        request: RequestKind,
+    ) -> impl Future<Output = Result<ResponseKind, WireError>>;
+}
+
+/// One request handed to the broker task, with the channel for its answer.
+#[derive(Debug)]
+pub struct BrokerCall {
+    /// Version the request was encoded with (the answer is encoded with it too).
+    pub api_version: i16,
+    /// The client id from the request header (the coordinator builds member ids from it).
+    pub client_id: Option<String>,
+    /// The decoded request.
+    pub request: RequestKind,
+    /// Where the broker task sends the answer. Dropped unanswered if the broker stops.
+    pub reply: oneshot::Sender<ResponseKind>,
+}
+
+/// A cloneable handle to the broker task: each connection holds one.
+#[derive(Clone, Debug)]
+pub struct BrokerHandle {
+    tx: mpsc::UnboundedSender<BrokerCall>,
+}
+
+/// The receiving end of the broker task's call channel (give it to [`run_broker`]).
+#[derive(Debug)]
+pub struct BrokerCalls {
+    rx: mpsc::UnboundedReceiver<BrokerCall>,
+}
+
+/// A connected handle/receiver pair for one broker task.
+pub fn broker_channel() -> (BrokerHandle, BrokerCalls) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (BrokerHandle { tx }, BrokerCalls { rx })
+}
+
+impl BrokerCalls {
+    /// The next call, or `None` once every [`BrokerHandle`] is dropped.
+    pub async fn recv(&mut self) -> Option<BrokerCall> {
+        self.rx.recv().await
+    }
+}
+
+impl RequestHandler for BrokerHandle {
+    /// Sends a request to the broker task and waits for its answer.
+    /// [`WireError::BrokerGone`] if the task has stopped.
+    async fn call(
+        &self,
+        api_version: i16,
+        client_id: Option<String>,
+        request: RequestKind,
+    ) -> Result<ResponseKind, WireError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(BrokerCall { api_version, client_id, request, reply })
+            .map_err(|_| WireError::BrokerGone)?;
+        answer.await.map_err(|_| WireError::BrokerGone)
+    }
+}
+
+/// Options for [`serve_connection_with`].
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Largest request frame accepted; larger ones close the connection.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self { max_frame_bytes: DEFAULT_MAX_FRAME_BYTES }
+    }
+}
+
+/// Serves one connection until the client closes it (`Ok`) or sends something we refuse
+/// (`Err`, already logged with `tracing::warn`). See the module docs for what is refused.
+pub async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin, H: RequestHandler>(
+    stream: S,
+    handler: H,
+) -> Result<(), WireError> {
+    serve_connection_with(stream, handler, ServeOptions::default()).await
+}
+
+/// [`serve_connection`] with explicit options.
+pub async fn serve_connection_with<S: AsyncRead + AsyncWrite + Unpin, H: RequestHandler>(
+    stream: S,
+    handler: H,
+    options: ServeOptions,
+) -> Result<(), WireError> {
+    let mut conn = FrameReader::new(stream, options.max_frame_bytes);
+    let result = serve_frames(&mut conn, &handler).await;
+    if let Err(e) = &result {
+        tracing::warn!(error = %e, "closing connection");
+    }
+    result
+}
+
+async fn serve_frames<S: AsyncRead + AsyncWrite + Unpin, H: RequestHandler>(
+    conn: &mut FrameReader<S>,
+    handler: &H,
+) -> Result<(), WireError> {
+    while let Some(frame) = conn.read_frame().await? {
+        let answer = match decode_request(frame) {
+            Ok(req) => {
+                let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
+                tracing::trace!(api = ?req.api_key, version = req.version, ?client_id, "request");
+                // Kafka sends nothing back for a Produce with acks=0.
+                let no_answer = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);
+                let response = handler.call(req.version, client_id, req.request).await?;
+                if no_answer {
+                    continue;
+                }
+                encode_response(req.header.correlation_id, req.api_key, req.version, &response)?
+            }
+            Err(WireError::UnsupportedVersion {
+                api_key: ApiKey::ApiVersions,
+                version,
+                correlation_id,
+            }) => {
+                tracing::debug!(version, "ApiVersions version not served; answering in v0 layout");
+                encode_api_versions_fallback(correlation_id, &unsupported_api_versions())?
+            }
+            Err(e) => return Err(e),
+        };
+        write_frame(conn.get_mut(), &answer).await?;
+    }
+    Ok(())
+}
