@@ -23,7 +23,6 @@ pub mod error_codes;
 pub mod frame;
 pub mod records;
 mod shape;
-mod shapes;
 pub mod types;
 pub mod versions;
 

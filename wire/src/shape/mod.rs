@@ -1,4 +1,5 @@
-//! A pre-decode check of a message body against its wire layout (the tables in `shapes.rs`).
+//! A pre-decode check of a message body against its wire layout (the generated tables in
+//! `table.rs`, built from the types in `layout.rs`).
 //!
 //! Why: kafka-protocol reads an array length off the wire and calls `Vec::with_capacity(n)` before
 //! reading any element. A corrupt length (say 0x7fffffff elements of a 72-byte struct) makes the
@@ -14,63 +15,22 @@
 
 use kafka_protocol::messages::ApiKey;
 
-use crate::shapes;
+mod layout;
+mod table;
 
-/// The layout of one struct: its fields in wire order (tagged fields are listed with their tag).
-pub(crate) struct Shape {
-    /// Struct name, for error messages.
-    pub name: &'static str,
-    /// Fields in declaration (= wire) order.
-    pub fields: &'static [Field],
-}
-
-/// One field of a [`Shape`].
-pub(crate) struct Field {
-    /// Field name, for error messages.
-    pub name: &'static str,
-    /// First version with this field.
-    pub min: i16,
-    /// Last version with this field.
-    pub max: i16,
-    /// `Some(tag)` for a tagged field (flexible versions only).
-    pub tag: Option<u32>,
-    /// Wire type.
-    pub ty: Ty,
-}
-
-/// Wire types, in their classic or compact (flexible) form.
-pub(crate) enum Ty {
-    I8,
-    I16,
-    I32,
-    I64,
-    #[allow(dead_code)]
-    F64,
-    Bool,
-    Uuid,
-    /// A (nullable) string.
-    Str,
-    /// (Nullable) bytes, including record sets.
-    Bytes,
-    /// An array of a primitive type.
-    PrimArray(&'static Ty),
-    /// An array of structs.
-    Array(&'static Shape),
-    /// A nested struct (only as a tagged field in our messages).
-    Struct(&'static Shape),
-}
+use layout::{Field, Shape, Ty};
 
 /// Checks a request body of `api_key` at `version`. `Ok` means kafka-protocol's decoder will
 /// only allocate in proportion to `body.len()`.
 pub(crate) fn check_request(api_key: ApiKey, version: i16, body: &[u8]) -> Result<(), String> {
-    let (shape, flexible_from) = shapes::request_shape(api_key)
+    let (shape, flexible_from) = table::request_shape(api_key)
         .ok_or_else(|| format!("no layout for {api_key:?} requests"))?;
     check(shape, version, version >= flexible_from, body)
 }
 
 /// Checks a response body of `api_key` at `version` (see [`check_request`]).
 pub(crate) fn check_response(api_key: ApiKey, version: i16, body: &[u8]) -> Result<(), String> {
-    let (shape, flexible_from) = shapes::response_shape(api_key)
+    let (shape, flexible_from) = table::response_shape(api_key)
         .ok_or_else(|| format!("no layout for {api_key:?} responses"))?;
     check(shape, version, version >= flexible_from, body)
 }
