@@ -8,6 +8,7 @@
 //! - [`error_codes`]: one table of the Kafka error codes groupsim uses, with Kafka's names.
 //! - [`consumer_protocol`]: the classic consumer protocol's subscription and assignment bytes.
 //! - [`records`]: v2 record batches as groupsim writes and reads them, defended against garbage.
+//! - [`probe`]: coverage probes, counted per run outside the history.
 //! - [`versions`]: the one table of API versions served, and version fitting.
 //! - [`codec`] and [`frame`]: frame bytes to and from kafka-protocol messages, refusing bad input
 //!   before it reaches the decoder.
@@ -21,6 +22,7 @@ pub mod consumer_protocol;
 pub mod error;
 pub mod error_codes;
 pub mod frame;
+pub mod probe;
 pub mod records;
 mod shape;
 pub mod types;

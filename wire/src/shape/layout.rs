@@ -43,4 +43,3 @@ pub(super) enum Ty {
     /// A nested struct (only as a tagged field in our messages).
     Struct(&'static Shape),
 }
-

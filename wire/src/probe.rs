@@ -1,0 +1,187 @@
+//! Coverage probes: rare, bug-prone situations named in the code where they happen, counted per
+//! run, so a sweep can say which of them its seeds reached (FoundationDB's code probes).
+//!
+//! A probe is a `static` [`Probe`] with a dotted name (`coordinator.offset_fetch.while_loading`)
+//! and a one-line description, declared in its crate's probe catalogue with [`probes!`], and hit
+//! with `PROBE.hit()` beside the code it names. Families of situations (a request answered in a
+//! given group state with a given error) hit one probe with a detail: `PROBE.hit_as(detail)`.
+//!
+//! Hits are counted outside the history, in a per-thread recorder that a run switches on with
+//! [`record`]: adding a probe never changes a history, and outside a recording a hit costs one
+//! thread-local flag check. A simulation runs on one thread, so each run's counts are its own even
+//! when a sweep runs several runs at once on other threads.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::fmt::Display;
+
+/// A named rare situation. Declare with [`probes!`]; hit with [`Probe::hit`].
+#[derive(Debug)]
+pub struct Probe {
+    /// Dotted name: `<crate area>.<concept>.<situation>`.
+    pub name: &'static str,
+    /// One line on the situation and why it is worth reaching.
+    pub description: &'static str,
+    /// Whether a coverage campaign must reach it (`groupsim coverage` fails if it does not).
+    pub required: bool,
+}
+
+/// Hits counted during one recording: probe name (with `:detail` for family members) -> count.
+pub type ProbeHits = BTreeMap<String, u64>;
+
+thread_local! {
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
+    static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
+}
+
+impl Probe {
+    /// Counts one hit, if this thread is recording.
+    #[inline]
+    pub fn hit(&'static self) {
+        if RECORDING.with(Cell::get) {
+            count(self.name.to_string());
+        }
+    }
+
+    /// Counts one hit of the family member `detail` (recorded as `name:detail`), if this thread
+    /// is recording. The detail is only formatted while recording.
+    #[inline]
+    pub fn hit_as(&'static self, detail: impl Display) {
+        if RECORDING.with(Cell::get) {
+            count(format!("{}:{detail}", self.name));
+        }
+    }
+}
+
+fn count(key: String) {
+    HITS.with(|h| *h.borrow_mut().entry(key).or_insert(0) += 1);
+}
+
+/// Runs `f` with this thread's probe recorder on and returns what it returned with the hits
+/// counted meanwhile. Recordings nest: an inner one counts only its own hits, and the outer one
+/// goes on counting after it.
+pub fn record<T>(f: impl FnOnce() -> T) -> (T, ProbeHits) {
+    let was_recording = RECORDING.with(|r| r.replace(true));
+    let outer = HITS.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    // Restore the outer recording even if `f` panics (a failing run must not leak its hits).
+    struct Restore {
+        was_recording: bool,
+        outer: Option<ProbeHits>,
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RECORDING.with(|r| r.set(self.was_recording));
+            let outer = self.outer.take().unwrap_or_default();
+            HITS.with(|h| {
+                let inner = std::mem::replace(&mut *h.borrow_mut(), outer);
+                drop(inner);
+            });
+        }
+    }
+    let mut restore = Restore { was_recording, outer: Some(outer) };
+    let value = f();
+    let hits = HITS.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    if was_recording {
+        // The outer recording counts the inner hits too.
+        let outer = restore.outer.as_mut().expect("outer hits");
+        for (k, n) in &hits {
+            *outer.entry(k.clone()).or_insert(0) += n;
+        }
+    }
+    drop(restore);
+    (value, hits)
+}
+
+/// Declares a crate's probe catalogue: one `pub static` [`Probe`] per entry, and `ALL`, every
+/// probe of the catalogue, so reports can list the probes nobody hit.
+///
+/// ```
+/// groupsim_wire::probes! {
+///     /// Docs for the static.
+///     WHILE_LOADING = required "demo.offset_fetch.while_loading": "OffsetFetch while loading";
+///     RARE_EXTRA = optional "demo.extra": "a situation worth seeing, not worth failing for";
+/// }
+/// assert_eq!(ALL.len(), 2);
+/// assert!(WHILE_LOADING.required && !RARE_EXTRA.required);
+/// ```
+#[macro_export]
+macro_rules! probes {
+    ($( $(#[$meta:meta])* $id:ident = $req:ident $name:literal : $desc:literal; )*) => {
+        $(
+            $(#[$meta])*
+            pub static $id: $crate::probe::Probe = $crate::probe::Probe {
+                name: $name,
+                description: $desc,
+                required: $crate::probes!(@required $req),
+            };
+        )*
+        /// Every probe of this catalogue, in declaration order.
+        pub static ALL: &[&$crate::probe::Probe] = &[$(&$id),*];
+    };
+    (@required required) => { true };
+    (@required optional) => { false };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::probes! {
+        A = required "test.a": "first";
+        B = optional "test.b": "second";
+    }
+
+    #[test]
+    fn hits_outside_a_recording_are_not_counted() {
+        A.hit();
+        let ((), hits) = record(|| B.hit());
+        assert_eq!(hits, BTreeMap::from([("test.b".to_string(), 1)]));
+    }
+
+    #[test]
+    fn a_recording_counts_hits_and_family_details() {
+        let (v, hits) = record(|| {
+            A.hit();
+            A.hit();
+            B.hit_as("JoinGroup/Stable");
+            7
+        });
+        assert_eq!(v, 7);
+        assert_eq!(hits["test.a"], 2);
+        assert_eq!(hits["test.b:JoinGroup/Stable"], 1);
+        assert_eq!(hits.len(), 2);
+    }
+
+    #[test]
+    fn nested_recordings_keep_their_own_counts_and_the_outer_sees_both() {
+        let (inner, outer) = record(|| {
+            A.hit();
+            let ((), inner) = record(|| B.hit());
+            A.hit();
+            inner
+        });
+        assert_eq!(inner, BTreeMap::from([("test.b".to_string(), 1)]));
+        assert_eq!(outer["test.a"], 2);
+        assert_eq!(outer["test.b"], 1);
+    }
+
+    #[test]
+    fn a_panicking_run_leaves_the_recorder_off_and_empty() {
+        let caught = std::panic::catch_unwind(|| {
+            record(|| {
+                A.hit();
+                panic!("run failed");
+            })
+        });
+        assert!(caught.is_err());
+        A.hit();
+        let ((), hits) = record(|| {});
+        assert!(hits.is_empty());
+    }
+
+    #[test]
+    fn the_catalogue_lists_every_probe_in_order() {
+        let names: Vec<_> = ALL.iter().map(|p| (p.name, p.required)).collect();
+        assert_eq!(names, vec![("test.a", true), ("test.b", false)]);
+    }
+}
