@@ -19,6 +19,7 @@ pub mod cluster;
 pub mod driver;
 pub mod faults;
 pub mod history;
+pub mod host;
 pub mod nemesis;
 pub mod pictures;
 pub mod rng;
