@@ -11,7 +11,8 @@ use groupsim::bugs;
 use groupsim::faults::FaultSchedule;
 use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport, SeedResult};
-use groupsim::scenario::{self, Scenario};
+use groupsim::scenario::Scenario;
+use groupsim::scenarios;
 
 /// Writes to stdout; a closed pipe (`groupsim … | head`) ends the program quietly instead of
 /// panicking.
@@ -218,7 +219,7 @@ fn real_main() -> Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::List => {
-            for s in scenario::catalogue() {
+            for s in scenarios::catalogue() {
                 outln!("{:<24} {}", s.name, s.summary);
             }
             Ok(ExitCode::SUCCESS)
@@ -231,7 +232,7 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run { scenario, seed, variant, save, trace } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             if trace {
                 out!("{}", groupsim::trace::text(&report.history));
@@ -240,13 +241,13 @@ fn real_main() -> Result<ExitCode> {
             finish_one(&report, save)
         }
         Command::Replay { scenario, seed, variant } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             out!("{}", report.summary());
             finish_one(&report, true)
         }
         Command::Trace { scenario, seed, format, generation, output, variant } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             let text = pictures::render(format, &report.history, &report.verdict, generation)?;
             match output {
@@ -287,7 +288,7 @@ fn shrink(
     bug: Option<String>,
     out: Option<std::path::PathBuf>,
 ) -> Result<ExitCode> {
-    let s = scenario::find(name)?;
+    let s = scenarios::find(name)?;
     let bug = bug.as_deref().map(bugs::find).transpose()?;
     let options = RunOptions { bug, schedule: None };
     let report = run_one(&s, seed, &options)?;
@@ -367,9 +368,9 @@ fn sweep(
         bail!("--jobs must be at least 1");
     }
     let scenarios: Vec<Scenario> = if names.is_empty() {
-        scenario::catalogue()
+        scenarios::catalogue()
     } else {
-        names.iter().map(|n| scenario::find(n)).collect::<Result<_, _>>()?
+        names.iter().map(|n| scenarios::find(n)).collect::<Result<_, _>>()?
     };
     let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
     if !json {
