@@ -27,6 +27,7 @@ pub mod scenario;
 pub mod scenarios;
 pub mod serve;
 pub mod shrink;
+pub mod sweep;
 pub mod testing;
 pub mod trace;
 pub mod world;
