@@ -243,7 +243,10 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
-        Command::Serve(args) => groupsim::serve::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => {
+            groupsim::serve::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Sweep { scenarios, seeds, start, jobs, bug, shard, json } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = sweep::seed_range(start, seeds, shard);
