@@ -2,9 +2,9 @@
 //! was lost or duplicated across rebalances, that no zombie committed, and that the group
 //! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself.
 //!
-//! It reads the events in order into views over the history ([`views`]: each group, partition
+//! It reads the events in order into views over the history (`views`: each group, partition
 //! and member as the events describe them) and checks each rule group against the views as
-//! they stood before the event: [`commits`], [`ownership`], [`liveness`]; [`metrics`] gathers
+//! they stood before the event: `commits`, `ownership`, `liveness`; `metrics` gathers
 //! the run's figures. Rules (each anomaly names its class, the partition and the events that
 //! prove it):
 //! - `offset-regression`: an accepted commit is lower than the partition's previous one.

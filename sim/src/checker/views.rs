@@ -359,7 +359,7 @@ impl Views {
             }
             CoordinatorEvent::OffsetCommitRejected { .. } => metrics.stats.commits_rejected += 1,
             // A coordinator took the group over from the offsets log: the group is what was last
-            // stored, which may be an older generation than the last one started (helper D).
+            // stored, which may be an older generation than the last one started.
             CoordinatorEvent::GroupLoaded {
                 group,
                 state,

@@ -16,7 +16,7 @@ use crate::scenario::{ScenarioSpec, GROUP_ID};
 /// drawn broker, and a broker crash every 10–20 s (restarted 3–12 s later), from 4 s until two
 /// seconds before the liveness phase. Exercises unloading (parked joins and syncs get
 /// NOT_COORDINATOR), loading from the offsets log (COORDINATOR_LOAD_IN_PROGRESS meanwhile),
-/// failover after a crash, and commits staying durable across all of it (helper D).
+/// failover after a crash, and commits staying durable across all of it.
 pub fn coordinator_moves(seed: u64) -> ScenarioSpec {
     let mut spec = membership_churn(seed);
     spec.name = "coordinator_moves".into();

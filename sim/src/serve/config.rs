@@ -47,7 +47,7 @@ impl FromStr for TopicSpec {
     }
 }
 
-/// What a [`Cluster`] runs.
+/// What a [`Cluster`](super::Cluster) runs.
 #[derive(Clone, Debug)]
 pub struct ClusterConfig {
     /// Number of brokers (node ids 0..brokers), at least 1.
@@ -86,13 +86,13 @@ impl ClusterConfig {
     /// Refuses settings no cluster can run.
     pub(super) fn validate(&self) -> Result<(), ServeError> {
         if !(1..=MAX_BROKERS).contains(&self.brokers) {
-            return Err(ServeError::Brokers(self.brokers));
+            return Err(ServeError::Brokers { brokers: self.brokers, max: MAX_BROKERS });
         }
         if self.port != 0 && usize::from(self.port) + self.brokers - 1 > usize::from(u16::MAX) {
             return Err(ServeError::PortsPastEnd { port: self.port, brokers: self.brokers });
         }
         if self.preload > MAX_PRELOAD {
-            return Err(ServeError::Preload(self.preload));
+            return Err(ServeError::Preload { preload: self.preload, max: MAX_PRELOAD });
         }
         if self.offsets_topic_partitions < 1 {
             return Err(ServeError::OffsetsTopicPartitions);

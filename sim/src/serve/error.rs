@@ -1,8 +1,6 @@
 //! Why a loopback cluster cannot start or do what was asked: each message names the argument
 //! or the broker at fault.
 
-use super::config::{MAX_BROKERS, MAX_PRELOAD};
-
 /// A `serve` setting refused, or a cluster operation that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -25,8 +23,8 @@ pub enum ServeError {
     #[error("topic {0:?} is given twice")]
     TopicTwice(String),
     /// A broker count out of range.
-    #[error("--brokers {0} must be between 1 and {MAX_BROKERS}")]
-    Brokers(usize),
+    #[error("--brokers {brokers} must be between 1 and {max}")]
+    Brokers { brokers: usize, max: usize },
     /// Consecutive broker ports past 65535.
     #[error("--port {port}: {brokers} brokers on consecutive ports would go past port 65535")]
     PortsPastEnd { port: u16, brokers: usize },
@@ -36,8 +34,8 @@ pub enum ServeError {
     )]
     PortZero,
     /// Too many preloaded records.
-    #[error("--preload {0} must be at most {MAX_PRELOAD}")]
-    Preload(u32),
+    #[error("--preload {preload} must be at most {max}")]
+    Preload { preload: u32, max: u32 },
     /// No offsets topic partitions.
     #[error("offsets_topic_partitions must be at least 1")]
     OffsetsTopicPartitions,

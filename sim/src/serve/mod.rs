@@ -9,7 +9,7 @@
 //!
 //! Connections run the wire crate's frame loop (`groupsim_wire::serve_connection`: the same
 //! framing, codec and bad-input handling as the simulation, and no answer to a Produce with
-//! acks=0, as in Kafka) with one hook in front of the broker task ([`ServeHandler`]) for what a
+//! acks=0, as in Kafka) with one hook in front of the broker task (`ServeHandler`) for what a
 //! real client needs from a real broker: Fetch long polling. A Fetch that finds no records waits
 //! up to its `max_wait_ms` for a Produce to append something, instead of answering at once (the
 //! simulated members pace their own fetches; real clients would spin).
