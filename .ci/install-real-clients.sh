@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real Kafka clients the conformance tests (scenarios/tests/real_clients.rs) drive
+# Installs the real Kafka clients the conformance tests (sim/tests/real_clients.rs) drive
 # against `groupsim serve`: a Python venv with kafka-python, confluent-kafka and aiokafka from
 # PyPI, and kafkajs from npm into clients/node. Idempotent: a second run with everything in place
 # only checks the versions and returns.

@@ -6,12 +6,12 @@
 use groupsim::bugs::{self, BugSwitch};
 use groupsim::checker::AnomalyClass;
 use groupsim::runner::{run_seed_with, RunOptions};
-use groupsim::scenario;
+use groupsim::scenarios;
 use groupsim::shrink::shrink;
 
 /// Runs `scenario` with `bug` on seeds 0.. until one shows an expected anomaly; returns it.
 fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, AnomalyClass) {
-    let s = scenario::find(scenario_name).expect("in catalogue");
+    let s = scenarios::find(scenario_name).expect("in catalogue");
     let options = RunOptions { bug: Some(bug), schedule: None };
     for seed in 0..max_seeds {
         let r = run_seed_with(&s, seed, &options).expect("run");
@@ -27,7 +27,7 @@ fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, An
 fn check_switch(name: &str, scenario_name: &str, max_seeds: u64) {
     let bug = bugs::find(name).expect("known switch");
     let (seed, class) = first_caught(scenario_name, bug, max_seeds);
-    let s = scenario::find(scenario_name).expect("in catalogue");
+    let s = scenarios::find(scenario_name).expect("in catalogue");
     // Same seed, switch off: clean.
     let clean = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
     assert!(

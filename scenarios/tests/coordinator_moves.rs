@@ -16,7 +16,8 @@ use groupsim::checker::AnomalyClass;
 use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
 use groupsim::history::EventKind;
 use groupsim::runner::{run_spec, RunReport};
-use groupsim::scenario::{self, ScenarioSpec, GROUP_ID};
+use groupsim::scenario::{ScenarioSpec, GROUP_ID};
+use groupsim::scenarios;
 use groupsim::testing::{check_scenario, seeds};
 
 /// Kafka's partitionFor(group): abs(Java String.hashCode) modulo the partition count.
@@ -66,7 +67,7 @@ fn acknowledged_commit_lost_in_a_crash_is_flagged_by_the_checker() {
     let mut flagged = 0;
     let runs = seeds(8);
     for &seed in &runs {
-        let mut spec = scenario::find("membership_churn").expect("in the catalogue").build(seed);
+        let mut spec = scenarios::find("membership_churn").expect("in the catalogue").build(seed);
         spec.name = "coordinator_moves_ack_before_append".into();
         spec.brokers = 3;
         spec.coordinator.offsets_append_delay_ms = 1_000;

@@ -5,12 +5,12 @@
 use std::collections::BTreeSet;
 
 use groupsim::runner::run_seed;
-use groupsim::scenario;
+use groupsim::scenarios;
 use groupsim::testing::seeds;
 
 #[test]
 fn same_seed_gives_identical_history_for_many_seeds() {
-    let s = scenario::find("membership_churn").expect("in catalogue");
+    let s = scenarios::find("membership_churn").expect("in catalogue");
     let mut distinct = BTreeSet::new();
     let seeds = seeds(50);
     for &seed in &seeds {
@@ -27,7 +27,7 @@ fn same_seed_gives_identical_history_for_many_seeds() {
 /// scenario in the catalogue, a few seeds each, twice.
 #[test]
 fn every_scenario_replays_bit_for_bit() {
-    for s in scenario::catalogue() {
+    for s in scenarios::catalogue() {
         let seeds: u64 = if s.name == "join_storm" { 1 } else { 3 };
         for seed in 100..100 + seeds {
             let a = run_seed(&s, seed).expect("run a");

@@ -7,7 +7,7 @@ use groupsim::checker::{self, Anomaly, AnomalyClass, Verdict};
 use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::pictures::{self, Format, PictureError};
 use groupsim::runner::{run_seed, run_seed_with, RunOptions};
-use groupsim::scenario;
+use groupsim::scenarios;
 
 /// One element: its name, attributes (unescaped) and the text directly inside it (unescaped).
 #[derive(Debug)]
@@ -171,7 +171,7 @@ fn parse_xml(doc: &str) -> Result<Vec<Element>, String> {
 }
 
 fn run(name: &str, seed: u64) -> groupsim::runner::RunReport {
-    run_seed(&scenario::find(name).expect("in catalogue"), seed).expect("run")
+    run_seed(&scenarios::find(name).expect("in catalogue"), seed).expect("run")
 }
 
 fn faults(history: &History) -> Vec<String> {
@@ -271,7 +271,7 @@ fn html_page_is_well_formed_and_embeds_the_svg_with_heading_and_anomaly_list() {
 
 #[test]
 fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
-    let s = scenario::find("membership_churn").expect("in catalogue");
+    let s = scenarios::find("membership_churn").expect("in catalogue");
     let bug = groupsim::bugs::find("assignor-double-assigns").expect("bug switch");
     let r = run_seed_with(&s, 0, &RunOptions { bug: Some(bug), schedule: None }).expect("run");
     assert!(
@@ -409,7 +409,8 @@ fn mermaid_draws_the_asked_generation_and_rejects_one_that_never_started() {
 
 #[test]
 fn join_storm_svg_has_a_lane_for_each_of_a_thousand_members() {
-    let r = groupsim::runner::run_spec(groupsim::bench::join_storm(0)).expect("run");
+    let r =
+        groupsim::runner::run_spec(groupsim::scenarios::storm::join_storm_1000(0)).expect("run");
     let svg = pictures::render(Format::Svg, &r.history, &r.verdict, None).expect("svg");
     let els = parse_xml(&svg).unwrap_or_else(|e| panic!("SVG not well-formed: {e}"));
     let lanes = els.iter().filter(|e| e.attr("class") == Some("lane")).count();

@@ -13,13 +13,12 @@ use std::collections::BTreeSet;
 
 use groupsim::checker::{self, AnomalyClass};
 use groupsim::history::{EventKind, History, WorldEvent};
-use groupsim::scenario::ScenarioSpec;
-use groupsim::scenarios_profiles::{
-    churn_spec, profile_member_config, MemberBugs, MemberEvent, Profile as ClientProfile,
-    TopicPartition,
-};
+use groupsim::scenario::{member_config, ScenarioSpec};
+use groupsim::scenarios::churn::churn_spec;
 use groupsim::testing::check_scenario;
 use groupsim::world;
+use groupsim_member::{ClientProfile, MemberBugs, MemberEvent};
+use groupsim_wire::TopicPartition;
 
 const SEEDS: u64 = 10;
 
@@ -163,7 +162,7 @@ fn assert_bug_caught(
 ) -> u64 {
     let spec = |seed: u64, bugs: MemberBugs| {
         churn_spec("member_bug", seed, |_, name| {
-            let mut c = profile_member_config(name, profile);
+            let mut c = member_config(name, profile);
             if slow_processing {
                 // Batches long enough to straddle rebalances, so acks arrive late.
                 c.processing_ms_per_record = (20, 60);
@@ -230,7 +229,7 @@ fn every_profile_survives_stale_acks_and_slow_revokes() {
     for profile in ClientProfile::ALL {
         for seed in groupsim::testing::seeds(3) {
             let mut spec =
-                churn_spec("profile_faults", seed, |_, name| profile_member_config(name, profile));
+                churn_spec("profile_faults", seed, |_, name| member_config(name, profile));
             spec.faults = FaultSchedule::new(vec![
                 ScheduledFault {
                     at_ms: 9_000,

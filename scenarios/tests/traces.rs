@@ -3,14 +3,14 @@
 //! `cargo insta review` (or accept new ones with `INSTA_UPDATE=always cargo test`).
 
 use groupsim::runner::run_seed;
-use groupsim::scenario;
+use groupsim::scenarios;
 use groupsim::trace;
 
 /// The seed every trace snapshot uses.
 const SEED: u64 = 1;
 
 fn snapshot(name: &str) {
-    let s = scenario::find(name).expect("in catalogue");
+    let s = scenarios::find(name).expect("in catalogue");
     let report = run_seed(&s, SEED).expect("run");
     assert!(report.verdict.is_ok(), "{}", report.failure_report());
     let text = trace::text(&report.history);
@@ -36,7 +36,7 @@ macro_rules! trace_tests {
         #[test]
         fn every_scenario_has_a_trace_snapshot() {
             let tested = [$(stringify!($name)),*];
-            for s in scenario::catalogue() {
+            for s in scenarios::catalogue() {
                 assert!(tested.contains(&s.name), "scenario {} has no trace snapshot test", s.name);
             }
         }

@@ -2,77 +2,15 @@
 //! wall second, events per second). Wall-clock time is read here, outside any simulation.
 //!
 //! The three scenarios: a small steady group (`membership_churn`), the all-faults `swarm`, and a
-//! 1,000-member join storm ([`join_storm`], built here) run with a tenth of the seeds.
+//! 1,000-member join storm ([`join_storm_1000`]) run with a tenth of the seeds.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{AssignorKind, MemberConfig};
-use groupsim_wire::Millis;
-use rand::RngExt;
-
-use crate::faults::FaultSchedule;
-use crate::rng::{self, Stream};
 use crate::runner::{self, RunReport};
-use crate::scenario::{self, MemberPlan, ProducerPlan, ScenarioSpec, GROUP_ID};
+use crate::scenario::ScenarioSpec;
+use crate::scenarios::{self, storm::join_storm_1000};
 use crate::world::WorldError;
-
-/// Members in the join storm.
-pub const STORM_MEMBERS: u32 = 1_000;
-/// Client hosts the storm's members share (turmoil's cost grows with the square of hosts).
-pub const STORM_HOSTS: usize = 10;
-/// Partitions of the storm's topic.
-pub const STORM_PARTITIONS: i32 = 64;
-
-/// A join storm: `STORM_MEMBERS` members on `STORM_HOSTS` client hosts all start within 3 s and
-/// join one group on a single broker; one topic of `STORM_PARTITIONS` partitions, so most members
-/// get nothing. About 60 simulated seconds: the join phase must gather a thousand JoinGroups,
-/// then heartbeats from every member keep the coordinator busy.
-pub fn join_storm(seed: u64) -> ScenarioSpec {
-    let mut rng = rng::stream(seed, Stream::Workload);
-    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
-    let members: Vec<MemberPlan> = (0..STORM_MEMBERS)
-        .map(|i| {
-            let name = format!("m{i}");
-            let mut config = MemberConfig::new(GROUP_ID, name.clone(), vec!["storm".into()]);
-            config.session_timeout_ms = 10_000;
-            config.rebalance_timeout_ms = 15_000;
-            config.heartbeat_interval_ms = 3_000;
-            config.request_timeout_ms = 5_000;
-            config.commit_interval_ms = 1_000;
-            config.metadata_max_age_ms = 5_000;
-            config.assignors = vec![AssignorKind::Range, AssignorKind::RoundRobin];
-            MemberPlan {
-                host: i as usize % STORM_HOSTS,
-                start_ms: rng.random_range(0..3_000),
-                leave_ms: None,
-                config,
-                seed: rng::sub_seed(seed, Stream::Member(i)),
-                name,
-            }
-        })
-        .collect();
-    let liveness_start_ms: Millis = 30_000;
-    let liveness_bound_ms = crate::scenario::liveness_bound(&members[0].config, &coordinator);
-    ScenarioSpec {
-        name: "join_storm_1000".into(),
-        seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
-        brokers: 1,
-        offsets_topic_partitions: 50,
-        coordinator,
-        topics: vec![("storm".into(), STORM_PARTITIONS)],
-        client_hosts: STORM_HOSTS,
-        members,
-        producer: ProducerPlan { records_per_sec: (1, 5), stop_ms: liveness_start_ms },
-        liveness_start_ms,
-        liveness_bound_ms,
-        swarm: None,
-        faults: FaultSchedule::default(),
-    }
-}
 
 /// One scenario's figures.
 #[derive(Clone, Debug, Default)]
@@ -173,13 +111,13 @@ pub fn table(rows: &[BenchRow]) -> String {
 pub fn run(seeds: u64) -> Result<String, WorldError> {
     let mut rows = Vec::new();
     for name in ["membership_churn", "swarm"] {
-        let s = scenario::find(name).map_err(|e| WorldError::InvalidScenario {
+        let s = scenarios::find(name).map_err(|e| WorldError::InvalidScenario {
             name: name.to_string(),
             reason: e.to_string(),
         })?;
         rows.push(measure(name, seeds, |seed| s.build(seed)));
     }
-    rows.push(measure("join_storm_1000", (seeds / 10).max(1), join_storm));
+    rows.push(measure("join_storm_1000", (seeds / 10).max(1), join_storm_1000));
     let mut out = String::new();
     if cfg!(debug_assertions) {
         out.push_str(
@@ -193,19 +131,6 @@ pub fn run(seeds: u64) -> Result<String, WorldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn join_storm_has_a_thousand_members_on_ten_hosts_starting_within_three_seconds() {
-        let s = join_storm(3);
-        assert_eq!(s.members.len(), 1_000);
-        assert!(s.members.iter().all(|m| m.host < STORM_HOSTS && m.start_ms < 3_000));
-        assert_eq!(s.client_hosts, STORM_HOSTS);
-        assert_eq!(s.brokers, 1);
-        assert_eq!(s.topics, vec![("storm".to_string(), STORM_PARTITIONS)]);
-        // A bounded run: 30 s of joining and steady state, then the shared liveness bound.
-        assert!(s.end_ms() <= 75_000, "{}", s.end_ms());
-        assert_eq!(join_storm(3), s);
-    }
 
     #[test]
     fn table_lists_every_scenario_with_its_rates() {

@@ -17,7 +17,7 @@ use tracing::debug;
 
 use crate::broker_task::run_broker_controlled;
 use crate::history::EventKind;
-use crate::world::{sim_now, SharedHistory, BROKER_PORT};
+use crate::host::{sim_now, SharedHistory, BROKER_PORT};
 
 /// Running brokers' control channels, by node id. A broker registers its sender each time its
 /// software (re)starts; the world's [`crate::cluster::Cluster`] sends coordinator moves on it.

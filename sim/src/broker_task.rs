@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 /// connection went away) and events to `on_event` stamped with the time they happened.
 ///
 /// `clock` gives the current (simulated) time in ms; it must agree with `tokio::time`, which the
-/// task sleeps on until the broker's next deadline. Returns when every [`BrokerHandle`] is
+/// task sleeps on until the broker's next deadline. Returns when every [`BrokerHandle`](groupsim_wire::server::BrokerHandle) is
 /// dropped (no connection can reach the broker any more).
 pub async fn run_broker<C, E>(broker: Broker, calls: BrokerCalls, clock: C, on_event: E)
 where

@@ -19,8 +19,8 @@ use groupsim_wire::{Millis, TopicPartition};
 
 use crate::broker_host::{BrokerControls, BrokerShared};
 use crate::history::WorldEvent;
+use crate::host::{broker_host, SharedHistory, BROKER_PORT};
 use crate::scenario::ScenarioSpec;
-use crate::world::{broker_host, SharedHistory, BROKER_PORT};
 
 /// How long after a crash the cluster notices a broker is gone (Kafka: the broker's session
 /// with the controller expires) and moves its partitions.
@@ -348,46 +348,5 @@ impl Cluster {
                 }
             }
         }
-    }
-}
-
-impl crate::nemesis::ClusterOps for Cluster {
-    fn move_coordinator(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        group: &str,
-        to: i32,
-        load_ms: Millis,
-    ) -> Result<(), String> {
-        Cluster::move_coordinator(self, sim, now, group, to, load_ms).map_err(|e| e.to_string())
-    }
-
-    fn crash_broker(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        node: i32,
-    ) -> Result<(), String> {
-        Cluster::crash_broker(self, sim, now, node).map_err(|e| e.to_string())
-    }
-
-    fn restart_broker(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        node: i32,
-    ) -> Result<(), String> {
-        Cluster::restart_broker(self, sim, now, node).map_err(|e| e.to_string())
-    }
-
-    fn expand_topic(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        topic: &str,
-        partitions: i32,
-    ) -> Result<(), String> {
-        Cluster::expand_topic(self, sim, now, topic, partitions).map_err(|e| e.to_string())
     }
 }

@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 use tracing::{debug, trace};
 
 use crate::history::{EventKind, WorldEvent};
+use crate::host::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 use crate::nemesis::{MemberCommand, MemberControls};
 use crate::scenario::MemberPlan;
-use crate::world::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 
 type Writer = RequestWriter<tokio::io::WriteHalf<turmoil::net::TcpStream>>;
 

@@ -64,7 +64,7 @@ pub enum WorldEvent {
     FaultHealed { description: String },
     /// A topic gained partitions (new partitions start empty at offset 0).
     PartitionsAdded { topic: String, partitions: i32 },
-    /// A broker host crashed: its in-memory state (groups, caches) is gone (helper D).
+    /// A broker host crashed: its in-memory state (groups, caches) is gone.
     BrokerCrashed { node: i32 },
     /// The cluster noticed a crashed broker (after the detection delay): it leaves the metadata
     /// and its partitions move to live brokers.

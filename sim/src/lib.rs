@@ -6,27 +6,44 @@
 //! proves no committed offset was lost or duplicated, no zombie committed, and the group
 //! recovered.
 //!
-//! Entry points: [`scenario::catalogue`] lists the scenarios, [`runner::run_seed`] runs one seed,
-//! [`testing::check_scenario`] is what scenario tests call.
+//! Entry points: [`scenarios::catalogue`] lists the scenarios, [`runner::run_seed`] runs one
+//! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call.
+//!
+//! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
+//! `tools/modcycles.py` checks there is no circle):
+//! - leaves: [`rng`] (seed streams), [`history`] (the record of a run), [`faults`] (fault kinds
+//!   and schedules), [`host`] (host names, broker port, simulated clock, shared history),
+//!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).
+//! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`driver`] (a
+//!   member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
+//!   [`world`] assembles them into one turmoil simulation.
+//! - reading a run: [`checker`] (views over the history, one file per rule group), [`trace`]
+//!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
+//! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
+//! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
+//!   [`sweep`] (many seeds, shards, the table), [`bench`](mod@bench) (throughput), [`testing`] (helpers for
+//!   scenario tests).
+//! - [`serve`]: the same coordinator on real loopback sockets for real Kafka clients.
 
 pub mod bench;
 pub mod broker_host;
 pub mod broker_task;
 pub mod bugs;
-pub mod catalogue;
 pub mod checker;
 pub mod cluster;
 pub mod driver;
 pub mod faults;
 pub mod history;
+pub mod host;
 pub mod nemesis;
 pub mod pictures;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
-pub mod scenarios_profiles;
+pub mod scenarios;
 pub mod serve;
 pub mod shrink;
+pub mod sweep;
 pub mod testing;
 pub mod trace;
 pub mod world;

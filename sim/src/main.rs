@@ -1,17 +1,16 @@
 //! `groupsim`: run, sweep and replay consumer-group rebalancing scenarios.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use groupsim::bugs;
 use groupsim::faults::FaultSchedule;
 use groupsim::pictures;
-use groupsim::runner::{self, RunOptions, RunReport, SeedResult};
-use groupsim::scenario::{self, Scenario};
+use groupsim::runner::{self, RunOptions, RunReport};
+use groupsim::scenario::Scenario;
+use groupsim::scenarios;
+use groupsim::sweep::{self, Shard, Sweep};
 
 /// Writes to stdout; a closed pipe (`groupsim … | head`) ends the program quietly instead of
 /// panicking.
@@ -137,37 +136,14 @@ enum Command {
         bug: Option<String>,
         /// Run only shard K of N of the seed range (contiguous blocks, so shards 1/4 and 2/4
         /// together are shard 1/2): split a deep sweep across machines.
-        #[arg(long, value_parser = parse_shard)]
-        shard: Option<(u64, u64)>,
+        #[arg(long)]
+        shard: Option<Shard>,
         /// Print a JSON summary instead of the table.
         #[arg(long)]
         json: bool,
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
-}
-
-/// Parses `K/N` with 1 <= K <= N.
-fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let (k, n) = text.split_once('/').ok_or_else(|| format!("{text:?} is not K/N (e.g. 2/4)"))?;
-    let k: u64 = k.trim().parse().map_err(|_| format!("shard index {k:?} is not a number"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("shard count {n:?} is not a number"))?;
-    if n == 0 || k == 0 || k > n {
-        return Err(format!("shard {k}/{n} is out of range: need 1 <= K <= N"));
-    }
-    Ok((k, n))
-}
-
-/// The seeds of shard `k` of `n` of `start..start+count`: the k-th of n contiguous blocks.
-fn shard_range(start: u64, count: u64, shard: Option<(u64, u64)>) -> std::ops::Range<u64> {
-    match shard {
-        None => start..start + count,
-        Some((k, n)) => {
-            let lo = (k - 1) * count / n;
-            let hi = k * count / n;
-            start + lo..start + hi
-        }
-    }
 }
 
 /// How a run differs from the scenario's drawn one.
@@ -218,7 +194,7 @@ fn real_main() -> Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::List => {
-            for s in scenario::catalogue() {
+            for s in scenarios::catalogue() {
                 outln!("{:<24} {}", s.name, s.summary);
             }
             Ok(ExitCode::SUCCESS)
@@ -231,7 +207,7 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run { scenario, seed, variant, save, trace } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             if trace {
                 out!("{}", groupsim::trace::text(&report.history));
@@ -240,13 +216,13 @@ fn real_main() -> Result<ExitCode> {
             finish_one(&report, save)
         }
         Command::Replay { scenario, seed, variant } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             out!("{}", report.summary());
             finish_one(&report, true)
         }
         Command::Trace { scenario, seed, format, generation, output, variant } => {
-            let s = scenario::find(&scenario)?;
+            let s = scenarios::find(&scenario)?;
             let report = run_one(&s, seed, &variant.options()?)?;
             let text = pictures::render(format, &report.history, &report.verdict, generation)?;
             match output {
@@ -267,11 +243,15 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
-        Command::Serve(args) => groupsim::serve::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => {
+            groupsim::serve::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Sweep { scenarios, seeds, start, jobs, bug, shard, json } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
-            let seeds = shard_range(start, seeds, shard);
-            sweep(scenarios, seeds, jobs, RunOptions { bug, schedule: None }, json)
+            let seeds = sweep::seed_range(start, seeds, shard);
+            let sweep = Sweep::new(&scenarios, seeds, jobs, RunOptions { bug, schedule: None })?;
+            run_sweep(&sweep, json)
         }
     }
 }
@@ -287,7 +267,7 @@ fn shrink(
     bug: Option<String>,
     out: Option<std::path::PathBuf>,
 ) -> Result<ExitCode> {
-    let s = scenario::find(name)?;
+    let s = scenarios::find(name)?;
     let bug = bug.as_deref().map(bugs::find).transpose()?;
     let options = RunOptions { bug, schedule: None };
     let report = run_one(&s, seed, &options)?;
@@ -339,184 +319,21 @@ fn finish_one(report: &RunReport, save: bool) -> Result<ExitCode> {
     }
 }
 
-/// One scenario's sweep outcome, for the table and `--json`.
-#[derive(serde::Serialize)]
-struct SweepRow {
-    scenario: String,
-    seeds: usize,
-    passed: usize,
-    failed: usize,
-    rebalances_per_seed: f64,
-    simulated_seconds_per_wall_second: f64,
-    seeds_per_second: f64,
-    failures: Vec<SeedResult>,
-    replay: Option<String>,
-}
-
-fn sweep(
-    names: Vec<String>,
-    seeds: std::ops::Range<u64>,
-    jobs: usize,
-    options: RunOptions,
-    json: bool,
-) -> Result<ExitCode> {
-    if seeds.is_empty() {
-        bail!("no seeds to run: --seeds must be at least 1 (and the shard must not be empty)");
-    }
-    if jobs == 0 {
-        bail!("--jobs must be at least 1");
-    }
-    let scenarios: Vec<Scenario> = if names.is_empty() {
-        scenario::catalogue()
-    } else {
-        names.iter().map(|n| scenario::find(n)).collect::<Result<_, _>>()?
-    };
-    let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
+/// Runs `sweep`, printing the table row by row (or the JSON summary at the end); exit 1 on any
+/// failing seed.
+fn run_sweep(sweep: &Sweep, json: bool) -> Result<ExitCode> {
     if !json {
-        outln!("seeds {}..{}{bug_arg}", seeds.start, seeds.end);
-        outln!(
-            "{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed",
-            "scenario",
-            "seeds",
-            "pass",
-            "fail",
-            "rebal/seed",
-            "sim s/s",
-            "seeds/s"
-        );
+        out!("{}", sweep.table_header());
     }
-    let mut rows = Vec::new();
-    for s in &scenarios {
-        let started = Instant::now();
-        let results = run_seeds(s, seeds.clone(), jobs, &options);
-        let wall = started.elapsed().as_secs_f64().max(1e-9);
-        let failures: Vec<SeedResult> = results.iter().filter(|r| !r.ok).cloned().collect();
-        let sim_secs: f64 = results.iter().map(|r| r.simulated_ms as f64 / 1000.0).sum();
-        let rebalances: u64 = results.iter().map(|r| r.rebalances).sum();
-        let row = SweepRow {
-            scenario: s.name.to_string(),
-            seeds: results.len(),
-            passed: results.len() - failures.len(),
-            failed: failures.len(),
-            rebalances_per_seed: rebalances as f64 / results.len() as f64,
-            simulated_seconds_per_wall_second: sim_secs / wall,
-            seeds_per_second: results.len() as f64 / wall,
-            replay: failures
-                .first()
-                .map(|r| format!("{}{bug_arg}", runner::replay_command(s.name, r.seed))),
-            failures,
-        };
+    let rows = sweep.run(|row| {
         if !json {
-            let first = row.failures.first().map(|r| {
-                let why =
-                    r.first_anomaly.map(|c| c.to_string()).or(r.error.clone()).unwrap_or_default();
-                format!("{} ({why})", r.seed)
-            });
-            outln!(
-                "{:<24} {:>6} {:>6} {:>6} {:>10.1} {:>10.0} {:>9.2}  {}",
-                row.scenario,
-                row.seeds,
-                row.passed,
-                row.failed,
-                row.rebalances_per_seed,
-                row.simulated_seconds_per_wall_second,
-                row.seeds_per_second,
-                first.unwrap_or_else(|| "-".into())
-            );
-            if let Some(replay) = &row.replay {
-                outln!("    replay: {replay}");
-            }
-        }
-        rows.push(row);
-    }
-    let any_failed = rows.iter().any(|r| r.failed > 0);
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&rows).context("serialising the summary")?);
-    } else {
-        let total: usize = rows.iter().map(|r| r.seeds).sum();
-        let failed: usize = rows.iter().map(|r| r.failed).sum();
-        outln!("total: {} runs, {} passed, {} failed", total, total - failed, failed);
-    }
-    Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// Runs `seeds` on `jobs` threads (one whole simulation per thread at a time) and returns
-/// results in seed order, with a progress bar on stderr.
-fn run_seeds(
-    s: &Scenario,
-    seeds: std::ops::Range<u64>,
-    jobs: usize,
-    options: &RunOptions,
-) -> Vec<SeedResult> {
-    let count = seeds.end - seeds.start;
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(count as usize));
-    let progress = Progress::new(s.name, count);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(count as usize) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i as u64 >= count {
-                    break;
-                }
-                let seed = seeds.start + i as u64;
-                let run = runner::run_seed_with(s, seed, options);
-                let r = SeedResult::from_run(seed, &run);
-                if !r.ok {
-                    failed.fetch_add(1, Ordering::SeqCst);
-                }
-                results.lock().expect("results lock").push(r);
-                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                progress.update(d as u64, failed.load(Ordering::SeqCst) as u64);
-            });
+            out!("{}", row.table_lines());
         }
     });
-    progress.finish();
-    let mut results = results.into_inner().expect("results lock");
-    results.sort_by_key(|r| r.seed);
-    results
-}
-
-/// A one-line progress bar on stderr when stderr is a terminal; otherwise a line every 10%.
-struct Progress {
-    name: &'static str,
-    total: u64,
-    tty: bool,
-    started: Instant,
-    last_decile: std::sync::atomic::AtomicU64,
-}
-
-impl Progress {
-    fn new(name: &'static str, total: u64) -> Self {
-        use std::io::IsTerminal as _;
-        let tty = std::io::stderr().is_terminal();
-        Self { name, total, tty, started: Instant::now(), last_decile: 0.into() }
+    if json {
+        outln!("{}", sweep::json_summary(&rows).context("serialising the summary")?);
+    } else {
+        out!("{}", sweep::total_line(&rows));
     }
-
-    fn update(&self, done: u64, failed: u64) {
-        let width = 30u64;
-        let filled = (done * width / self.total.max(1)) as usize;
-        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width as usize - filled));
-        let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-        let line = format!(
-            "{:<24} [{bar}] {done}/{} seeds, {failed} failed, {rate:.1} seeds/s",
-            self.name, self.total
-        );
-        if self.tty {
-            eprint!("\r{line}");
-        } else {
-            let decile = done * 10 / self.total.max(1);
-            if self.last_decile.fetch_max(decile, Ordering::SeqCst) < decile {
-                eprintln!("{line}");
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if self.tty {
-            eprint!("\r{}\r", " ".repeat(110));
-        }
-    }
+    Ok(if sweep::any_failed(&rows) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

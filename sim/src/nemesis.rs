@@ -17,7 +17,7 @@ use tracing::debug;
 
 use crate::faults::{Fault, FaultSchedule};
 use crate::history::WorldEvent;
-use crate::world::SharedHistory;
+use crate::host::SharedHistory;
 
 /// What the nemesis can ask of a running member's driver.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,39 +41,32 @@ pub enum MemberCommand {
 /// themselves when they stop for good.
 pub type MemberControls = Rc<RefCell<BTreeMap<String, mpsc::UnboundedSender<MemberCommand>>>>;
 
+/// A cluster-level operation a fault asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterOp<'a> {
+    /// Move the group's coordinator to broker `to`, whose load takes `load_ms`.
+    MoveCoordinator { group: &'a str, to: i32, load_ms: Millis },
+    /// Crash a broker.
+    CrashBroker { node: i32 },
+    /// Restart a crashed broker.
+    RestartBroker { node: i32 },
+    /// Add partitions to a topic (to `partitions` in total; new partitions need leaders and an
+    /// empty log).
+    ExpandTopic { topic: &'a str, partitions: i32 },
+}
+
 /// The cluster-level operations faults need (implemented by the world's cluster control).
 pub trait ClusterOps {
-    /// Moves the group's coordinator to broker `to`, whose load takes `load_ms`.
-    fn move_coordinator(
+    /// Why an operation could not be carried out.
+    type Error: std::fmt::Display;
+
+    /// Carries out `op` between simulation steps.
+    fn apply(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
         now: Millis,
-        group: &str,
-        to: i32,
-        load_ms: Millis,
-    ) -> Result<(), String>;
-    /// Crashes a broker.
-    fn crash_broker(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        node: i32,
-    ) -> Result<(), String>;
-    /// Restarts a crashed broker.
-    fn restart_broker(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        node: i32,
-    ) -> Result<(), String>;
-    /// Adds partitions to a topic (new partitions need leaders and an empty log).
-    fn expand_topic(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        topic: &str,
-        partitions: i32,
-    ) -> Result<(), String>;
+        op: ClusterOp<'_>,
+    ) -> Result<(), Self::Error>;
 }
 
 /// A follow-up the nemesis owes: undoing a fault's effect.
@@ -121,7 +114,7 @@ impl Nemesis {
     }
 
     /// Applies every fault and undo due at or before `now`.
-    pub fn tick(&mut self, sim: &mut turmoil::Sim<'_>, cluster: &mut dyn ClusterOps, now: Millis) {
+    pub fn tick(&mut self, sim: &mut turmoil::Sim<'_>, cluster: &mut impl ClusterOps, now: Millis) {
         while let Some(&(at, seq)) = self.undo.keys().next() {
             if at > now {
                 break;
@@ -145,7 +138,7 @@ impl Nemesis {
     pub fn heal_all(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
-        cluster: &mut dyn ClusterOps,
+        cluster: &mut impl ClusterOps,
         now: Millis,
     ) {
         self.healed_all = true;
@@ -169,7 +162,7 @@ impl Nemesis {
     fn apply(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
-        cluster: &mut dyn ClusterOps,
+        cluster: &mut impl ClusterOps,
         now: Millis,
         fault: &Fault,
     ) -> bool {
@@ -228,26 +221,30 @@ impl Nemesis {
                 );
                 true
             }
-            Fault::CoordinatorMove { group, to, load_ms } => {
-                report(cluster.move_coordinator(sim, now, group, *to, *load_ms))
-            }
+            Fault::CoordinatorMove { group, to, load_ms } => report(cluster.apply(
+                sim,
+                now,
+                ClusterOp::MoveCoordinator { group, to: *to, load_ms: *load_ms },
+            )),
             Fault::BrokerCrash { node, restart_after_ms } => {
-                let ok = report(cluster.crash_broker(sim, now, *node));
+                let ok = report(cluster.apply(sim, now, ClusterOp::CrashBroker { node: *node }));
                 if ok {
                     self.later(now + restart_after_ms, Undo::RestartBroker { node: *node });
                 }
                 ok
             }
-            Fault::PartitionExpansion { topic, partitions } => {
-                report(cluster.expand_topic(sim, now, topic, *partitions))
-            }
+            Fault::PartitionExpansion { topic, partitions } => report(cluster.apply(
+                sim,
+                now,
+                ClusterOp::ExpandTopic { topic, partitions: *partitions },
+            )),
         }
     }
 
     fn apply_undo(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
-        cluster: &mut dyn ClusterOps,
+        cluster: &mut impl ClusterOps,
         now: Millis,
         undo: Undo,
     ) {
@@ -270,7 +267,7 @@ impl Nemesis {
                 format!("latency of {host}")
             }
             Undo::RestartBroker { node } => {
-                if let Err(e) = cluster.restart_broker(sim, now, *node) {
+                if let Err(e) = cluster.apply(sim, now, ClusterOp::RestartBroker { node: *node }) {
                     debug!(node, error = %e, "broker restart failed");
                 }
                 format!("broker-{node} restarted")
@@ -280,7 +277,7 @@ impl Nemesis {
     }
 }
 
-fn report(r: Result<(), String>) -> bool {
+fn report(r: Result<(), impl std::fmt::Display>) -> bool {
     match r {
         Ok(()) => true,
         Err(e) => {

@@ -6,7 +6,7 @@
 //!   without it a test runs its own default count, sized for CI.
 
 use crate::runner::{self, RunReport};
-use crate::scenario;
+use crate::scenarios;
 
 /// The seeds a scenario test should run, from the environment or `default_count`.
 pub fn seeds(default_count: u64) -> Vec<u64> {
@@ -29,7 +29,7 @@ fn env_u64(name: &str) -> Option<u64> {
 /// Runs `scenario` over [`seeds`] and panics on the first failing seed with its report (the
 /// history is also written under `target/groupsim/`).
 pub fn check_scenario(name: &str, default_count: u64) -> Vec<RunReport> {
-    let scenario = scenario::find(name).unwrap_or_else(|e| panic!("{e}"));
+    let scenario = scenarios::find(name).unwrap_or_else(|e| panic!("{e}"));
     let mut reports = Vec::new();
     for seed in seeds(default_count) {
         let report = match runner::run_seed(&scenario, seed) {

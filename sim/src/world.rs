@@ -12,21 +12,15 @@ use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
-use crate::cluster::Cluster;
-use crate::history::{EventKind, History, WorldEvent};
-use crate::nemesis::{ClusterOps, MemberControls, Nemesis};
+use crate::cluster::{Cluster, ClusterError};
+use crate::history::{History, WorldEvent};
+use crate::host::{broker_host, client_host, SharedHistory};
+use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis};
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
 
-/// The port every simulated broker listens on.
-pub const BROKER_PORT: u16 = 9092;
-
 /// How often the producer appends what is due (like a producer's linger).
 const PRODUCER_LINGER_MS: Millis = 100;
-
-/// Shared, single-threaded handle to the history being recorded. Hosts and the world loop all
-/// append to it; turmoil runs every host on one thread, so the order is deterministic.
-pub type SharedHistory = Rc<RefCell<History>>;
 
 /// A run that could not be carried out (not an anomaly: the harness itself failed).
 #[derive(Debug, thiserror::Error)]
@@ -37,21 +31,6 @@ pub enum WorldError {
     /// The scenario is inconsistent.
     #[error("invalid scenario {name}: {reason}")]
     InvalidScenario { name: String, reason: String },
-}
-
-/// Host name of broker `node_id`.
-pub fn broker_host(node_id: i32) -> String {
-    format!("broker-{node_id}")
-}
-
-/// Host name of client host `i`.
-pub fn client_host(i: usize) -> String {
-    format!("client-{i}")
-}
-
-/// Simulated time now, inside a host.
-pub fn sim_now() -> Millis {
-    turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as Millis)
 }
 
 /// Runs `spec` to its liveness deadline and returns the recorded history.
@@ -179,45 +158,26 @@ struct WorldCluster<'a> {
 }
 
 impl ClusterOps for WorldCluster<'_> {
-    fn move_coordinator(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        group: &str,
-        to: i32,
-        load_ms: Millis,
-    ) -> Result<(), String> {
-        ClusterOps::move_coordinator(self.cluster, sim, now, group, to, load_ms)
-    }
+    type Error = ClusterError;
 
-    fn crash_broker(
+    fn apply(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
         now: Millis,
-        node: i32,
-    ) -> Result<(), String> {
-        ClusterOps::crash_broker(self.cluster, sim, now, node)
-    }
-
-    fn restart_broker(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        node: i32,
-    ) -> Result<(), String> {
-        ClusterOps::restart_broker(self.cluster, sim, now, node)
-    }
-
-    fn expand_topic(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        topic: &str,
-        partitions: i32,
-    ) -> Result<(), String> {
-        ClusterOps::expand_topic(self.cluster, sim, now, topic, partitions)?;
-        self.producer.borrow_mut().add_partitions(topic, partitions);
-        Ok(())
+        op: ClusterOp<'_>,
+    ) -> Result<(), ClusterError> {
+        match op {
+            ClusterOp::MoveCoordinator { group, to, load_ms } => {
+                self.cluster.move_coordinator(sim, now, group, to, load_ms)
+            }
+            ClusterOp::CrashBroker { node } => self.cluster.crash_broker(sim, now, node),
+            ClusterOp::RestartBroker { node } => self.cluster.restart_broker(sim, now, node),
+            ClusterOp::ExpandTopic { topic, partitions } => {
+                self.cluster.expand_topic(sim, now, topic, partitions)?;
+                self.producer.borrow_mut().add_partitions(topic, partitions);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -312,9 +272,4 @@ impl Producer {
         }
         self.next_flush = now + PRODUCER_LINGER_MS;
     }
-}
-
-/// Records an event from inside a host.
-pub fn record(history: &SharedHistory, kind: EventKind) {
-    history.borrow_mut().record(sim_now(), kind);
 }

@@ -20,10 +20,10 @@ fn list_prints_one_line_per_scenario_starting_with_its_name() {
     let o = groupsim(&["list"]);
     assert!(o.status.success());
     let out = stdout(&o);
-    for s in groupsim::scenario::catalogue() {
+    for s in groupsim::scenarios::catalogue() {
         assert!(out.lines().any(|l| l.starts_with(s.name)), "{} missing from:\n{out}", s.name);
     }
-    assert_eq!(out.lines().count(), groupsim::scenario::catalogue().len());
+    assert_eq!(out.lines().count(), groupsim::scenarios::catalogue().len());
 }
 
 #[test]

@@ -8,70 +8,13 @@
 
 use groupsim_member::{AssignorKind, ClientProfile, MemberConfig};
 
-pub use groupsim_member::{ClientProfile as Profile, MemberBugs, MemberEvent, TopicPartition};
-
-pub use crate::scenario::churn_spec;
-use crate::scenario::{Scenario, ScenarioSpec, GROUP_ID};
-
-/// The profile scenarios.
-pub fn scenarios() -> Vec<Scenario> {
-    vec![
-        Scenario::new(
-            "profile_java_eager",
-            "membership churn with Java eager consumers: auto-commit, commitSync on revoke, \
-             max.poll.interval enforced",
-            profile_java_eager,
-        ),
-        Scenario::new(
-            "profile_java_cooperative",
-            "membership churn with Java cooperative consumers (cooperative-sticky, KIP-429): \
-             kept partitions are never revoked, moved ones take two rebalances",
-            profile_java_cooperative,
-        ),
-        Scenario::new(
-            "profile_brod",
-            "membership churn with brod members: asynchronous acks carrying the generation, \
-             timer commits, one commit attempt before rejoining, roundrobin_v2",
-            profile_brod,
-        ),
-        Scenario::new(
-            "profile_elsa",
-            "membership churn with Elsa members: per-partition workers stopped on revoke, acks \
-             through a generation-aware acknowledger",
-            profile_elsa,
-        ),
-        Scenario::new(
-            "profile_kafka_go",
-            "membership churn with kafka-go members: commits scoped to a generation, no commit \
-             on revoke, join backoff, partition watcher",
-            profile_kafka_go,
-        ),
-        Scenario::new(
-            "mixed_profiles",
-            "membership churn in one group mixing Java eager, Java cooperative (eager mode: it \
-             also offers roundrobin), brod, Elsa and kafka-go members; roundrobin wins the vote",
-            mixed_profiles,
-        ),
-    ]
-}
-
-/// A member of profile `profile` with the catalogue's timeouts (as `membership_churn`'s).
-pub fn profile_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
-    let mut c = MemberConfig::new(GROUP_ID, name, vec!["orders".into(), "payments".into()])
-        .with_profile(profile);
-    c.session_timeout_ms = 10_000;
-    c.rebalance_timeout_ms = 15_000;
-    c.heartbeat_interval_ms = 3_000;
-    c.request_timeout_ms = 5_000;
-    c.commit_interval_ms = 1_000;
-    c.metadata_max_age_ms = 5_000;
-    c
-}
+use super::churn::churn_spec;
+use crate::scenario::{member_config, ScenarioSpec};
 
 /// In a mixed group every member also offers `roundrobin`, the one protocol all five clients
 /// can share (brod and Elsa through a protocol name of their own choosing).
 fn mixed_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
-    let mut c = profile_member_config(name, profile);
+    let mut c = member_config(name, profile);
     c.assignors = match profile {
         ClientProfile::JavaEager => vec![AssignorKind::Range, AssignorKind::RoundRobin],
         ClientProfile::JavaCooperative => {
@@ -87,31 +30,36 @@ fn mixed_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
 
 /// Every member runs `profile` with that client's default assignors.
 pub fn single_profile_spec(name: &str, seed: u64, profile: ClientProfile) -> ScenarioSpec {
-    churn_spec(name, seed, |_, member| profile_member_config(member, profile))
+    churn_spec(name, seed, |_, member| member_config(member, profile))
 }
 
-fn profile_java_eager(seed: u64) -> ScenarioSpec {
+/// Every member a Java eager consumer.
+pub fn profile_java_eager(seed: u64) -> ScenarioSpec {
     single_profile_spec("profile_java_eager", seed, ClientProfile::JavaEager)
 }
 
-fn profile_java_cooperative(seed: u64) -> ScenarioSpec {
+/// Every member a Java cooperative consumer.
+pub fn profile_java_cooperative(seed: u64) -> ScenarioSpec {
     single_profile_spec("profile_java_cooperative", seed, ClientProfile::JavaCooperative)
 }
 
-fn profile_brod(seed: u64) -> ScenarioSpec {
+/// Every member a brod client.
+pub fn profile_brod(seed: u64) -> ScenarioSpec {
     single_profile_spec("profile_brod", seed, ClientProfile::Brod)
 }
 
-fn profile_elsa(seed: u64) -> ScenarioSpec {
+/// Every member an Elsa client.
+pub fn profile_elsa(seed: u64) -> ScenarioSpec {
     single_profile_spec("profile_elsa", seed, ClientProfile::Elsa)
 }
 
-fn profile_kafka_go(seed: u64) -> ScenarioSpec {
+/// Every member a kafka-go client.
+pub fn profile_kafka_go(seed: u64) -> ScenarioSpec {
     single_profile_spec("profile_kafka_go", seed, ClientProfile::KafkaGo)
 }
 
 /// Members cycle through the five profiles (m5 is Java eager again).
-fn mixed_profiles(seed: u64) -> ScenarioSpec {
+pub fn mixed_profiles(seed: u64) -> ScenarioSpec {
     churn_spec("mixed_profiles", seed, |i, member| {
         mixed_member_config(member, ClientProfile::ALL[i % ClientProfile::ALL.len()])
     })

@@ -9,7 +9,7 @@
 //!
 //! Connections run the wire crate's frame loop (`groupsim_wire::serve_connection`: the same
 //! framing, codec and bad-input handling as the simulation, and no answer to a Produce with
-//! acks=0, as in Kafka) with one hook in front of the broker task ([`ServeHandler`]) for what a
+//! acks=0, as in Kafka) with one hook in front of the broker task (`ServeHandler`) for what a
 //! real client needs from a real broker: Fetch long polling. A Fetch that finds no records waits
 //! up to its `max_wait_ms` for a Produce to append something, instead of answering at once (the
 //! simulated members pace their own fetches; real clients would spin).
@@ -18,132 +18,33 @@
 //! `groupsim serve` ([`ServeArgs`]).
 
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context};
 use bytes::Bytes;
 use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use groupsim_coordinator::CoordinatorConfig;
 use groupsim_wire::serve_connection;
 use groupsim_wire::server::{broker_channel, BrokerHandle, RequestHandler};
 use groupsim_wire::WireError;
 use groupsim_wire::{Millis, TopicPartition};
 
-use crate::broker_task::run_broker_controlled;
 use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+mod config;
+mod error;
+
+pub use self::config::{ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD};
+pub use self::error::ServeError;
+use crate::broker_task::run_broker_controlled;
+
 /// The only address `groupsim serve` binds.
 pub const LOOPBACK: &str = "127.0.0.1";
-
-/// A topic to create at start: `name:partitions` on the command line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TopicSpec {
-    /// Topic name (Kafka's rules: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..`).
-    pub name: String,
-    /// Partition count, 1–10000.
-    pub partitions: i32,
-}
-
-impl TopicSpec {
-    /// A topic spec, checked like the command line's.
-    pub fn new(name: &str, partitions: i32) -> anyhow::Result<Self> {
-        let valid_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-        if name.is_empty() || name.len() > 249 || name == "." || name == ".." {
-            bail!("topic name {name:?} must be 1 to 249 characters and not '.' or '..'");
-        }
-        if !name.chars().all(valid_char) {
-            bail!("topic name {name:?} may only contain ASCII letters, digits, '.', '_' and '-'");
-        }
-        if !(1..=10_000).contains(&partitions) {
-            bail!("topic {name:?}: partition count {partitions} must be between 1 and 10000");
-        }
-        Ok(Self { name: name.to_string(), partitions })
-    }
-}
-
-impl FromStr for TopicSpec {
-    type Err = anyhow::Error;
-
-    fn from_str(s: &str) -> anyhow::Result<Self> {
-        let Some((name, count)) = s.rsplit_once(':') else {
-            bail!("topic {s:?} needs a partition count: write it as name:partitions, e.g. {s}:3");
-        };
-        let partitions = count.parse::<i32>().map_err(|_| {
-            anyhow::anyhow!("topic {s:?}: partition count {count:?} is not a number")
-        })?;
-        Self::new(name, partitions)
-    }
-}
-
-/// What a [`Cluster`] runs.
-#[derive(Clone, Debug)]
-pub struct ClusterConfig {
-    /// Number of brokers (node ids 0..brokers), at least 1.
-    pub brokers: usize,
-    /// Port of broker 0; broker i listens on `port + i`. 0 picks free ephemeral ports.
-    pub port: u16,
-    /// Topics created at start.
-    pub topics: Vec<TopicSpec>,
-    /// Records appended to every partition at start (values `"{topic}-{partition}-{i}"`).
-    pub preload: u32,
-    /// `offsets.topic.num.partitions`.
-    pub offsets_topic_partitions: i32,
-    /// Group coordinator settings (session timeout bounds, initial rebalance delay, …).
-    pub coordinator: CoordinatorConfig,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        Self {
-            brokers: 1,
-            port: 0,
-            topics: Vec::new(),
-            preload: 0,
-            offsets_topic_partitions: 50,
-            coordinator: CoordinatorConfig::default(),
-        }
-    }
-}
-
-/// Most brokers one cluster may run (each is a listener and a task: this is a test fixture).
-pub const MAX_BROKERS: usize = 64;
-/// Most records `preload` may put into one partition.
-pub const MAX_PRELOAD: u32 = 1_000_000;
-
-impl ClusterConfig {
-    fn validate(&self) -> anyhow::Result<()> {
-        if !(1..=MAX_BROKERS).contains(&self.brokers) {
-            bail!("--brokers {} must be between 1 and {MAX_BROKERS}", self.brokers);
-        }
-        if self.port != 0 && usize::from(self.port) + self.brokers - 1 > usize::from(u16::MAX) {
-            bail!(
-                "--port {}: {} brokers on consecutive ports would go past port 65535",
-                self.port,
-                self.brokers
-            );
-        }
-        if self.preload > MAX_PRELOAD {
-            bail!("--preload {} must be at most {MAX_PRELOAD}", self.preload);
-        }
-        if self.offsets_topic_partitions < 1 {
-            bail!("offsets_topic_partitions must be at least 1");
-        }
-        let mut names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
-        names.sort_unstable();
-        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            bail!("topic {:?} is given twice", w[0]);
-        }
-        Ok(())
-    }
-}
 
 /// A running loopback cluster (see the module docs). Dropping it stops every broker.
 ///
@@ -201,21 +102,24 @@ impl Drop for Running {
 
 impl Cluster {
     /// Starts the brokers of `config` on 127.0.0.1 and returns once every one is listening.
-    pub fn start(config: ClusterConfig) -> anyhow::Result<Cluster> {
+    pub fn start(config: ClusterConfig) -> Result<Cluster, ServeError> {
         config.validate()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("groupsim-serve")
             .enable_all()
             .build()
-            .context("starting the tokio runtime")?;
+            .map_err(|e| ServeError::io("starting the tokio runtime", e))?;
         let mut listeners = Vec::with_capacity(config.brokers);
         for i in 0..config.brokers {
             let port = if config.port == 0 { 0 } else { config.port + i as u16 };
             listeners.push(bind(port)?);
         }
-        let addrs: Vec<SocketAddr> =
-            listeners.iter().map(|l| l.local_addr()).collect::<Result<_, _>>()?;
+        let addrs: Vec<SocketAddr> = listeners
+            .iter()
+            .map(|l| l.local_addr())
+            .collect::<Result<_, _>>()
+            .map_err(|e| ServeError::io("reading a listener's address", e))?;
         let brokers: Vec<BrokerAddress> = addrs
             .iter()
             .enumerate()
@@ -289,9 +193,9 @@ impl Cluster {
     /// partition (its parked requests get NOT_COORDINATOR) and the new one loads it from the
     /// offsets log, members and committed offsets included. Other groups of the same offsets
     /// partition move with it, as in Kafka. Moving it where it already is does nothing.
-    pub fn move_group_coordinator(&self, group_id: &str, to: i32) -> anyhow::Result<()> {
+    pub fn move_group_coordinator(&self, group_id: &str, to: i32) -> Result<(), ServeError> {
         if !self.is_running(to) {
-            bail!("broker {to} is not running");
+            return Err(ServeError::NotRunning(to));
         }
         let partition = cluster::lock(&self.shared.state).group_partition(group_id);
         self.move_offsets_partition(partition, to);
@@ -302,10 +206,10 @@ impl Cluster {
     /// in-memory state is lost; the partition logs and the offsets log are shared and survive.
     /// Like Kafka's controller noticing the failure, the cluster at once moves the partitions
     /// and offsets partitions it led to the live brokers (unless it was the last one).
-    pub fn stop_broker(&self, node_id: i32) -> anyhow::Result<()> {
+    pub fn stop_broker(&self, node_id: i32) -> Result<(), ServeError> {
         let slot = self.slot(node_id)?;
         let Some(running) = lock(&slot.running).take() else {
-            bail!("broker {node_id} is not running");
+            return Err(ServeError::NotRunning(node_id));
         };
         stop_running(running);
         self.fail_over(node_id);
@@ -315,11 +219,11 @@ impl Cluster {
     /// Starts broker `node_id` again on its old port with fresh state. It rejoins the cluster
     /// but leads nothing that moved away while it was down (move groups back with
     /// [`Self::move_group_coordinator`]).
-    pub fn start_broker(&self, node_id: i32) -> anyhow::Result<()> {
+    pub fn start_broker(&self, node_id: i32) -> Result<(), ServeError> {
         let slot = self.slot(node_id)?;
         let mut running = lock(&slot.running);
         if running.is_some() {
-            bail!("broker {node_id} is already running");
+            return Err(ServeError::AlreadyRunning(node_id));
         }
         let listener = bind(slot.addr.port())?;
         cluster::lock(&self.shared.state).set_live(node_id, true);
@@ -328,12 +232,12 @@ impl Cluster {
     }
 
     /// Blocks until Ctrl-C (SIGINT), for the command line.
-    pub fn wait_for_ctrl_c(&self) -> anyhow::Result<()> {
+    pub fn wait_for_ctrl_c(&self) -> Result<(), ServeError> {
         let (tx, rx) = std::sync::mpsc::channel();
         self.runtime().spawn(async move {
             let _ = tx.send(tokio::signal::ctrl_c().await);
         });
-        rx.recv().context("the cluster stopped")?.context("waiting for Ctrl-C")
+        rx.recv().map_err(ServeError::Stopped)?.map_err(|e| ServeError::io("waiting for Ctrl-C", e))
     }
 
     /// Stops every broker and the runtime.
@@ -350,10 +254,11 @@ impl Cluster {
         }
     }
 
-    fn slot(&self, node_id: i32) -> anyhow::Result<&Slot> {
-        usize::try_from(node_id).ok().and_then(|i| self.slots.get(i)).ok_or_else(|| {
-            anyhow::anyhow!("no broker {node_id} (brokers are 0..{})", self.slots.len())
-        })
+    fn slot(&self, node_id: i32) -> Result<&Slot, ServeError> {
+        usize::try_from(node_id)
+            .ok()
+            .and_then(|i| self.slots.get(i))
+            .ok_or(ServeError::NoBroker { node_id, brokers: self.slots.len() })
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -410,7 +315,7 @@ impl Cluster {
     }
 
     /// Starts broker `node_id`'s core and accept loop on `listener`.
-    fn launch(&self, node_id: i32, listener: std::net::TcpListener) -> anyhow::Result<Running> {
+    fn launch(&self, node_id: i32, listener: std::net::TcpListener) -> Result<Running, ServeError> {
         let shared = &self.shared;
         let config = BrokerConfig { node_id, ..self.config.clone() };
         let broker = Broker::with_cluster(
@@ -428,7 +333,8 @@ impl Cluster {
             tracing::debug!(broker = node_id, at, ?event, "coordinator event");
         };
         let _guard = self.runtime().enter();
-        let listener = TcpListener::from_std(listener).context("registering the listener")?;
+        let listener = TcpListener::from_std(listener)
+            .map_err(|e| ServeError::io("registering the listener", e))?;
         let core = tokio::spawn(run_broker_controlled(broker, calls, controls, clock, on_event));
         let accept = tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id));
         Ok(Running { core, accept, control })
@@ -457,15 +363,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Binds 127.0.0.1:`port` (0: any free port) as a non-blocking std listener.
-fn bind(port: u16) -> anyhow::Result<std::net::TcpListener> {
+fn bind(port: u16) -> Result<std::net::TcpListener, ServeError> {
     let listener = std::net::TcpListener::bind((LOOPBACK, port))
-        .with_context(|| format!("binding {LOOPBACK}:{port}"))?;
-    listener.set_nonblocking(true).context("making the listener non-blocking")?;
+        .map_err(|e| ServeError::io(format!("binding {LOOPBACK}:{port}"), e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| ServeError::io("making the listener non-blocking", e))?;
     Ok(listener)
 }
 
 /// The partition logs of `config`: its topics, each partition holding `preload` records.
-fn preloaded_logs(config: &ClusterConfig) -> anyhow::Result<SharedLogs> {
+fn preloaded_logs(config: &ClusterConfig) -> Result<SharedLogs, ServeError> {
     let mut logs = PartitionLogs::new();
     let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     for topic in &config.topics {
@@ -579,44 +487,8 @@ fn is_empty_fetch(response: &ResponseKind) -> bool {
         })
 }
 
-/// `groupsim serve`: command-line arguments.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// Number of brokers (node ids 0..N, consecutive ports from --port).
-    #[arg(long, default_value_t = 1)]
-    pub brokers: usize,
-    /// Port of broker 0 on 127.0.0.1 (broker i listens on port + i).
-    #[arg(long, default_value_t = 9092)]
-    pub port: u16,
-    /// A topic to create, as name:partitions (repeat the flag for more topics).
-    #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
-    pub topics: Vec<String>,
-    /// Records appended to every partition at start.
-    #[arg(long, default_value_t = 0)]
-    pub preload: u32,
-}
-
-impl ServeArgs {
-    /// The cluster these arguments describe, or a message saying which argument is wrong.
-    pub fn cluster_config(&self) -> anyhow::Result<ClusterConfig> {
-        if self.port == 0 {
-            bail!("--port must be between 1 and 65535 (port 0 is only for the library's ephemeral ports)");
-        }
-        let topics = self.topics.iter().map(|t| t.parse()).collect::<anyhow::Result<Vec<_>>>()?;
-        let config = ClusterConfig {
-            brokers: self.brokers,
-            port: self.port,
-            topics,
-            preload: self.preload,
-            ..ClusterConfig::default()
-        };
-        config.validate()?;
-        Ok(config)
-    }
-}
-
 /// Runs `groupsim serve` until Ctrl-C.
-pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
     let config = args.cluster_config()?;
     let cluster = Cluster::start(config.clone())?;
     println!("groupsim serve: {} broker(s) on {}", config.brokers, cluster.bootstrap());
@@ -638,46 +510,6 @@ mod tests {
     use super::*;
     use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
     use kafka_protocol::messages::FetchResponse;
-
-    fn args(brokers: usize, port: u16, topics: &[&str]) -> ServeArgs {
-        ServeArgs {
-            brokers,
-            port,
-            topics: topics.iter().map(|t| t.to_string()).collect(),
-            preload: 0,
-        }
-    }
-
-    fn error_of(a: ServeArgs) -> String {
-        format!("{:#}", a.cluster_config().expect_err("these arguments are refused"))
-    }
-
-    #[test]
-    fn topic_specs_parse_name_and_partition_count() {
-        assert_eq!("orders:3".parse::<TopicSpec>().unwrap(), TopicSpec::new("orders", 3).unwrap());
-        assert_eq!("a.b_c-d:1".parse::<TopicSpec>().unwrap().name, "a.b_c-d");
-    }
-
-    #[test]
-    fn bad_serve_arguments_get_a_message_naming_the_problem() {
-        let cases = [
-            (args(1, 9092, &["orders"]), "needs a partition count"),
-            (args(1, 9092, &["orders:"]), "is not a number"),
-            (args(1, 9092, &["orders:0"]), "must be between 1 and 10000"),
-            (args(1, 9092, &["bad name:1"]), "may only contain"),
-            (args(1, 9092, &[":1"]), "must be 1 to 249 characters"),
-            (args(1, 9092, &["a:1", "a:2"]), "given twice"),
-            (args(1, 0, &[]), "--port must be between 1 and 65535"),
-            (args(0, 9092, &[]), "--brokers 0 must be between 1"),
-            (args(3, 65534, &[]), "past port 65535"),
-        ];
-        for (a, expected) in cases {
-            let message = error_of(a.clone());
-            assert!(message.contains(expected), "{a:?}: {message:?} lacks {expected:?}");
-        }
-        let ok = args(3, 9092, &["orders:6", "audit:1"]).cluster_config().unwrap();
-        assert_eq!((ok.brokers, ok.port, ok.topics.len()), (3, 9092, 2));
-    }
 
     #[test]
     fn preload_fills_every_partition_with_numbered_records() {

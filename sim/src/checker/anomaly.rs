@@ -1,0 +1,114 @@
+//! What the checker reports: the anomaly classes (one per rule) and one anomaly with the
+//! history events that prove it.
+
+use std::fmt;
+
+use groupsim_wire::{Millis, TopicPartition};
+use serde::{Deserialize, Serialize};
+
+use crate::history::History;
+
+/// The kinds of anomaly the checker reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum AnomalyClass {
+    /// An acknowledged commit later missing from what OffsetFetch returned.
+    LostCommit,
+    /// Committed offset went backwards.
+    OffsetRegression,
+    /// A record covered by two accepted commits.
+    DuplicateCommit,
+    /// Committed records the committer never processed in that generation.
+    UncoveredCommit,
+    /// A commit accepted from a removed member or a stale generation.
+    ZombieCommit,
+    /// A commit accepted for a partition the committer did not own.
+    UnownedCommit,
+    /// A partition assigned to two members in one generation.
+    SplitAssignment,
+    /// The group did not converge in the liveness phase.
+    Stuck,
+}
+
+impl AnomalyClass {
+    /// Every class, in report order.
+    pub const ALL: [AnomalyClass; 8] = [
+        AnomalyClass::LostCommit,
+        AnomalyClass::OffsetRegression,
+        AnomalyClass::DuplicateCommit,
+        AnomalyClass::UncoveredCommit,
+        AnomalyClass::ZombieCommit,
+        AnomalyClass::UnownedCommit,
+        AnomalyClass::SplitAssignment,
+        AnomalyClass::Stuck,
+    ];
+
+    /// The kebab-case name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnomalyClass::LostCommit => "lost-commit",
+            AnomalyClass::OffsetRegression => "offset-regression",
+            AnomalyClass::DuplicateCommit => "duplicate-commit",
+            AnomalyClass::UncoveredCommit => "uncovered-commit",
+            AnomalyClass::ZombieCommit => "zombie-commit",
+            AnomalyClass::UnownedCommit => "unowned-commit",
+            AnomalyClass::SplitAssignment => "split-assignment",
+            AnomalyClass::Stuck => "stuck",
+        }
+    }
+
+    /// Parses a kebab-case name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+impl fmt::Display for AnomalyClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One violation, with the history events (by index) that prove it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// Which rule was broken.
+    pub class: AnomalyClass,
+    /// The partition concerned, if the rule is about one.
+    pub partition: Option<TopicPartition>,
+    /// When it became visible.
+    pub at_ms: Millis,
+    /// What went wrong, in a sentence.
+    pub message: String,
+    /// Indices into the history of the events that prove it, in order.
+    pub events: Vec<usize>,
+}
+
+impl Anomaly {
+    /// An anomaly of `class` proved by `events` (sorted, each once).
+    pub(crate) fn new(
+        class: AnomalyClass,
+        partition: Option<&TopicPartition>,
+        at_ms: Millis,
+        message: String,
+        mut events: Vec<usize>,
+    ) -> Self {
+        events.sort_unstable();
+        events.dedup();
+        Self { class, partition: partition.cloned(), at_ms, message, events }
+    }
+
+    /// A multi-line report: the anomaly and each proving event.
+    pub fn render(&self, history: &History) -> String {
+        let mut out = format!("{} at t={}ms", self.class, self.at_ms);
+        if let Some(tp) = &self.partition {
+            out.push_str(&format!(" on {tp}"));
+        }
+        out.push_str(&format!(": {}\n", self.message));
+        for &i in &self.events {
+            if let Some(e) = history.events().get(i) {
+                out.push_str(&format!("    #{i} {e}\n"));
+            }
+        }
+        out
+    }
+}

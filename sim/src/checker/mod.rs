@@ -1,0 +1,128 @@
+//! The checker: reads only a run's [`History`] and proves (or refutes) that no committed offset
+//! was lost or duplicated across rebalances, that no zombie committed, and that the group
+//! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself.
+//!
+//! It reads the events in order into views over the history (`views`: each group, partition
+//! and member as the events describe them) and checks each rule group against the views as
+//! they stood before the event: `commits`, `ownership`, `liveness`; `metrics` gathers
+//! the run's figures. Rules (each anomaly names its class, the partition and the events that
+//! prove it):
+//! - `offset-regression`: an accepted commit is lower than the partition's previous one.
+//! - `duplicate-commit`: a record is covered by two accepted commits (a commit covers the
+//!   records between the previous committed offset and its own).
+//! - `uncovered-commit`: an accepted commit covers records the committing member did not process
+//!   in the committing generation: they were never processed by anyone who could vouch for them,
+//!   so they are lost to the application.
+//! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
+//!   generation that is not the group's current one.
+//! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
+//!   generation.
+//! - `split-assignment`: one generation's assignment gives a partition to two members.
+//! - `lost-commit`: a member resumed from an offset lower than a commit that had been accepted
+//!   before its assignment (the acknowledged commit vanished).
+//! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
+//!   the latest generation, every partition assigned and commits at the log end.
+
+mod anomaly;
+mod commits;
+mod liveness;
+mod metrics;
+mod ownership;
+mod ranges;
+mod views;
+
+use std::collections::BTreeMap;
+
+use groupsim_coordinator::CoordinatorEvent;
+use groupsim_member::MemberEvent;
+use serde::{Deserialize, Serialize};
+
+pub use self::anomaly::{Anomaly, AnomalyClass};
+use self::metrics::Metrics;
+pub use self::metrics::Stats;
+use self::views::{AcceptedCommit, Views};
+use crate::history::{Event, EventKind, History};
+
+/// The checker's conclusion about a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Every anomaly found, in the order found.
+    pub anomalies: Vec<Anomaly>,
+    /// Run figures.
+    pub stats: Stats,
+}
+
+impl Verdict {
+    /// Whether the run is clean.
+    pub fn is_ok(&self) -> bool {
+        self.anomalies.is_empty()
+    }
+
+    /// The first anomaly, if any.
+    pub fn first(&self) -> Option<&Anomaly> {
+        self.anomalies.first()
+    }
+
+    /// Anomaly counts by class.
+    pub fn counts(&self) -> BTreeMap<AnomalyClass, usize> {
+        let mut m = BTreeMap::new();
+        for a in &self.anomalies {
+            *m.entry(a.class).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+/// Checks a history against every rule. Pure: the same history gives the same verdict.
+pub fn check(history: &History) -> Verdict {
+    let mut views = Views::default();
+    let mut metrics = Metrics::default();
+    let mut anomalies = Vec::new();
+    for (idx, event) in history.events().iter().enumerate() {
+        anomalies.extend(rules(&views, idx, event));
+        views.apply(idx, event, &mut metrics);
+    }
+    if views.liveness_deadline.is_some() {
+        anomalies.extend(liveness::stuck(&views, history.len().saturating_sub(1)));
+    }
+    Verdict { anomalies, stats: metrics.finish(views.end_ms) }
+}
+
+/// The anomalies event `idx` shows against the views as they stood before it, in report order.
+fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
+    let at = event.at_ms;
+    match &event.kind {
+        EventKind::Coordinator { event, .. } => match event {
+            CoordinatorEvent::AssignmentStored { generation, assignments, .. } => {
+                ownership::split_assignment(idx, at, *generation, assignments)
+            }
+            CoordinatorEvent::OffsetCommitAccepted { .. } => {
+                let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                [
+                    ownership::zombie_commit(views, &c),
+                    ownership::unowned_commit(views, &c),
+                    commits::offset_regression(views, &c),
+                    commits::duplicate_commit(views, &c),
+                    commits::uncovered_commit(views, &c),
+                ]
+                .into_iter()
+                .flatten()
+                .collect()
+            }
+            CoordinatorEvent::GroupLoaded { group, offsets, .. } => {
+                commits::lost_on_load(views, idx, at, group, offsets)
+            }
+            _ => Vec::new(),
+        },
+        EventKind::Member {
+            member,
+            event: MemberEvent::PositionInitialized { generation, partition, committed, .. },
+        } => commits::lost_on_resume(views, idx, at, member, *generation, partition, *committed)
+            .into_iter()
+            .collect(),
+        EventKind::Member { .. } | EventKind::World(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

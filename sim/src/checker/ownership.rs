@@ -1,0 +1,103 @@
+//! Ownership rules: only a member of the group's current generation may commit, only for a
+//! partition that generation assigned to it, and a generation assigns each partition once.
+//!
+//! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
+//!   generation that is not the group's current one.
+//! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
+//!   generation.
+//! - `split-assignment`: one generation's assignment gives a partition to two members.
+
+use std::collections::BTreeMap;
+
+use groupsim_coordinator::event::MemberAssignment;
+use groupsim_wire::{Millis, TopicPartition};
+
+use super::anomaly::{Anomaly, AnomalyClass};
+use super::views::{AcceptedCommit, Views};
+
+/// `zombie-commit`: the member's commit was accepted under a stale generation, or from a member
+/// id the current generation does not hold.
+pub(super) fn zombie_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
+    if !c.by_member() {
+        return None;
+    }
+    let g = views.group(c.group);
+    let (member_id, generation, offset) = (c.member_id, c.generation, c.offset);
+    let (message, mut ev) = if generation != g.generation {
+        let ev: Vec<usize> = g.generation_event.into_iter().collect();
+        let message = format!(
+            "commit to {offset} from {member_id} accepted under generation \
+             {generation} while the group is in generation {}",
+            g.generation
+        );
+        (message, ev)
+    } else if !g.members.contains(member_id) {
+        let ev: Vec<usize> = g.removed_event.get(member_id).copied().into_iter().collect();
+        let message = format!(
+            "commit to {offset} accepted from {member_id}, which is not a member of \
+             generation {generation}"
+        );
+        (message, ev)
+    } else {
+        return None;
+    };
+    ev.insert(0, c.idx);
+    Some(Anomaly::new(AnomalyClass::ZombieCommit, Some(c.tp), c.at, message, ev))
+}
+
+/// `unowned-commit`: the member's commit is for a partition its generation's assignment did not
+/// give it.
+pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
+    if !c.by_member() {
+        return None;
+    }
+    let g = views.group(c.group);
+    let (member_id, generation, tp) = (c.member_id, c.generation, c.tp);
+    let mut ev = vec![c.idx];
+    let who = match g.owners.get(&generation).and_then(|o| o.get(tp)) {
+        Some((owner, _)) if owner == member_id => return None,
+        Some((owner, a)) => {
+            ev.push(*a);
+            format!("it is owned by {owner}")
+        }
+        None => "no assignment of that generation gives it to anyone".to_string(),
+    };
+    Some(Anomaly::new(
+        AnomalyClass::UnownedCommit,
+        Some(tp),
+        c.at,
+        format!("{member_id} committed {tp} in generation {generation} but {who}"),
+        ev,
+    ))
+}
+
+/// `split-assignment`: the assignment stored for `generation` (event `idx`) gives a partition
+/// to a second member.
+pub(super) fn split_assignment(
+    idx: usize,
+    at: Millis,
+    generation: i32,
+    assignments: &[MemberAssignment],
+) -> Vec<Anomaly> {
+    let mut owners: BTreeMap<&TopicPartition, &str> = BTreeMap::new();
+    let mut splits = Vec::new();
+    for a in assignments {
+        for tp in &a.partitions {
+            if let Some(other) = owners.get(tp) {
+                splits.push(Anomaly::new(
+                    AnomalyClass::SplitAssignment,
+                    Some(tp),
+                    at,
+                    format!(
+                        "generation {generation} assigns {tp} to both {other} and {}",
+                        a.member_id
+                    ),
+                    vec![idx],
+                ));
+            } else {
+                owners.insert(tp, &a.member_id);
+            }
+        }
+    }
+    splits
+}

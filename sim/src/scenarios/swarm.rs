@@ -1,0 +1,209 @@
+//! The swarm: every fault kind, switched on and paced per seed, then liveness.
+
+use std::collections::BTreeMap;
+
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_member::ClientProfile;
+use groupsim_wire::Millis;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::shape::start_members;
+use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
+use crate::rng::{self, Stream};
+use crate::scenario::{liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID};
+
+/// Fault kinds the `swarm` scenario may enable.
+pub const SWARM_KINDS: &[FaultKind] = &[
+    FaultKind::ConnectionDrop,
+    FaultKind::CoordinatorMove,
+    FaultKind::SlowCoordinatorLoad,
+    FaultKind::BrokerCrash,
+    FaultKind::NetworkPartition,
+    FaultKind::LatencySpike,
+    FaultKind::MemberPause,
+    FaultKind::MemberCrash,
+    FaultKind::MemberLeave,
+    FaultKind::StaleAck,
+    FaultKind::SlowRevoke,
+    FaultKind::PartitionExpansion,
+];
+
+/// Every fault kind available to a seeded swarm: the seed picks which kinds are on and how often
+/// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
+/// converge. Six members on three client hosts, three brokers.
+pub fn swarm(seed: u64) -> ScenarioSpec {
+    let mut rng = rng::stream(seed, Stream::Workload);
+    // Offsets-log replication takes a few to tens of milliseconds, as an ISR round trip does.
+    let coordinator = CoordinatorConfig {
+        initial_rebalance_delay_ms: 1_000,
+        offsets_append_delay_ms: rng.random_range(5..=50),
+        ..Default::default()
+    };
+    let brokers = 3;
+    let client_hosts = 3;
+    let members = start_members(&mut rng, seed, 6, client_hosts, |name| {
+        member_config(name, ClientProfile::JavaEager)
+    });
+    let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
+    let safety_end: Millis = 60_000;
+    let mut frng = rng::stream(seed, Stream::Faults);
+    let swarm = Swarm::draw(&mut frng, SWARM_KINDS, 6_000);
+    let ctx = FaultContext {
+        members: members.iter().map(|m| m.name.clone()).collect(),
+        brokers: (0..brokers).map(crate::host::broker_host).collect(),
+        client_hosts: (0..client_hosts).map(crate::host::client_host).collect(),
+        broker_ids: (0..brokers).collect(),
+        topics: topics.clone(),
+        group: GROUP_ID.to_string(),
+        start_ms: 4_000,
+        end_ms: safety_end - 2_000,
+    };
+    let faults = draw_schedule(&mut frng, &swarm, &ctx);
+    let liveness_bound_ms = 2 * liveness_bound(&members[0].config, &coordinator);
+    ScenarioSpec {
+        name: "swarm".into(),
+        seed,
+        tick_ms: 5,
+        latency_ms: (1, 15),
+        brokers,
+        offsets_topic_partitions: 50,
+        coordinator,
+        topics,
+        client_hosts,
+        members,
+        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end },
+        liveness_start_ms: safety_end,
+        liveness_bound_ms,
+        swarm: Some(swarm),
+        faults,
+    }
+}
+
+/// What a fault schedule can target.
+#[derive(Clone, Debug)]
+pub struct FaultContext {
+    /// Member names.
+    pub members: Vec<String>,
+    /// Broker host names.
+    pub brokers: Vec<String>,
+    /// Client host names.
+    pub client_hosts: Vec<String>,
+    /// Broker node ids.
+    pub broker_ids: Vec<i32>,
+    /// Topics and their initial partition counts.
+    pub topics: Vec<(String, i32)>,
+    /// The group.
+    pub group: String,
+    /// Earliest fault time.
+    pub start_ms: Millis,
+    /// Every fault's effect ends by this time.
+    pub end_ms: Millis,
+}
+
+/// Draws a fault schedule for `swarm`: for each enabled kind, faults at gaps of half to one and a
+/// half times its mean interval, each fault's effect ending by `ctx.end_ms`.
+pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) -> FaultSchedule {
+    let mut faults = Vec::new();
+    let mut partitions: BTreeMap<String, i32> = ctx.topics.iter().cloned().collect();
+    for &(kind, interval) in &swarm.enabled {
+        let mut at = ctx.start_ms + rng.random_range(0..interval);
+        while at < ctx.end_ms {
+            let room = ctx.end_ms - at;
+            let pick =
+                |rng: &mut ChaCha8Rng, xs: &[String]| xs[rng.random_range(0..xs.len())].clone();
+            let dur =
+                |rng: &mut ChaCha8Rng, lo: Millis, hi: Millis| rng.random_range(lo..=hi).min(room);
+            let fault = match kind {
+                FaultKind::ConnectionDrop => {
+                    Some(Fault::ConnectionDrop { member: pick(rng, &ctx.members) })
+                }
+                FaultKind::NetworkPartition => {
+                    // Either a client host loses every broker, or a broker loses every peer.
+                    let (host, peers) = if rng.random_bool(0.5) {
+                        (pick(rng, &ctx.client_hosts), ctx.brokers.clone())
+                    } else {
+                        let b = pick(rng, &ctx.brokers);
+                        let peers = ctx
+                            .brokers
+                            .iter()
+                            .chain(&ctx.client_hosts)
+                            .filter(|h| **h != b)
+                            .cloned()
+                            .collect();
+                        (b, peers)
+                    };
+                    Some(Fault::NetworkPartition {
+                        host,
+                        peers,
+                        heal_after_ms: dur(rng, 2_000, 15_000),
+                    })
+                }
+                FaultKind::LatencySpike => {
+                    let hosts: Vec<String> =
+                        ctx.brokers.iter().chain(&ctx.client_hosts).cloned().collect();
+                    Some(Fault::LatencySpike {
+                        host: pick(rng, &hosts),
+                        max_latency_ms: rng.random_range(100..=2_000),
+                        duration_ms: dur(rng, 2_000, 10_000),
+                    })
+                }
+                FaultKind::CoordinatorMove | FaultKind::SlowCoordinatorLoad => {
+                    let load_ms = if kind == FaultKind::SlowCoordinatorLoad {
+                        rng.random_range(crate::faults::SLOW_LOAD_MS..=8_000)
+                    } else {
+                        rng.random_range(0..=500)
+                    };
+                    let to = ctx.broker_ids[rng.random_range(0..ctx.broker_ids.len())];
+                    Some(Fault::CoordinatorMove { group: ctx.group.clone(), to, load_ms })
+                }
+                FaultKind::BrokerCrash => {
+                    let node = ctx.broker_ids[rng.random_range(0..ctx.broker_ids.len())];
+                    Some(Fault::BrokerCrash { node, restart_after_ms: dur(rng, 3_000, 15_000) })
+                }
+                FaultKind::MemberPause => Some(Fault::MemberPause {
+                    member: pick(rng, &ctx.members),
+                    duration_ms: dur(rng, 2_000, 25_000),
+                }),
+                FaultKind::MemberCrash => Some(Fault::MemberCrash {
+                    member: pick(rng, &ctx.members),
+                    restart_after_ms: dur(rng, 1_000, 10_000),
+                }),
+                FaultKind::MemberLeave => Some(Fault::MemberLeave {
+                    member: pick(rng, &ctx.members),
+                    restart_after_ms: dur(rng, 1_000, 10_000),
+                }),
+                // Upgrades are planned by the rolling-upgrade scenario, not drawn.
+                FaultKind::MemberUpgrade => None,
+                FaultKind::StaleAck => Some(Fault::StaleAck {
+                    member: pick(rng, &ctx.members),
+                    delay_ms: dur(rng, 5_000, 30_000),
+                }),
+                FaultKind::SlowRevoke => Some(Fault::SlowRevoke {
+                    member: pick(rng, &ctx.members),
+                    extra_ms: dur(rng, 5_000, 25_000),
+                }),
+                FaultKind::PartitionExpansion => {
+                    let (topic, n) = {
+                        let names: Vec<String> = partitions.keys().cloned().collect();
+                        let t = pick(rng, &names);
+                        let n = partitions[&t];
+                        (t, n)
+                    };
+                    if n >= 16 {
+                        None
+                    } else {
+                        let grown = n + rng.random_range(1..=4);
+                        partitions.insert(topic.clone(), grown);
+                        Some(Fault::PartitionExpansion { topic, partitions: grown })
+                    }
+                }
+            };
+            if let Some(fault) = fault {
+                faults.push(ScheduledFault { at_ms: at, fault });
+            }
+            at += rng.random_range(interval / 2..=interval * 3 / 2).max(1);
+        }
+    }
+    FaultSchedule::new(faults)
+}

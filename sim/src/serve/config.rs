@@ -1,0 +1,188 @@
+//! What a loopback cluster runs: its topics, brokers and ports, from the library
+//! ([`ClusterConfig`]) or the command line ([`ServeArgs`]), checked before anything starts.
+
+use std::str::FromStr;
+
+use groupsim_coordinator::CoordinatorConfig;
+
+use super::error::ServeError;
+
+/// A topic to create at start: `name:partitions` on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicSpec {
+    /// Topic name (Kafka's rules: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..`).
+    pub name: String,
+    /// Partition count, 1–10000.
+    pub partitions: i32,
+}
+
+impl TopicSpec {
+    /// A topic spec, checked like the command line's.
+    pub fn new(name: &str, partitions: i32) -> Result<Self, ServeError> {
+        let valid_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if name.is_empty() || name.len() > 249 || name == "." || name == ".." {
+            return Err(ServeError::TopicNameLength(name.to_string()));
+        }
+        if !name.chars().all(valid_char) {
+            return Err(ServeError::TopicNameChars(name.to_string()));
+        }
+        if !(1..=10_000).contains(&partitions) {
+            return Err(ServeError::PartitionCount { topic: name.to_string(), partitions });
+        }
+        Ok(Self { name: name.to_string(), partitions })
+    }
+}
+
+impl FromStr for TopicSpec {
+    type Err = ServeError;
+
+    fn from_str(s: &str) -> Result<Self, ServeError> {
+        let Some((name, count)) = s.rsplit_once(':') else {
+            return Err(ServeError::NoPartitionCount(s.to_string()));
+        };
+        let partitions = count.parse::<i32>().map_err(|_| {
+            ServeError::PartitionCountNotANumber { topic: s.to_string(), count: count.to_string() }
+        })?;
+        Self::new(name, partitions)
+    }
+}
+
+/// What a [`Cluster`](super::Cluster) runs.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// Number of brokers (node ids 0..brokers), at least 1.
+    pub brokers: usize,
+    /// Port of broker 0; broker i listens on `port + i`. 0 picks free ephemeral ports.
+    pub port: u16,
+    /// Topics created at start.
+    pub topics: Vec<TopicSpec>,
+    /// Records appended to every partition at start (values `"{topic}-{partition}-{i}"`).
+    pub preload: u32,
+    /// `offsets.topic.num.partitions`.
+    pub offsets_topic_partitions: i32,
+    /// Group coordinator settings (session timeout bounds, initial rebalance delay, …).
+    pub coordinator: CoordinatorConfig,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            brokers: 1,
+            port: 0,
+            topics: Vec::new(),
+            preload: 0,
+            offsets_topic_partitions: 50,
+            coordinator: CoordinatorConfig::default(),
+        }
+    }
+}
+
+/// Most brokers one cluster may run (each is a listener and a task: this is a test fixture).
+pub const MAX_BROKERS: usize = 64;
+/// Most records `preload` may put into one partition.
+pub const MAX_PRELOAD: u32 = 1_000_000;
+
+impl ClusterConfig {
+    /// Refuses settings no cluster can run.
+    pub(super) fn validate(&self) -> Result<(), ServeError> {
+        if !(1..=MAX_BROKERS).contains(&self.brokers) {
+            return Err(ServeError::Brokers { brokers: self.brokers, max: MAX_BROKERS });
+        }
+        if self.port != 0 && usize::from(self.port) + self.brokers - 1 > usize::from(u16::MAX) {
+            return Err(ServeError::PortsPastEnd { port: self.port, brokers: self.brokers });
+        }
+        if self.preload > MAX_PRELOAD {
+            return Err(ServeError::Preload { preload: self.preload, max: MAX_PRELOAD });
+        }
+        if self.offsets_topic_partitions < 1 {
+            return Err(ServeError::OffsetsTopicPartitions);
+        }
+        let mut names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ServeError::TopicTwice(w[0].to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// `groupsim serve`: command-line arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Number of brokers (node ids 0..N, consecutive ports from --port).
+    #[arg(long, default_value_t = 1)]
+    pub brokers: usize,
+    /// Port of broker 0 on 127.0.0.1 (broker i listens on port + i).
+    #[arg(long, default_value_t = 9092)]
+    pub port: u16,
+    /// A topic to create, as name:partitions (repeat the flag for more topics).
+    #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
+    pub topics: Vec<String>,
+    /// Records appended to every partition at start.
+    #[arg(long, default_value_t = 0)]
+    pub preload: u32,
+}
+
+impl ServeArgs {
+    /// The cluster these arguments describe, or a message saying which argument is wrong.
+    pub fn cluster_config(&self) -> Result<ClusterConfig, ServeError> {
+        if self.port == 0 {
+            return Err(ServeError::PortZero);
+        }
+        let topics = self.topics.iter().map(|t| t.parse()).collect::<Result<Vec<_>, _>>()?;
+        let config = ClusterConfig {
+            brokers: self.brokers,
+            port: self.port,
+            topics,
+            preload: self.preload,
+            ..ClusterConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(brokers: usize, port: u16, topics: &[&str]) -> ServeArgs {
+        ServeArgs {
+            brokers,
+            port,
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            preload: 0,
+        }
+    }
+
+    fn error_of(a: ServeArgs) -> String {
+        format!("{:#}", a.cluster_config().expect_err("these arguments are refused"))
+    }
+
+    #[test]
+    fn topic_specs_parse_name_and_partition_count() {
+        assert_eq!("orders:3".parse::<TopicSpec>().unwrap(), TopicSpec::new("orders", 3).unwrap());
+        assert_eq!("a.b_c-d:1".parse::<TopicSpec>().unwrap().name, "a.b_c-d");
+    }
+
+    #[test]
+    fn bad_serve_arguments_get_a_message_naming_the_problem() {
+        let cases = [
+            (args(1, 9092, &["orders"]), "needs a partition count"),
+            (args(1, 9092, &["orders:"]), "is not a number"),
+            (args(1, 9092, &["orders:0"]), "must be between 1 and 10000"),
+            (args(1, 9092, &["bad name:1"]), "may only contain"),
+            (args(1, 9092, &[":1"]), "must be 1 to 249 characters"),
+            (args(1, 9092, &["a:1", "a:2"]), "given twice"),
+            (args(1, 0, &[]), "--port must be between 1 and 65535"),
+            (args(0, 9092, &[]), "--brokers 0 must be between 1"),
+            (args(3, 65534, &[]), "past port 65535"),
+        ];
+        for (a, expected) in cases {
+            let message = error_of(a.clone());
+            assert!(message.contains(expected), "{a:?}: {message:?} lacks {expected:?}");
+        }
+        let ok = args(3, 9092, &["orders:6", "audit:1"]).cluster_config().unwrap();
+        assert_eq!((ok.brokers, ok.port, ok.topics.len()), (3, 9092, 2));
+    }
+}
