@@ -10,10 +10,17 @@
 //! [`record`]: adding a probe never changes a history, and outside a recording a hit costs one
 //! thread-local flag check. A simulation runs on one thread, so each run's counts are its own even
 //! when a sweep runs several runs at once on other threads.
+//!
+//! Probes are also the simulation's trigger points: while [`tapping`] is on, every hit is logged
+//! in order with the actor the driver said it was running ([`set_actor`]: a member's name, a
+//! broker), and the nemesis drains that log ([`take_taps`]) between steps to fire faults on
+//! protocol events (a commit appended, a revoke started) rather than at random instants. A run
+//! that names no probe in a trigger never taps, and its history does not depend on the log.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::rc::Rc;
 
 /// A named rare situation. Declare with [`probes!`]; hit with [`Probe::hit`].
 #[derive(Debug)]
@@ -29,9 +36,47 @@ pub struct Probe {
 /// Hits counted during one recording: probe name (with `:detail` for family members) -> count.
 pub type ProbeHits = BTreeMap<String, u64>;
 
+/// One logged hit while tapping: which probe, hit by which actor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tap {
+    /// The probe's name (family details are not logged).
+    pub probe: &'static str,
+    /// The actor the driver had set when the probe was hit (`None` outside any actor).
+    pub actor: Option<Rc<str>>,
+}
+
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
+    static TAPPING: Cell<bool> = const { Cell::new(false) };
+    static TAPS: RefCell<Vec<Tap>> = const { RefCell::new(Vec::new()) };
+    static ACTOR: RefCell<Option<Rc<str>>> = const { RefCell::new(None) };
+}
+
+/// Turns this thread's tap log on or off (off clears it).
+pub fn tapping(on: bool) {
+    TAPPING.with(|t| t.set(on));
+    if !on {
+        TAPS.with(|t| t.borrow_mut().clear());
+    }
+}
+
+/// Says which actor's code runs from now on this thread (a driver calls this before it hands an
+/// input to its core), so taps name who hit a probe.
+pub fn set_actor(actor: Option<Rc<str>>) {
+    ACTOR.with(|a| *a.borrow_mut() = actor);
+}
+
+/// The taps logged since the last call, in hit order.
+pub fn take_taps() -> Vec<Tap> {
+    TAPS.with(|t| std::mem::take(&mut *t.borrow_mut()))
+}
+
+fn tap(probe: &'static str) {
+    if TAPPING.with(Cell::get) {
+        let actor = ACTOR.with(|a| a.borrow().clone());
+        TAPS.with(|t| t.borrow_mut().push(Tap { probe, actor }));
+    }
 }
 
 impl Probe {
@@ -41,6 +86,7 @@ impl Probe {
         if RECORDING.with(Cell::get) {
             count(self.name.to_string());
         }
+        tap(self.name);
     }
 
     /// Counts one hit of the family member `detail` (recorded as `name:detail`), if this thread
@@ -50,6 +96,7 @@ impl Probe {
         if RECORDING.with(Cell::get) {
             count(format!("{}:{detail}", self.name));
         }
+        tap(self.name);
     }
 }
 
@@ -177,6 +224,28 @@ mod tests {
         A.hit();
         let ((), hits) = record(|| {});
         assert!(hits.is_empty());
+    }
+
+    #[test]
+    fn taps_log_hits_in_order_with_their_actor_only_while_tapping() {
+        A.hit();
+        tapping(true);
+        set_actor(Some(Rc::from("m1")));
+        A.hit();
+        set_actor(None);
+        B.hit_as("detail");
+        let taps = take_taps();
+        assert_eq!(
+            taps,
+            vec![
+                Tap { probe: "test.a", actor: Some(Rc::from("m1")) },
+                Tap { probe: "test.b", actor: None },
+            ]
+        );
+        assert!(take_taps().is_empty());
+        tapping(false);
+        A.hit();
+        assert!(take_taps().is_empty());
     }
 
     #[test]
