@@ -19,6 +19,7 @@ pub mod group;
 pub mod log;
 pub mod offsets;
 pub mod offsets_log;
+pub mod probes;
 
 pub use config::{CoordinatorBugs, CoordinatorConfig};
 pub use coordinator::{CoordinatorOutput, GroupCoordinator};

@@ -12,6 +12,7 @@ pub mod compat;
 pub mod config;
 pub mod event;
 pub mod member;
+pub mod probes;
 
 pub use app::{Application, ProfileApplication};
 pub use assignor::{

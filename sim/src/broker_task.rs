@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use groupsim_coordinator::broker::{Broker, BrokerControl};
 use groupsim_coordinator::{CoordinatorEvent, CoordinatorOutput};
+use groupsim_wire::probe;
 use groupsim_wire::server::BrokerCalls;
 use groupsim_wire::{Millis, RequestId};
 use kafka_protocol::messages::ResponseKind;
@@ -49,6 +50,9 @@ pub async fn run_broker_controlled<C, E>(
     // 1 ms beats spinning forever on a timer that does not clear.
     let mut fired: Option<(Millis, Millis)> = None;
     loop {
+        if probe::is_tapping() {
+            probe::set_actor(None); // timers and controls are nobody's request
+        }
         let now = clock();
         drain_outputs(&mut broker, &mut waiting, &mut on_event, now);
         let deadline = broker.poll_timeout();
@@ -64,7 +68,12 @@ pub async fn run_broker_controlled<C, E>(
             biased;
             control = controls.recv(), if controls_open => {
                 match control {
-                    Some(control) => broker.apply_control(clock(), control),
+                    Some(control) => {
+                        if probe::is_tapping() {
+                            probe::set_actor(None);
+                        }
+                        broker.apply_control(clock(), control)
+                    }
                     None => controls_open = false,
                 }
             }
@@ -74,9 +83,16 @@ pub async fn run_broker_controlled<C, E>(
                 next_id += 1;
                 waiting.insert(id, call.reply);
                 let client_id = call.client_id.as_deref().unwrap_or("");
+                // Probes the request hits are the requesting client's (its name is its id).
+                if probe::is_tapping() {
+                    probe::set_actor(Some(client_id.into()));
+                }
                 broker.handle_request_from(clock(), id, call.api_version, client_id, call.request);
             }
             () = tokio::time::sleep(Duration::from_millis(sleep_ms.unwrap_or(0))), if sleep_ms.is_some() => {
+                if probe::is_tapping() {
+                    probe::set_actor(None);
+                }
                 broker.handle_timeout(clock());
             }
         }

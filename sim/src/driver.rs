@@ -4,12 +4,14 @@
 //! timer firings back to the core with the simulated time.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 use std::time::Duration;
 
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{Member, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target};
 use groupsim_wire::client::{handshake, RequestWriter};
 use groupsim_wire::codec::request_api_key;
+use groupsim_wire::probe;
 use groupsim_wire::WireError;
 use groupsim_wire::{Millis, RequestId};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
@@ -114,6 +116,7 @@ async fn run_incarnation(
     let mut d = Driver {
         name: plan.name.clone(),
         client_id: plan.config.client_id.clone(),
+        actor: probe::is_tapping().then(|| Rc::from(plan.name.as_str())),
         member: Member::new(config.clone(), seed),
         history: history.clone(),
         conns: BTreeMap::new(),
@@ -122,7 +125,7 @@ async fn run_incarnation(
         rx,
     };
     let mut restart_after: Option<Millis> = None;
-    d.member.start(sim_now());
+    d.core().start(sim_now());
     let mut next_config = config.clone();
     let ending = loop {
         d.drain().await;
@@ -155,13 +158,13 @@ async fn run_incarnation(
                         next_config.profile = profile;
                         next_config.assignors = assignors;
                     }
-                    d.member.leave(sim_now());
+                    d.core().leave(sim_now());
                 }
                 MemberCommand::StaleAck { delay_ms } => {
-                    d.member.inject(sim_now(), MemberFault::StaleAck { delay_ms });
+                    d.core().inject(sim_now(), MemberFault::StaleAck { delay_ms });
                 }
                 MemberCommand::SlowRevoke { extra_ms } => {
-                    d.member.inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
+                    d.core().inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
                 }
             },
             Some(event) = d.rx.recv() => d.on_conn_event(event).await,
@@ -170,10 +173,10 @@ async fn run_incarnation(
                 if leave_at.is_some_and(|t| t <= now) {
                     *leave_at = None;
                     record(history, EventKind::World(WorldEvent::MemberLeaveRequested { member: d.name.clone() }));
-                    d.member.leave(now);
+                    d.core().leave(now);
                 }
                 d.expire_requests(now);
-                d.member.handle_timeout(now);
+                d.core().handle_timeout(now);
             }
         }
     };
@@ -216,12 +219,23 @@ impl Conn {
 struct Driver {
     name: String,
     client_id: String,
+    /// This member's name as a probe actor, while the nemesis taps probes (else `None`).
+    actor: Option<Rc<str>>,
     member: Member,
     history: SharedHistory,
     conns: BTreeMap<Target, Conn>,
     next_epoch: u64,
     tx: mpsc::UnboundedSender<ConnEvent>,
     rx: mpsc::UnboundedReceiver<ConnEvent>,
+}
+
+impl Driver {
+    /// The member core, with this member named as the actor of any probe it hits (tasks of
+    /// several members interleave on one host, so the actor is set before every input).
+    fn core(&mut self) -> &mut Member {
+        probe::set_actor(self.actor.clone());
+        &mut self.member
+    }
 }
 
 async fn maybe_sleep(d: Option<Duration>) {
@@ -278,7 +292,7 @@ impl Driver {
                 let version = request_api_key(&request).and_then(|k| writer.version_for(k));
                 let Some(version) = version else {
                     let why = "the broker serves no version of this API".to_string();
-                    self.member.handle_failure(sim_now(), id, RequestFailure::Unsupported(why));
+                    self.core().handle_failure(sim_now(), id, RequestFailure::Unsupported(why));
                     return;
                 };
                 let request = fit_request_to_version(request, version);
@@ -287,7 +301,7 @@ impl Driver {
                     Err(e @ (WireError::Encode { .. } | WireError::NotNegotiated(_))) => {
                         debug!(member = %self.name, error = %e, "request cannot be encoded");
                         let failure = RequestFailure::Unsupported(e.to_string());
-                        self.member.handle_failure(sim_now(), id, failure);
+                        self.core().handle_failure(sim_now(), id, failure);
                     }
                     Err(e) => {
                         debug!(member = %self.name, error = %e, "write failed");
@@ -359,7 +373,7 @@ impl Driver {
                 Some(t) if deadline <= t => RequestFailure::Timeout,
                 _ => RequestFailure::Disconnected,
             };
-            self.member.handle_failure(now, id, failure);
+            self.core().handle_failure(now, id, failure);
         }
     }
 
@@ -396,7 +410,7 @@ impl Driver {
                     Some(&(corr, id, _)) if corr == correlation_id => {
                         conn.in_flight.pop_front();
                         trace!(member = %self.name, ?id, "response");
-                        self.member.handle_response(sim_now(), id, response);
+                        self.core().handle_response(sim_now(), id, response);
                     }
                     _ => {
                         debug!(member = %self.name, correlation_id, "unexpected correlation id");

@@ -13,6 +13,8 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::triggers::Trigger;
+
 /// One fault, acting on a connection, a member, a host or the cluster.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -213,27 +215,38 @@ pub struct ScheduledFault {
 pub struct FaultSchedule {
     /// The faults, sorted by time.
     pub faults: Vec<ScheduledFault>,
+    /// Faults fired by protocol events rather than at instants (see [`crate::triggers`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<Trigger>,
 }
 
 impl FaultSchedule {
     /// A schedule from faults in any order (sorted stably by time).
     pub fn new(mut faults: Vec<ScheduledFault>) -> Self {
         faults.sort_by_key(|f| f.at_ms);
-        Self { faults }
+        Self { faults, triggers: Vec::new() }
     }
 
-    /// Whether there are no faults.
+    /// The same schedule with these triggers too.
+    pub fn with_triggers(mut self, triggers: Vec<Trigger>) -> Self {
+        self.triggers = triggers;
+        self
+    }
+
+    /// Whether there are no faults and no triggers.
     pub fn is_empty(&self) -> bool {
-        self.faults.is_empty()
+        self.faults.is_empty() && self.triggers.is_empty()
     }
 
-    /// Number of faults.
+    /// Timed faults and triggers: the items shrinking removes, timed faults first.
     pub fn len(&self) -> usize {
-        self.faults.len()
+        self.faults.len() + self.triggers.len()
     }
 
-    /// The schedule without the faults at the given indices.
+    /// The schedule without the items at `removed` (indices as in [`FaultSchedule::len`]: timed
+    /// faults, then triggers).
     pub fn without(&self, removed: &BTreeSet<usize>) -> Self {
+        let n = self.faults.len();
         Self {
             faults: self
                 .faults
@@ -241,6 +254,13 @@ impl FaultSchedule {
                 .enumerate()
                 .filter(|(i, _)| !removed.contains(i))
                 .map(|(_, f)| f.clone())
+                .collect(),
+            triggers: self
+                .triggers
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !removed.contains(&(n + i)))
+                .map(|(_, t)| t.clone())
                 .collect(),
         }
     }

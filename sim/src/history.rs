@@ -60,6 +60,8 @@ pub enum WorldEvent {
     /// A fault was applied (`applied` is false when its target was not there, e.g. a member
     /// that had already stopped).
     FaultInjected { fault: Fault, applied: bool },
+    /// A trigger fired at a protocol event; the fault it fired follows as `FaultInjected`.
+    TriggerFired { trigger: String, target: String },
     /// A fault's effect ended (a partition healed, latency restored, a process restarted).
     FaultHealed { description: String },
     /// A topic gained partitions (new partitions start empty at offset 0).

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use groupsim::bugs;
+use groupsim::coverage::Coverage;
 use groupsim::faults::FaultSchedule;
 use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport};
@@ -141,6 +142,25 @@ enum Command {
         /// Print a JSON summary instead of the table.
         #[arg(long)]
         json: bool,
+        /// After the table, print each coverage probe with the number of seeds that hit it.
+        #[arg(long)]
+        coverage: bool,
+        /// Stop at the first failing seed (exit 1): how long until a bug is caught.
+        #[arg(long)]
+        fail_fast: bool,
+    },
+    /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
+    /// required probe was never hit.
+    Coverage {
+        /// How many seeds per scenario.
+        #[arg(long, default_value_t = 100)]
+        seeds: u64,
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Seeds run in parallel (each simulation stays single-threaded).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
@@ -247,11 +267,28 @@ fn real_main() -> Result<ExitCode> {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sweep { scenarios, seeds, start, jobs, bug, shard, json } => {
+        Command::Sweep { scenarios, seeds, start, jobs, bug, shard, json, coverage, fail_fast } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = sweep::seed_range(start, seeds, shard);
-            let sweep = Sweep::new(&scenarios, seeds, jobs, RunOptions { bug, schedule: None })?;
-            run_sweep(&sweep, json)
+            let sweep = Sweep::new(&scenarios, seeds, jobs, RunOptions { bug, schedule: None })?
+                .fail_fast(fail_fast);
+            let (code, rows) = run_sweep(&sweep, json)?;
+            if coverage {
+                out!("{}", Coverage::from_rows(&rows).table());
+            }
+            Ok(code)
+        }
+        Command::Coverage { seeds, start, jobs } => {
+            let seeds = sweep::seed_range(start, seeds, None);
+            let sweep = Sweep::new(&[], seeds, jobs, RunOptions::default())?;
+            let (code, rows) = run_sweep(&sweep, false)?;
+            let coverage = Coverage::from_rows(&rows);
+            out!("{}", coverage.table());
+            let unhit = coverage.unhit_required();
+            for p in &unhit {
+                outln!("required probe never hit: {} ({})", p.name, p.description);
+            }
+            Ok(if unhit.is_empty() { code } else { ExitCode::from(1) })
         }
     }
 }
@@ -276,7 +313,10 @@ fn shrink(
         return Ok(ExitCode::SUCCESS);
     };
     let class = first.class;
-    outln!("{name} seed {seed} fails with {class}; shrinking {} faults", report.spec.faults.len());
+    outln!(
+        "{name} seed {seed} fails with {class}; shrinking {} faults and triggers",
+        report.spec.faults.len()
+    );
     let shrunk = groupsim::shrink::shrink(&report.spec, class).context("shrinking")?;
     let path = match out {
         Some(p) => p,
@@ -289,13 +329,16 @@ fn shrink(
     std::fs::write(&path, shrunk.schedule.to_json())
         .with_context(|| format!("writing {}", path.display()))?;
     outln!(
-        "minimal schedule: {} of {} faults after {} runs (still {class}):",
+        "minimal schedule: {} of {} faults and triggers after {} runs (still {class}):",
         shrunk.schedule.len(),
         report.spec.faults.len(),
         shrunk.runs
     );
     for f in &shrunk.schedule.faults {
         outln!("    t={}ms {}", f.at_ms, f.fault);
+    }
+    for t in &shrunk.schedule.triggers {
+        outln!("    trigger {t}");
     }
     outln!("written to {}", path.display());
     let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
@@ -321,7 +364,7 @@ fn finish_one(report: &RunReport, save: bool) -> Result<ExitCode> {
 
 /// Runs `sweep`, printing the table row by row (or the JSON summary at the end); exit 1 on any
 /// failing seed.
-fn run_sweep(sweep: &Sweep, json: bool) -> Result<ExitCode> {
+fn run_sweep(sweep: &Sweep, json: bool) -> Result<(ExitCode, Vec<sweep::SweepRow>)> {
     if !json {
         out!("{}", sweep.table_header());
     }
@@ -335,5 +378,6 @@ fn run_sweep(sweep: &Sweep, json: bool) -> Result<ExitCode> {
     } else {
         out!("{}", sweep::total_line(&rows));
     }
-    Ok(if sweep::any_failed(&rows) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let code = if sweep::any_failed(&rows) { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    Ok((code, rows))
 }

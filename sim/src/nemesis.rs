@@ -11,13 +11,19 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use groupsim_member::{AssignorKind, ClientProfile};
-use groupsim_wire::Millis;
+use groupsim_wire::{probe, Millis};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc;
 use tracing::debug;
 
 use crate::faults::{Fault, FaultSchedule};
 use crate::history::WorldEvent;
 use crate::host::SharedHistory;
+use crate::probes;
+use crate::rng::{self, Stream};
+use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
+use crate::watch::{GroupWatch, Seen};
 
 /// What the nemesis can ask of a running member's driver.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,9 +83,31 @@ enum Undo {
     RestartBroker { node: i32 },
 }
 
+/// What the nemesis needs to know of the world beyond the schedule: the run seed (each trigger
+/// draws from its own stream of it), the group, and the brokers a coordinator can move to.
+#[derive(Clone, Debug)]
+pub struct NemesisTargets {
+    /// The run seed.
+    pub seed: u64,
+    /// The group triggers act on.
+    pub group: String,
+    /// Broker node ids.
+    pub brokers: Vec<i32>,
+}
+
+/// A trigger in a run: its own random stream and how often it fired.
+struct Armed {
+    trigger: Trigger,
+    rng: ChaCha8Rng,
+    fired: u16,
+}
+
 /// Applies a fault schedule.
 pub struct Nemesis {
     schedule: FaultSchedule,
+    targets: NemesisTargets,
+    armed: Vec<Armed>,
+    watch: GroupWatch,
     next: usize,
     undo: BTreeMap<(Millis, u64), Undo>,
     undo_seq: u64,
@@ -92,16 +120,31 @@ pub struct Nemesis {
 }
 
 impl Nemesis {
-    /// A nemesis for `schedule`.
+    /// A nemesis for `schedule`. Turns this thread's probe tap log on when a trigger waits for
+    /// an event only probes report (and off otherwise).
     pub fn new(
         schedule: FaultSchedule,
+        targets: NemesisTargets,
         controls: MemberControls,
         history: SharedHistory,
         hosts: Vec<String>,
         normal_max_latency_ms: Millis,
     ) -> Self {
+        let armed: Vec<Armed> = schedule
+            .triggers
+            .iter()
+            .map(|t| Armed {
+                trigger: t.clone(),
+                rng: rng::stream(targets.seed, Stream::Trigger(t.id)),
+                fired: 0,
+            })
+            .collect();
+        probe::tapping(armed.iter().any(|a| a.trigger.on.probe().is_some()));
         Self {
             schedule,
+            targets,
+            armed,
+            watch: GroupWatch::default(),
             next: 0,
             undo: BTreeMap::new(),
             undo_seq: 0,
@@ -113,8 +156,38 @@ impl Nemesis {
         }
     }
 
-    /// Applies every fault and undo due at or before `now`.
+    /// Applies every fault and undo due at or before `now`, and every trigger the events
+    /// recorded since the last tick fire.
     pub fn tick(&mut self, sim: &mut turmoil::Sim<'_>, cluster: &mut impl ClusterOps, now: Millis) {
+        let seen = {
+            let history = self.history.borrow();
+            self.watch.update(history.events())
+        };
+        let taps = probe::take_taps();
+        if !self.healed_all {
+            for s in seen {
+                let (event, targets) = match s {
+                    Seen::CompletingRebalance { leader } => {
+                        (TriggerEvent::CompletingRebalance, leader.into_iter().collect())
+                    }
+                    Seen::GenerationStarted { leader, .. } => {
+                        (TriggerEvent::JoinResponses, leader.into_iter().collect())
+                    }
+                    Seen::AssignmentStored { members } => (TriggerEvent::SyncResponses, members),
+                    Seen::CommitAppended { member } => (TriggerEvent::CommitAppended, vec![member]),
+                };
+                self.on_event(sim, cluster, now, event, &targets);
+            }
+            for tap in taps {
+                let Some(event) =
+                    TriggerEvent::ALL.into_iter().find(|e| e.probe() == Some(tap.probe))
+                else {
+                    continue;
+                };
+                let targets: Vec<String> = tap.actor.iter().map(|a| a.to_string()).collect();
+                self.on_event(sim, cluster, now, event, &targets);
+            }
+        }
         while let Some(&(at, seq)) = self.undo.keys().next() {
             if at > now {
                 break;
@@ -129,8 +202,86 @@ impl Nemesis {
             if self.healed_all {
                 continue; // the safety phase is over: no new faults
             }
-            let applied = self.apply(sim, cluster, now, &fault);
-            self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
+            self.inject(sim, cluster, now, fault);
+        }
+    }
+
+    /// Applies `fault` now and records it, counting the group state it struck in.
+    fn inject(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        cluster: &mut impl ClusterOps,
+        now: Millis,
+        fault: Fault,
+    ) {
+        let state = self.watch.state_name(now);
+        probes::FAULT_IN_GROUP_STATE.hit_as(format_args!("{}@{state}", fault.kind().name()));
+        match state.as_str() {
+            "CompletingRebalance" => probes::FAULT_DURING_COMPLETING_REBALANCE.hit(),
+            "PreparingRebalance" => probes::FAULT_DURING_PREPARING_REBALANCE.hit(),
+            "Loading" => probes::FAULT_DURING_LOAD.hit(),
+            _ => {}
+        }
+        let applied = self.apply(sim, cluster, now, &fault);
+        self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
+    }
+
+    /// `event` happened, concerning `targets` (members; drawn among when several): each armed
+    /// trigger waiting for it draws whether it fires.
+    fn on_event(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        cluster: &mut impl ClusterOps,
+        now: Millis,
+        event: TriggerEvent,
+        targets: &[String],
+    ) {
+        for i in 0..self.armed.len() {
+            let a = &mut self.armed[i];
+            if a.trigger.on != event || a.fired >= a.trigger.max_fires {
+                continue;
+            }
+            let roll = a.rng.random_range(0..1000u16);
+            let pick = a.rng.random_range(0..targets.len().max(1));
+            let to_pick = a.rng.random_range(0..self.targets.brokers.len().max(1));
+            if roll >= a.trigger.per_mille {
+                continue;
+            }
+            let (fault, target) = match a.trigger.action {
+                TriggerAction::MoveCoordinator { load_ms } => {
+                    let others: Vec<i32> = self
+                        .targets
+                        .brokers
+                        .iter()
+                        .copied()
+                        .filter(|b| Some(*b) != self.watch.coordinator)
+                        .collect();
+                    let Some(&to) = others.get(to_pick % others.len().max(1)) else { continue };
+                    let group = self.targets.group.clone();
+                    (Fault::CoordinatorMove { group, to, load_ms }, format!("broker-{to}"))
+                }
+                action => {
+                    let Some(member) = targets.get(pick).cloned() else { continue };
+                    let fault = match action {
+                        TriggerAction::DropConnections => {
+                            Fault::ConnectionDrop { member: member.clone() }
+                        }
+                        TriggerAction::Pause { duration_ms } => {
+                            Fault::MemberPause { member: member.clone(), duration_ms }
+                        }
+                        TriggerAction::Crash { restart_after_ms } => {
+                            Fault::MemberCrash { member: member.clone(), restart_after_ms }
+                        }
+                        TriggerAction::MoveCoordinator { .. } => unreachable!("matched above"),
+                    };
+                    (fault, member)
+                }
+            };
+            a.fired += 1;
+            let trigger = a.trigger.to_string();
+            probes::TRIGGER_FIRED.hit_as(event.name());
+            self.history.borrow_mut().world(now, WorldEvent::TriggerFired { trigger, target });
+            self.inject(sim, cluster, now, fault);
         }
     }
 

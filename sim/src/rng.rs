@@ -15,6 +15,10 @@ pub enum Stream {
     Faults,
     /// Per-member processing times; `Member(i)` for member number `i`.
     Member(u32),
+    /// Event triggers: which of a swarm's events get a trigger and how it acts.
+    Triggers,
+    /// Whether trigger number `i` fires at each matching event.
+    Trigger(u32),
 }
 
 impl Stream {
@@ -24,6 +28,8 @@ impl Stream {
             Stream::Network => 2,
             Stream::Faults => 3,
             Stream::Member(i) => 1_000 + u64::from(i),
+            Stream::Triggers => 4,
+            Stream::Trigger(i) => 1_000_000 + u64::from(i),
         }
     }
 }

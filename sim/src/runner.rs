@@ -1,9 +1,11 @@
 //! Running scenarios: one seed to a verdict, many seeds to a table, and the reports a person
 //! reads when a seed fails (with the one command that replays it bit for bit).
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use groupsim_wire::probe::{self, ProbeHits};
 use serde::Serialize;
 
 use crate::bugs::BugSwitch;
@@ -26,6 +28,8 @@ pub struct RunReport {
     pub history_hash: String,
     /// CLI arguments that reproduce the run's options (e.g. ` --bug <name>`).
     pub extra_args: String,
+    /// Coverage probes hit during the run, with counts (kept outside the history).
+    pub probes: ProbeHits,
 }
 
 /// Variations on a scenario's drawn run.
@@ -74,10 +78,11 @@ pub fn run_seed_with(
 
 /// Runs a fully drawn spec and checks the history.
 pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
-    let history = world::run(&spec)?;
+    let (history, probes) = probe::record(|| world::run(&spec));
+    let history = history?;
     let verdict = checker::check(&history);
     let history_hash = history.hash_hex();
-    Ok(RunReport { spec, history, verdict, history_hash, extra_args: String::new() })
+    Ok(RunReport { spec, history, verdict, history_hash, extra_args: String::new(), probes })
 }
 
 /// The CLI command that replays a seed.
@@ -129,8 +134,11 @@ impl RunReport {
                 out,
                 "swarm: {}  faults scheduled: {}",
                 swarm.describe(),
-                self.spec.faults.len()
+                self.spec.faults.faults.len()
             );
+        }
+        for t in &self.spec.faults.triggers {
+            let _ = writeln!(out, "trigger: {t}");
         }
         for (class, n) in self.verdict.counts() {
             let _ = writeln!(out, "anomaly {class}: {n}");
@@ -147,10 +155,16 @@ impl RunReport {
         if let Some(swarm) = &self.spec.swarm {
             let _ = writeln!(out, "swarm: {}", swarm.describe());
         }
-        if !self.spec.faults.is_empty() {
-            let _ = writeln!(out, "fault schedule ({} faults):", self.spec.faults.len());
+        if !self.spec.faults.faults.is_empty() {
+            let _ = writeln!(out, "fault schedule ({} faults):", self.spec.faults.faults.len());
             for f in &self.spec.faults.faults {
                 let _ = writeln!(out, "    t={}ms {}", f.at_ms, f.fault);
+            }
+        }
+        if !self.spec.faults.triggers.is_empty() {
+            let _ = writeln!(out, "triggers ({}):", self.spec.faults.triggers.len());
+            for t in &self.spec.faults.triggers {
+                let _ = writeln!(out, "    {t}");
             }
         }
         if let Some(a) = self.verdict.first() {
@@ -214,6 +228,9 @@ pub struct SeedResult {
     pub simulated_ms: u64,
     /// Rebalances in the run.
     pub rebalances: u64,
+    /// The probes the run hit (family members as `name:detail`).
+    #[serde(skip)]
+    pub probes: BTreeSet<String>,
 }
 
 impl SeedResult {
@@ -228,6 +245,7 @@ impl SeedResult {
                 history_hash: r.history_hash.clone(),
                 simulated_ms: r.simulated_ms(),
                 rebalances: r.verdict.stats.rebalances,
+                probes: r.probes.keys().cloned().collect(),
             },
             Err(e) => SeedResult {
                 seed,
@@ -237,6 +255,7 @@ impl SeedResult {
                 history_hash: String::new(),
                 simulated_ms: 0,
                 rebalances: 0,
+                probes: BTreeSet::new(),
             },
         }
     }

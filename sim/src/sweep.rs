@@ -4,10 +4,11 @@
 //!
 //! Wall-clock time is read here (rates, the progress bar), outside any simulation.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -106,6 +107,8 @@ pub struct SweepRow {
     pub failures: Vec<SeedResult>,
     /// The command that replays the first failing seed.
     pub replay: Option<String>,
+    /// Per probe hit (family members as `name:detail`), how many seeds hit it.
+    pub probe_seeds: BTreeMap<String, usize>,
 }
 
 impl SweepRow {
@@ -115,6 +118,21 @@ impl SweepRow {
         let failures: Vec<SeedResult> = results.iter().filter(|r| !r.ok).cloned().collect();
         let sim_secs: f64 = results.iter().map(|r| r.simulated_ms as f64 / 1000.0).sum();
         let rebalances: u64 = results.iter().map(|r| r.rebalances).sum();
+        let mut probe_seeds = BTreeMap::new();
+        for r in results {
+            // A family member `name:detail` also counts as a hit of the family `name`, once
+            // per seed however many members it hit.
+            let mut names: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+            for hit in &r.probes {
+                names.insert(hit);
+                if let Some((family, _)) = hit.split_once(':') {
+                    names.insert(family);
+                }
+            }
+            for name in names {
+                *probe_seeds.entry(name.to_string()).or_insert(0) += 1;
+            }
+        }
         SweepRow {
             scenario: scenario.to_string(),
             seeds: results.len(),
@@ -127,6 +145,7 @@ impl SweepRow {
                 .first()
                 .map(|r| format!("{}{bug_arg}", runner::replay_command(scenario, r.seed))),
             failures,
+            probe_seeds,
         }
     }
 
@@ -179,6 +198,9 @@ pub struct Sweep {
     seeds: Range<u64>,
     jobs: usize,
     options: RunOptions,
+    fail_fast: bool,
+    /// Set by the first failing seed when `fail_fast` is on: no further seed starts.
+    stop: AtomicBool,
 }
 
 impl Sweep {
@@ -201,7 +223,14 @@ impl Sweep {
         } else {
             names.iter().map(|n| scenarios::find(n)).collect::<Result<_, _>>()?
         };
-        Ok(Self { scenarios, seeds, jobs, options })
+        Ok(Self { scenarios, seeds, jobs, options, fail_fast: false, stop: AtomicBool::new(false) })
+    }
+
+    /// Stop at the first failing seed (no further seed or scenario starts; seeds already running
+    /// finish): how long a bug takes to catch is then one command.
+    pub fn fail_fast(mut self, on: bool) -> Self {
+        self.fail_fast = on;
+        self
     }
 
     /// ` --bug <name>` when a bug switch is on, for replay commands.
@@ -232,6 +261,9 @@ impl Sweep {
         let bug_arg = self.bug_arg();
         let mut rows = Vec::new();
         for s in &self.scenarios {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
             let started = Instant::now();
             let results = self.run_seeds(s);
             let wall = started.elapsed().as_secs_f64().max(1e-9);
@@ -255,6 +287,9 @@ impl Sweep {
         std::thread::scope(|scope| {
             for _ in 0..self.jobs.min(count as usize) {
                 scope.spawn(|| loop {
+                    if self.stop.load(Ordering::SeqCst) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     if i as u64 >= count {
                         break;
@@ -264,6 +299,9 @@ impl Sweep {
                     let r = SeedResult::from_run(seed, &run);
                     if !r.ok {
                         failed.fetch_add(1, Ordering::SeqCst);
+                        if self.fail_fast {
+                            self.stop.store(true, Ordering::SeqCst);
+                        }
                     }
                     results.lock().expect("results lock").push(r);
                     let d = done.fetch_add(1, Ordering::SeqCst) + 1;
@@ -375,7 +413,16 @@ mod tests {
             history_hash: String::new(),
             simulated_ms: 2_000,
             rebalances,
+            probes: ["a.b:x".to_string(), "a.b:y".to_string(), "c".to_string()].into(),
         }
+    }
+
+    #[test]
+    fn a_family_counts_once_per_seed_and_its_members_each() {
+        let row = SweepRow::new("a", &[result(0, true, 1), result(1, true, 1)], 1.0, "");
+        assert_eq!(row.probe_seeds["a.b"], 2, "two seeds, each hitting two members");
+        assert_eq!(row.probe_seeds["a.b:x"], 2);
+        assert_eq!(row.probe_seeds["c"], 2);
     }
 
     #[test]

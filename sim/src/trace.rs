@@ -97,6 +97,9 @@ pub fn text(history: &History) -> String {
                     line(&mut out, at, format!("leader of {partition} moves broker-{from} -> broker-{to}"))
                 }
                 WorldEvent::SwarmChosen { description } => line(&mut out, at, format!("swarm: {description}")),
+                WorldEvent::TriggerFired { trigger, target } => {
+                    line(&mut out, at, format!("TRIGGER {trigger} -> {target}"))
+                }
                 WorldEvent::FaultInjected { fault, applied } => {
                     let skipped = if *applied { "" } else { " (no target: skipped)" };
                     line(&mut out, at, format!("FAULT {fault}{skipped}"))

@@ -15,7 +15,7 @@ use rand::RngExt;
 use crate::cluster::{Cluster, ClusterError};
 use crate::history::{History, WorldEvent};
 use crate::host::{broker_host, client_host, SharedHistory};
-use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis};
+use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis, NemesisTargets};
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
 
@@ -89,8 +89,19 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     }
     let hosts: Vec<String> =
         (0..spec.brokers).map(broker_host).chain((0..spec.client_hosts).map(client_host)).collect();
-    let mut nemesis =
-        Nemesis::new(spec.faults.clone(), controls, history.clone(), hosts, spec.latency_ms.1);
+    let targets = NemesisTargets {
+        seed: spec.seed,
+        group: crate::scenario::GROUP_ID.to_string(),
+        brokers: (0..spec.brokers).collect(),
+    };
+    let mut nemesis = Nemesis::new(
+        spec.faults.clone(),
+        targets,
+        controls,
+        history.clone(),
+        hosts,
+        spec.latency_ms.1,
+    );
     let producer = Rc::new(RefCell::new(Producer::new(spec, logs.clone())));
     let mut liveness_marked = false;
     loop {
@@ -120,6 +131,8 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     }
     let now = sim.elapsed().as_millis() as Millis;
     history.borrow_mut().world(now, WorldEvent::RunEnded);
+    groupsim_wire::probe::tapping(false);
+    groupsim_wire::probe::set_actor(None);
     drop(sim);
     let h = history.borrow().clone();
     Ok(h)

@@ -61,6 +61,11 @@ pub fn tapping(on: bool) {
     }
 }
 
+/// Whether this thread's tap log is on (drivers skip naming actors when it is off).
+pub fn is_tapping() -> bool {
+    TAPPING.with(Cell::get)
+}
+
 /// Says which actor's code runs from now on this thread (a driver calls this before it hands an
 /// input to its core), so taps name who hit a probe.
 pub fn set_actor(actor: Option<Rc<str>>) {

@@ -201,6 +201,7 @@ impl Views {
             WorldEvent::RunStarted { .. }
             | WorldEvent::MemberLeaveRequested { .. }
             | WorldEvent::SwarmChosen { .. }
+            | WorldEvent::TriggerFired { .. }
             | WorldEvent::FaultInjected { .. }
             | WorldEvent::FaultHealed { .. }
             | WorldEvent::BrokerCrashed { .. }

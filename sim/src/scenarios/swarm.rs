@@ -12,6 +12,7 @@ use super::shape::start_members;
 use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
 use crate::rng::{self, Stream};
 use crate::scenario::{liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID};
+use crate::triggers;
 
 /// Fault kinds the `swarm` scenario may enable.
 pub const SWARM_KINDS: &[FaultKind] = &[
@@ -59,7 +60,13 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
         start_ms: 4_000,
         end_ms: safety_end - 2_000,
     };
-    let faults = draw_schedule(&mut frng, &swarm, &ctx);
+    // Triggers come from a stream of their own, so the timed faults are those of before.
+    let triggers = triggers::draw(
+        &mut rng::stream(seed, Stream::Triggers),
+        members[0].config.session_timeout_ms.max(0) as Millis,
+        brokers > 1,
+    );
+    let faults = draw_schedule(&mut frng, &swarm, &ctx).with_triggers(triggers);
     let liveness_bound_ms = 2 * liveness_bound(&members[0].config, &coordinator);
     ScenarioSpec {
         name: "swarm".into(),

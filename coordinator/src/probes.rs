@@ -1,0 +1,71 @@
+//! The coordinator's coverage probes: rare, bug-prone situations in the group coordinator,
+//! named where they happen (`probes::X.hit()`). A sweep counts the seeds that reach each one
+//! (`groupsim coverage`); hits are counted outside the history, so adding a probe never changes
+//! a run.
+
+groupsim_wire::probes! {
+    /// Every group request answered with a non-zero error, by API, group state (or load state)
+    /// and error: detail `Api/State/ERROR`.
+    ANSWER = optional "coordinator.answer":
+        "a group request answered with an error (detail: api/state/error)";
+    /// OffsetFetch reached the coordinator (a trigger point: a new owner picks its offsets).
+    OFFSET_FETCH_RECEIVED = required "coordinator.offset_fetch.received":
+        "an OffsetFetch reached the group's coordinator";
+    /// OffsetFetch answered COORDINATOR_LOAD_IN_PROGRESS: the group's offsets are still loading.
+    OFFSET_FETCH_WHILE_LOADING = required "coordinator.offset_fetch.while_loading":
+        "OffsetFetch answered while the group's offsets partition loads";
+    /// OffsetCommit answered while the group loads.
+    OFFSET_COMMIT_WHILE_LOADING = required "coordinator.offset_commit.while_loading":
+        "OffsetCommit answered while the group's offsets partition loads";
+    /// JoinGroup, SyncGroup or Heartbeat answered while the group loads.
+    GROUP_REQUEST_WHILE_LOADING = required "coordinator.group_request.while_loading":
+        "JoinGroup, SyncGroup or Heartbeat answered while the group loads";
+    /// A group request reached a broker that no longer coordinates the group.
+    NOT_COORDINATOR = required "coordinator.not_coordinator":
+        "a group request answered NOT_COORDINATOR (the coordinator moved)";
+    /// A parked JoinGroup or SyncGroup was answered NOT_COORDINATOR as the group unloaded.
+    PARKED_ANSWERED_ON_UNLOAD = required "coordinator.unload.parked_requests":
+        "parked JoinGroup/SyncGroup answered NOT_COORDINATOR when the group unloaded";
+    /// OffsetCommit refused for a stale generation.
+    COMMIT_STALE_GENERATION = required "coordinator.offset_commit.illegal_generation":
+        "OffsetCommit refused with ILLEGAL_GENERATION (a stale generation)";
+    /// OffsetCommit refused from a member the group does not know.
+    COMMIT_UNKNOWN_MEMBER = required "coordinator.offset_commit.unknown_member":
+        "OffsetCommit refused with UNKNOWN_MEMBER_ID";
+    /// OffsetCommit refused because the group is rebalancing.
+    COMMIT_DURING_REBALANCE = required "coordinator.offset_commit.rebalance_in_progress":
+        "OffsetCommit refused with REBALANCE_IN_PROGRESS (the group is completing a rebalance)";
+    /// A SyncGroup arrived while the group was back in PreparingRebalance.
+    SYNC_IN_PREPARING_REBALANCE = required "coordinator.sync.in_preparing_rebalance":
+        "SyncGroup answered REBALANCE_IN_PROGRESS (a new rebalance began)";
+    /// A Heartbeat told a member to rejoin.
+    HEARTBEAT_REBALANCE_IN_PROGRESS = required "coordinator.heartbeat.rebalance_in_progress":
+        "Heartbeat answered REBALANCE_IN_PROGRESS";
+    /// A member removed because it never sent SyncGroup after its JoinGroup answer.
+    REMOVED_NEVER_SYNCED = optional "coordinator.member.removed_never_synced":
+        "a member removed because it never synced in CompletingRebalance";
+    /// A member removed because its session expired.
+    REMOVED_SESSION_TIMEOUT = required "coordinator.member.removed_session_timeout":
+        "a member removed because its session expired";
+    /// A member removed because it did not rejoin before the rebalance timeout.
+    REMOVED_REBALANCE_TIMEOUT = required "coordinator.member.removed_rebalance_timeout":
+        "a member removed because it did not rejoin within the rebalance timeout";
+    /// A pending member (told MEMBER_ID_REQUIRED) never came back.
+    PENDING_MEMBER_EXPIRED = optional "coordinator.member.pending_expired":
+        "a pending member expired without completing its join";
+    /// The leader left, crashed or stopped heartbeating while the group was completing a
+    /// rebalance: the group must go back to PreparingRebalance.
+    LEADER_LOST_IN_COMPLETING_REBALANCE = required "coordinator.leader.lost_in_completing_rebalance":
+        "the leader was removed while the group was in CompletingRebalance";
+    /// A static member replaced by a new instance with the same group.instance.id.
+    STATIC_MEMBER_REPLACED = optional "coordinator.static.replaced":
+        "a static member's instance id taken over by a new member id";
+    /// An offsets-log append completed after the committing member left or its generation
+    /// ended (the commit was accepted while the member still belonged).
+    APPEND_OUTLIVED_MEMBER = required "coordinator.offset_commit.append_outlived_member":
+        "an offsets-log append completed after its member or generation ended";
+    /// A load finished with members whose sessions had run out during the move: they get fresh
+    /// deadlines, as in Kafka.
+    LOAD_WITH_STALE_MEMBERS = optional "coordinator.load.members_silent_during_move":
+        "a group loaded with members that had not been heard from for a session timeout";
+}

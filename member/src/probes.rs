@@ -1,0 +1,45 @@
+//! The member's coverage probes: rare, bug-prone situations on the client side of a rebalance,
+//! named where they happen (`probes::X.hit()`). A sweep counts the seeds that reach each one
+//! (`groupsim coverage`); hits are counted outside the history, so adding a probe never changes
+//! a run.
+
+groupsim_wire::probes! {
+    /// Every error code a member handled, by client profile and API: detail
+    /// `profile/Api/ERROR`.
+    ERROR_HANDLED = optional "member.error":
+        "an error answer handled (detail: profile/api/error)";
+    /// A member began revoking partitions (a trigger point).
+    REVOKE_STARTED = required "member.rebalance.revoke_started":
+        "a member began revoking partitions (callback and commit under way)";
+    /// A member started processing a batch (a trigger point).
+    PROCESSING_STARTED = required "member.processing.batch_started":
+        "a member started processing a batch of records";
+    /// A member (re)joined while one of its commits was still in flight.
+    REJOIN_WITH_COMMIT_IN_FLIGHT = required "member.rejoin.commit_in_flight":
+        "a JoinGroup sent while an OffsetCommit was in flight";
+    /// An OffsetCommit's answer never arrived (connection lost or timed out): the coordinator
+    /// may have applied it.
+    COMMIT_ANSWER_LOST = required "member.commit.answer_lost":
+        "an OffsetCommit whose answer never arrived (the coordinator may have applied it)";
+    /// The member learned it was out of the group while its revoke callback ran.
+    SESSION_LOST_DURING_REVOKE = required "member.revoke.session_lost":
+        "the member was fenced or lost its session while revoking";
+    /// An ack (processing result) arrived for a generation older than the previous one.
+    ACK_OLDER_THAN_PREVIOUS_GENERATION = optional "member.ack.older_than_previous_generation":
+        "a processing ack carried a generation older than the previous one";
+    /// A stale ack (a generation behind) arrived.
+    STALE_ACK = required "member.ack.stale_generation":
+        "a processing ack carried a generation older than the current one";
+    /// A cooperative rebalance began while a retained partition had progress not yet committed.
+    COOPERATIVE_REBALANCE_WITH_PROGRESS = required "member.cooperative.rebalance_with_uncommitted_progress":
+        "a cooperative rebalance began while a kept partition had uncommitted progress";
+    /// FindCoordinator answered with an error or failed (a broker failing over).
+    DISCOVERY_FAILED = required "member.discovery.failed":
+        "FindCoordinator failed or answered an error (coordinator failing over)";
+    /// A fetch went to a broker that no longer leads the partition.
+    FETCH_STALE_LEADER = required "member.fetch.stale_leader":
+        "a Fetch answered with a leadership error (a stale partition leader)";
+    /// A generation reset: the member forgets its generation (and maybe member id) and rejoins.
+    GENERATION_RESET = required "member.generation.reset":
+        "the member reset its generation after a group error";
+}

@@ -1,0 +1,207 @@
+//! Event-triggered faults (FoundationDB's BUGGIFY, applied to a protocol): a trigger waits for a
+//! protocol event — the group entering CompletingRebalance, an offset commit appended, a member
+//! starting to revoke — and, with a probability of its own, fires a fault at the member or group
+//! the event concerns, between the next two simulation steps. Faults at drawn instants almost
+//! never land in the millisecond windows where rebalance bugs live; triggered faults land there
+//! on purpose.
+//!
+//! A trigger is plain data in the [`crate::faults::FaultSchedule`]: it prints, serialises,
+//! replays bit for bit and shrinks like a timed fault. Whether it fires at a matching event is
+//! drawn from a ChaCha stream of its own (its `id`), so removing one trigger while shrinking
+//! leaves the others' draws unchanged.
+
+use std::fmt;
+
+use groupsim_wire::Millis;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// The protocol events a trigger can wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerEvent {
+    /// The group entered CompletingRebalance: the join phase ended, the leader computes the
+    /// assignment and every member's SyncGroup waits for it. Target: the leader.
+    CompletingRebalance,
+    /// A generation started: JoinGroup answers are on their way. Target: the leader.
+    JoinResponses,
+    /// The leader's assignment was stored: SyncGroup answers are on their way. Target: one
+    /// member of the generation, drawn.
+    SyncResponses,
+    /// An offset commit was appended to the offsets log; its answer has not reached the member
+    /// yet. Target: the committer.
+    CommitAppended,
+    /// The coordinator received an OffsetFetch (a new owner is about to pick its starting
+    /// offsets). Target: the member that sent it.
+    OffsetFetchArrived,
+    /// A member began revoking partitions (its revoke callback, and the commit it makes, are
+    /// under way). Target: that member.
+    RevokeStarted,
+    /// A member started processing a batch of records. Target: that member.
+    ProcessingStarted,
+}
+
+impl TriggerEvent {
+    /// Every event, in a fixed order (the swarm draws from it).
+    pub const ALL: [TriggerEvent; 7] = [
+        TriggerEvent::CompletingRebalance,
+        TriggerEvent::JoinResponses,
+        TriggerEvent::SyncResponses,
+        TriggerEvent::CommitAppended,
+        TriggerEvent::OffsetFetchArrived,
+        TriggerEvent::RevokeStarted,
+        TriggerEvent::ProcessingStarted,
+    ];
+
+    /// The event's name in schedules and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerEvent::CompletingRebalance => "completing_rebalance",
+            TriggerEvent::JoinResponses => "join_responses",
+            TriggerEvent::SyncResponses => "sync_responses",
+            TriggerEvent::CommitAppended => "commit_appended",
+            TriggerEvent::OffsetFetchArrived => "offset_fetch_arrived",
+            TriggerEvent::RevokeStarted => "revoke_started",
+            TriggerEvent::ProcessingStarted => "processing_started",
+        }
+    }
+
+    /// The probe whose hits (logged with the actor that hit it) are this event, for events the
+    /// history does not record; `None` for events read from the history.
+    pub fn probe(self) -> Option<&'static str> {
+        match self {
+            TriggerEvent::OffsetFetchArrived => {
+                Some(groupsim_coordinator::probes::OFFSET_FETCH_RECEIVED.name)
+            }
+            TriggerEvent::RevokeStarted => Some(groupsim_member::probes::REVOKE_STARTED.name),
+            TriggerEvent::ProcessingStarted => {
+                Some(groupsim_member::probes::PROCESSING_STARTED.name)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a fired trigger does to its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum TriggerAction {
+    /// Reset every connection of the target member: answers in flight to it are lost.
+    DropConnections,
+    /// Stop the target member's world for a while (longer than the session timeout: a zombie).
+    Pause { duration_ms: Millis },
+    /// Crash the target member; it restarts as a new member later.
+    Crash { restart_after_ms: Millis },
+    /// Move the group's coordinator to another broker, whose load takes `load_ms`.
+    MoveCoordinator { load_ms: Millis },
+}
+
+/// A fault fired by a protocol event, with a probability, at most `max_fires` times.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trigger {
+    /// Identity of the trigger's random stream (stable when other triggers are removed).
+    pub id: u32,
+    /// The event it waits for.
+    pub on: TriggerEvent,
+    /// What it does when it fires.
+    pub action: TriggerAction,
+    /// Chance of firing at each matching event, in thousandths.
+    pub per_mille: u16,
+    /// Most times it fires in a run.
+    pub max_fires: u16,
+}
+
+impl fmt::Display for Trigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let action = match self.action {
+            TriggerAction::DropConnections => "drop its connections".to_string(),
+            TriggerAction::Pause { duration_ms } => format!("pause it {duration_ms} ms"),
+            TriggerAction::Crash { restart_after_ms } => {
+                format!("crash it (restart after {restart_after_ms} ms)")
+            }
+            TriggerAction::MoveCoordinator { load_ms } => {
+                format!("move the coordinator (load {load_ms} ms)")
+            }
+        };
+        write!(
+            f,
+            "on {}: {action}, p={}.{:03}, at most {}x",
+            self.on.name(),
+            self.per_mille / 1000,
+            self.per_mille % 1000,
+            self.max_fires
+        )
+    }
+}
+
+/// Draws a swarm's triggers: each event is switched on with probability one half, with an
+/// action that makes sense for it and a firing chance of 5% to 50%. `session_timeout_ms` sizes
+/// the pauses (half of them outlast the session: zombies).
+pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) -> Vec<Trigger> {
+    let mut out = Vec::new();
+    for (i, on) in TriggerEvent::ALL.into_iter().enumerate() {
+        let enabled = rng.random_bool(0.5);
+        let choice = rng.random_range(0..4u32);
+        let per_mille = rng.random_range(50..=500u16);
+        let max_fires = rng.random_range(1..=3u16);
+        let pause = rng.random_range(session_timeout_ms / 2..=session_timeout_ms * 2);
+        let restart = rng.random_range(1_000..=8_000);
+        let load = rng.random_range(50..=3_000);
+        if !enabled {
+            continue;
+        }
+        let action = match choice {
+            0 => TriggerAction::DropConnections,
+            1 => TriggerAction::Pause { duration_ms: pause },
+            2 => TriggerAction::Crash { restart_after_ms: restart },
+            _ if allow_move => TriggerAction::MoveCoordinator { load_ms: load },
+            _ => TriggerAction::DropConnections,
+        };
+        out.push(Trigger { id: i as u32, on, action, per_mille, max_fires });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn draws_are_deterministic_and_within_bounds() {
+        let a = draw(&mut ChaCha8Rng::seed_from_u64(7), 10_000, true);
+        let b = draw(&mut ChaCha8Rng::seed_from_u64(7), 10_000, true);
+        assert_eq!(a, b);
+        for t in &a {
+            assert!((50..=500).contains(&t.per_mille), "{t}");
+            assert!((1..=3).contains(&t.max_fires), "{t}");
+        }
+        let ids: Vec<u32> = a.iter().map(|t| t.id).collect();
+        let mut sorted = ids.clone();
+        sorted.dedup();
+        assert_eq!(ids, sorted, "ids are distinct and in event order");
+    }
+
+    #[test]
+    fn without_moves_no_trigger_moves_the_coordinator() {
+        for seed in 0..50 {
+            let ts = draw(&mut ChaCha8Rng::seed_from_u64(seed), 10_000, false);
+            assert!(ts.iter().all(|t| !matches!(t.action, TriggerAction::MoveCoordinator { .. })));
+        }
+    }
+
+    #[test]
+    fn triggers_print_their_event_action_and_odds() {
+        let t = Trigger {
+            id: 3,
+            on: TriggerEvent::CommitAppended,
+            action: TriggerAction::DropConnections,
+            per_mille: 250,
+            max_fires: 2,
+        };
+        assert_eq!(t.to_string(), "on commit_appended: drop its connections, p=0.250, at most 2x");
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
+    }
+}

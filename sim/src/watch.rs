@@ -1,0 +1,137 @@
+//! A live view of the group for the nemesis: what state the group is in, who leads it, who is in
+//! the current generation, which broker coordinates it and whether it is still loading, read
+//! from the history as the run records it. Triggers pick their targets from it, and the world's
+//! probes name the group state a fault struck in.
+//!
+//! It only reads the history, so it can never change a run.
+
+use std::collections::BTreeMap;
+
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_wire::Millis;
+
+use crate::history::{Event, EventKind, WorldEvent};
+
+/// A protocol event the view saw, for triggers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// The group entered CompletingRebalance; its leader, when known.
+    CompletingRebalance { leader: Option<String> },
+    /// A generation started with these members (names) and leader.
+    GenerationStarted { leader: Option<String>, members: Vec<String> },
+    /// The generation's assignment was stored; the generation's members.
+    AssignmentStored { members: Vec<String> },
+    /// An offset commit was appended for this member.
+    CommitAppended { member: String },
+}
+
+/// The group as the history shows it so far.
+#[derive(Clone, Debug, Default)]
+pub struct GroupWatch {
+    /// The group's state at its current coordinator.
+    pub state: Option<GroupState>,
+    /// The broker that coordinates the group, once a move or load named it.
+    pub coordinator: Option<i32>,
+    /// Until when the current coordinator is loading the group (after a move).
+    pub loading_until: Option<Millis>,
+    /// The current generation's leader (member name).
+    pub leader: Option<String>,
+    /// The current generation's members (names).
+    pub members: Vec<String>,
+    /// The generation `leader` and `members` belong to.
+    generation: i32,
+    /// The group entered CompletingRebalance for a generation whose start is not read yet.
+    completing: Option<i32>,
+    /// Member id -> member name (the client id).
+    names: BTreeMap<String, String>,
+    /// Events read so far.
+    seen: usize,
+}
+
+impl GroupWatch {
+    /// Whether the coordinator is loading the group at `now`.
+    pub fn loading(&self, now: Millis) -> bool {
+        self.loading_until.is_some_and(|until| now < until)
+    }
+
+    /// The group's state for reports: `Loading` while the coordinator loads, else the state.
+    pub fn state_name(&self, now: Millis) -> String {
+        if self.loading(now) {
+            "Loading".to_string()
+        } else {
+            self.state.map(|s| format!("{s:?}")).unwrap_or_else(|| "NoGroup".to_string())
+        }
+    }
+
+    /// Reads the events recorded since the last call and returns the protocol events among them.
+    pub fn update(&mut self, events: &[Event]) -> Vec<Seen> {
+        let mut out = Vec::new();
+        for e in &events[self.seen.min(events.len())..] {
+            self.observe(e, &mut out);
+        }
+        self.seen = events.len();
+        out
+    }
+
+    fn name(&self, member_id: &str) -> String {
+        self.names.get(member_id).cloned().unwrap_or_else(|| member_id.to_string())
+    }
+
+    fn from_coordinator(&self, broker: i32) -> bool {
+        self.coordinator.is_none_or(|c| c == broker)
+    }
+
+    fn observe(&mut self, e: &Event, out: &mut Vec<Seen>) {
+        match &e.kind {
+            EventKind::World(WorldEvent::CoordinatorMoved { to, load_ms, .. }) => {
+                self.coordinator = Some(*to);
+                self.loading_until = Some(e.at_ms + load_ms);
+            }
+            EventKind::Coordinator { broker, event } => match event {
+                CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
+                    self.names.insert(member_id.clone(), client_id.clone());
+                }
+                CoordinatorEvent::GroupLoaded { .. } if self.from_coordinator(*broker) => {
+                    self.coordinator = Some(*broker);
+                    self.loading_until = None;
+                }
+                CoordinatorEvent::GroupStateChanged { to, generation, .. }
+                    if self.from_coordinator(*broker) =>
+                {
+                    self.state = Some(*to);
+                    if *to == GroupState::CompletingRebalance {
+                        // The state change and the generation's start may come in either order:
+                        // report it once the generation's leader is known.
+                        if self.generation == *generation {
+                            out.push(Seen::CompletingRebalance { leader: self.leader.clone() });
+                        } else {
+                            self.completing = Some(*generation);
+                        }
+                    }
+                }
+                CoordinatorEvent::GenerationStarted { leader, members, generation, .. }
+                    if self.from_coordinator(*broker) =>
+                {
+                    self.generation = *generation;
+                    self.leader = leader.as_deref().map(|l| self.name(l));
+                    self.members = members.iter().map(|m| self.name(m)).collect();
+                    out.push(Seen::GenerationStarted {
+                        leader: self.leader.clone(),
+                        members: self.members.clone(),
+                    });
+                    if self.completing.take() == Some(*generation) {
+                        out.push(Seen::CompletingRebalance { leader: self.leader.clone() });
+                    }
+                }
+                CoordinatorEvent::AssignmentStored { .. } if self.from_coordinator(*broker) => {
+                    out.push(Seen::AssignmentStored { members: self.members.clone() });
+                }
+                CoordinatorEvent::OffsetCommitAccepted { member_id, .. } => {
+                    out.push(Seen::CommitAppended { member: self.name(member_id) });
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
