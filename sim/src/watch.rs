@@ -77,7 +77,7 @@ impl GroupWatch {
         self.names.get(member_id).cloned().unwrap_or_else(|| member_id.to_string())
     }
 
-    fn from_coordinator(&self, broker: i32) -> bool {
+    fn is_coordinator(&self, broker: i32) -> bool {
         self.coordinator.is_none_or(|c| c == broker)
     }
 
@@ -91,12 +91,12 @@ impl GroupWatch {
                 CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
                     self.names.insert(member_id.clone(), client_id.clone());
                 }
-                CoordinatorEvent::GroupLoaded { .. } if self.from_coordinator(*broker) => {
+                CoordinatorEvent::GroupLoaded { .. } if self.is_coordinator(*broker) => {
                     self.coordinator = Some(*broker);
                     self.loading_until = None;
                 }
                 CoordinatorEvent::GroupStateChanged { to, generation, .. }
-                    if self.from_coordinator(*broker) =>
+                    if self.is_coordinator(*broker) =>
                 {
                     self.state = Some(*to);
                     if *to == GroupState::CompletingRebalance {
@@ -110,7 +110,7 @@ impl GroupWatch {
                     }
                 }
                 CoordinatorEvent::GenerationStarted { leader, members, generation, .. }
-                    if self.from_coordinator(*broker) =>
+                    if self.is_coordinator(*broker) =>
                 {
                     self.generation = *generation;
                     self.leader = leader.as_deref().map(|l| self.name(l));
@@ -123,7 +123,7 @@ impl GroupWatch {
                         out.push(Seen::CompletingRebalance { leader: self.leader.clone() });
                     }
                 }
-                CoordinatorEvent::AssignmentStored { .. } if self.from_coordinator(*broker) => {
+                CoordinatorEvent::AssignmentStored { .. } if self.is_coordinator(*broker) => {
                     out.push(Seen::AssignmentStored { members: self.members.clone() });
                 }
                 CoordinatorEvent::OffsetCommitAccepted { member_id, .. } => {
