@@ -13,13 +13,12 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::coordinator::GroupStatus;
 use crate::group::GroupState;
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::{GroupCoordinator, RequestId};
 
 impl GroupCoordinator {
     /// DescribeGroups: see the module documentation for the rules.
     pub(crate) fn handle_describe_groups(
         &mut self,
-        _now: Millis,
         id: RequestId,
         version: i16,
         req: DescribeGroupsRequest,

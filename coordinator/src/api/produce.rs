@@ -138,8 +138,8 @@ fn decode(mut bytes: Bytes) -> Result<Vec<Record>, ResponseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broker::BrokerAddress;
     use crate::cluster::ClusterState;
+    use crate::placement::BrokerAddress;
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::TopicName;
     use kafka_protocol::protocol::StrBytes;
