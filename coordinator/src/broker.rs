@@ -337,7 +337,7 @@ impl Broker {
                 let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
                 let state = cluster::lock(&self.cluster);
                 let placement = Placement { node_id: self.config.node_id, cluster: &state };
-                ResponseKind::Produce(produce::handle(v, &r, &placement, &mut logs, now))
+                ResponseKind::Produce(produce::handle(&r, &placement, &mut logs, now))
             }
             RequestKind::InitProducerId(r) => ResponseKind::InitProducerId(
                 init_producer_id::handle(v, &r, &mut self.producer_ids),
@@ -478,42 +478,53 @@ impl Fixup {
     fn apply(self, response: ResponseKind) -> ResponseKind {
         match response {
             ResponseKind::DescribeGroups(mut resp) => {
-                let mut answered = std::mem::take(&mut resp.groups);
-                for (group, owned) in self.groups {
-                    if owned {
-                        if let Some(pos) = answered.iter().position(|d| d.group_id.0 == group) {
-                            resp.groups.push(answered.remove(pos));
-                        }
-                    } else {
-                        resp.groups.push(
-                            DescribedGroup::default()
-                                .with_group_id(GroupId(group))
-                                .with_error_code(NOT_COORDINATOR),
-                        );
-                    }
-                }
-                resp.groups.append(&mut answered);
+                resp.groups = self.merge(
+                    std::mem::take(&mut resp.groups),
+                    |d| &d.group_id.0,
+                    |group| {
+                        DescribedGroup::default()
+                            .with_group_id(GroupId(group))
+                            .with_error_code(NOT_COORDINATOR)
+                    },
+                );
                 ResponseKind::DescribeGroups(resp)
             }
             ResponseKind::OffsetFetch(mut resp) => {
-                let mut answered = std::mem::take(&mut resp.groups);
-                for (group, owned) in self.groups {
-                    if owned {
-                        if let Some(pos) = answered.iter().position(|g| g.group_id.0 == group) {
-                            resp.groups.push(answered.remove(pos));
-                        }
-                    } else {
-                        resp.groups.push(
-                            OffsetFetchResponseGroup::default()
-                                .with_group_id(GroupId(group))
-                                .with_error_code(NOT_COORDINATOR),
-                        );
-                    }
-                }
-                resp.groups.append(&mut answered);
+                resp.groups = self.merge(
+                    std::mem::take(&mut resp.groups),
+                    |g| &g.group_id.0,
+                    |group| {
+                        OffsetFetchResponseGroup::default()
+                            .with_group_id(GroupId(group))
+                            .with_error_code(NOT_COORDINATOR)
+                    },
+                );
                 ResponseKind::OffsetFetch(resp)
             }
             other => other,
         }
+    }
+
+    /// The request's groups in order: the coordinator's entry (found by `group_of`) for each
+    /// group we coordinate, a `refused` entry for each we do not; then any answered entry
+    /// left over.
+    fn merge<T>(
+        self,
+        mut answered: Vec<T>,
+        group_of: impl Fn(&T) -> &StrBytes,
+        refused: impl Fn(StrBytes) -> T,
+    ) -> Vec<T> {
+        let mut merged = Vec::with_capacity(self.groups.len());
+        for (group, owned) in self.groups {
+            if owned {
+                if let Some(pos) = answered.iter().position(|e| *group_of(e) == group) {
+                    merged.push(answered.remove(pos));
+                }
+            } else {
+                merged.push(refused(group));
+            }
+        }
+        merged.append(&mut answered);
+        merged
     }
 }

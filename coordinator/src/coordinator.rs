@@ -7,6 +7,11 @@
 //! their request (when the rebalance reaches the right phase); the driver keeps the connection
 //! waiting for that request id.
 //!
+//! This file is the core: the groups, the offsets cache, the timer queue, the offsets
+//! partitions it owns and the appends under way. The Kafka-facing half of the contract,
+//! [`GroupCoordinator::handle_request`] and [`GroupCoordinator::poll_output`] (which encodes the
+//! queued answers), lives in `api/mod.rs`, above this file, with one module per API.
+//!
 //! # Offsets partitions, loading and the offsets log
 //! Groups live in the partitions of the offsets topic (`partitionFor(group)`). A coordinator
 //! built with [`GroupCoordinator::new`] owns every partition from the start (one broker, tests).
@@ -67,6 +72,19 @@ pub(crate) enum GroupStatus {
     Loading,
     /// Its partition is not owned here.
     NotOwned,
+}
+
+impl GroupStatus {
+    /// The per-group error of a batched request (DescribeGroups, OffsetFetch v8+):
+    /// COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads, NOT_COORDINATOR when it
+    /// is not owned here, none when the group can be served.
+    pub(crate) fn batched_error(self) -> Option<ResponseError> {
+        match self {
+            GroupStatus::Ready => None,
+            GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
+            GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
+        }
+    }
 }
 
 /// What to do when an append to the offsets log completes.

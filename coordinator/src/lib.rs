@@ -19,13 +19,13 @@
 //! - `api`: one module per Kafka API (rules, decoding and encoding);
 //! - `broker`: the sans-IO broker dispatching every request.
 
-pub mod answers;
+pub(crate) mod answers;
 pub mod api;
 pub mod broker;
 pub mod cluster;
 pub mod config;
 pub mod coordinator;
-pub mod effects;
+pub(crate) mod effects;
 pub mod event;
 pub mod group;
 pub mod log;
@@ -33,7 +33,7 @@ pub mod offsets;
 pub mod offsets_log;
 pub mod placement;
 pub mod state;
-pub mod timers;
+pub(crate) mod timers;
 
 pub use config::{CoordinatorBugs, CoordinatorConfig};
 pub use coordinator::GroupCoordinator;

@@ -7,7 +7,6 @@
 //! A group whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS (per group from
 //! v8; v1–7 are refused before they get here), one not owned here NOT_COORDINATOR.
 
-use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
@@ -15,7 +14,6 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::coordinator::GroupStatus;
 use crate::offsets::OffsetStore;
 use crate::{GroupCoordinator, RequestId, TopicPartition};
 
@@ -73,26 +71,29 @@ fn requested<T>(
     })
 }
 
-/// Puts fetched offsets in one of the two response layouts (v0–7 and v8+ use different types
-/// with the same fields): `partition` builds one partition's entry from (index, offset, leader
-/// epoch, metadata), `topic` one topic's from its name and entries.
-fn layout<T, P>(
-    fetched: Vec<(String, Vec<(i32, Fetched)>)>,
-    partition: impl Fn(i32, i64, i32, Option<StrBytes>) -> P,
-    topic: impl Fn(TopicName, Vec<P>) -> T,
-) -> Vec<T> {
-    fetched
-        .into_iter()
-        .map(|(t, parts)| {
-            let partitions = parts
-                .into_iter()
-                .map(|(p, (offset, epoch, md))| {
-                    partition(p, offset, epoch, Some(StrBytes::from_string(md)))
-                })
-                .collect();
-            topic(TopicName(StrBytes::from_string(t)), partitions)
-        })
-        .collect()
+/// Puts fetched offsets (`(topic, [(partition, Fetched)])`) in one of the two response layouts:
+/// v0–7 and v8+ use different types (`$topic`, `$partition`) with the same fields.
+macro_rules! layout {
+    ($fetched:expr, $topic:ident, $partition:ident) => {
+        $fetched
+            .into_iter()
+            .map(|(t, parts)| {
+                let partitions = parts
+                    .into_iter()
+                    .map(|(p, (offset, epoch, md))| {
+                        $partition::default()
+                            .with_partition_index(p)
+                            .with_committed_offset(offset)
+                            .with_committed_leader_epoch(epoch)
+                            .with_metadata(Some(StrBytes::from_string(md)))
+                    })
+                    .collect();
+                $topic::default()
+                    .with_name(TopicName(StrBytes::from_string(t)))
+                    .with_partitions(partitions)
+            })
+            .collect()
+    };
 }
 
 impl GroupCoordinator {
@@ -108,11 +109,7 @@ impl GroupCoordinator {
                 .groups
                 .into_iter()
                 .map(|g| {
-                    let refused = match self.group_status(g.group_id.as_str()) {
-                        GroupStatus::Ready => None,
-                        GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
-                        GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
-                    };
+                    let refused = self.group_status(g.group_id.as_str()).batched_error();
                     if let Some(e) = refused {
                         return OffsetFetchResponseGroup::default()
                             .with_group_id(g.group_id)
@@ -120,21 +117,8 @@ impl GroupCoordinator {
                     }
                     let asked = requested(g.topics, |t| (t.name, t.partition_indexes));
                     let fetched = fetch(&self.offsets, g.group_id.as_str(), asked);
-                    let topics = layout(
-                        fetched,
-                        |p, offset, epoch, md| {
-                            OffsetFetchResponsePartitions::default()
-                                .with_partition_index(p)
-                                .with_committed_offset(offset)
-                                .with_committed_leader_epoch(epoch)
-                                .with_metadata(md)
-                        },
-                        |name, partitions| {
-                            OffsetFetchResponseTopics::default()
-                                .with_name(name)
-                                .with_partitions(partitions)
-                        },
-                    );
+                    let topics =
+                        layout!(fetched, OffsetFetchResponseTopics, OffsetFetchResponsePartitions);
                     OffsetFetchResponseGroup::default()
                         .with_group_id(g.group_id)
                         .with_topics(topics)
@@ -144,19 +128,7 @@ impl GroupCoordinator {
         } else {
             let asked = requested(req.topics, |t| (t.name, t.partition_indexes));
             let fetched = fetch(&self.offsets, req.group_id.as_str(), asked);
-            let topics = layout(
-                fetched,
-                |p, offset, epoch, md| {
-                    OffsetFetchResponsePartition::default()
-                        .with_partition_index(p)
-                        .with_committed_offset(offset)
-                        .with_committed_leader_epoch(epoch)
-                        .with_metadata(md)
-                },
-                |name, partitions| {
-                    OffsetFetchResponseTopic::default().with_name(name).with_partitions(partitions)
-                },
-            );
+            let topics = layout!(fetched, OffsetFetchResponseTopic, OffsetFetchResponsePartition);
             OffsetFetchResponse::default().with_topics(topics)
         };
         self.fx.respond(id, response);

@@ -4,8 +4,8 @@
 //! phase completes into a new generation (CompletingRebalance), the leader's SyncGroup stores the
 //! assignment (Stable), and any membership change starts the next rebalance. The API handlers in
 //! [`crate::api`] validate requests and call the operations here; every operation takes `now` and
-//! queues its answers (in domain form, see [`crate::answers`]), history events and timers in
-//! [`Effects`](crate::effects::Effects).
+//! queues its answers (in domain form, see `answers.rs`), history events and timers in
+//! `Effects` (`effects.rs`).
 //!
 //! This file holds the group's data and its read-only view; each concern of the state machine
 //! is a file of its own:
