@@ -472,56 +472,59 @@ impl Broker {
 
 const NOT_COORDINATOR: i16 = ResponseError::NotCoordinator.code();
 
+/// One group's entry in a batched group answer (DescribeGroups, OffsetFetch v8+).
+trait GroupEntry {
+    fn group_id(&self) -> &StrBytes;
+    /// The entry for a group this broker does not coordinate.
+    fn not_coordinator(group: StrBytes) -> Self;
+}
+
+impl GroupEntry for DescribedGroup {
+    fn group_id(&self) -> &StrBytes {
+        &self.group_id.0
+    }
+    fn not_coordinator(group: StrBytes) -> Self {
+        Self::default().with_group_id(GroupId(group)).with_error_code(NOT_COORDINATOR)
+    }
+}
+
+impl GroupEntry for OffsetFetchResponseGroup {
+    fn group_id(&self) -> &StrBytes {
+        &self.group_id.0
+    }
+    fn not_coordinator(group: StrBytes) -> Self {
+        Self::default().with_group_id(GroupId(group)).with_error_code(NOT_COORDINATOR)
+    }
+}
+
 impl Fixup {
     /// Puts NOT_COORDINATOR entries for the groups we do not coordinate back into the
     /// coordinator's answer, in the order the request named the groups.
     fn apply(self, response: ResponseKind) -> ResponseKind {
         match response {
             ResponseKind::DescribeGroups(mut resp) => {
-                resp.groups = self.merge(
-                    std::mem::take(&mut resp.groups),
-                    |d| &d.group_id.0,
-                    |group| {
-                        DescribedGroup::default()
-                            .with_group_id(GroupId(group))
-                            .with_error_code(NOT_COORDINATOR)
-                    },
-                );
+                resp.groups = self.merge(std::mem::take(&mut resp.groups));
                 ResponseKind::DescribeGroups(resp)
             }
             ResponseKind::OffsetFetch(mut resp) => {
-                resp.groups = self.merge(
-                    std::mem::take(&mut resp.groups),
-                    |g| &g.group_id.0,
-                    |group| {
-                        OffsetFetchResponseGroup::default()
-                            .with_group_id(GroupId(group))
-                            .with_error_code(NOT_COORDINATOR)
-                    },
-                );
+                resp.groups = self.merge(std::mem::take(&mut resp.groups));
                 ResponseKind::OffsetFetch(resp)
             }
             other => other,
         }
     }
 
-    /// The request's groups in order: the coordinator's entry (found by `group_of`) for each
-    /// group we coordinate, a `refused` entry for each we do not; then any answered entry
-    /// left over.
-    fn merge<T>(
-        self,
-        mut answered: Vec<T>,
-        group_of: impl Fn(&T) -> &StrBytes,
-        refused: impl Fn(StrBytes) -> T,
-    ) -> Vec<T> {
+    /// The request's groups in order: the coordinator's entry for each group we coordinate, a
+    /// NOT_COORDINATOR entry for each we do not; then any answered entry left over.
+    fn merge<T: GroupEntry>(self, mut answered: Vec<T>) -> Vec<T> {
         let mut merged = Vec::with_capacity(self.groups.len());
         for (group, owned) in self.groups {
             if owned {
-                if let Some(pos) = answered.iter().position(|e| *group_of(e) == group) {
+                if let Some(pos) = answered.iter().position(|e| *e.group_id() == group) {
                     merged.push(answered.remove(pos));
                 }
             } else {
-                merged.push(refused(group));
+                merged.push(T::not_coordinator(group));
             }
         }
         merged.append(&mut answered);
