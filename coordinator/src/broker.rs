@@ -9,15 +9,10 @@
 //! events, come out of one queue ([`Broker::poll_output`]) in the order they were produced.
 //!
 //! # Placement
-//! Every broker must be configured with the same broker list, in the same order. Who leads what
-//! is read from the cluster's [`SharedClusterState`] (see `cluster.rs`), which starts with the
-//! leader of partition `p` of any topic, the offsets topic (`__consumer_offsets`) included, at
-//! `brokers[p % brokers.len()]` ([`partition_leader`]) and changes when the world moves
-//! leadership; there is no replication, so replicas and ISR are just the leader. A group's
-//! coordinator is the leader of its offsets partition,
-//! `abs(javaHashCode(group_id)) % offsets_topic_partitions` ([`group_partition`]), as in Kafka.
-//! A broker answers NOT_COORDINATOR for groups it does not coordinate and
-//! NOT_LEADER_OR_FOLLOWER for partitions it does not lead.
+//! Who leads what is read from the cluster's [`SharedClusterState`] (see `cluster.rs`), which
+//! starts from the placement rules in `placement.rs` ([`partition_leader`], [`group_partition`])
+//! and changes when the world moves leadership. A broker answers NOT_COORDINATOR for groups it
+//! does not coordinate and NOT_LEADER_OR_FOLLOWER for partitions it does not lead.
 //!
 //! # Coordinator moves
 //! [`Broker::become_coordinator`] makes this broker load an offsets partition it now leads
@@ -41,22 +36,16 @@ use crate::api::{
     api_versions, fetch, find_coordinator, init_producer_id, list_offsets, metadata, produce,
 };
 use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
+// Placement used to live here; the paths `broker::BrokerAddress`, `broker::group_partition`, …
+// stay for the crates that import them from here.
 use crate::log::SharedLogs;
 use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
+pub use crate::placement::{
+    group_partition, java_string_hash_code, kafka_abs, partition_leader, BrokerAddress,
+};
 use crate::{CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::versions::is_served;
-
-/// Where a broker can be reached.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BrokerAddress {
-    /// Kafka node id.
-    pub node_id: i32,
-    /// Host name clients connect to.
-    pub host: String,
-    /// Port clients connect to.
-    pub port: i32,
-}
 
 /// What a broker knows about itself and the cluster.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,33 +95,6 @@ impl BrokerConfig {
     pub fn is_leader(&self, partition: i32) -> bool {
         self.partition_leader(partition).is_some_and(|b| b.node_id == self.node_id)
     }
-}
-
-/// The placement rule, in one place: partition `p` is led by `brokers[p % brokers.len()]`.
-/// `None` when there are no brokers or `p` is negative.
-pub fn partition_leader(brokers: &[BrokerAddress], partition: i32) -> Option<&BrokerAddress> {
-    let p = usize::try_from(partition).ok()?;
-    brokers.get(p.checked_rem(brokers.len())?)
-}
-
-/// Java's `String.hashCode`: `s[0]*31^(n-1) + … + s[n-1]` over UTF-16 code units, wrapping.
-pub fn java_string_hash_code(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(unit as i32))
-}
-
-/// Kafka's `Utils.abs`: absolute value, except that `i32::MIN` maps to 0 (not to itself).
-pub fn kafka_abs(n: i32) -> i32 {
-    if n == i32::MIN {
-        0
-    } else {
-        n.abs()
-    }
-}
-
-/// Kafka's `partitionFor(groupId)`: the offsets partition holding `group_id`'s offsets.
-/// `offsets_topic_partitions` below 1 is treated as 1.
-pub fn group_partition(group_id: &str, offsets_topic_partitions: i32) -> i32 {
-    kafka_abs(java_string_hash_code(group_id)) % offsets_topic_partitions.max(1)
 }
 
 /// An instruction from the cluster's control (the simulated controller) to one broker.
@@ -347,7 +309,13 @@ impl Broker {
             RequestKind::Metadata(r) => {
                 let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
                 let state = cluster::lock(&self.cluster);
-                ResponseKind::Metadata(metadata::handle(v, &r, &self.config, &state, &logs))
+                ResponseKind::Metadata(metadata::handle(
+                    v,
+                    &r,
+                    &self.config.cluster_id,
+                    &state,
+                    &logs,
+                ))
             }
             RequestKind::FindCoordinator(r) => {
                 let state = cluster::lock(&self.cluster);
@@ -369,7 +337,7 @@ impl Broker {
                 let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
                 let state = cluster::lock(&self.cluster);
                 let placement = Placement { node_id: self.config.node_id, cluster: &state };
-                ResponseKind::Produce(produce::handle(v, &r, &placement, &mut logs, now))
+                ResponseKind::Produce(produce::handle(&r, &placement, &mut logs, now))
             }
             RequestKind::InitProducerId(r) => ResponseKind::InitProducerId(
                 init_producer_id::handle(v, &r, &mut self.producer_ids),
@@ -504,87 +472,62 @@ impl Broker {
 
 const NOT_COORDINATOR: i16 = ResponseError::NotCoordinator.code();
 
+/// One group's entry in a batched group answer (DescribeGroups, OffsetFetch v8+).
+trait GroupEntry {
+    fn group_id(&self) -> &StrBytes;
+    /// The entry for a group this broker does not coordinate.
+    fn not_coordinator(group: StrBytes) -> Self;
+}
+
+impl GroupEntry for DescribedGroup {
+    fn group_id(&self) -> &StrBytes {
+        &self.group_id.0
+    }
+    fn not_coordinator(group: StrBytes) -> Self {
+        Self::default().with_group_id(GroupId(group)).with_error_code(NOT_COORDINATOR)
+    }
+}
+
+impl GroupEntry for OffsetFetchResponseGroup {
+    fn group_id(&self) -> &StrBytes {
+        &self.group_id.0
+    }
+    fn not_coordinator(group: StrBytes) -> Self {
+        Self::default().with_group_id(GroupId(group)).with_error_code(NOT_COORDINATOR)
+    }
+}
+
 impl Fixup {
     /// Puts NOT_COORDINATOR entries for the groups we do not coordinate back into the
     /// coordinator's answer, in the order the request named the groups.
     fn apply(self, response: ResponseKind) -> ResponseKind {
         match response {
             ResponseKind::DescribeGroups(mut resp) => {
-                let mut answered = std::mem::take(&mut resp.groups);
-                for (group, owned) in self.groups {
-                    if owned {
-                        if let Some(pos) = answered.iter().position(|d| d.group_id.0 == group) {
-                            resp.groups.push(answered.remove(pos));
-                        }
-                    } else {
-                        resp.groups.push(
-                            DescribedGroup::default()
-                                .with_group_id(GroupId(group))
-                                .with_error_code(NOT_COORDINATOR),
-                        );
-                    }
-                }
-                resp.groups.append(&mut answered);
+                resp.groups = self.merge(std::mem::take(&mut resp.groups));
                 ResponseKind::DescribeGroups(resp)
             }
             ResponseKind::OffsetFetch(mut resp) => {
-                let mut answered = std::mem::take(&mut resp.groups);
-                for (group, owned) in self.groups {
-                    if owned {
-                        if let Some(pos) = answered.iter().position(|g| g.group_id.0 == group) {
-                            resp.groups.push(answered.remove(pos));
-                        }
-                    } else {
-                        resp.groups.push(
-                            OffsetFetchResponseGroup::default()
-                                .with_group_id(GroupId(group))
-                                .with_error_code(NOT_COORDINATOR),
-                        );
-                    }
-                }
-                resp.groups.append(&mut answered);
+                resp.groups = self.merge(std::mem::take(&mut resp.groups));
                 ResponseKind::OffsetFetch(resp)
             }
             other => other,
         }
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn java_hash_code_matches_java() {
-        assert_eq!(java_string_hash_code(""), 0);
-        assert_eq!(java_string_hash_code("a"), 97);
-        assert_eq!(java_string_hash_code("hello"), 99_162_322);
-        // Overflow wraps as in Java: "polygenelubricants".hashCode() == Integer.MIN_VALUE.
-        assert_eq!(java_string_hash_code("polygenelubricants"), i32::MIN);
-        // UTF-16 code units, not bytes or chars: 'é' is one unit (233); '😀' is two surrogates.
-        assert_eq!(java_string_hash_code("é"), 233);
-        assert_eq!(java_string_hash_code("😀"), 0xD83D * 31 + 0xDE00);
-    }
-
-    #[test]
-    fn group_partition_uses_kafka_abs() {
-        assert_eq!(group_partition("polygenelubricants", 50), 0, "abs(MIN) is 0 in Kafka");
-        assert_eq!(group_partition("hello", 50), 99_162_322 % 50);
-        // A negative hash code: "Aa".repeat(..)-style strings; pick one and check abs.
-        let negative = "zzzzzzzz";
-        let h = java_string_hash_code(negative);
-        assert!(h < 0, "{h}");
-        assert_eq!(group_partition(negative, 7), h.abs() % 7);
-        assert_eq!(group_partition("x", 0), 0, "partition count below 1 acts as 1");
-    }
-
-    #[test]
-    fn placement_is_partition_modulo_broker_count() {
-        let brokers: Vec<BrokerAddress> = (0..3)
-            .map(|i| BrokerAddress { node_id: 10 + i, host: format!("b{i}"), port: 9092 })
-            .collect();
-        assert_eq!(partition_leader(&brokers, 4).map(|b| b.node_id), Some(11));
-        assert_eq!(partition_leader(&brokers, -1), None);
-        assert_eq!(partition_leader(&[], 0), None);
+    /// The request's groups in order: the coordinator's entry for each group we coordinate, a
+    /// NOT_COORDINATOR entry for each we do not; then any answered entry left over.
+    fn merge<T: GroupEntry>(self, mut answered: Vec<T>) -> Vec<T> {
+        let mut merged = Vec::with_capacity(self.groups.len());
+        for (group, owned) in self.groups {
+            if owned {
+                if let Some(pos) = answered.iter().position(|e| *e.group_id() == group) {
+                    merged.push(answered.remove(pos));
+                }
+            } else {
+                merged.push(T::not_coordinator(group));
+            }
+        }
+        merged.append(&mut answered);
+        merged
     }
 }

@@ -7,15 +7,16 @@
 //! by every broker at once, as with Kafka's controller pushing metadata. The world's cluster
 //! control (`sim/src/cluster.rs`) is what changes it.
 //!
-//! Initial placement (and the placement of anything never moved) is Kafka-like round robin:
-//! partition `p` of any topic, the offsets topic included, is led by `brokers[p % n]`. Every
+//! Initial placement (and the placement of anything never moved) is Kafka-like round robin
+//! (`placement.rs`): partition `p` of any topic, the offsets topic included, is led by
+//! `brokers[p % n]`. Every
 //! change bumps the partition's leader epoch, which a broker compares with the epoch it loaded
 //! an offsets partition at: a broker whose epoch is stale has lost leadership and unloads.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use crate::broker::{group_partition, partition_leader, BrokerAddress};
+use crate::placement::{group_partition, partition_leader, BrokerAddress};
 use crate::TopicPartition;
 
 /// Cluster metadata shared by every broker (single-threaded in the simulation; a `Mutex` keeps

@@ -7,6 +7,11 @@
 //! their request (when the rebalance reaches the right phase); the driver keeps the connection
 //! waiting for that request id.
 //!
+//! This file is the core: the groups, the offsets cache, the timer queue, the offsets
+//! partitions it owns and the appends under way. The Kafka-facing half of the contract,
+//! [`GroupCoordinator::handle_request`] and [`GroupCoordinator::poll_output`] (which encodes the
+//! queued answers), lives in `api/mod.rs`, above this file, with one module per API.
+//!
 //! # Offsets partitions, loading and the offsets log
 //! Groups live in the partitions of the offsets topic (`partitionFor(group)`). A coordinator
 //! built with [`GroupCoordinator::new`] owns every partition from the start (one broker, tests).
@@ -21,95 +26,23 @@
 //! append completes (`offsets_append_delay_ms` later, a timer): only then is the commit cached,
 //! recorded (OffsetCommitAccepted) and acknowledged, and the group moved to Stable.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-
-use kafka_protocol::messages::{RequestKind, ResponseKind};
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
-use kafka_protocol::messages::{OffsetCommitResponse, TopicName};
+use kafka_protocol::messages::TopicName;
 
-use crate::broker::group_partition;
+use crate::effects::Effects;
 use crate::event::MemberAssignment;
 use crate::group::Group;
 use crate::offsets::{CommittedOffset, OffsetStore};
-use crate::offsets_log::{self, GroupMetadataValue, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
+use crate::offsets_log::{self, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
+use crate::placement::group_partition;
+use crate::timers::TimerKey;
 use crate::{CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition};
 
-/// What the coordinator asks its driver to do.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CoordinatorOutput {
-    /// Answer request `id` with `response` (encode with the request's version).
-    Response { id: RequestId, response: ResponseKind },
-    /// Record a ground-truth event in the history.
-    Event(CoordinatorEvent),
-}
-
-/// Which timer an entry of the timer queue belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum TimerKey {
-    /// End of a join phase (rebalance timeout, or a step of the initial delay).
-    Join { group: String },
-    /// End of the wait for SyncGroup from every member of a new generation.
-    Sync { group: String },
-    /// A member's session (or new-member join) deadline.
-    Session { group: String, member: String },
-    /// A pending member (told MEMBER_ID_REQUIRED) must have rejoined by then.
-    PendingMember { group: String, member: String },
-    /// An append to the offsets log completes (is replicated).
-    Append { seq: u64 },
-    /// An offsets partition finishes loading.
-    Load { partition: i32 },
-}
-
-/// Outputs and timers, kept apart from the groups so a group can be borrowed mutably while it
-/// queues answers and arms timers.
-#[derive(Debug, Default)]
-pub(crate) struct Effects {
-    pub outputs: VecDeque<CoordinatorOutput>,
-    /// Every armed timer, ordered by deadline; each owner stores its own deadline so an entry
-    /// can be found and removed in O(log n).
-    pub timers: BTreeSet<(Millis, TimerKey)>,
-    /// Group metadata snapshots to append to the offsets log without waiting for them (the
-    /// group became Empty, a static member was replaced); the coordinator drains these.
-    pub stores: Vec<GroupMetadataValue>,
-}
-
-impl Effects {
-    /// Queue an answer to request `id`.
-    pub fn respond(&mut self, id: RequestId, response: impl Into<ResponseKind>) {
-        self.outputs.push_back(CoordinatorOutput::Response { id, response: response.into() });
-    }
-
-    /// Queue a history event.
-    pub fn event(&mut self, event: CoordinatorEvent) {
-        self.outputs.push_back(CoordinatorOutput::Event(event));
-    }
-
-    /// (Re)arm the timer whose deadline is stored in `slot`.
-    pub fn rearm(&mut self, slot: &mut Option<Millis>, key: TimerKey, at: Millis) {
-        if let Some(old) = slot.take() {
-            self.timers.remove(&(old, key.clone()));
-        }
-        self.timers.insert((at, key));
-        *slot = Some(at);
-    }
-
-    /// Queue a fire-and-forget append of a group's metadata.
-    pub fn store_group(&mut self, snapshot: GroupMetadataValue) {
-        self.stores.push(snapshot);
-    }
-
-    /// Stop the timer whose deadline is stored in `slot`.
-    pub fn disarm(&mut self, slot: &mut Option<Millis>, key: TimerKey) {
-        if let Some(old) = slot.take() {
-            self.timers.remove(&(old, key));
-        }
-    }
-}
+// The output type lives with the effects queue; this path stays for code that imports it here.
+pub use crate::effects::CoordinatorOutput;
 
 /// Whether an offsets partition is being loaded or is served, and the leader epoch it was
 /// taken over at.
@@ -139,6 +72,19 @@ pub(crate) enum GroupStatus {
     Loading,
     /// Its partition is not owned here.
     NotOwned,
+}
+
+impl GroupStatus {
+    /// The per-group error of a batched request (DescribeGroups, OffsetFetch v8+):
+    /// COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads, NOT_COORDINATOR when it
+    /// is not owned here, none when the group can be served.
+    pub(crate) fn batched_error(self) -> Option<ResponseError> {
+        match self {
+            GroupStatus::Ready => None,
+            GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
+            GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
+        }
+    }
 }
 
 /// What to do when an append to the offsets log completes.
@@ -256,103 +202,6 @@ impl GroupCoordinator {
         &self.config
     }
 
-    /// Whether [`Self::handle_request`] answers this kind of request. Drivers should route
-    /// anything else elsewhere: the coordinator ignores it (with a warning) and never answers.
-    pub fn handles(request: &RequestKind) -> bool {
-        matches!(
-            request,
-            RequestKind::JoinGroup(_)
-                | RequestKind::SyncGroup(_)
-                | RequestKind::Heartbeat(_)
-                | RequestKind::LeaveGroup(_)
-                | RequestKind::OffsetCommit(_)
-                | RequestKind::OffsetFetch(_)
-                | RequestKind::DescribeGroups(_)
-                | RequestKind::ListGroups(_)
-        )
-    }
-
-    /// Handle a group API request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-    /// OffsetFetch, DescribeGroups, ListGroups) of wire version `version`. The answer is queued
-    /// now or later. Member ids generated for it use an empty client id; drivers that know the
-    /// request header should call [`Self::handle_request_from`].
-    pub fn handle_request(
-        &mut self,
-        now: Millis,
-        id: RequestId,
-        version: i16,
-        request: RequestKind,
-    ) {
-        self.handle_request_from(now, id, version, "", request);
-    }
-
-    /// [`Self::handle_request`] with the request header's client id, which Kafka uses to build
-    /// member ids (`{client_id}-{n}`) and reports in DescribeGroups.
-    pub fn handle_request_from(
-        &mut self,
-        now: Millis,
-        id: RequestId,
-        version: i16,
-        client_id: &str,
-        request: RequestKind,
-    ) {
-        if let Some(response) = self.refuse_unready(id, version, &request) {
-            self.fx.respond(id, response);
-            return;
-        }
-        match request {
-            RequestKind::JoinGroup(r) => self.handle_join_group(now, id, version, client_id, r),
-            RequestKind::SyncGroup(r) => self.handle_sync_group(now, id, version, r),
-            RequestKind::Heartbeat(r) => self.handle_heartbeat(now, id, version, r),
-            RequestKind::LeaveGroup(r) => self.handle_leave_group(now, id, version, r),
-            RequestKind::OffsetCommit(r) => self.handle_offset_commit(now, id, version, r),
-            RequestKind::OffsetFetch(r) => self.handle_offset_fetch(now, id, version, r),
-            RequestKind::DescribeGroups(r) => self.handle_describe_groups(now, id, version, r),
-            RequestKind::ListGroups(r) => self.handle_list_groups(now, id, version, r),
-            other => {
-                tracing::warn!(
-                    ?id,
-                    "group coordinator ignores a request it does not handle: {other:?}"
-                )
-            }
-        }
-        self.flush_stores(now);
-    }
-
-    /// Kafka's validateGroupStatus for single-group requests: NOT_COORDINATOR for a partition
-    /// not owned here; while it loads, the per-API loading answer (see the module docs).
-    /// Batched requests (DescribeGroups, OffsetFetch v8+) and ListGroups decide per group in
-    /// their handlers.
-    fn refuse_unready(
-        &self,
-        _id: RequestId,
-        version: i16,
-        request: &RequestKind,
-    ) -> Option<ResponseKind> {
-        use crate::api::refusal::group_error_response;
-        let group = match request {
-            RequestKind::JoinGroup(r) => r.group_id.as_str(),
-            RequestKind::SyncGroup(r) => r.group_id.as_str(),
-            RequestKind::Heartbeat(r) => r.group_id.as_str(),
-            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
-            RequestKind::OffsetCommit(r) => r.group_id.as_str(),
-            RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
-            _ => return None,
-        };
-        let code = match self.group_status(group) {
-            GroupStatus::Ready => return None,
-            GroupStatus::NotOwned => ResponseError::NotCoordinator.code(),
-            GroupStatus::Loading => match request {
-                // The rebalance in progress was lost with the old coordinator: start over.
-                RequestKind::SyncGroup(_) => ResponseError::RebalanceInProgress.code(),
-                // Let the member keep its session while the group loads.
-                RequestKind::Heartbeat(_) => 0,
-                _ => ResponseError::CoordinatorLoadInProgress.code(),
-            },
-        };
-        group_error_response(version, request, code)
-    }
-
     /// The earliest instant at which [`Self::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Millis> {
         self.fx.timers.first().map(|(at, _)| *at)
@@ -391,7 +240,7 @@ impl GroupCoordinator {
             }
             TimerKey::PendingMember { group, member } => {
                 if let Some(g) = self.groups.get_mut(&group) {
-                    g.on_pending_member_timer(&member, now, cfg, fx);
+                    g.on_pending_member_timer(&member, now, fx);
                 }
             }
             TimerKey::Append { seq } => {
@@ -401,11 +250,6 @@ impl GroupCoordinator {
             }
             TimerKey::Load { partition } => self.finish_load(now, partition),
         }
-    }
-
-    /// Next queued output, in the order produced.
-    pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
-        self.fx.outputs.pop_front()
     }
 
     // ---- inspection (tests, drivers, checkers) --------------------------------------------
@@ -735,21 +579,15 @@ impl GroupCoordinator {
                     }
                     (None, _) => error,
                 };
-                partitions.push(
-                    OffsetCommitResponsePartition::default()
-                        .with_partition_index(index)
-                        .with_error_code(error),
-                );
+                partitions.push((index, error));
             }
-            topics.push(
-                OffsetCommitResponseTopic::default().with_name(name).with_partitions(partitions),
-            );
+            topics.push((name, partitions));
         }
-        self.fx.respond(c.id, OffsetCommitResponse::default().with_topics(topics));
+        self.fx.answer_commit(c.id, topics);
     }
 
     /// Appends the snapshots groups queued (fire-and-forget).
-    fn flush_stores(&mut self, now: Millis) {
+    pub(crate) fn flush_stores(&mut self, now: Millis) {
         for snapshot in std::mem::take(&mut self.fx.stores) {
             let group = snapshot.group_id.clone();
             self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], AppendDone::Nothing);

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{GroupState, TopicPartition};
+use crate::state::GroupState;
+use crate::TopicPartition;
 
 /// Why a member left a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

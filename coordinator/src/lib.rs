@@ -9,22 +9,38 @@
 //! or spawns a task, so the same code runs under turmoil, on real tokio sockets, and in unit tests
 //! that drive it at chosen instants (as Kafka's GroupCoordinatorTest does with MockTime).
 
+//!
+//! Modules, from the leaves up (each imports only modules listed before it):
+//! - leaves: `state` (group states), `placement` (who leads what), `timers`, `answers` (answers
+//!   before encoding), `event` (history events), `config`, `offsets`, `offsets_log`, `log`
+//!   (partition logs), `effects` (the output and timer queue), `cluster` (shared metadata);
+//! - `group`: the classic group state machine, one file per concern;
+//! - `coordinator`: the core owning the groups, offsets, timers, appends and partition loads;
+//! - `api`: one module per Kafka API (rules, decoding and encoding);
+//! - `broker`: the sans-IO broker dispatching every request.
+
+pub(crate) mod answers;
 pub mod api;
 pub mod broker;
 pub mod cluster;
 pub mod config;
 pub mod coordinator;
+pub(crate) mod effects;
 pub mod event;
 pub mod group;
 pub mod log;
 pub mod offsets;
 pub mod offsets_log;
+pub mod placement;
 pub mod probes;
+pub mod state;
+pub(crate) mod timers;
 
 pub use config::{CoordinatorBugs, CoordinatorConfig};
-pub use coordinator::{CoordinatorOutput, GroupCoordinator};
+pub use coordinator::GroupCoordinator;
+pub use effects::CoordinatorOutput;
 pub use event::{CoordinatorEvent, RemovalReason};
-pub use group::GroupState;
+pub use state::GroupState;
 
 // The shared vocabulary, under the names the modules of this crate have always used.
 pub(crate) use groupsim_wire::{error_name, Millis, RequestId, TopicPartition};

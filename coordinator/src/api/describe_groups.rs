@@ -6,20 +6,17 @@
 //! whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS, one not owned here
 //! NOT_COORDINATOR.
 
-use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::coordinator::GroupStatus;
 use crate::group::GroupState;
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::{GroupCoordinator, RequestId};
 
 impl GroupCoordinator {
     /// DescribeGroups: see the module documentation for the rules.
     pub(crate) fn handle_describe_groups(
         &mut self,
-        _now: Millis,
         id: RequestId,
         version: i16,
         req: DescribeGroupsRequest,
@@ -29,11 +26,7 @@ impl GroupCoordinator {
             .groups
             .into_iter()
             .map(|group_id| {
-                let refused = match self.group_status(group_id.as_str()) {
-                    GroupStatus::Ready => None,
-                    GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
-                    GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
-                };
+                let refused = self.group_status(group_id.as_str()).batched_error();
                 if let Some(e) = refused {
                     return DescribedGroup::default()
                         .with_group_id(group_id)

@@ -2,7 +2,7 @@
 //!
 //! Rules:
 //! - Key type 0 (group): the coordinator is the current leader of the group's offsets
-//!   partition, `abs(javaHashCode(group)) % offsets_topic_partitions` (see `broker.rs`), read from
+//!   partition, `abs(javaHashCode(group)) % offsets_topic_partitions` (see `placement.rs`), read from
 //!   the shared cluster state, as in Kafka, so every broker gives the same answer and group APIs
 //!   sent elsewhere get NOT_COORDINATOR. (A crashed leader is still named until its death is
 //!   detected and the partition moves; the client's request to it then times out.)

@@ -1,12 +1,20 @@
 //! Heartbeat (API 12): a member says it is alive and learns whether a rebalance is under way.
 //!
+//! Before it gets here (`api/mod.rs`): a group not coordinated here gets NOT_COORDINATOR, and
+//! one whose offsets partition is still loading gets NONE, so its members keep their sessions
+//! while it loads.
+//!
 //! Rules (Kafka's handleHeartbeat), in order:
-//! - Unknown group or member: UNKNOWN_MEMBER_ID (it was removed and must rejoin). A static
-//!   member's stale member id: FENCED_INSTANCE_ID. Another generation: ILLEGAL_GENERATION.
-//! - Empty: UNKNOWN_MEMBER_ID.
-//! - PreparingRebalance and CompletingRebalance: REBALANCE_IN_PROGRESS, so the member rejoins
-//!   (or finishes its SyncGroup). The heartbeat still counts: the session deadline restarts.
-//! - Stable: NONE, and the session deadline restarts.
+//! - Unknown group: UNKNOWN_MEMBER_ID (the member was removed and must rejoin).
+//! - Dead group (one leaving this coordinator): COORDINATOR_NOT_AVAILABLE, so the member looks
+//!   the coordinator up again.
+//! - A static member's stale member id: FENCED_INSTANCE_ID. An unknown member:
+//!   UNKNOWN_MEMBER_ID. Another generation: ILLEGAL_GENERATION.
+//! - Then by group state:
+//!   - Empty: UNKNOWN_MEMBER_ID.
+//!   - PreparingRebalance and CompletingRebalance: REBALANCE_IN_PROGRESS, so the member rejoins
+//!     (or sends its SyncGroup). The heartbeat still counts: the session deadline restarts.
+//!   - Stable: NONE, and the session deadline restarts.
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};

@@ -29,9 +29,11 @@ use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::answers::{JoinResult, Parked};
 use crate::coordinator::generate_member_id;
-use crate::group::{Group, GroupState, JoinResult, Member, MemberProtocol, Parked};
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::effects::Effects;
+use crate::group::{Group, GroupState, Member, MemberProtocol};
+use crate::{CoordinatorConfig, GroupCoordinator, Millis, RequestId};
 
 /// Builds a JoinGroup response valid for `version`: `protocol_type` only from v7 (below v7 a
 /// missing protocol name is sent as an empty string, as Kafka does for older clients), member
@@ -110,28 +112,8 @@ fn current_generation(
     leader: String,
     with_members: bool,
 ) -> JoinResult {
-    let protocol = group.protocol_name.clone().unwrap_or_default();
-    JoinResult {
-        error: 0,
-        member_id: member_id.to_string(),
-        generation_id: group.generation_id,
-        protocol_type: group.protocol_type.clone(),
-        protocol_name: group.protocol_name.clone(),
-        leader,
-        members: if with_members {
-            group
-                .members
-                .values()
-                .map(|m| crate::group::JoinedMember {
-                    member_id: m.member_id.clone(),
-                    group_instance_id: m.group_instance_id.clone(),
-                    metadata: m.metadata(&protocol),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
-    }
+    let members = if with_members { group.joined_members() } else { Vec::new() };
+    group.join_result(member_id, leader, members)
 }
 
 impl GroupCoordinator {
@@ -242,7 +224,7 @@ impl GroupCoordinator {
         } else {
             join_known_member(group, &p, now, cfg, fx);
         }
-        group.try_complete_join(now, cfg, fx);
+        group.try_complete_join(now, fx);
     }
 }
 
@@ -251,12 +233,12 @@ fn join_known_member(
     group: &mut Group,
     p: &JoinParams,
     now: Millis,
-    cfg: &crate::CoordinatorConfig,
-    fx: &mut crate::coordinator::Effects,
+    cfg: &CoordinatorConfig,
+    fx: &mut Effects,
 ) {
     let (id, version) = (p.parked.id, p.parked.version);
     let member_id = p.member_id.as_str();
-    let fail = |fx: &mut crate::coordinator::Effects, e: ResponseError| {
+    let fail = |fx: &mut Effects, e: ResponseError| {
         fx.respond(id, response(version, JoinResult::error(member_id, e)));
     };
     if group.pending_members.contains_key(member_id) {
@@ -283,16 +265,6 @@ fn join_known_member(
     let matches = group.member(member_id).is_some_and(|m| m.matches(&p.protocols));
     let is_leader = group.is_leader(member_id);
     match group.state {
-        GroupState::PreparingRebalance => {
-            group.update_member_and_rebalance(
-                member_id,
-                p.protocols.clone(),
-                p.parked,
-                now,
-                cfg,
-                fx,
-            );
-        }
         GroupState::CompletingRebalance if matches => {
             // It lost its JoinGroup answer: send it again (with members for the leader).
             let leader = group.leader_id.clone().unwrap_or_default();
@@ -306,7 +278,8 @@ fn join_known_member(
             fx.respond(id, response(version, r));
             group.touch(member_id, now, fx);
         }
-        GroupState::CompletingRebalance | GroupState::Stable => {
+        // PreparingRebalance, or a changed member (or the leader) in a settled generation.
+        GroupState::PreparingRebalance | GroupState::CompletingRebalance | GroupState::Stable => {
             group.update_member_and_rebalance(
                 member_id,
                 p.protocols.clone(),
@@ -330,8 +303,8 @@ fn join_static_member_takeover(
     old_id: &str,
     new_id: &str,
     now: Millis,
-    cfg: &crate::CoordinatorConfig,
-    fx: &mut crate::coordinator::Effects,
+    cfg: &CoordinatorConfig,
+    fx: &mut Effects,
 ) {
     let old_leader = group.leader_id.clone().unwrap_or_default();
     let matches = group.member(old_id).is_some_and(|m| m.matches(&p.protocols));

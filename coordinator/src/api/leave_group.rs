@@ -56,7 +56,7 @@ impl GroupCoordinator {
                     {
                         ResponseError::FencedInstanceId.code()
                     } else if g.pending_members.contains_key(member_id.as_str()) {
-                        g.leave_pending_member(member_id, now, cfg, fx);
+                        g.leave_pending_member(member_id, now, fx);
                         0
                     } else if let Some(target) =
                         static_id.or_else(|| g.has(member_id).then(|| member_id.clone()))

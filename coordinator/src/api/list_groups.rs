@@ -9,13 +9,12 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::{GroupCoordinator, RequestId};
 
 impl GroupCoordinator {
     /// ListGroups: see the module documentation for the rules.
     pub(crate) fn handle_list_groups(
         &mut self,
-        _now: Millis,
         id: RequestId,
         version: i16,
         req: ListGroupsRequest,

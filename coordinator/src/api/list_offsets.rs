@@ -3,7 +3,7 @@
 //!
 //! Rules, per partition:
 //! - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION. A partition another broker leads
-//!   (placement rule in `broker.rs`): NOT_LEADER_OR_FOLLOWER.
+//!   (placement rules in `placement.rs`, moves in `cluster.rs`): NOT_LEADER_OR_FOLLOWER.
 //! - A current leader epoch (v4+) above ours (always 0): UNKNOWN_LEADER_EPOCH, as Kafka answers a
 //!   client that saw a newer leader than the broker knows. -1 means "not known" and passes.
 //! - Timestamp -2 (EARLIEST): the log start offset. -1 (LATEST): the log end offset, which is

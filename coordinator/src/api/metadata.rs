@@ -22,16 +22,15 @@ use kafka_protocol::messages::metadata_response::{
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::broker::BrokerConfig;
 use crate::cluster::ClusterState;
 use crate::log::PartitionLogs;
 use crate::TopicPartition;
 
-/// Answers a Metadata request of `version`.
+/// Answers a Metadata request of `version` for the cluster named `cluster_id`.
 pub fn handle(
     version: i16,
     request: &MetadataRequest,
-    config: &BrokerConfig,
+    cluster_id: &str,
     cluster: &ClusterState,
     logs: &PartitionLogs,
 ) -> MetadataResponse {
@@ -67,7 +66,7 @@ pub fn handle(
     let controller = cluster.live_brokers().next().map_or(-1, |b| b.node_id);
     MetadataResponse::default()
         .with_brokers(brokers)
-        .with_cluster_id(Some(StrBytes::from_string(config.cluster_id.clone())))
+        .with_cluster_id(Some(StrBytes::from_string(cluster_id.to_string())))
         .with_controller_id(BrokerId(controller))
         .with_topics(topics)
 }

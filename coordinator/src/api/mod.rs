@@ -1,4 +1,26 @@
-//! One module per Kafka API: the rules for answering it, with the reason for each rule.
+//! The Kafka face of the broker and its group coordinator: one module per Kafka API, with the
+//! rules for answering it and the reason for each rule, and its encoding.
+//!
+//! The group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
+//! DescribeGroups, ListGroups) come in through [`GroupCoordinator::handle_request`], defined
+//! here: it refuses requests for groups not served here and hands each request to its API's
+//! module, which validates it and drives the groups (`group/`) and the coordinator core
+//! (`coordinator.rs`). Those queue their answers in domain form (`answers.rs`);
+//! [`GroupCoordinator::poll_output`], also here, encodes each one in its API's layout as it is
+//! drained. The other APIs are plain functions the broker (`broker.rs`) calls.
+//!
+//! Layering: these modules sit above `group` and `coordinator` and below `broker`; they never
+//! import the broker.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::{RequestKind, ResponseKind};
+
+use crate::answers::Answer;
+use crate::coordinator::GroupStatus;
+use crate::effects::Output;
+use crate::{CoordinatorOutput, GroupCoordinator, Millis, RequestId};
+use refusal::group_error_response;
+
 pub mod api_versions;
 pub mod describe_groups;
 pub mod fetch;
@@ -15,3 +37,119 @@ pub mod offset_fetch;
 pub mod produce;
 pub mod refusal;
 pub mod sync_group;
+
+/// Group API requests in, answers out.
+impl GroupCoordinator {
+    /// Whether [`Self::handle_request`] answers this kind of request. Drivers should route
+    /// anything else elsewhere: the coordinator ignores it (with a warning) and never answers.
+    pub fn handles(request: &RequestKind) -> bool {
+        matches!(
+            request,
+            RequestKind::JoinGroup(_)
+                | RequestKind::SyncGroup(_)
+                | RequestKind::Heartbeat(_)
+                | RequestKind::LeaveGroup(_)
+                | RequestKind::OffsetCommit(_)
+                | RequestKind::OffsetFetch(_)
+                | RequestKind::DescribeGroups(_)
+                | RequestKind::ListGroups(_)
+        )
+    }
+
+    /// Handle a group API request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+    /// OffsetFetch, DescribeGroups, ListGroups) of wire version `version`. The answer is queued
+    /// now or later. Member ids generated for it use an empty client id; drivers that know the
+    /// request header should call [`Self::handle_request_from`].
+    pub fn handle_request(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        version: i16,
+        request: RequestKind,
+    ) {
+        self.handle_request_from(now, id, version, "", request);
+    }
+
+    /// [`Self::handle_request`] with the request header's client id, which Kafka uses to build
+    /// member ids (`{client_id}-{n}`) and reports in DescribeGroups.
+    pub fn handle_request_from(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        version: i16,
+        client_id: &str,
+        request: RequestKind,
+    ) {
+        if let Some(response) = self.refuse_unready(version, &request) {
+            self.fx.respond(id, response);
+            return;
+        }
+        match request {
+            RequestKind::JoinGroup(r) => self.handle_join_group(now, id, version, client_id, r),
+            RequestKind::SyncGroup(r) => self.handle_sync_group(now, id, version, r),
+            RequestKind::Heartbeat(r) => self.handle_heartbeat(now, id, version, r),
+            RequestKind::LeaveGroup(r) => self.handle_leave_group(now, id, version, r),
+            RequestKind::OffsetCommit(r) => self.handle_offset_commit(now, id, version, r),
+            RequestKind::OffsetFetch(r) => self.handle_offset_fetch(id, version, r),
+            RequestKind::DescribeGroups(r) => self.handle_describe_groups(id, version, r),
+            RequestKind::ListGroups(r) => self.handle_list_groups(id, version, r),
+            other => {
+                tracing::warn!(
+                    ?id,
+                    "group coordinator ignores a request it does not handle: {other:?}"
+                )
+            }
+        }
+        self.flush_stores(now);
+    }
+
+    /// Kafka's validateGroupStatus for single-group requests: NOT_COORDINATOR for a partition
+    /// not owned here; while it loads, the per-API loading answer (see the module docs).
+    /// Batched requests (DescribeGroups, OffsetFetch v8+) and ListGroups decide per group in
+    /// their handlers.
+    fn refuse_unready(&self, version: i16, request: &RequestKind) -> Option<ResponseKind> {
+        let group = match request {
+            RequestKind::JoinGroup(r) => r.group_id.as_str(),
+            RequestKind::SyncGroup(r) => r.group_id.as_str(),
+            RequestKind::Heartbeat(r) => r.group_id.as_str(),
+            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
+            RequestKind::OffsetCommit(r) => r.group_id.as_str(),
+            RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
+            _ => return None,
+        };
+        let code = match self.group_status(group) {
+            GroupStatus::Ready => return None,
+            GroupStatus::NotOwned => ResponseError::NotCoordinator.code(),
+            GroupStatus::Loading => match request {
+                // The rebalance in progress was lost with the old coordinator: start over.
+                RequestKind::SyncGroup(_) => ResponseError::RebalanceInProgress.code(),
+                // Let the member keep its session while the group loads.
+                RequestKind::Heartbeat(_) => 0,
+                _ => ResponseError::CoordinatorLoadInProgress.code(),
+            },
+        };
+        group_error_response(version, request, code)
+    }
+
+    /// Next queued output, in the order produced; answers are put in their API's layout for
+    /// the request's version here.
+    pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
+        self.fx.outputs.pop_front().map(encode)
+    }
+}
+
+/// Puts a queued output's answer in its API's layout.
+fn encode(output: Output) -> CoordinatorOutput {
+    match output {
+        Output::Event(event) => CoordinatorOutput::Event(event),
+        Output::Answer { id, answer } => {
+            let response = match answer {
+                Answer::Encoded(response) => response,
+                Answer::Join { version, result } => join_group::response(version, result).into(),
+                Answer::Sync { version, result } => sync_group::response(version, result).into(),
+                Answer::Commit { topics } => offset_commit::response(topics).into(),
+            };
+            CoordinatorOutput::Response { id, response }
+        }
+    }
+}

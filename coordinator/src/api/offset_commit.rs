@@ -26,13 +26,37 @@
 //! at once and appends later, so a crash in between loses an acknowledged commit.
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::OffsetCommitRequest;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 
+use crate::answers::CommitTopicResult;
 use crate::coordinator::{AppendDone, PendingCommit};
 use crate::group::{Group, GroupState};
 use crate::offsets::{CommittedOffset, OFFSET_METADATA_MAX_BYTES};
 use crate::offsets_log::OffsetsRecord;
 use crate::{CoordinatorEvent, GroupCoordinator, Millis, RequestId, TopicPartition};
+
+/// Builds an OffsetCommit response: each topic with its partitions' error codes, in request
+/// order (the layout is the same in every version).
+pub(crate) fn response(topics: Vec<CommitTopicResult>) -> OffsetCommitResponse {
+    let topics = topics
+        .into_iter()
+        .map(|(name, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|(index, error)| {
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(index)
+                        .with_error_code(error)
+                })
+                .collect();
+            OffsetCommitResponseTopic::default().with_name(name).with_partitions(partitions)
+        })
+        .collect();
+    OffsetCommitResponse::default().with_topics(topics)
+}
 
 impl GroupCoordinator {
     /// OffsetCommit: see the module documentation for the rules.

@@ -7,10 +7,6 @@
 //! A group whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS (per group from
 //! v8; v1–7 are refused before they get here), one not owned here NOT_COORDINATOR.
 
-use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::offset_fetch_request::{
-    OffsetFetchRequestTopic, OffsetFetchRequestTopics,
-};
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
@@ -18,9 +14,8 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::coordinator::GroupStatus;
 use crate::offsets::OffsetStore;
-use crate::{GroupCoordinator, Millis, RequestId, TopicPartition};
+use crate::{GroupCoordinator, RequestId, TopicPartition};
 
 /// One partition's answer: (offset, leader epoch, metadata), -1/-1/"" when nothing is committed.
 type Fetched = (i64, i32, String);
@@ -60,23 +55,51 @@ fn fetch(
     }
 }
 
-fn topic_name(t: String) -> TopicName {
-    TopicName(StrBytes::from_string(t))
+/// The requested topics and partitions of either request layout (v0–7's top-level list or a
+/// v8+ group's list), `None` for all committed partitions.
+fn requested<T>(
+    topics: Option<Vec<T>>,
+    parts: impl Fn(T) -> (TopicName, Vec<i32>),
+) -> Option<Vec<(String, Vec<i32>)>> {
+    topics.map(|ts| {
+        ts.into_iter()
+            .map(|t| {
+                let (name, partitions) = parts(t);
+                (name.0.to_string(), partitions)
+            })
+            .collect()
+    })
 }
 
-fn v7_topics(ts: Option<Vec<OffsetFetchRequestTopic>>) -> Option<Vec<(String, Vec<i32>)>> {
-    ts.map(|ts| ts.into_iter().map(|t| (t.name.0.to_string(), t.partition_indexes)).collect())
-}
-
-fn v8_topics(ts: Option<Vec<OffsetFetchRequestTopics>>) -> Option<Vec<(String, Vec<i32>)>> {
-    ts.map(|ts| ts.into_iter().map(|t| (t.name.0.to_string(), t.partition_indexes)).collect())
+/// Puts fetched offsets (`(topic, [(partition, Fetched)])`) in one of the two response layouts:
+/// v0–7 and v8+ use different types (`$topic`, `$partition`) with the same fields.
+macro_rules! layout {
+    ($fetched:expr, $topic:ident, $partition:ident) => {
+        $fetched
+            .into_iter()
+            .map(|(t, parts)| {
+                let partitions = parts
+                    .into_iter()
+                    .map(|(p, (offset, epoch, md))| {
+                        $partition::default()
+                            .with_partition_index(p)
+                            .with_committed_offset(offset)
+                            .with_committed_leader_epoch(epoch)
+                            .with_metadata(Some(StrBytes::from_string(md)))
+                    })
+                    .collect();
+                $topic::default()
+                    .with_name(TopicName(StrBytes::from_string(t)))
+                    .with_partitions(partitions)
+            })
+            .collect()
+    };
 }
 
 impl GroupCoordinator {
     /// OffsetFetch: see the module documentation for the rules.
     pub(crate) fn handle_offset_fetch(
         &mut self,
-        _now: Millis,
         id: RequestId,
         version: i16,
         req: OffsetFetchRequest,
@@ -86,35 +109,16 @@ impl GroupCoordinator {
                 .groups
                 .into_iter()
                 .map(|g| {
-                    let refused = match self.group_status(g.group_id.as_str()) {
-                        GroupStatus::Ready => None,
-                        GroupStatus::Loading => Some(ResponseError::CoordinatorLoadInProgress),
-                        GroupStatus::NotOwned => Some(ResponseError::NotCoordinator),
-                    };
+                    let refused = self.group_status(g.group_id.as_str()).batched_error();
                     if let Some(e) = refused {
                         return OffsetFetchResponseGroup::default()
                             .with_group_id(g.group_id)
                             .with_error_code(e.code());
                     }
-                    let fetched = fetch(&self.offsets, g.group_id.as_str(), v8_topics(g.topics));
-                    let topics = fetched
-                        .into_iter()
-                        .map(|(t, parts)| {
-                            let partitions = parts
-                                .into_iter()
-                                .map(|(p, (offset, epoch, md))| {
-                                    OffsetFetchResponsePartitions::default()
-                                        .with_partition_index(p)
-                                        .with_committed_offset(offset)
-                                        .with_committed_leader_epoch(epoch)
-                                        .with_metadata(Some(StrBytes::from_string(md)))
-                                })
-                                .collect();
-                            OffsetFetchResponseTopics::default()
-                                .with_name(topic_name(t))
-                                .with_partitions(partitions)
-                        })
-                        .collect();
+                    let asked = requested(g.topics, |t| (t.name, t.partition_indexes));
+                    let fetched = fetch(&self.offsets, g.group_id.as_str(), asked);
+                    let topics =
+                        layout!(fetched, OffsetFetchResponseTopics, OffsetFetchResponsePartitions);
                     OffsetFetchResponseGroup::default()
                         .with_group_id(g.group_id)
                         .with_topics(topics)
@@ -122,25 +126,9 @@ impl GroupCoordinator {
                 .collect();
             OffsetFetchResponse::default().with_groups(groups)
         } else {
-            let fetched = fetch(&self.offsets, req.group_id.as_str(), v7_topics(req.topics));
-            let topics = fetched
-                .into_iter()
-                .map(|(t, parts)| {
-                    let partitions = parts
-                        .into_iter()
-                        .map(|(p, (offset, epoch, md))| {
-                            OffsetFetchResponsePartition::default()
-                                .with_partition_index(p)
-                                .with_committed_offset(offset)
-                                .with_committed_leader_epoch(epoch)
-                                .with_metadata(Some(StrBytes::from_string(md)))
-                        })
-                        .collect();
-                    OffsetFetchResponseTopic::default()
-                        .with_name(topic_name(t))
-                        .with_partitions(partitions)
-                })
-                .collect();
+            let asked = requested(req.topics, |t| (t.name, t.partition_indexes));
+            let fetched = fetch(&self.offsets, req.group_id.as_str(), asked);
+            let topics = layout!(fetched, OffsetFetchResponseTopic, OffsetFetchResponsePartition);
             OffsetFetchResponse::default().with_topics(topics)
         };
         self.fx.respond(id, response);

@@ -7,7 +7,7 @@
 //!   there is no transaction coordinator.
 //! - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION. Led by another broker:
 //!   NOT_LEADER_OR_FOLLOWER.
-//! - The records must be magic v2 batches ([`check_batches`](groupsim_wire::records::check_batches) bounds-checks them first, because
+//! - The records must be magic v2 batches ([`check_batches`] bounds-checks them first, because
 //!   kafka-protocol's decoder reserves memory from counts read off the wire), uncompressed
 //!   (compressed batches get UNSUPPORTED_COMPRESSION_TYPE: no codec is built in) and not
 //!   transactional. Anything else is CORRUPT_MESSAGE, and nothing of that partition is appended.
@@ -30,9 +30,8 @@ use crate::cluster::Placement;
 use crate::log::PartitionLogs;
 use crate::{Millis, TopicPartition};
 
-/// Answers a Produce request of `version`, appending to `logs`.
+/// Answers a Produce request, appending to `logs` (every served version is answered alike).
 pub fn handle(
-    _version: i16,
     request: &ProduceRequest,
     placement: &Placement<'_>,
     logs: &mut PartitionLogs,
@@ -138,8 +137,8 @@ fn decode(mut bytes: Bytes) -> Result<Vec<Record>, ResponseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broker::BrokerAddress;
     use crate::cluster::ClusterState;
+    use crate::placement::BrokerAddress;
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::TopicName;
     use kafka_protocol::protocol::StrBytes;
@@ -165,14 +164,15 @@ mod tests {
         (ClusterState::new(vec![broker], 50), logs)
     }
 
+    // The tests name the version they would send; the answer does not depend on it.
     fn handle(
-        v: i16,
+        _v: i16,
         req: &ProduceRequest,
         state: &ClusterState,
         logs: &mut PartitionLogs,
         now: Millis,
     ) -> ProduceResponse {
-        super::handle(v, req, &Placement { node_id: 0, cluster: state }, logs, now)
+        super::handle(req, &Placement { node_id: 0, cluster: state }, logs, now)
     }
 
     fn first(resp: &ProduceResponse) -> &PartitionProduceResponse {

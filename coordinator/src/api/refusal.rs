@@ -2,9 +2,6 @@
 //! be served here at all (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, and the loading
 //! answers REBALANCE_IN_PROGRESS for SyncGroup and NONE for Heartbeat), in each API's layout.
 
-use kafka_protocol::messages::offset_commit_response::{
-    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
@@ -48,20 +45,9 @@ pub fn commit_error(r: &OffsetCommitRequest, code: i16) -> OffsetCommitResponse 
     let topics = r
         .topics
         .iter()
-        .map(|t| {
-            OffsetCommitResponseTopic::default().with_name(t.name.clone()).with_partitions(
-                t.partitions
-                    .iter()
-                    .map(|p| {
-                        OffsetCommitResponsePartition::default()
-                            .with_partition_index(p.partition_index)
-                            .with_error_code(code)
-                    })
-                    .collect(),
-            )
-        })
+        .map(|t| (t.name.clone(), t.partitions.iter().map(|p| (p.partition_index, code)).collect()))
         .collect();
-    OffsetCommitResponse::default().with_topics(topics)
+    super::offset_commit::response(topics)
 }
 
 /// OffsetFetch v1–7 with `code`: v2+ carry a top-level error code; v1 has none, so the error

@@ -25,27 +25,24 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::answers::{Parked, SyncResult};
 use crate::coordinator::AppendDone;
-use crate::group::{GroupState, Parked};
+use crate::effects::Effects;
+use crate::group::GroupState;
 use crate::offsets_log::OffsetsRecord;
 use crate::{GroupCoordinator, Millis, RequestId};
 
-/// Builds a SyncGroup response valid for `version` (protocol type and name only from v5).
-pub(crate) fn response(
-    version: i16,
-    error: i16,
-    assignment: Bytes,
-    protocol_type: Option<String>,
-    protocol_name: Option<String>,
-) -> SyncGroupResponse {
-    let (pt, pn) = if version >= 5 && error == 0 {
-        (protocol_type.map(StrBytes::from_string), protocol_name.map(StrBytes::from_string))
+/// Builds a SyncGroup response valid for `version` (protocol type and name only from v5, and
+/// only on success).
+pub(crate) fn response(version: i16, r: SyncResult) -> SyncGroupResponse {
+    let (pt, pn) = if version >= 5 && r.error == 0 {
+        (r.protocol_type.map(StrBytes::from_string), r.protocol_name.map(StrBytes::from_string))
     } else {
         (None, None)
     };
     SyncGroupResponse::default()
-        .with_error_code(error)
-        .with_assignment(assignment)
+        .with_error_code(r.error)
+        .with_assignment(r.assignment)
         .with_protocol_type(pt)
         .with_protocol_name(pn)
 }
@@ -60,8 +57,8 @@ impl GroupCoordinator {
         req: SyncGroupRequest,
     ) {
         let fx = &mut self.fx;
-        let fail = |fx: &mut crate::coordinator::Effects, e: ResponseError| {
-            fx.respond(id, response(version, e.code(), Bytes::new(), None, None));
+        let fail = |fx: &mut Effects, e: ResponseError| {
+            fx.answer_sync(Parked { id, version }, SyncResult::error(e));
         };
         let member_id = req.member_id.to_string();
         let instance =
@@ -121,14 +118,7 @@ impl GroupCoordinator {
             GroupState::Stable => {
                 let assignment =
                     group.member(&member_id).map(|m| m.assignment.clone()).unwrap_or_default();
-                let r = response(
-                    version,
-                    0,
-                    assignment,
-                    group.protocol_type.clone(),
-                    group.protocol_name.clone(),
-                );
-                fx.respond(id, r);
+                fx.answer_sync(Parked { id, version }, group.sync_result(assignment));
                 group.sync_received(&member_id, fx);
                 group.touch(&member_id, now, fx);
                 None

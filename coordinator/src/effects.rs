@@ -1,0 +1,99 @@
+//! What the coordinator's operations produce besides state changes: answers, history events,
+//! timers, and group snapshots to store.
+//!
+//! A leaf module (below the groups and the coordinator): [`Effects`] is kept apart from the
+//! groups so a group can be borrowed mutably while it queues answers and arms timers. Answers
+//! are queued in their domain form ([`crate::answers::Answer`]) and events in the order they
+//! happen; the API layer encodes answers as [`CoordinatorOutput`]s when they are drained.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use kafka_protocol::messages::ResponseKind;
+
+use crate::answers::{Answer, CommitTopicResult, JoinResult, Parked, SyncResult};
+use crate::offsets_log::GroupMetadataValue;
+use crate::timers::TimerKey;
+use crate::{CoordinatorEvent, Millis, RequestId};
+
+/// What the coordinator asks its driver to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoordinatorOutput {
+    /// Answer request `id` with `response` (encode with the request's version).
+    Response { id: RequestId, response: ResponseKind },
+    /// Record a ground-truth event in the history.
+    Event(CoordinatorEvent),
+}
+
+/// One queued output, before its answer (if it is one) is encoded.
+#[derive(Clone, Debug)]
+pub(crate) enum Output {
+    /// Answer request `id`.
+    Answer { id: RequestId, answer: Answer },
+    /// Record a ground-truth event in the history.
+    Event(CoordinatorEvent),
+}
+
+/// Outputs and timers, kept apart from the groups so a group can be borrowed mutably while it
+/// queues answers and arms timers.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    pub outputs: VecDeque<Output>,
+    /// Every armed timer, ordered by deadline; each owner stores its own deadline so an entry
+    /// can be found and removed in O(log n).
+    pub timers: BTreeSet<(Millis, TimerKey)>,
+    /// Group metadata snapshots to append to the offsets log without waiting for them (the
+    /// group became Empty, a static member was replaced); the coordinator drains these.
+    pub stores: Vec<GroupMetadataValue>,
+}
+
+impl Effects {
+    /// Queue an answer to request `id`, already in its API's layout.
+    pub fn respond(&mut self, id: RequestId, response: impl Into<ResponseKind>) {
+        self.answer(id, Answer::Encoded(response.into()));
+    }
+
+    /// Queue a JoinGroup answer to a (parked) request.
+    pub fn answer_join(&mut self, to: Parked, result: JoinResult) {
+        self.answer(to.id, Answer::Join { version: to.version, result });
+    }
+
+    /// Queue a SyncGroup answer to a (parked) request.
+    pub fn answer_sync(&mut self, to: Parked, result: SyncResult) {
+        self.answer(to.id, Answer::Sync { version: to.version, result });
+    }
+
+    /// Queue an OffsetCommit answer.
+    pub fn answer_commit(&mut self, id: RequestId, topics: Vec<CommitTopicResult>) {
+        self.answer(id, Answer::Commit { topics });
+    }
+
+    fn answer(&mut self, id: RequestId, answer: Answer) {
+        self.outputs.push_back(Output::Answer { id, answer });
+    }
+
+    /// Queue a history event.
+    pub fn event(&mut self, event: CoordinatorEvent) {
+        self.outputs.push_back(Output::Event(event));
+    }
+
+    /// (Re)arm the timer whose deadline is stored in `slot`.
+    pub fn rearm(&mut self, slot: &mut Option<Millis>, key: TimerKey, at: Millis) {
+        if let Some(old) = slot.take() {
+            self.timers.remove(&(old, key.clone()));
+        }
+        self.timers.insert((at, key));
+        *slot = Some(at);
+    }
+
+    /// Queue a fire-and-forget append of a group's metadata.
+    pub fn store_group(&mut self, snapshot: GroupMetadataValue) {
+        self.stores.push(snapshot);
+    }
+
+    /// Stop the timer whose deadline is stored in `slot`.
+    pub fn disarm(&mut self, slot: &mut Option<Millis>, key: TimerKey) {
+        if let Some(old) = slot.take() {
+            self.timers.remove(&(old, key));
+        }
+    }
+}
