@@ -7,7 +7,7 @@ mod group_harness;
 use group_harness::*;
 use groupsim_coordinator::probes::{self, ANSWER};
 use groupsim_coordinator::GroupState;
-use groupsim_wire::probe::{self, Probe, ProbeHits};
+use groupsim_wire::probe::{self, ProbeHits};
 
 /// A group of `c0` (leader) and `c1` that completed its join phase and waits in
 /// CompletingRebalance for SyncGroups; returns the member ids and the generation.
@@ -40,8 +40,7 @@ fn hits_of(drive: fn(&mut Harness)) -> ProbeHits {
 
 #[test]
 fn each_group_probe_is_hit_where_its_situation_happens() {
-    type Case = (&'static str, fn(&mut Harness), &'static Probe);
-    let cases: Vec<Case> = vec![
+    let cases: Vec<ProbeCase> = vec![
         (
             "heartbeat while preparing a rebalance gets REBALANCE_IN_PROGRESS",
             |h| {
@@ -140,10 +139,7 @@ fn each_group_probe_is_hit_where_its_situation_happens() {
             &probes::STATIC_MEMBER_REPLACED,
         ),
     ];
-    for (behaviour, drive, expected) in cases {
-        let hits = hits_of(drive);
-        assert!(hits.get(expected.name).is_some_and(|&n| n > 0), "{behaviour}: {hits:?}");
-    }
+    assert_probes_hit(Harness::default, cases);
 }
 
 #[test]

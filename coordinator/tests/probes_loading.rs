@@ -34,8 +34,7 @@ fn hit(hits: &ProbeHits, p: &Probe) -> bool {
 
 #[test]
 fn each_loading_probe_is_hit_where_its_situation_happens() {
-    type Case = (&'static str, fn(&mut Harness), &'static Probe);
-    let cases: Vec<Case> = vec![
+    let cases: Vec<ProbeCase> = vec![
         (
             "an OffsetFetch reaching the coordinator",
             |h| {
@@ -96,11 +95,7 @@ fn each_loading_probe_is_hit_where_its_situation_happens() {
             &probes::NOT_COORDINATOR,
         ),
     ];
-    for (behaviour, drive, expected) in cases {
-        let mut h = loading();
-        let hits = probe::record(|| drive(&mut h)).1;
-        assert!(hit(&hits, expected), "{behaviour}: {hits:?}");
-    }
+    assert_probes_hit(loading, cases);
 }
 
 #[test]
