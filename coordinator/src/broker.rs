@@ -33,7 +33,8 @@ use serde::{Deserialize, Serialize};
 use crate::api::init_producer_id::ProducerIds;
 use crate::api::refusal::group_error_response;
 use crate::api::{
-    api_versions, fetch, find_coordinator, init_producer_id, list_offsets, metadata, produce,
+    api_versions, error_answers, fetch, find_coordinator, init_producer_id, list_offsets, metadata,
+    produce,
 };
 use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
 // Placement used to live here; the paths `broker::BrokerAddress`, `broker::group_partition`, …
@@ -43,7 +44,7 @@ use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
 pub use crate::placement::{
     group_partition, java_string_hash_code, kafka_abs, partition_leader, BrokerAddress,
 };
-use crate::{CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
+use crate::{probes, CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::versions::is_served;
 
@@ -417,6 +418,8 @@ impl Broker {
             _ => None,
         };
         if let Some(response) = refused {
+            probes::NOT_COORDINATOR.hit();
+            error_answers::count_broker_refusal(&response);
             self.answer(id, response);
             return;
         }
@@ -425,6 +428,9 @@ impl Broker {
             RequestKind::DescribeGroups(mut r) => {
                 let groups: Vec<(StrBytes, bool)> =
                     r.groups.iter().map(|g| (g.0.clone(), owns(g))).collect();
+                for _ in groups.iter().filter(|(_, owned)| !owned) {
+                    probes::NOT_COORDINATOR.hit();
+                }
                 if groups.iter().any(|(_, owned)| !owned) {
                     r.groups.retain(|g| owns(g));
                     if r.groups.is_empty() && !groups.is_empty() {
@@ -440,6 +446,10 @@ impl Broker {
             RequestKind::OffsetFetch(mut r) if v >= 8 => {
                 let groups: Vec<(StrBytes, bool)> =
                     r.groups.iter().map(|g| (g.group_id.0.clone(), owns(&g.group_id))).collect();
+                for _ in groups.iter().filter(|(_, owned)| !owned) {
+                    probes::NOT_COORDINATOR.hit();
+                    error_answers::count_broker_refused_fetch_group();
+                }
                 if groups.iter().any(|(_, owned)| !owned) {
                     r.groups.retain(|g| owns(&g.group_id));
                     if r.groups.is_empty() && !groups.is_empty() {

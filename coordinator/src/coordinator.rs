@@ -39,7 +39,9 @@ use crate::offsets::{CommittedOffset, OffsetStore};
 use crate::offsets_log::{self, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
 use crate::placement::group_partition;
 use crate::timers::TimerKey;
-use crate::{CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition};
+use crate::{
+    probes, CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition,
+};
 
 // The output type lives with the effects queue; this path stays for code that imports it here.
 pub use crate::effects::CoordinatorOutput;
@@ -138,6 +140,9 @@ pub struct GroupCoordinator {
     /// Appends not yet complete, by sequence number.
     appends: BTreeMap<u64, PendingAppend>,
     next_append: u64,
+    /// The group each single-group request not yet answered names, so an error answer can be
+    /// counted with its group's state when it is drained (the `coordinator.answer` probes).
+    pub(crate) asked: BTreeMap<RequestId, String>,
 }
 
 impl GroupCoordinator {
@@ -162,6 +167,7 @@ impl GroupCoordinator {
             partitions: Some(BTreeMap::new()),
             appends: BTreeMap::new(),
             next_append: 0,
+            asked: BTreeMap::new(),
         }
     }
 
@@ -410,6 +416,15 @@ impl GroupCoordinator {
                     .map(|o| o.iter().map(|(tp, c)| (tp.clone(), c.offset)).collect())
                     .unwrap_or_default(),
             });
+            // Kafka gives every loaded member a fresh session deadline, however long it was silent.
+            // The log keeps no heartbeats: the group's last logged activity (its snapshot or a
+            // commit) is the latest sign of life a loading coordinator can see.
+            if let Some(last) = loaded.last_logged_at(id) {
+                let silent = now.saturating_sub(last);
+                if group.members().any(|m| silent > m.session_timeout_ms.max(0) as u64) {
+                    probes::LOAD_WITH_STALE_MEMBERS.hit();
+                }
+            }
             let g = self.groups.entry(id.clone()).or_insert(group);
             let member_ids: Vec<String> = g.members().map(|m| m.member_id.clone()).collect();
             for m in member_ids {
@@ -491,7 +506,12 @@ impl GroupCoordinator {
     fn complete_append(&mut self, now: Millis, append: PendingAppend) {
         let still_valid = match &append.then {
             AppendDone::Nothing => Ok(()),
-            AppendDone::Commit(c) => self.commit_still_valid(c),
+            AppendDone::Commit(c) => {
+                if self.commit_outlived_member(c) {
+                    probes::APPEND_OUTLIVED_MEMBER.hit();
+                }
+                self.commit_still_valid(c)
+            }
             AppendDone::Assignment { group, generation, .. } => match self.groups.get(group) {
                 Some(g)
                     if g.state() == GroupState::CompletingRebalance
@@ -520,6 +540,16 @@ impl GroupCoordinator {
             }
             (AppendDone::Assignment { .. }, Err(_)) => {}
         }
+    }
+
+    /// Whether a member commit's member left the group, or its generation ended, while its
+    /// append was under way (whether or not the check below then refuses it).
+    fn commit_outlived_member(&self, c: &PendingCommit) -> bool {
+        c.generation >= 0
+            && self
+                .groups
+                .get(&c.group)
+                .is_some_and(|g| !g.has(&c.member_id) || g.generation_id() != c.generation)
     }
 
     /// A member commit validated earlier: is its member still in the group, in that generation?

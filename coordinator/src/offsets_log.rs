@@ -97,6 +97,17 @@ pub struct LoadedPartition {
     pub offsets: BTreeMap<String, BTreeMap<TopicPartition, CommittedOffset>>,
 }
 
+impl LoadedPartition {
+    /// The latest instant the log shows activity of `group`: its snapshot being stored or one
+    /// of its offsets being committed (`None` if it has neither).
+    pub fn last_logged_at(&self, group: &str) -> Option<Millis> {
+        let stored = self.groups.get(group).map(|g| g.stored_at);
+        let committed =
+            self.offsets.get(group).into_iter().flatten().map(|(_, c)| c.commit_timestamp);
+        stored.into_iter().chain(committed).max()
+    }
+}
+
 /// The offsets log: one append-only record list per offsets partition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OffsetsLog {

@@ -10,8 +10,9 @@ use kafka_protocol::messages::describe_groups_response::{DescribedGroup, Describ
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::coordinator::GroupStatus;
 use crate::group::GroupState;
-use crate::{GroupCoordinator, RequestId};
+use crate::{probes, GroupCoordinator, RequestId};
 
 impl GroupCoordinator {
     /// DescribeGroups: see the module documentation for the rules.
@@ -26,8 +27,11 @@ impl GroupCoordinator {
             .groups
             .into_iter()
             .map(|group_id| {
-                let refused = self.group_status(group_id.as_str()).batched_error();
-                if let Some(e) = refused {
+                let status = self.group_status(group_id.as_str());
+                if status == GroupStatus::NotOwned {
+                    probes::NOT_COORDINATOR.hit();
+                }
+                if let Some(e) = status.batched_error() {
                     return DescribedGroup::default()
                         .with_group_id(group_id)
                         .with_error_code(e.code());

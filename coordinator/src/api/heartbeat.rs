@@ -20,7 +20,7 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 
 use crate::group::GroupState;
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::{probes, GroupCoordinator, Millis, RequestId};
 
 impl GroupCoordinator {
     /// Heartbeat: see the module documentation for the rules.
@@ -48,6 +48,7 @@ impl GroupCoordinator {
             Some(g) => match g.state {
                 GroupState::Empty | GroupState::Dead => ResponseError::UnknownMemberId.code(),
                 GroupState::PreparingRebalance | GroupState::CompletingRebalance => {
+                    probes::HEARTBEAT_REBALANCE_IN_PROGRESS.hit();
                     g.touch(&member_id, now, fx);
                     ResponseError::RebalanceInProgress.code()
                 }

@@ -18,11 +18,12 @@ use kafka_protocol::messages::{RequestKind, ResponseKind};
 use crate::answers::Answer;
 use crate::coordinator::GroupStatus;
 use crate::effects::Output;
-use crate::{CoordinatorOutput, GroupCoordinator, Millis, RequestId};
+use crate::{probes, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use refusal::group_error_response;
 
 pub mod api_versions;
 pub mod describe_groups;
+pub(crate) mod error_answers;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -80,6 +81,14 @@ impl GroupCoordinator {
         client_id: &str,
         request: RequestKind,
     ) {
+        if matches!(request, RequestKind::OffsetFetch(_)) {
+            // Hit synchronously, while the driver still names the requesting client: a trigger
+            // point (a new owner is about to pick its starting offsets).
+            probes::OFFSET_FETCH_RECEIVED.hit();
+        }
+        if let Some(group) = single_group(version, &request) {
+            self.asked.insert(id, group.to_string());
+        }
         if let Some(response) = self.refuse_unready(version, &request) {
             self.fx.respond(id, response);
             return;
@@ -108,25 +117,37 @@ impl GroupCoordinator {
     /// Batched requests (DescribeGroups, OffsetFetch v8+) and ListGroups decide per group in
     /// their handlers.
     fn refuse_unready(&self, version: i16, request: &RequestKind) -> Option<ResponseKind> {
-        let group = match request {
-            RequestKind::JoinGroup(r) => r.group_id.as_str(),
-            RequestKind::SyncGroup(r) => r.group_id.as_str(),
-            RequestKind::Heartbeat(r) => r.group_id.as_str(),
-            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
-            RequestKind::OffsetCommit(r) => r.group_id.as_str(),
-            RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
-            _ => return None,
-        };
+        let group = single_group(version, request)?;
         let code = match self.group_status(group) {
             GroupStatus::Ready => return None,
-            GroupStatus::NotOwned => ResponseError::NotCoordinator.code(),
-            GroupStatus::Loading => match request {
-                // The rebalance in progress was lost with the old coordinator: start over.
-                RequestKind::SyncGroup(_) => ResponseError::RebalanceInProgress.code(),
-                // Let the member keep its session while the group loads.
-                RequestKind::Heartbeat(_) => 0,
-                _ => ResponseError::CoordinatorLoadInProgress.code(),
-            },
+            GroupStatus::NotOwned => {
+                probes::NOT_COORDINATOR.hit();
+                ResponseError::NotCoordinator.code()
+            }
+            GroupStatus::Loading => {
+                let load = ResponseError::CoordinatorLoadInProgress.code();
+                let (probe, code) = match request {
+                    // The rebalance in progress was lost with the old coordinator: start over.
+                    RequestKind::SyncGroup(_) => (
+                        Some(&probes::GROUP_REQUEST_WHILE_LOADING),
+                        ResponseError::RebalanceInProgress.code(),
+                    ),
+                    // Let the member keep its session while the group loads.
+                    RequestKind::Heartbeat(_) => (Some(&probes::GROUP_REQUEST_WHILE_LOADING), 0),
+                    RequestKind::JoinGroup(_) => (Some(&probes::GROUP_REQUEST_WHILE_LOADING), load),
+                    RequestKind::OffsetCommit(_) => {
+                        (Some(&probes::OFFSET_COMMIT_WHILE_LOADING), load)
+                    }
+                    RequestKind::OffsetFetch(_) => {
+                        (Some(&probes::OFFSET_FETCH_WHILE_LOADING), load)
+                    }
+                    _ => (None, load),
+                };
+                if let Some(probe) = probe {
+                    probe.hit();
+                }
+                code
+            }
         };
         group_error_response(version, request, code)
     }
@@ -134,8 +155,27 @@ impl GroupCoordinator {
     /// Next queued output, in the order produced; answers are put in their API's layout for
     /// the request's version here.
     pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
-        self.fx.outputs.pop_front().map(encode)
+        let output = self.fx.outputs.pop_front().map(encode)?;
+        if let CoordinatorOutput::Response { id, response } = &output {
+            let group = self.asked.remove(id);
+            self.count_error_answer(group.as_deref(), response);
+        }
+        Some(output)
     }
+}
+
+/// The group a single-group request names (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+/// OffsetCommit, OffsetFetch v1–7); `None` for batched requests and ListGroups.
+fn single_group(version: i16, request: &RequestKind) -> Option<&str> {
+    Some(match request {
+        RequestKind::JoinGroup(r) => r.group_id.as_str(),
+        RequestKind::SyncGroup(r) => r.group_id.as_str(),
+        RequestKind::Heartbeat(r) => r.group_id.as_str(),
+        RequestKind::LeaveGroup(r) => r.group_id.as_str(),
+        RequestKind::OffsetCommit(r) => r.group_id.as_str(),
+        RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
+        _ => return None,
+    })
 }
 
 /// Puts a queued output's answer in its API's layout.

@@ -36,7 +36,7 @@ use crate::coordinator::{AppendDone, PendingCommit};
 use crate::group::{Group, GroupState};
 use crate::offsets::{CommittedOffset, OFFSET_METADATA_MAX_BYTES};
 use crate::offsets_log::OffsetsRecord;
-use crate::{CoordinatorEvent, GroupCoordinator, Millis, RequestId, TopicPartition};
+use crate::{probes, CoordinatorEvent, GroupCoordinator, Millis, RequestId, TopicPartition};
 
 /// Builds an OffsetCommit response: each topic with its partitions' error codes, in request
 /// order (the layout is the same in every version).
@@ -105,6 +105,12 @@ impl GroupCoordinator {
                 }
             }
         };
+        match verdict {
+            Err(ResponseError::IllegalGeneration) => probes::COMMIT_STALE_GENERATION.hit(),
+            Err(ResponseError::UnknownMemberId) => probes::COMMIT_UNKNOWN_MEMBER.hit(),
+            Err(ResponseError::RebalanceInProgress) => probes::COMMIT_DURING_REBALANCE.hit(),
+            _ => {}
+        }
 
         let mut records = Vec::new();
         let mut topics = Vec::with_capacity(req.topics.len());

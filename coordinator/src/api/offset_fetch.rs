@@ -14,8 +14,9 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+use crate::coordinator::GroupStatus;
 use crate::offsets::OffsetStore;
-use crate::{GroupCoordinator, RequestId, TopicPartition};
+use crate::{probes, GroupCoordinator, RequestId, TopicPartition};
 
 /// One partition's answer: (offset, leader epoch, metadata), -1/-1/"" when nothing is committed.
 type Fetched = (i64, i32, String);
@@ -109,8 +110,13 @@ impl GroupCoordinator {
                 .groups
                 .into_iter()
                 .map(|g| {
-                    let refused = self.group_status(g.group_id.as_str()).batched_error();
-                    if let Some(e) = refused {
+                    let status = self.group_status(g.group_id.as_str());
+                    match status {
+                        GroupStatus::Loading => probes::OFFSET_FETCH_WHILE_LOADING.hit(),
+                        GroupStatus::NotOwned => probes::NOT_COORDINATOR.hit(),
+                        GroupStatus::Ready => {}
+                    }
+                    if let Some(e) = status.batched_error() {
                         return OffsetFetchResponseGroup::default()
                             .with_group_id(g.group_id)
                             .with_error_code(e.code());

@@ -30,7 +30,7 @@ use crate::coordinator::AppendDone;
 use crate::effects::Effects;
 use crate::group::GroupState;
 use crate::offsets_log::OffsetsRecord;
-use crate::{GroupCoordinator, Millis, RequestId};
+use crate::{probes, GroupCoordinator, Millis, RequestId};
 
 /// Builds a SyncGroup response valid for `version` (protocol type and name only from v5, and
 /// only on success).
@@ -97,6 +97,7 @@ impl GroupCoordinator {
                 None
             }
             GroupState::PreparingRebalance => {
+                probes::SYNC_IN_PREPARING_REBALANCE.hit();
                 fail(fx, ResponseError::RebalanceInProgress);
                 None
             }

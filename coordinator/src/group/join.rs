@@ -8,7 +8,7 @@ use super::{Group, GroupState, JoinTimer, Member, MemberProtocol};
 use crate::answers::{JoinResult, JoinedMember, Parked};
 use crate::effects::Effects;
 use crate::timers::TimerKey;
-use crate::{CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
+use crate::{probes, CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
 
 impl Group {
     /// Every member with the metadata it sent for the current protocol, as the leader's
@@ -198,6 +198,7 @@ impl Group {
             .map(|m| m.member_id.clone())
             .collect();
         for id in not_rejoined {
+            probes::REMOVED_REBALANCE_TIMEOUT.hit();
             self.remove_raw(&id, RemovalReason::RebalanceTimeout, fx);
         }
         if self.state == GroupState::Dead {

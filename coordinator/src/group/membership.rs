@@ -7,7 +7,7 @@ use super::protocols::{count, uncount};
 use super::{Group, GroupState, Member};
 use crate::effects::Effects;
 use crate::timers::TimerKey;
-use crate::{CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
+use crate::{probes, CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
 
 impl Group {
     /// Adds a member (the first one fixes the protocol type, the first one leads).
@@ -46,6 +46,9 @@ impl Group {
         }
         self.pending_sync.remove(member_id);
         if self.is_leader(member_id) {
+            if self.state == GroupState::CompletingRebalance {
+                probes::LEADER_LOST_IN_COMPLETING_REBALANCE.hit();
+            }
             self.leader_id = self.members.keys().next().cloned();
         }
         fx.event(CoordinatorEvent::MemberRemoved {
@@ -119,6 +122,7 @@ impl Group {
         if self.pending_members.remove(member_id).is_none() {
             return;
         }
+        probes::PENDING_MEMBER_EXPIRED.hit();
         self.pending_member_removed(member_id, RemovalReason::PendingJoinExpired, now, fx);
     }
 

@@ -4,7 +4,7 @@
 use super::Group;
 use crate::effects::Effects;
 use crate::timers::TimerKey;
-use crate::{CoordinatorConfig, Millis, RemovalReason};
+use crate::{probes, CoordinatorConfig, Millis, RemovalReason};
 
 impl Group {
     pub(super) fn session_key(&self, member_id: &str) -> TimerKey {
@@ -58,6 +58,9 @@ impl Group {
         } else {
             Some(RemovalReason::SessionTimeout)
         };
+        if reason == Some(RemovalReason::SessionTimeout) {
+            probes::REMOVED_SESSION_TIMEOUT.hit();
+        }
         match reason {
             Some(r) => self.remove_member(member_id, r, now, cfg, fx),
             None => self.touch(member_id, now, fx),

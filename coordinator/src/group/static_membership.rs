@@ -3,9 +3,9 @@
 
 use kafka_protocol::error::ResponseError;
 
-use super::Group;
+use super::{Group, GroupState};
 use crate::effects::Effects;
-use crate::{CoordinatorEvent, Millis, RemovalReason};
+use crate::{probes, CoordinatorEvent, Millis, RemovalReason};
 
 impl Group {
     /// Member id currently holding a static `group.instance.id`.
@@ -37,6 +37,11 @@ impl Group {
         fx: &mut Effects,
     ) {
         let Some(index) = self.members.get_index_of(old_id) else { return };
+        probes::STATIC_MEMBER_REPLACED.hit();
+        if self.is_leader(old_id) && self.state == GroupState::CompletingRebalance {
+            // The leader's member id is fenced: whatever it was assigning is void.
+            probes::LEADER_LOST_IN_COMPLETING_REBALANCE.hit();
+        }
         let (_, mut m) = self.members.shift_remove_index(index).expect("index just looked up");
         let key = self.session_key(old_id);
         fx.disarm(&mut m.session_deadline, key);

@@ -12,7 +12,7 @@ use crate::answers::{Parked, SyncResult};
 use crate::effects::Effects;
 use crate::event::MemberAssignment;
 use crate::timers::TimerKey;
-use crate::{CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
+use crate::{probes, CoordinatorConfig, CoordinatorEvent, Millis, RemovalReason};
 
 impl Group {
     /// A member's current assignment with the group's protocol: a successful SyncGroup answer.
@@ -129,6 +129,9 @@ impl Group {
             return;
         }
         for id in &missing {
+            if self.has(id) {
+                probes::REMOVED_NEVER_SYNCED.hit();
+            }
             self.remove_raw(id, RemovalReason::RebalanceTimeout, fx);
         }
         self.maybe_prepare_rebalance(now, cfg, fx);

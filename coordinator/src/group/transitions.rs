@@ -5,7 +5,7 @@ use kafka_protocol::error::ResponseError;
 
 use super::{Group, GroupState};
 use crate::effects::Effects;
-use crate::CoordinatorEvent;
+use crate::{probes, CoordinatorEvent};
 
 impl Group {
     /// Moves to `to` if Kafka allows it and records the change.
@@ -33,6 +33,9 @@ impl Group {
             let key = self.session_key(id);
             let m = self.members.get_mut(id).expect("listed above");
             fx.disarm(&mut m.session_deadline, key);
+            if m.is_awaiting_join() || m.is_awaiting_sync() {
+                probes::PARKED_ANSWERED_ON_UNLOAD.hit();
+            }
             m.fail_parked(id, ResponseError::NotCoordinator, fx);
         }
         let pending: Vec<String> = self.pending_members.keys().cloned().collect();

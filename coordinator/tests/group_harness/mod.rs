@@ -404,3 +404,16 @@ impl Harness {
         (ids, generation)
     }
 }
+
+/// One probe case: the behaviour, how to drive a harness into it, and the probe it must hit.
+pub type ProbeCase = (&'static str, fn(&mut Harness), &'static groupsim_wire::probe::Probe);
+
+/// Runs every case on a harness from `fresh` while recording probe hits, and checks that the
+/// case's probe was hit.
+pub fn assert_probes_hit(fresh: fn() -> Harness, cases: Vec<ProbeCase>) {
+    for (behaviour, drive, expected) in cases {
+        let mut h = fresh();
+        let ((), hits) = groupsim_wire::probe::record(|| drive(&mut h));
+        assert!(hits.get(expected.name).is_some_and(|&n| n > 0), "{behaviour}: {hits:?}");
+    }
+}
