@@ -220,7 +220,7 @@ mod tests {
         t.insert(RequestId(1), sent(Target::Coordinator(1)), Pending::Heartbeat { awaited: true });
         t.insert(RequestId(2), sent(Target::Broker(1)), Pending::Metadata);
         assert_eq!(t.on(Target::Coordinator(1)), vec![RequestId(1), RequestId(3)]);
-        assert!(t.has_leave() == false && t.has_offset_fetch() == false);
+        assert!(!t.has_leave() && !t.has_offset_fetch());
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! (committed and earliest offsets), `fetch`, `processing`, and `outputs`. What needs the
 //! whole member lives in `impl Member` blocks under `handlers/`, one file per concern.
 //!
-//! Profiles differ in a few places, all read from one table ([`profile_rules`]): the steps
+//! Profiles differ in a few places, all read from one table (`profile_rules`): the steps
 //! before giving partitions up (wait for or detach the batch in progress, commit before or
 //! after the revoke callback, or not at all), how acks of work that outlived its generation
 //! are treated, join retry timing, member id resets, and which metadata changes trigger a

@@ -63,6 +63,27 @@ impl PartitionState {
             buffered: false,
         }
     }
+
+    /// The starting position is known: fetch and process from `offset`, and report it (with
+    /// the committed offset known) under the member's `(member_id, generation)`.
+    fn start_at(
+        &mut self,
+        offset: i64,
+        partition: TopicPartition,
+        (member_id, generation): (&str, i32),
+        out: &mut Outputs,
+    ) {
+        self.state = PositionState::Ready;
+        self.fetch_position = offset;
+        self.processed = Some(offset);
+        out.emit(MemberEvent::PositionInitialized {
+            member_id: member_id.to_string(),
+            generation,
+            partition,
+            committed: self.committed,
+            position: offset,
+        });
+    }
 }
 
 /// The assignment and the positions of its partitions.
@@ -117,6 +138,15 @@ impl SubscriptionState {
             .collect()
     }
 
+    /// Owned partition `tp`, if its position is in `state`.
+    fn waiting(
+        &mut self,
+        tp: &TopicPartition,
+        state: PositionState,
+    ) -> Option<&mut PartitionState> {
+        self.partitions.get_mut(tp).filter(|ps| ps.state == state)
+    }
+
     /// Partitions waiting for ListOffsets earliest, none sent yet.
     pub(super) fn awaiting_reset(&self) -> impl Iterator<Item = &TopicPartition> {
         self.partitions
@@ -132,32 +162,20 @@ impl SubscriptionState {
         &mut self,
         partitions: Vec<TopicPartition>,
         answers: &OffsetAnswers,
-        (member_id, generation): (&str, i32),
+        view: (&str, i32),
         out: &mut Outputs,
     ) -> bool {
         let mut retry = false;
         for tp in partitions {
             let answer = answers.get(&tp).copied();
-            let Some(ps) = self.partitions.get_mut(&tp) else {
+            let Some(ps) = self.waiting(&tp, PositionState::AwaitingCommitted) else {
                 continue;
             };
-            if ps.state != PositionState::AwaitingCommitted {
-                continue;
-            }
             match answer {
                 Some((offset, codes::NONE)) if offset >= 0 => {
-                    ps.state = PositionState::Ready;
-                    ps.fetch_position = offset;
-                    ps.processed = Some(offset);
                     ps.committed = Some(offset);
                     ps.commit_floor = Some(offset);
-                    out.emit(MemberEvent::PositionInitialized {
-                        member_id: member_id.to_string(),
-                        generation,
-                        partition: tp,
-                        committed: Some(offset),
-                        position: offset,
-                    });
+                    ps.start_at(offset, tp, view, out);
                 }
                 Some((_, codes::NONE)) => {
                     ps.state = PositionState::AwaitingReset { in_flight: false };
@@ -198,35 +216,23 @@ impl SubscriptionState {
         &mut self,
         partitions: Vec<TopicPartition>,
         answers: &OffsetAnswers,
-        (member_id, generation): (&str, i32),
+        view: (&str, i32),
         out: &mut Outputs,
     ) -> (bool, Vec<String>) {
         let mut retry = false;
         let mut leader_moved = Vec::new();
         for tp in partitions {
             let answer = answers.get(&tp).copied();
-            let Some(ps) = self.partitions.get_mut(&tp) else {
+            let Some(ps) = self.waiting(&tp, PositionState::AwaitingReset { in_flight: false })
+            else {
                 continue;
             };
-            if ps.state != (PositionState::AwaitingReset { in_flight: false }) {
-                continue;
-            }
             match answer {
                 Some((offset, codes::NONE)) if offset >= 0 => {
-                    ps.state = PositionState::Ready;
-                    ps.fetch_position = offset;
-                    ps.processed = Some(offset);
                     if ps.commit_floor.is_none() {
                         ps.commit_floor = Some(offset);
                     }
-                    let committed = ps.committed;
-                    out.emit(MemberEvent::PositionInitialized {
-                        member_id: member_id.to_string(),
-                        generation,
-                        partition: tp,
-                        committed,
-                        position: offset,
-                    });
+                    ps.start_at(offset, tp, view, out);
                 }
                 Some((_, code)) if codes::is_leadership_error(code) => {
                     retry = true;
@@ -266,31 +272,22 @@ pub(super) fn offset_fetch_answers(
     group: &str,
 ) -> (i16, OffsetAnswers) {
     // Both shapes: v8+ answers per group, older versions at the top level.
-    let mut answers: OffsetAnswers = BTreeMap::new();
-    let top_error = if resp.groups.is_empty() {
-        for t in &resp.topics {
-            for p in &t.partitions {
-                answers.insert(
-                    TopicPartition::new(t.name.0.as_str(), p.partition_index),
-                    (p.committed_offset, p.error_code),
-                );
-            }
-        }
-        resp.error_code
-    } else {
-        let g =
-            resp.groups.iter().find(|g| g.group_id.0.as_str() == group).unwrap_or(&resp.groups[0]);
-        for t in &g.topics {
-            for p in &t.partitions {
-                answers.insert(
-                    TopicPartition::new(t.name.0.as_str(), p.partition_index),
-                    (p.committed_offset, p.error_code),
-                );
-            }
-        }
-        g.error_code
-    };
-    (top_error, answers)
+    let key = |name: &TopicName, partition: i32| TopicPartition::new(name.0.as_str(), partition);
+    if resp.groups.is_empty() {
+        let answers = resp.topics.iter().flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (key(&t.name, p.partition_index), (p.committed_offset, p.error_code)))
+        });
+        return (resp.error_code, answers.collect());
+    }
+    let g = resp.groups.iter().find(|g| g.group_id.0.as_str() == group).unwrap_or(&resp.groups[0]);
+    let answers = g.topics.iter().flat_map(|t| {
+        t.partitions
+            .iter()
+            .map(move |p| (key(&t.name, p.partition_index), (p.committed_offset, p.error_code)))
+    });
+    (g.error_code, answers.collect())
 }
 
 /// ListOffsets earliest for `partitions` (sorted), all led by one broker.

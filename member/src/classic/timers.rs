@@ -1,4 +1,4 @@
-//! Every deadline the member keeps, in one table: [`Member::poll_timeout`](super::Member) is the
+//! Every deadline the member keeps, in one table: `Member::poll_timeout` is the
 //! earliest deadline not on hold.
 //!
 //! Retry backoffs, the next heartbeat and the next auto-commit are set and read by the member's
