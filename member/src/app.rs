@@ -4,6 +4,7 @@
 //! revoked / lost) at the moments the real clients do. Users model their own application by
 //! implementing the trait; [`ProfileApplication`] is each profile's default.
 
+use crate::classic::profile_rules::ProfileRules;
 use crate::{ClientProfile, Millis, TopicPartition};
 
 /// A consumer application, as the member sees it. Every method has the profile's default, so an
@@ -32,7 +33,7 @@ pub trait Application: Send + std::fmt::Debug {
     /// Whether processed offsets are committed before partitions are given up (Java's
     /// commitSync in `onPartitionsRevoked`; brod's commit before rejoining). kafka-go does not.
     fn commits_on_revoke(&self, profile: ClientProfile) -> bool {
-        profile != ClientProfile::KafkaGo
+        ProfileRules::of(profile).commits_on_revoke
     }
 
     /// `onPartitionsAssigned`: the partitions newly assigned in `generation` (for a cooperative

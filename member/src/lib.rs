@@ -8,10 +8,10 @@
 
 pub mod app;
 pub mod assignor;
+pub mod classic;
 pub mod compat;
 pub mod config;
 pub mod event;
-pub mod member;
 pub mod probes;
 
 pub use app::{Application, ProfileApplication};
@@ -19,7 +19,7 @@ pub use assignor::{
     Assignor, AssignorKind, CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor,
     RoundRobinV2Assignor, StickyAssignor, StickyUserData,
 };
+pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
 pub use config::{ClientProfile, MemberBugs, MemberConfig};
 pub use event::MemberEvent;
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};
-pub use member::{Member, MemberFault, MemberOutput, RequestFailure, Target};

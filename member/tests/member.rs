@@ -678,3 +678,27 @@ fn unknown_member_id_on_join_resets_member_id_and_rejoins_at_once() {
     let (_, _, RequestKind::JoinGroup(j)) = one(&o, "JoinGroup") else { unreachable!() };
     assert_eq!(j.member_id.as_str(), "");
 }
+
+#[test]
+fn heartbeat_and_commit_deadlines_wake_the_member_only_when_they_can_act() {
+    let mut cfg = config();
+    cfg.commit_interval_ms = 60_000;
+    let mut h = H::new(cfg);
+    join_follower(&mut h, &[], &[]);
+    assert_eq!(h.m.poll_timeout(), Some(100), "the Metadata backoff runs out");
+    h.advance_to(2_999);
+    assert_eq!(h.m.poll_timeout(), Some(3_000), "the first heartbeat");
+    let o = h.advance_to(3_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    // The next heartbeat is due at 6 000, but not while this one is awaited.
+    assert_eq!(h.m.poll_timeout(), Some(60_000), "the auto-commit");
+    h.now = 3_010;
+    h.respond(id, heartbeat(0));
+    assert_eq!(h.m.poll_timeout(), Some(6_000));
+    // Without a coordinator neither heartbeat nor commit wakes the member.
+    let o = h.advance_to(6_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    let o = h.fail(id, RequestFailure::Disconnected);
+    assert!(events(&o).iter().any(|e| matches!(e, MemberEvent::CoordinatorLost { .. })));
+    assert_eq!(h.m.poll_timeout(), Some(6_000 + 100), "only the FindCoordinator backoff");
+}

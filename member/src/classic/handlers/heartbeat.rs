@@ -1,0 +1,60 @@
+//! Sending heartbeats and reading their answers.
+
+use groupsim_wire::error_codes as codes;
+use kafka_protocol::messages::RequestKind;
+
+use crate::classic::heartbeat::Heartbeat;
+use crate::classic::in_flight::{Pending, Sent};
+use crate::classic::timers::Timer;
+use crate::classic::{Member, Target};
+use crate::Millis;
+
+impl Member {
+    pub(in crate::classic) fn maybe_heartbeat(&mut self, now: Millis) {
+        let Some(node) = self.discovery.coordinator else {
+            return;
+        };
+        if self.in_flight.has_awaited_heartbeat()
+            || self.timers.get(Timer::Heartbeat).is_none_or(|t| t > now)
+        {
+            return;
+        }
+        if self.heartbeat.session_expired(now, self.config.session_timeout_ms) {
+            // No heartbeat got through for a whole session: the coordinator is presumed gone.
+            self.mark_coordinator_unknown(
+                now,
+                "session timeout expired without a heartbeat answer",
+            );
+            return;
+        }
+        let req = Heartbeat::request(
+            &self.config,
+            self.membership.generation,
+            &self.membership.member_id,
+        );
+        let timeout = self.config.request_timeout_ms;
+        self.send(
+            Target::Coordinator(node),
+            RequestKind::Heartbeat(req),
+            timeout,
+            Pending::Heartbeat { awaited: true },
+        );
+        self.timers.set(Timer::Heartbeat, now + self.config.heartbeat_interval_ms);
+    }
+
+    /// A Heartbeat answer (a late one, no longer awaited, is read the same way).
+    pub(in crate::classic) fn on_heartbeat(&mut self, now: Millis, sent: &Sent, code: i16) {
+        if code == codes::NONE {
+            if sent.generation == self.membership.generation {
+                self.heartbeat.last_ok = now;
+            }
+            return;
+        }
+        let current = self.membership.is_current(sent);
+        if self.handle_group_error(now, sent, code, "Heartbeat", current).is_none()
+            || code == codes::COORDINATOR_LOAD_IN_PROGRESS
+        {
+            self.retry_after_backoff(Timer::Heartbeat, now);
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! Joining, syncing and leaving the group, and the one handler of group errors.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_wire::consumer_protocol::{
+    decode_assignment, decode_subscription, encode_assignment, encode_subscription, Assignment,
+    Subscription,
+};
+use groupsim_wire::{error_codes as codes, error_name};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::{
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, RequestKind, SyncGroupRequest,
+    SyncGroupResponse,
+};
+
+use crate::assignor::StickyUserData;
+use crate::classic::in_flight::{Pending, Sent};
+use crate::classic::membership::{
+    group_id, instance_id, GroupError, LeaderJob, Phase, NO_GENERATION,
+};
+use crate::classic::rebalance::RevokeStage;
+use crate::classic::timers::Timer;
+use crate::classic::{Member, Target};
+use crate::compat::sb;
+use crate::{MemberEvent, Millis};
+
+impl Member {
+    pub(in crate::classic) fn drive_membership(&mut self, now: Millis) {
+        match self.membership.phase {
+            Phase::AwaitingLeaderMetadata
+                if self
+                    .membership
+                    .leader_job
+                    .as_ref()
+                    .is_none_or(|j| self.metadata.version > j.after_metadata_version) =>
+            {
+                match self.membership.leader_job.take() {
+                    Some(job) => self.complete_leader_assignment(now, job.members),
+                    None => self.membership.phase = Phase::Unjoined,
+                }
+            }
+            Phase::Unjoined => self.prepare_and_join(now),
+            Phase::Stable if self.membership.rejoin_needed => self.prepare_and_join(now),
+            _ => {}
+        }
+    }
+
+    /// Before rejoining. Eager: stop fetching and drop unprocessed records, let the batch in
+    /// progress finish (brod detaches it, Elsa's workers are stopped), commit what was
+    /// processed and run the revoke callback in the profile's order, revoke every partition,
+    /// then JoinGroup. Cooperative: the same minus the callback and the revocation: owned
+    /// partitions are kept and announced in the subscription.
+    fn prepare_and_join(&mut self, now: Millis) {
+        self.fetcher.drop_buffered(&mut self.positions);
+        if !self.prepare_revoke(now, false) {
+            return;
+        }
+        if !self.rebalance.cooperative {
+            self.revoke_all();
+        }
+        if self.discovery.coordinator.is_none() || self.timers.is_set(Timer::JoinRetry) {
+            return;
+        }
+        if self.membership.reset_member_id_on_join {
+            self.membership.reset_member_id_on_join = false;
+            self.membership.member_id.clear();
+            self.membership.generation = NO_GENERATION;
+        }
+        self.send_join_group();
+    }
+
+    fn send_join_group(&mut self) {
+        let Some(node) = self.discovery.coordinator else {
+            return;
+        };
+        let (last_generation, previous) = self.membership.last_assignment.clone();
+        let metadata = encode_subscription(&Subscription {
+            topics: self.config.topics.clone(),
+            owned_partitions: if self.rebalance.cooperative {
+                self.positions.assigned.clone()
+            } else {
+                Vec::new()
+            },
+            // Only the sticky assignors read user data (the generation and last assignment).
+            user_data: self
+                .assignors
+                .iter()
+                .any(|a| matches!(a.name(), "sticky" | "cooperative-sticky"))
+                .then(|| StickyUserData { generation: last_generation, previous }.encode()),
+        });
+        let protocols = self
+            .assignors
+            .iter()
+            .map(|a| {
+                JoinGroupRequestProtocol::default()
+                    .with_name(sb(a.name()))
+                    .with_metadata(metadata.clone())
+            })
+            .collect();
+        let req = JoinGroupRequest::default()
+            .with_group_id(group_id(&self.config))
+            .with_session_timeout_ms(self.config.session_timeout_ms)
+            .with_rebalance_timeout_ms(self.config.rebalance_timeout_ms)
+            .with_member_id(sb(&self.membership.member_id))
+            .with_group_instance_id(instance_id(&self.config))
+            .with_protocol_type(sb("consumer"))
+            .with_protocols(protocols);
+        let timeout =
+            self.config.rebalance_timeout_ms.max(0) as u64 + self.config.request_timeout_ms;
+        self.membership.assignment_snapshot.clear();
+        self.send(
+            Target::Coordinator(node),
+            RequestKind::JoinGroup(req),
+            timeout,
+            Pending::JoinGroup,
+        );
+        self.membership.phase = Phase::Joining;
+        self.membership.rejoin_needed = false;
+        self.rebalance.revoke_commit_attempted = false;
+        self.rebalance.revoke_stage = RevokeStage::Idle;
+        self.in_flight.stop_awaiting_heartbeats();
+        self.timers.cancel(Timer::Heartbeat);
+    }
+
+    pub(in crate::classic) fn on_join_group(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        resp: JoinGroupResponse,
+    ) {
+        if self.membership.phase != Phase::Joining || self.leaving {
+            return;
+        }
+        match resp.error_code {
+            codes::NONE => {
+                self.membership.member_id = resp.member_id.to_string();
+                self.membership.generation = resp.generation_id;
+                self.membership.protocol = resp.protocol_name.as_ref().map(|p| p.to_string());
+                self.membership.ever_joined = true;
+                let leader = resp.leader.to_string();
+                let is_leader = leader == self.membership.member_id;
+                self.emit(MemberEvent::Joined {
+                    member_id: self.membership.member_id.clone(),
+                    generation: self.membership.generation,
+                    leader,
+                    protocol: self.membership.protocol.clone().unwrap_or_default(),
+                    is_leader,
+                });
+                if !is_leader {
+                    self.send_sync_group(Vec::new());
+                    return;
+                }
+                let members: BTreeMap<String, Subscription> = resp
+                    .members
+                    .iter()
+                    .map(|m| {
+                        // An undecodable subscription counts as subscribing to nothing.
+                        let sub = decode_subscription(&m.metadata).unwrap_or_default();
+                        (m.member_id.to_string(), sub)
+                    })
+                    .collect();
+                let missing: BTreeSet<String> = members
+                    .values()
+                    .flat_map(|s| s.topics.iter())
+                    .filter(|t| !self.metadata.topics.contains_key(*t))
+                    .cloned()
+                    .collect();
+                if missing.is_empty() {
+                    self.complete_leader_assignment(now, members);
+                } else {
+                    for t in &missing {
+                        self.want_metadata_for(t);
+                    }
+                    self.membership.leader_job =
+                        Some(LeaderJob { members, after_metadata_version: self.metadata.version });
+                    self.membership.phase = Phase::AwaitingLeaderMetadata;
+                }
+            }
+            codes::MEMBER_ID_REQUIRED => {
+                // KIP-394: the coordinator hands out the member id first; rejoin with it at once.
+                self.membership.member_id = resp.member_id.to_string();
+                self.membership.phase = Phase::Unjoined;
+            }
+            code => {
+                let error = self.rebalance_failed(now, sent, code, "JoinGroup");
+                if matches!(error, None | Some(GroupError::RebalanceInProgress)) {
+                    // REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS and the rest: back
+                    // off, retry.
+                    self.retry_join_later(now);
+                }
+            }
+        }
+    }
+
+    fn complete_leader_assignment(&mut self, now: Millis, members: BTreeMap<String, Subscription>) {
+        let protocol = self.membership.protocol.clone().unwrap_or_default();
+        let Some(assignor) = self.assignors.iter().find(|a| a.name() == protocol) else {
+            // The coordinator chose a protocol this member never offered: retry the join.
+            self.membership.phase = Phase::Unjoined;
+            self.retry_join_later(now);
+            return;
+        };
+        let topics: BTreeSet<String> =
+            members.values().flat_map(|s| s.topics.iter().cloned()).collect();
+        let counts: BTreeMap<String, i32> = topics
+            .iter()
+            .filter_map(|t| self.metadata.partition_count(t).map(|c| (t.clone(), c)))
+            .collect();
+        let mut result = assignor.assign(&counts, &members);
+        result.retain(|m, _| members.contains_key(m));
+        for m in members.keys() {
+            result.entry(m.clone()).or_default();
+        }
+        for parts in result.values_mut() {
+            parts.sort();
+            parts.dedup();
+        }
+        if self.config.bugs.double_assign && result.len() >= 2 {
+            // Bug: the first member's first partition is also given to the next member.
+            let members: Vec<String> = result.keys().cloned().collect();
+            let pick = members.iter().enumerate().find_map(|(i, m)| {
+                result[m].first().map(|tp| (tp.clone(), members[(i + 1) % members.len()].clone()))
+            });
+            if let Some((tp, other)) = pick {
+                let parts = result.get_mut(&other).expect("member exists");
+                if !parts.contains(&tp) {
+                    parts.push(tp);
+                    parts.sort();
+                }
+            }
+        }
+        self.emit(MemberEvent::AssignmentComputed {
+            generation: self.membership.generation,
+            protocol,
+            assignments: result.iter().map(|(m, p)| (m.clone(), p.clone())).collect(),
+        });
+        self.membership.assignment_snapshot = self.metadata.partition_counts(&topics);
+        let assignments = result
+            .into_iter()
+            .map(|(m, partitions)| {
+                SyncGroupRequestAssignment::default()
+                    .with_member_id(sb(&m))
+                    .with_assignment(encode_assignment(&Assignment { partitions, user_data: None }))
+            })
+            .collect();
+        self.send_sync_group(assignments);
+    }
+
+    fn send_sync_group(&mut self, assignments: Vec<SyncGroupRequestAssignment>) {
+        let Some(node) = self.discovery.coordinator else {
+            self.membership.phase = Phase::Unjoined;
+            return;
+        };
+        let req = SyncGroupRequest::default()
+            .with_group_id(group_id(&self.config))
+            .with_generation_id(self.membership.generation)
+            .with_member_id(sb(&self.membership.member_id))
+            .with_group_instance_id(instance_id(&self.config))
+            .with_protocol_type(Some(sb("consumer")))
+            .with_protocol_name(self.membership.protocol.as_deref().map(sb))
+            .with_assignments(assignments);
+        let timeout = self.config.request_timeout_ms;
+        self.send(
+            Target::Coordinator(node),
+            RequestKind::SyncGroup(req),
+            timeout,
+            Pending::SyncGroup,
+        );
+        self.membership.phase = Phase::Syncing;
+    }
+
+    pub(in crate::classic) fn on_sync_group(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        resp: SyncGroupResponse,
+    ) {
+        if self.membership.phase != Phase::Syncing
+            || sent.generation != self.membership.generation
+            || self.leaving
+        {
+            return;
+        }
+        match resp.error_code {
+            codes::NONE => match decode_assignment(&resp.assignment) {
+                Ok(a) => self.on_assigned(now, a.partitions),
+                Err(_) => {
+                    // Garbled assignment bytes: nothing usable; back off and rejoin.
+                    self.membership.phase = Phase::Unjoined;
+                    self.retry_join_later(now);
+                }
+            },
+            code => {
+                // REBALANCE_IN_PROGRESS: the rebalance restarted; rejoin at once. The rest of
+                // the errors that are not group errors: back off, retry.
+                if self.rebalance_failed(now, sent, code, "SyncGroup").is_none() {
+                    self.retry_join_later(now);
+                }
+            }
+        }
+    }
+
+    /// A JoinGroup or SyncGroup failed with `code`: the member is out of this rebalance, and a
+    /// group error is applied (the answer always concerns the rebalance under way). Returns
+    /// the group error, if `code` is one; the caller picks when to rejoin.
+    fn rebalance_failed(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        code: i16,
+        api: &str,
+    ) -> Option<GroupError> {
+        self.membership.phase = Phase::Unjoined;
+        self.handle_group_error(now, sent, code, api, true)
+    }
+
+    /// The one handler of the group errors every coordinator answer can carry (JoinGroup,
+    /// SyncGroup, Heartbeat, OffsetCommit, OffsetFetch). The generation, member id and fencing
+    /// errors only apply when `current`: the answer concerns the member's current generation
+    /// and member id (KAFKA-9823: an error about an older generation says nothing about the
+    /// current one). Returns the group error, or None for codes this does not handle.
+    pub(in crate::classic) fn handle_group_error(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        code: i16,
+        api: &str,
+        current: bool,
+    ) -> Option<GroupError> {
+        let error = GroupError::from_code(code)?;
+        match error {
+            GroupError::RebalanceInProgress => {
+                if current {
+                    self.membership.request_rejoin();
+                }
+            }
+            GroupError::IllegalGeneration => {
+                if current {
+                    self.reset_generation(code, false);
+                }
+            }
+            GroupError::UnknownMemberId => {
+                if current {
+                    self.reset_generation(code, true);
+                }
+            }
+            GroupError::FencedInstanceId => {
+                if current {
+                    self.fatal(code);
+                }
+            }
+            GroupError::CoordinatorMoved => {
+                self.coordinator_failed(now, sent.target, &format!("{api} {}", error_name(code)));
+            }
+        }
+        Some(error)
+    }
+
+    /// Generation (and maybe member id) reset after an error: partitions are lost, not revoked
+    /// (no commit: the coordinator would reject it), and the member rejoins.
+    fn reset_generation(&mut self, code: i16, reset_member_id: bool) {
+        self.reset_generation_with(error_name(code), reset_member_id);
+    }
+
+    pub(in crate::classic) fn reset_generation_with(
+        &mut self,
+        error: String,
+        reset_member_id: bool,
+    ) {
+        self.emit(MemberEvent::GenerationReset {
+            member_id: self.membership.member_id.clone(),
+            generation: self.membership.generation,
+            error: error.clone(),
+            reset_member_id,
+        });
+        self.lose_partitions(&error);
+        self.membership.generation = NO_GENERATION;
+        self.membership.protocol = None;
+        if reset_member_id {
+            self.membership.member_id.clear();
+        }
+        self.membership.phase = Phase::Unjoined;
+        self.membership.rejoin_needed = false;
+        self.membership.leader_job = None;
+        self.timers.cancel(Timer::Heartbeat);
+    }
+
+    fn fatal(&mut self, code: i16) {
+        let error = error_name(code);
+        self.lose_partitions(&error);
+        self.emit(MemberEvent::Fatal {
+            member_id: self.membership.member_id.clone(),
+            generation: self.membership.generation,
+            error,
+        });
+        self.finish();
+    }
+
+    /// The Java heartbeat thread's reaction to an expired poll timer: LeaveGroup, then reset
+    /// generation and member id; the partitions are lost (not committed). The member rejoins as
+    /// a new member once the application polls again.
+    pub(in crate::classic) fn poll_timeout_leave(&mut self) {
+        if let Some(node) = self.discovery.coordinator {
+            let req = LeaveGroupRequest::default()
+                .with_group_id(group_id(&self.config))
+                .with_members(vec![MemberIdentity::default()
+                    .with_member_id(sb(&self.membership.member_id))
+                    .with_group_instance_id(instance_id(&self.config))
+                    .with_reason(Some(sb("consumer poll timeout has expired")))]);
+            let timeout = self.config.request_timeout_ms;
+            self.send(
+                Target::Coordinator(node),
+                RequestKind::LeaveGroup(req),
+                timeout,
+                Pending::PollTimeoutLeave,
+            );
+        }
+        self.rebalance.pending_revoke.clear();
+        self.reset_generation_with("POLL_TIMEOUT".to_string(), true);
+    }
+
+    pub(in crate::classic) fn drive_leave(&mut self, now: Millis) {
+        self.fetcher.drop_buffered(&mut self.positions);
+        if !self.prepare_revoke(now, true) {
+            return;
+        }
+        self.revoke_all();
+        if self.in_flight.has_leave() {
+            return;
+        }
+        match self.discovery.coordinator {
+            Some(node) if !self.membership.member_id.is_empty() => {
+                let req = LeaveGroupRequest::default()
+                    .with_group_id(group_id(&self.config))
+                    .with_members(vec![MemberIdentity::default()
+                        .with_member_id(sb(&self.membership.member_id))
+                        .with_group_instance_id(instance_id(&self.config))]);
+                let timeout = self.config.request_timeout_ms;
+                self.send(
+                    Target::Coordinator(node),
+                    RequestKind::LeaveGroup(req),
+                    timeout,
+                    Pending::LeaveGroup,
+                );
+            }
+            _ => {
+                let member_id = self.membership.member_id.clone();
+                self.emit(MemberEvent::Left { member_id });
+                self.finish();
+            }
+        }
+    }
+
+    /// The graceful LeaveGroup was answered (or failed): the member has left.
+    pub(in crate::classic) fn on_leave_done(&mut self) {
+        let member_id = self.membership.member_id.clone();
+        self.emit(MemberEvent::Left { member_id });
+        self.finish();
+    }
+}

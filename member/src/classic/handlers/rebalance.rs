@@ -1,0 +1,263 @@
+//! Giving partitions up (revoke, lose) and taking them on (assign), eager and cooperative.
+
+use std::collections::BTreeSet;
+
+use crate::classic::in_flight::CommitPurpose;
+use crate::classic::membership::Phase;
+use crate::classic::positions::{PartitionState, PositionState};
+use crate::classic::profile_rules::InProgressOnRevoke;
+use crate::classic::rebalance::RevokeStage;
+use crate::classic::timers::Timer;
+use crate::classic::Member;
+use crate::{MemberEvent, Millis, TopicPartition};
+
+impl Member {
+    /// The steps before partitions are given up; true once they are done. The commit is one
+    /// attempt, answered before going on (Java: commitSync in `onPartitionsRevoked`; brod and
+    /// Elsa: after the callback, once, not after ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID, which
+    /// already lost the partitions; kafka-go: none).
+    pub(in crate::classic) fn prepare_revoke(&mut self, now: Millis, leaving: bool) -> bool {
+        if self.rebalance.in_callback() {
+            return false;
+        }
+        let waits = self.rules.in_progress_on_revoke == InProgressOnRevoke::Wait;
+        if waits && !self.processor.processing.is_empty() {
+            // The application thread is busy: the poll loop (and so the rejoin) waits for it.
+            return false;
+        }
+        if self.positions.assigned.is_empty() {
+            return true;
+        }
+        match self.rules.in_progress_on_revoke {
+            InProgressOnRevoke::Detach => {
+                let processor = &mut self.processor;
+                processor.detached.append(&mut processor.processing);
+            }
+            InProgressOnRevoke::Stop => self.processor.processing.clear(),
+            InProgressOnRevoke::Wait => {}
+        }
+        let commit_first = self.rules.commit_before_revoke_callback;
+        if commit_first && !self.revoke_commit(leaving) {
+            return false;
+        }
+        // Cooperative members run the callback after the assignment, for the revoked ones only.
+        let run_callback = leaving || !self.rebalance.cooperative;
+        if run_callback && self.rebalance.revoke_stage == RevokeStage::Idle {
+            let assigned = self.positions.assigned.clone();
+            let callback_ms =
+                self.app.on_partitions_revoked(now, self.membership.generation, &assigned);
+            if self.rebalance.start_callback(now, callback_ms) {
+                return false;
+            }
+        }
+        if !commit_first && !self.revoke_commit(leaving) {
+            return false;
+        }
+        true
+    }
+
+    /// The commit before giving partitions up: true once it is done (answered or not needed).
+    fn revoke_commit(&mut self, leaving: bool) -> bool {
+        if self.in_flight.has_commit() {
+            return false;
+        }
+        let profile_commits = self.app.commits_on_revoke(self.config.profile);
+        if self.rebalance.revoke_commit_attempted
+            || !profile_commits
+            || self.config.bugs.skip_revoke_commit_then_overcommit
+        {
+            return true;
+        }
+        let offsets =
+            self.positions.offsets_to_commit(self.config.bugs.skip_revoke_commit_then_overcommit);
+        if offsets.is_empty() {
+            return true;
+        }
+        if self.discovery.coordinator.is_none() {
+            // The commit needs the coordinator: a leaving member gives up, a rejoining one waits
+            // for it to be rediscovered.
+            if leaving {
+                self.rebalance.revoke_commit_attempted = true;
+            }
+            return leaving;
+        }
+        self.rebalance.revoke_commit_attempted = true;
+        self.send_commit(offsets, CommitPurpose::Revoke);
+        false
+    }
+
+    /// A revoke callback that ran past `max.poll.interval.ms` (Java profiles) makes the member
+    /// leave the group, as the Java heartbeat thread does on a poll timeout: LeaveGroup, reset
+    /// generation and member id, partitions lost. A finished callback moves the revoke on;
+    /// for a cooperative member it completes the revocation and asks for the second rebalance.
+    pub(in crate::classic) fn check_revoke_callback(&mut self, now: Millis) {
+        let RevokeStage::Callback { since, until } = self.rebalance.revoke_stage else {
+            return;
+        };
+        if now >= until {
+            self.rebalance.revoke_stage = RevokeStage::Done;
+            self.finish_cooperative_revoke();
+            return;
+        }
+        let max_poll = since + self.config.rebalance_timeout_ms.max(0) as u64;
+        if self.rules.enforces_max_poll && now >= max_poll && !self.membership.member_id.is_empty()
+        {
+            self.poll_timeout_leave();
+        }
+    }
+
+    pub(in crate::classic) fn lose_partitions(&mut self, reason: &str) {
+        if !self.positions.assigned.is_empty() {
+            let lost = self.positions.assigned.clone();
+            self.app.on_partitions_lost(self.clock, self.membership.generation, &lost);
+            self.emit(MemberEvent::Lost {
+                member_id: self.membership.member_id.clone(),
+                generation: self.membership.generation,
+                partitions: self.positions.assigned.clone(),
+                reason: reason.to_string(),
+            });
+        }
+        self.clear_assignment();
+    }
+
+    pub(in crate::classic) fn revoke_all(&mut self) {
+        self.rebalance.revoke_stage = RevokeStage::Idle;
+        if self.config.bugs.commit_after_revoke {
+            self.stash_extra_commits(&self.positions.assigned.clone());
+        }
+        if !self.positions.assigned.is_empty() {
+            self.emit(MemberEvent::Revoked {
+                member_id: self.membership.member_id.clone(),
+                generation: self.membership.generation,
+                partitions: self.positions.assigned.clone(),
+            });
+        }
+        self.clear_assignment();
+    }
+
+    /// Bug `commit_after_revoke`: remember what was processed on partitions being revoked.
+    fn stash_extra_commits(&mut self, revoked: &[TopicPartition]) {
+        let processed = self.positions.processed_of(revoked);
+        self.commits.extra.extend(processed);
+    }
+
+    /// Cooperative: the revoke callback for the partitions the new assignment took away has
+    /// returned. They are given up and the member rejoins at once for the second rebalance.
+    fn finish_cooperative_revoke(&mut self) {
+        if self.rebalance.pending_revoke.is_empty() {
+            return;
+        }
+        let revoked = std::mem::take(&mut self.rebalance.pending_revoke);
+        self.positions.assigned.retain(|tp| !revoked.contains(tp));
+        self.emit(MemberEvent::Revoked {
+            member_id: self.membership.member_id.clone(),
+            generation: self.membership.generation,
+            partitions: revoked,
+        });
+        self.rebalance.revoke_stage = RevokeStage::Idle;
+        self.membership.request_rejoin();
+    }
+
+    fn clear_assignment(&mut self) {
+        self.rebalance.pending_revoke.clear();
+        self.positions.assigned.clear();
+        self.positions.partitions.clear();
+        self.fetcher.buffered.clear();
+        self.positions.epoch += 1;
+    }
+
+    pub(in crate::classic) fn on_assigned(
+        &mut self,
+        now: Millis,
+        mut partitions: Vec<TopicPartition>,
+    ) {
+        partitions.sort();
+        partitions.dedup();
+        self.membership.join_attempts = 0;
+        self.membership.last_assignment = (self.membership.generation, partitions.clone());
+        let added: Vec<TopicPartition> =
+            partitions.iter().filter(|tp| !self.positions.assigned.contains(tp)).cloned().collect();
+        if self.rebalance.cooperative {
+            self.assign_incrementally(&partitions);
+        } else {
+            self.clear_assignment();
+            self.positions.assigned = partitions.clone();
+            self.positions.partitions =
+                partitions.iter().map(|tp| (tp.clone(), PartitionState::new())).collect();
+        }
+        self.membership.watched_counts = self.metadata.partition_counts(&self.config.topics);
+        self.membership.phase = Phase::Stable;
+        self.membership.rejoin_needed = false;
+        self.emit(MemberEvent::Assigned {
+            member_id: self.membership.member_id.clone(),
+            generation: self.membership.generation,
+            partitions,
+        });
+        self.app.on_partitions_assigned(now, self.membership.generation, &added);
+        if self.rebalance.cooperative && !self.rebalance.pending_revoke.is_empty() {
+            let revoking = self.rebalance.pending_revoke.clone();
+            let callback_ms =
+                self.app.on_partitions_revoked(now, self.membership.generation, &revoking);
+            if !self.rebalance.start_callback(now, callback_ms) {
+                self.finish_cooperative_revoke();
+            }
+        }
+        self.timers.set(Timer::Heartbeat, now + self.config.heartbeat_interval_ms);
+        self.heartbeat.last_ok = now;
+        if !self.timers.is_set(Timer::AutoCommit) {
+            self.timers.set(Timer::AutoCommit, now + self.config.commit_interval_ms);
+        }
+        let unknown: BTreeSet<String> = self
+            .positions
+            .assigned
+            .iter()
+            .filter(|tp| self.metadata.leader_of(tp).is_none())
+            .map(|tp| tp.topic.clone())
+            .collect();
+        for t in unknown {
+            self.want_metadata_for(&t);
+        }
+    }
+
+    /// KIP-429 on the member: partitions in both the old and the new assignment are kept with
+    /// their positions (a kept partition with uncommitted progress re-reads its committed
+    /// offset, so nothing processed in an earlier generation is committed in this one); new
+    /// ones start from their committed offsets; those taken away stop fetching at once and are
+    /// revoked when the revoke callback returns.
+    fn assign_incrementally(&mut self, partitions: &[TopicPartition]) {
+        let old = std::mem::take(&mut self.positions.partitions);
+        let revoked: Vec<TopicPartition> =
+            self.positions.assigned.iter().filter(|tp| !partitions.contains(tp)).cloned().collect();
+        if self.config.bugs.commit_after_revoke {
+            self.positions.partitions = old.clone();
+            self.stash_extra_commits(&revoked);
+        }
+        self.fetcher.buffered.clear();
+        self.positions.epoch += 1;
+        self.positions.partitions = partitions
+            .iter()
+            .map(|tp| {
+                let ps = match old.get(tp) {
+                    Some(ps)
+                        if ps.state == PositionState::Ready
+                            && ps.processed.is_some()
+                            && ps.processed == ps.commit_floor =>
+                    {
+                        let mut ps = ps.clone();
+                        ps.fetch_position = ps.processed.unwrap_or(ps.fetch_position);
+                        ps.fetch_in_flight = false;
+                        ps.buffered = false;
+                        ps
+                    }
+                    _ => PartitionState::new(),
+                };
+                (tp.clone(), ps)
+            })
+            .collect();
+        let mut assigned: Vec<TopicPartition> = partitions.to_vec();
+        assigned.extend(revoked.iter().cloned());
+        assigned.sort();
+        self.positions.assigned = assigned;
+        self.rebalance.pending_revoke = revoked;
+    }
+}

@@ -1,0 +1,212 @@
+//! The member's view of the cluster (Kafka's `Metadata`): brokers, topics with their partition
+//! leaders, and whether a refresh is wanted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_wire::error_codes as codes;
+use kafka_protocol::messages::fetch_request::FetchTopic;
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
+
+use crate::compat::sb;
+use crate::TopicPartition;
+
+/// What the member knows of one topic.
+#[derive(Clone, Debug)]
+pub(super) struct TopicMeta {
+    /// Partition index -> leader node id (-1: no leader).
+    pub(super) leaders: BTreeMap<i32, i32>,
+    /// Name and topic id for Fetch requests (the id is needed from Fetch v13).
+    pub(super) fetch_template: FetchTopic,
+}
+
+/// Cluster metadata and the refresh bookkeeping.
+#[derive(Debug, Default)]
+pub(super) struct Metadata {
+    pub(super) topics: BTreeMap<String, TopicMeta>,
+    pub(super) known_brokers: Vec<i32>,
+    /// Which listed broker cluster-wide requests go to next (moves on after each failure).
+    pub(super) broker_cursor: usize,
+    /// A Metadata answer was applied at least once.
+    pub(super) known: bool,
+    /// Counts applied answers (the leader waits for one newer than its join).
+    pub(super) version: u64,
+    /// A refresh is wanted.
+    pub(super) wanted: bool,
+    /// Topics asked for besides the subscription (other members' topics, for the leader).
+    pub(super) extra_topics: BTreeSet<String>,
+}
+
+impl Metadata {
+    /// A broker for cluster-wide requests (Metadata, FindCoordinator): the bootstrap node until
+    /// Metadata lists brokers, then the listed brokers in turn, moving on after each failure.
+    pub(super) fn any_broker(&self, bootstrap_node: i32) -> i32 {
+        if self.known_brokers.is_empty() {
+            bootstrap_node
+        } else {
+            self.known_brokers[self.broker_cursor % self.known_brokers.len()]
+        }
+    }
+
+    pub(super) fn leader_of(&self, tp: &TopicPartition) -> Option<i32> {
+        self.topics
+            .get(&tp.topic)
+            .and_then(|m| m.leaders.get(&tp.partition))
+            .copied()
+            .filter(|l| *l >= 0)
+    }
+
+    pub(super) fn partition_count(&self, topic: &str) -> Option<i32> {
+        self.topics.get(topic).map(|m| m.leaders.len() as i32)
+    }
+
+    /// The partition count of each topic (None: unknown topic).
+    pub(super) fn partition_counts<'a>(
+        &self,
+        topics: impl IntoIterator<Item = &'a String>,
+    ) -> BTreeMap<String, Option<i32>> {
+        topics.into_iter().map(|t| (t.clone(), self.partition_count(t))).collect()
+    }
+
+    /// Whether a known topic's partition count differs from `watched`.
+    pub(super) fn counts_changed(&self, watched: &BTreeMap<String, Option<i32>>) -> bool {
+        watched.iter().any(|(t, count)| {
+            let now = self.partition_count(t);
+            now.is_some() && now != *count
+        })
+    }
+
+    /// Wants a Metadata refresh that also covers `topic` (if it is not subscribed already).
+    pub(super) fn want_for(&mut self, topic: &str, subscribed: &[String]) {
+        if !subscribed.iter().any(|t| t == topic) {
+            self.extra_topics.insert(topic.to_string());
+        }
+        self.wanted = true;
+    }
+
+    /// Metadata for the subscribed topics and the extra ones.
+    pub(super) fn request(&self, subscribed: &[String]) -> MetadataRequest {
+        let topics: BTreeSet<&String> = subscribed.iter().chain(self.extra_topics.iter()).collect();
+        MetadataRequest::default().with_topics(Some(
+            topics
+                .into_iter()
+                .map(|t| MetadataRequestTopic::default().with_name(Some(TopicName(sb(t)))))
+                .collect(),
+        ))
+    }
+
+    /// Applies a successful answer: brokers and topics (a topic or partition without a leader
+    /// wants another refresh).
+    pub(super) fn apply(&mut self, resp: MetadataResponse) {
+        let mut brokers: Vec<i32> = resp.brokers.iter().map(|b| b.node_id.0).collect();
+        brokers.sort_unstable();
+        brokers.dedup();
+        if !brokers.is_empty() {
+            self.known_brokers = brokers;
+        }
+        for t in resp.topics {
+            let Some(name) = t.name.as_ref().map(|n| n.0.to_string()) else {
+                continue;
+            };
+            if t.error_code != codes::NONE {
+                if t.error_code == codes::LEADER_NOT_AVAILABLE {
+                    self.wanted = true;
+                }
+                continue;
+            }
+            let mut leaders = BTreeMap::new();
+            for p in &t.partitions {
+                if p.leader_id.0 < 0 {
+                    self.wanted = true;
+                }
+                leaders.insert(p.partition_index, p.leader_id.0);
+            }
+            let fetch_template =
+                FetchTopic::default().with_topic(TopicName(sb(&name))).with_topic_id(t.topic_id);
+            self.topics.insert(name, TopicMeta { leaders, fetch_template });
+        }
+        self.known = true;
+        self.version += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::BrokerId;
+
+    use super::*;
+
+    fn answer(leaders: &[i32]) -> MetadataResponse {
+        MetadataResponse::default()
+            .with_brokers(vec![
+                MetadataResponseBroker::default().with_node_id(BrokerId(2)),
+                MetadataResponseBroker::default().with_node_id(BrokerId(1)),
+            ])
+            .with_topics(vec![MetadataResponseTopic::default()
+                .with_name(Some(TopicName(sb("t"))))
+                .with_partitions(
+                    leaders
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| {
+                            MetadataResponsePartition::default()
+                                .with_partition_index(i as i32)
+                                .with_leader_id(BrokerId(*l))
+                        })
+                        .collect(),
+                )])
+    }
+
+    #[test]
+    fn cluster_requests_go_to_bootstrap_then_listed_brokers_in_turn() {
+        let mut m = Metadata::default();
+        assert_eq!(m.any_broker(7), 7);
+        m.apply(answer(&[1, 2]));
+        assert_eq!(m.any_broker(7), 1);
+        m.broker_cursor += 1;
+        assert_eq!(m.any_broker(7), 2);
+        m.broker_cursor += 1;
+        assert_eq!(m.any_broker(7), 1);
+    }
+
+    #[test]
+    fn a_partition_without_leader_wants_another_refresh() {
+        let mut m = Metadata::default();
+        m.apply(answer(&[1, -1]));
+        assert!(m.known && m.wanted);
+        assert_eq!(m.version, 1);
+        assert_eq!(m.leader_of(&TopicPartition::new("t", 0)), Some(1));
+        assert_eq!(m.leader_of(&TopicPartition::new("t", 1)), None);
+        assert_eq!(m.partition_count("t"), Some(2));
+    }
+
+    #[test]
+    fn a_changed_partition_count_is_noticed_an_unknown_topic_is_not() {
+        let mut m = Metadata::default();
+        m.apply(answer(&[1, 1]));
+        let watched = m.partition_counts(&["t".to_string(), "u".to_string()]);
+        assert!(!m.counts_changed(&watched));
+        m.apply(answer(&[1, 1, 2]));
+        assert!(m.counts_changed(&watched));
+    }
+
+    #[test]
+    fn extra_topics_are_asked_for_subscribed_ones_are_not_repeated() {
+        let mut m = Metadata::default();
+        let subscribed = vec!["t".to_string()];
+        m.want_for("t", &subscribed);
+        m.want_for("u", &subscribed);
+        assert!(m.wanted);
+        let names: Vec<String> = m
+            .request(&subscribed)
+            .topics
+            .unwrap()
+            .iter()
+            .map(|t| t.name.as_ref().unwrap().0.to_string())
+            .collect();
+        assert_eq!(names, vec!["t", "u"]);
+    }
+}

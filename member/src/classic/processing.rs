@@ -1,0 +1,186 @@
+//! The application's processing of fetched batches and its acks: batches in progress (one, or
+//! one per partition for Elsa's workers), batches the member no longer waits for, and the
+//! member's RNG for processing times.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::{Millis, TopicPartition};
+
+/// A batch being processed (processing is atomic: once started it finishes). It remembers the
+/// member id, generation and assignment epoch it started in: its ack carries them, so an ack
+/// that arrives after a rebalance is recognised as stale.
+#[derive(Clone, Debug)]
+pub(super) struct ProcessingBatch {
+    pub(super) tp: TopicPartition,
+    pub(super) first: i64,
+    pub(super) last: i64,
+    pub(super) started_at: Millis,
+    pub(super) done_at: Millis,
+    pub(super) epoch: u64,
+    pub(super) generation: i32,
+    pub(super) member_id: String,
+}
+
+/// Processing state.
+#[derive(Debug)]
+pub(super) struct Processor {
+    rng: ChaCha8Rng,
+    /// Batches being processed (at most one, or one per partition for Elsa's workers).
+    pub(super) processing: Vec<ProcessingBatch>,
+    /// Batches the member no longer waits for (StaleAck, or asynchronous work outliving a
+    /// revoke): their acks arrive whenever they finish.
+    pub(super) detached: Vec<ProcessingBatch>,
+    /// StaleAck delay for the next batch to start.
+    pub(super) stale_ack_ms: Option<u64>,
+}
+
+impl Processor {
+    /// `seed` drives the processing times.
+    pub(super) fn new(seed: u64) -> Self {
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            processing: Vec::new(),
+            detached: Vec::new(),
+            stale_ack_ms: None,
+        }
+    }
+
+    /// One record's processing time, drawn uniformly from the inclusive range `(a, b)` (no
+    /// draw when the range is a single value).
+    pub(super) fn draw_processing_ms(&mut self, (a, b): (u64, u64)) -> u64 {
+        let (lo, hi) = (a.min(b), a.max(b));
+        if lo == hi {
+            lo
+        } else {
+            self.rng.random_range(lo..=hi)
+        }
+    }
+
+    /// Whether a batch of `tp` from assignment `epoch` is processing or detached and
+    /// unfinished.
+    pub(super) fn busy(&self, tp: &TopicPartition, epoch: u64) -> bool {
+        self.processing.iter().chain(&self.detached).any(|p| p.tp == *tp && p.epoch == epoch)
+    }
+
+    /// When the first batch (processing or detached) finishes.
+    pub(super) fn next_done_at(&self) -> Option<Millis> {
+        self.processing.iter().chain(&self.detached).map(|p| p.done_at).min()
+    }
+
+    /// When the oldest batch in progress runs past `max_poll_ms`.
+    pub(super) fn max_poll_deadline(&self, max_poll_ms: u64) -> Option<Millis> {
+        self.processing.iter().map(|p| p.started_at + max_poll_ms).min()
+    }
+
+    /// Whether a batch in progress has run for `max_poll_ms` by `now`.
+    pub(super) fn stalled(&self, now: Millis, max_poll_ms: u64) -> bool {
+        self.processing.iter().any(|p| now >= p.started_at + max_poll_ms)
+    }
+
+    /// Takes the batch that finishes first among those due by `now` (ties: one in progress
+    /// before a detached one, then the earlier started).
+    pub(super) fn take_next_due(&mut self, now: Millis) -> Option<ProcessingBatch> {
+        let due = |p: &ProcessingBatch| p.done_at <= now;
+        let next = self
+            .processing
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| due(p))
+            .map(|(i, p)| (p.done_at, false, i))
+            .chain(
+                self.detached
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| due(p))
+                    .map(|(i, p)| (p.done_at, true, i)),
+            )
+            .min();
+        let (_, detached, i) = next?;
+        Some(if detached { self.detached.remove(i) } else { self.processing.remove(i) })
+    }
+
+    /// StaleAck: the batch in progress (or the next one) finishes `delay_ms` later and is
+    /// detached from revocation.
+    pub(super) fn inject_stale_ack(&mut self, delay_ms: u64) {
+        if self.processing.is_empty() {
+            self.stale_ack_ms = Some(delay_ms);
+        } else {
+            let mut p = self.processing.remove(0);
+            p.done_at += delay_ms;
+            self.detached.push(p);
+        }
+    }
+
+    /// Forgets every batch (the member stopped).
+    pub(super) fn clear(&mut self) {
+        self.processing.clear();
+        self.detached.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(p: i32, started_at: Millis, done_at: Millis) -> ProcessingBatch {
+        ProcessingBatch {
+            tp: TopicPartition::new("t", p),
+            first: 0,
+            last: 9,
+            started_at,
+            done_at,
+            epoch: 1,
+            generation: 1,
+            member_id: "m".into(),
+        }
+    }
+
+    #[test]
+    fn due_batches_come_out_in_finishing_order() {
+        let mut p = Processor::new(1);
+        p.processing.push(batch(0, 0, 30));
+        p.detached.push(batch(1, 0, 10));
+        p.detached.push(batch(2, 0, 50));
+        assert_eq!(p.next_done_at(), Some(10));
+        assert_eq!(p.take_next_due(40).map(|b| b.tp.partition), Some(1));
+        assert_eq!(p.take_next_due(40).map(|b| b.tp.partition), Some(0));
+        assert!(p.take_next_due(40).is_none(), "partition 2 is not due");
+        assert_eq!(p.next_done_at(), Some(50));
+    }
+
+    #[test]
+    fn a_stale_ack_detaches_the_batch_in_progress_or_delays_the_next() {
+        let mut p = Processor::new(1);
+        p.inject_stale_ack(100);
+        assert_eq!(p.stale_ack_ms, Some(100));
+        p.processing.push(batch(0, 0, 30));
+        p.inject_stale_ack(500);
+        assert!(p.processing.is_empty());
+        assert_eq!(p.detached[0].done_at, 530);
+        assert!(p.busy(&TopicPartition::new("t", 0), 1));
+        assert!(!p.busy(&TopicPartition::new("t", 0), 2));
+    }
+
+    #[test]
+    fn max_poll_counts_from_the_oldest_batch_in_progress() {
+        let mut p = Processor::new(1);
+        p.processing.push(batch(0, 100, 1_000));
+        p.processing.push(batch(1, 50, 1_000));
+        p.detached.push(batch(2, 0, 1_000));
+        assert_eq!(p.max_poll_deadline(300), Some(350));
+        assert!(!p.stalled(349, 300));
+        assert!(p.stalled(350, 300));
+    }
+
+    #[test]
+    fn processing_times_are_drawn_from_the_seed_and_a_fixed_range_draws_nothing() {
+        let mut a = Processor::new(9);
+        let mut b = Processor::new(9);
+        assert_eq!(a.draw_processing_ms((4, 4)), 4);
+        let xs: Vec<u64> = (0..5).map(|_| a.draw_processing_ms((5, 1))).collect();
+        let ys: Vec<u64> = (0..5).map(|_| b.draw_processing_ms((1, 5))).collect();
+        assert_eq!(xs, ys);
+        assert!(xs.iter().all(|x| (1..=5).contains(x)));
+    }
+}

@@ -1,0 +1,107 @@
+//! Giving partitions up and taking them on (Kafka's `ConsumerCoordinator.onJoinPrepare` /
+//! `onJoinComplete`): the revoke callback's progress, the one revoke commit per rebalance, and
+//! for the incremental cooperative protocol (KIP-429) the partitions taken away and revoked
+//! once the callback returns.
+
+use crate::{Millis, TopicPartition};
+
+/// How far the revoke callback of the current rebalance has come.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum RevokeStage {
+    /// Nothing under way.
+    Idle,
+    /// The revoke callback runs until `until` (it started at `since`).
+    Callback { since: Millis, until: Millis },
+    /// The callback returned.
+    Done,
+}
+
+/// Revoke and assign state.
+#[derive(Debug)]
+pub(super) struct Rebalance {
+    /// Incremental cooperative rebalancing (KIP-429) is in use.
+    pub(super) cooperative: bool,
+    /// The revoke callback's progress in the current rebalance.
+    pub(super) revoke_stage: RevokeStage,
+    /// The revoke commit was sent in this rebalance (it is tried once).
+    pub(super) revoke_commit_attempted: bool,
+    /// Cooperative: partitions taken away by the new assignment, revoked when the callback ends.
+    pub(super) pending_revoke: Vec<TopicPartition>,
+    /// Extra duration of the next revoke callback (SlowRevoke).
+    pub(super) slow_revoke_ms: u64,
+}
+
+impl Rebalance {
+    pub(super) fn new(cooperative: bool) -> Self {
+        Self {
+            cooperative,
+            revoke_stage: RevokeStage::Idle,
+            revoke_commit_attempted: false,
+            pending_revoke: Vec::new(),
+            slow_revoke_ms: 0,
+        }
+    }
+
+    /// Whether the revoke callback is running.
+    pub(super) fn in_callback(&self) -> bool {
+        matches!(self.revoke_stage, RevokeStage::Callback { .. })
+    }
+
+    /// When the running revoke callback needs attention: when it returns, or earlier when it
+    /// runs past `max_poll_ms` (only given where `max.poll.interval.ms` is enforced).
+    pub(super) fn callback_deadline(&self, max_poll_ms: Option<u64>) -> Option<Millis> {
+        match self.revoke_stage {
+            RevokeStage::Callback { since, until } => match max_poll_ms {
+                Some(max_poll) => Some(until.min(since + max_poll)),
+                None => Some(until),
+            },
+            _ => None,
+        }
+    }
+
+    /// Starts the revoke callback at `now` for `extra_ms` (plus any injected SlowRevoke delay,
+    /// which is used up); returns true while it runs (false when it took no time and is done).
+    pub(super) fn start_callback(&mut self, now: Millis, callback_ms: u64) -> bool {
+        let extra = std::mem::take(&mut self.slow_revoke_ms) + callback_ms;
+        if extra > 0 {
+            self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
+            true
+        } else {
+            self.revoke_stage = RevokeStage::Done;
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_callback_that_takes_no_time_is_done_at_once() {
+        let mut r = Rebalance::new(false);
+        assert!(!r.start_callback(100, 0));
+        assert_eq!(r.revoke_stage, RevokeStage::Done);
+        assert_eq!(r.callback_deadline(Some(10)), None);
+    }
+
+    #[test]
+    fn a_slow_revoke_lengthens_the_next_callback_only() {
+        let mut r = Rebalance::new(false);
+        r.slow_revoke_ms = 500;
+        assert!(r.start_callback(100, 20));
+        assert!(r.in_callback());
+        assert_eq!(r.revoke_stage, RevokeStage::Callback { since: 100, until: 620 });
+        assert_eq!(r.slow_revoke_ms, 0);
+        assert!(!r.start_callback(700, 0));
+    }
+
+    #[test]
+    fn the_callback_deadline_is_capped_by_max_poll_where_enforced() {
+        let mut r = Rebalance::new(true);
+        r.start_callback(1_000, 50_000);
+        assert_eq!(r.callback_deadline(None), Some(51_000));
+        assert_eq!(r.callback_deadline(Some(30_000)), Some(31_000));
+        assert_eq!(r.callback_deadline(Some(90_000)), Some(51_000));
+    }
+}
