@@ -267,6 +267,18 @@ impl Member {
         self.discovery.coordinator
     }
 
+    /// Whether the member fetches and processes records now: in a stable generation, or, for a
+    /// cooperative member, also while a rebalance runs, on the partitions it still owns
+    /// (KIP-429 keeps them until the new assignment takes them away, and the Java consumer
+    /// still returns their records from `poll()` during a rebalance, KAFKA-8421).
+    pub(in crate::classic) fn consuming(&self) -> bool {
+        if self.leaving || self.finished {
+            return false;
+        }
+        let stable = self.membership.phase == Phase::Stable && !self.membership.rejoin_needed;
+        stable || (self.rebalance.cooperative && !self.positions.partitions.is_empty())
+    }
+
     /// True when the member holds an assignment and no rebalance is under way.
     pub fn is_stable(&self) -> bool {
         self.membership.phase == Phase::Stable && !self.membership.rejoin_needed && !self.leaving
@@ -401,6 +413,8 @@ impl Member {
             self.maybe_auto_commit(now);
             self.maybe_fetch_committed();
             self.maybe_list_offsets();
+        }
+        if self.consuming() {
             // Start processing before fetching so the partition being processed is fetched
             // ahead, as the Java consumer sends its next fetch while the application works.
             self.maybe_start_processing(now);

@@ -17,7 +17,7 @@ pub enum AnomalyClass {
     OffsetRegression,
     /// A record covered by two accepted commits.
     DuplicateCommit,
-    /// Committed records the committer never processed in that generation.
+    /// Committed records the committer never processed while it held the partition.
     UncoveredCommit,
     /// A commit accepted from a removed member or a stale generation.
     ZombieCommit,

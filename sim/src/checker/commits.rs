@@ -7,7 +7,9 @@
 //! - `offset-regression`: an accepted commit is lower than the partition's previous one.
 //! - `duplicate-commit`: a record is covered by two accepted commits.
 //! - `uncovered-commit`: an accepted commit covers records the committing member did not process
-//!   in the committing generation.
+//!   while it held the partition (in the tenure the committing generation belongs to: a
+//!   cooperative member keeps a partition across generations and rightly commits what it
+//!   processed before the new one).
 
 use std::collections::BTreeMap;
 
@@ -137,15 +139,16 @@ pub(super) fn duplicate_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<
     ))
 }
 
-/// `uncovered-commit`: a member's commit covers records it did not process in the committing
-/// generation: they were never processed by anyone who could vouch for them, so they are lost
-/// to the application.
+/// `uncovered-commit`: a member's commit covers records it did not process while it held the
+/// partition (in the tenure of the committing generation): they were never processed by anyone
+/// who could vouch for them, so they are lost to the application.
 pub(super) fn uncovered_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
     let (start, offset) = (covered_from(views, c), c.offset);
     if !c.by_member() || offset <= start {
         return None;
     }
-    let processed = views.processed.get(&(c.member_id.to_string(), c.generation, c.tp.clone()));
+    let holding = views.holding(c.member_id, c.generation, c.tp);
+    let processed = views.processed.get(&(c.member_id.to_string(), holding, c.tp.clone()));
     let (gs, ge) = match processed {
         Some((set, _)) => set.first_gap(start, offset),
         None => Some((start, offset)),
@@ -159,7 +162,7 @@ pub(super) fn uncovered_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<
         c.at,
         format!(
             "{member_id} committed {offset} in generation {generation} but never \
-             processed records {gs}..{ge} in that generation: they are lost"
+             processed records {gs}..{ge} while it held the partition: they are lost"
         ),
         ev,
     ))

@@ -11,8 +11,8 @@
 //! - `duplicate-commit`: a record is covered by two accepted commits (a commit covers the
 //!   records between the previous committed offset and its own).
 //! - `uncovered-commit`: an accepted commit covers records the committing member did not process
-//!   in the committing generation: they were never processed by anyone who could vouch for them,
-//!   so they are lost to the application.
+//!   while it held the partition (across generations, for a partition it kept): they were never
+//!   processed by anyone who could vouch for them, so they are lost to the application.
 //! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
 //!   generation that is not the group's current one.
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that

@@ -115,13 +115,34 @@ impl<'a> AcceptedCommit<'a> {
     }
 }
 
+/// How a member held a partition when it processed records of it or committed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Holding {
+    /// In a tenure of continuous ownership (its id is the index of the assignment that began it).
+    Tenure(usize),
+    /// With no assignment of its own on record, in this generation.
+    Generation(i32),
+}
+
 /// Every view, as of the events read so far.
 #[derive(Default)]
 pub(super) struct Views {
     pub(super) groups: BTreeMap<String, GroupView>,
     pub(super) partitions: BTreeMap<TopicPartition, PartitionView>,
-    /// (member id, generation, partition) -> processed offsets
-    pub(super) processed: BTreeMap<(String, i32, TopicPartition), (RangeSet, usize)>,
+    /// (member id, tenure, partition) -> offsets processed while the member held the partition
+    /// in that tenure. A tenure is one stretch of continuous ownership: it begins with the
+    /// assignment that gave the member the partition (the tenure's id is that event's index)
+    /// and lasts, across generations, until the member revokes or loses it. A cooperative
+    /// member keeps a partition through a rebalance and commits, under the new generation, what
+    /// it processed under the old one: correct Kafka behaviour, so commits are judged against
+    /// the tenure, not the generation.
+    /// A member that never received an assignment for the partition (a static member that took
+    /// over its predecessor's) holds it by generation.
+    pub(super) processed: BTreeMap<(String, Holding, TopicPartition), (RangeSet, usize)>,
+    /// (member id, partition) -> the tenure in which the member holds the partition now.
+    pub(super) tenure_now: BTreeMap<(String, TopicPartition), usize>,
+    /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
+    pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
     /// Member processes by stable name.
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
@@ -228,6 +249,11 @@ impl Views {
                 m.generation = *generation;
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
+                for tp in partitions {
+                    let tenure =
+                        *self.tenure_now.entry((member_id.clone(), tp.clone())).or_insert(idx);
+                    self.tenure_of.insert((member_id.clone(), *generation, tp.clone()), tenure);
+                }
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
                 m.generation = *generation;
@@ -238,7 +264,11 @@ impl Views {
                     metrics.acquire(&tp, at);
                 }
             }
-            MemberEvent::Revoked { partitions, .. } | MemberEvent::Lost { partitions, .. } => {
+            MemberEvent::Revoked { member_id, partitions, .. }
+            | MemberEvent::Lost { member_id, partitions, .. } => {
+                for tp in partitions {
+                    self.tenure_now.remove(&(member_id.clone(), tp.clone()));
+                }
                 let gone: Vec<TopicPartition> = match self.members.get_mut(name) {
                     Some(m) => {
                         partitions.iter().filter(|tp| m.owned.remove(*tp)).cloned().collect()
@@ -263,9 +293,10 @@ impl Views {
                 let pv = self.partitions.entry(partition.clone()).or_default();
                 metrics.stats.records_reprocessed += pv.processed_any.overlap(start, end) as u64;
                 pv.processed_any.insert(start, end);
+                let holding = self.holding(member_id, *generation, partition);
                 let entry = self
                     .processed
-                    .entry((member_id.clone(), *generation, partition.clone()))
+                    .entry((member_id.clone(), holding, partition.clone()))
                     .or_insert_with(|| (RangeSet::default(), idx));
                 entry.0.insert(start, end);
                 entry.1 = idx;
@@ -277,6 +308,22 @@ impl Views {
             }
             _ => {}
         }
+    }
+
+    /// Whether `member_id` holds `tp` now: assigned it and not yet revoked or lost it.
+    pub(super) fn holds(&self, member_id: &str, tp: &TopicPartition) -> bool {
+        self.tenure_now.contains_key(&(member_id.to_string(), tp.clone()))
+    }
+
+    /// How `member_id` held `tp` while in `generation`: in the tenure that generation's
+    /// assignment was part of, else (between a JoinGroup answer and the next assignment, or
+    /// while revoking) in the tenure it holds the partition in now, else by generation alone.
+    pub(super) fn holding(&self, member_id: &str, generation: i32, tp: &TopicPartition) -> Holding {
+        let key = (member_id.to_string(), generation, tp.clone());
+        self.tenure_of
+            .get(&key)
+            .or_else(|| self.tenure_now.get(&(member_id.to_string(), tp.clone())))
+            .map_or(Holding::Generation(generation), |t| Holding::Tenure(*t))
     }
 
     fn coordinator(

@@ -8,7 +8,6 @@ use kafka_protocol::messages::{FetchResponse, RequestKind};
 
 use crate::classic::fetch::{FetchedBatch, Fetcher};
 use crate::classic::in_flight::Pending;
-use crate::classic::membership::Phase;
 use crate::classic::positions::PositionState;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
@@ -75,11 +74,7 @@ impl Member {
         resp: FetchResponse,
     ) {
         self.clear_fetch_in_flight(epoch, &positions);
-        if epoch != self.positions.epoch
-            || self.membership.phase != Phase::Stable
-            || self.membership.rejoin_needed
-            || self.leaving
-        {
+        if epoch != self.positions.epoch || !self.consuming() {
             return; // records for an assignment being given up are dropped
         }
         if resp.error_code != codes::NONE {

@@ -220,10 +220,10 @@ impl Member {
     }
 
     /// KIP-429 on the member: partitions in both the old and the new assignment are kept with
-    /// their positions (a kept partition with uncommitted progress re-reads its committed
-    /// offset, so nothing processed in an earlier generation is committed in this one); new
-    /// ones start from their committed offsets; those taken away stop fetching at once and are
-    /// revoked when the revoke callback returns.
+    /// their positions and progress, as the Java consumer's SubscriptionState keeps them (what
+    /// was processed under the old generation is committed under the new one); new ones start
+    /// from their committed offsets; those taken away stop fetching at once and are revoked
+    /// when the revoke callback returns.
     fn assign_incrementally(&mut self, partitions: &[TopicPartition]) {
         let old = std::mem::take(&mut self.positions.partitions);
         let revoked: Vec<TopicPartition> =
@@ -238,11 +238,7 @@ impl Member {
             .iter()
             .map(|tp| {
                 let ps = match old.get(tp) {
-                    Some(ps)
-                        if ps.state == PositionState::Ready
-                            && ps.processed.is_some()
-                            && ps.processed == ps.commit_floor =>
-                    {
+                    Some(ps) if ps.state == PositionState::Ready && ps.processed.is_some() => {
                         let mut ps = ps.clone();
                         ps.fetch_position = ps.processed.unwrap_or(ps.fetch_position);
                         ps.fetch_in_flight = false;
