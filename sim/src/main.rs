@@ -123,15 +123,8 @@ enum Command {
     Sweep {
         /// Scenarios to sweep (default: the whole catalogue).
         scenarios: Vec<String>,
-        /// How many seeds per scenario.
-        #[arg(long, default_value_t = 100)]
-        seeds: u64,
-        /// First seed.
-        #[arg(long, default_value_t = 0)]
-        start: u64,
-        /// Seeds run in parallel (each simulation stays single-threaded).
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        #[command(flatten)]
+        range: SeedRange,
         /// Bug switch to turn on (see `groupsim bugs`).
         #[arg(long)]
         bug: Option<String>,
@@ -152,18 +145,25 @@ enum Command {
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
     /// required probe was never hit.
     Coverage {
-        /// How many seeds per scenario.
-        #[arg(long, default_value_t = 100)]
-        seeds: u64,
-        /// First seed.
-        #[arg(long, default_value_t = 0)]
-        start: u64,
-        /// Seeds run in parallel (each simulation stays single-threaded).
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        #[command(flatten)]
+        range: SeedRange,
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
+}
+
+/// Which seeds a sweep runs, and on how many threads.
+#[derive(clap::Args, Debug)]
+struct SeedRange {
+    /// How many seeds per scenario.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// First seed.
+    #[arg(long, default_value_t = 0)]
+    start: u64,
+    /// Seeds run in parallel (each simulation stays single-threaded).
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
 }
 
 /// How a run differs from the scenario's drawn one.
@@ -267,20 +267,20 @@ fn real_main() -> Result<ExitCode> {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sweep { scenarios, seeds, start, jobs, bug, shard, json, coverage, fail_fast } => {
+        Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
-            let seeds = sweep::seed_range(start, seeds, shard);
-            let sweep = Sweep::new(&scenarios, seeds, jobs, RunOptions { bug, schedule: None })?
-                .fail_fast(fail_fast);
+            let seeds = sweep::seed_range(range.start, range.seeds, shard);
+            let options = RunOptions { bug, schedule: None };
+            let sweep = Sweep::new(&scenarios, seeds, range.jobs, options)?.fail_fast(fail_fast);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage {
                 out!("{}", Coverage::from_rows(&rows).table());
             }
             Ok(code)
         }
-        Command::Coverage { seeds, start, jobs } => {
-            let seeds = sweep::seed_range(start, seeds, None);
-            let sweep = Sweep::new(&[], seeds, jobs, RunOptions::default())?;
+        Command::Coverage { range } => {
+            let seeds = sweep::seed_range(range.start, range.seeds, None);
+            let sweep = Sweep::new(&[], seeds, range.jobs, RunOptions::default())?;
             let (code, rows) = run_sweep(&sweep, false)?;
             let coverage = Coverage::from_rows(&rows);
             out!("{}", coverage.table());
