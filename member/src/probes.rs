@@ -43,3 +43,38 @@ groupsim_wire::probes! {
     GENERATION_RESET = required "member.generation.reset":
         "the member reset its generation after a group error";
 }
+
+/// Counts an error answer the member handled: `member.error:profile/Api/ERROR` (`api` as Kafka
+/// names it). A zero code (no error) is not counted. The detail is only formatted while a run
+/// records probes.
+pub(crate) fn error_handled(profile: crate::ClientProfile, api: &str, code: i16) {
+    if code != groupsim_wire::error_codes::NONE {
+        ERROR_HANDLED.hit_as(ErrorDetail { profile, api, code });
+    }
+}
+
+/// The detail of an [`ERROR_HANDLED`] hit, formatted lazily.
+struct ErrorDetail<'a> {
+    profile: crate::ClientProfile,
+    api: &'a str,
+    code: i16,
+}
+
+impl std::fmt::Display for ErrorDetail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let error = groupsim_wire::error_name(self.code);
+        write!(f, "{:?}/{}/{error}", self.profile, self.api)
+    }
+}
+
+/// Counts each of `codes` that is an error, as [`error_handled`] does: the per-partition (or
+/// per-topic) errors of one answer.
+pub(crate) fn errors_handled(
+    profile: crate::ClientProfile,
+    api: &str,
+    codes: impl IntoIterator<Item = i16>,
+) {
+    for code in codes {
+        error_handled(profile, api, code);
+    }
+}

@@ -5,38 +5,10 @@ mod common;
 
 use common::*;
 use groupsim_member::{
-    ClientProfile, MemberConfig, MemberEvent, MemberFault, MemberOutput, RequestFailure,
-    TopicPartition,
+    ClientProfile, MemberEvent, MemberFault, MemberOutput, RequestFailure, TopicPartition,
 };
 use groupsim_wire::consumer_protocol::{decode_assignment, decode_subscription};
 use kafka_protocol::messages::RequestKind;
-
-fn profile_config(profile: ClientProfile) -> MemberConfig {
-    let mut c = config().with_profile(profile);
-    c.commit_interval_ms = 60_000;
-    c
-}
-
-/// Follower `m-1` of generation 1 owning `parts` of `t` (committed 10 each), having processed
-/// 10..=14 of `t-0` by 10 ms (2 ms per record).
-fn follower_processed(h: &mut H, parts: &[i32]) {
-    let committed: Vec<(i32, i64)> = parts.iter().map(|p| (*p, 10)).collect();
-    let o = join_follower(h, parts, &committed);
-    let (id, _, _) = one(&o, "Fetch");
-    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
-    let o = h.advance_to(10);
-    assert!(events(&o).iter().any(|e| matches!(
-        e,
-        MemberEvent::RecordsProcessed { first_offset: 10, last_offset: 14, generation: 1, .. }
-    )));
-}
-
-/// The heartbeat due at 3 s is answered REBALANCE_IN_PROGRESS.
-fn rebalance_announced(h: &mut H) -> Vec<MemberOutput> {
-    let o = h.advance_to(3_000);
-    let (id, _, _) = one(&o, "Heartbeat");
-    h.respond(id, heartbeat(REBALANCE_IN_PROGRESS))
-}
 
 fn revoked(outs: &[MemberOutput]) -> Vec<(i32, Vec<TopicPartition>)> {
     events(outs)

@@ -21,7 +21,17 @@ impl Discovery {
     /// The coordinator node an answer names for `group_id` (either shape: v4+ batches its
     /// keys), or None when it carries an error or no node.
     pub(super) fn read_answer(resp: &FindCoordinatorResponse, group_id: &str) -> Option<i32> {
-        let (code, node) = if resp.coordinators.is_empty() {
+        let (code, node) = Self::answer(resp, group_id);
+        if code != codes::NONE || node < 0 {
+            None
+        } else {
+            Some(node)
+        }
+    }
+
+    /// The error code and node an answer gives for `group_id` (either shape).
+    pub(super) fn answer(resp: &FindCoordinatorResponse, group_id: &str) -> (i16, i32) {
+        if resp.coordinators.is_empty() {
             (resp.error_code, resp.node_id.0)
         } else {
             let c = resp
@@ -30,11 +40,6 @@ impl Discovery {
                 .find(|c| c.key.as_str() == group_id)
                 .unwrap_or(&resp.coordinators[0]);
             (c.error_code, c.node_id.0)
-        };
-        if code != codes::NONE || node < 0 {
-            None
-        } else {
-            Some(node)
         }
     }
 }

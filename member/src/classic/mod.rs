@@ -465,8 +465,11 @@ impl Member {
             (Pending::Fetch { epoch, node, positions }, ResponseKind::Fetch(r)) => {
                 self.on_fetch(now, epoch, node, positions, r)
             }
-            (Pending::LeaveGroup, ResponseKind::LeaveGroup(_)) => self.on_leave_done(),
-            (Pending::PollTimeoutLeave, ResponseKind::LeaveGroup(_)) => {}
+            (Pending::LeaveGroup, ResponseKind::LeaveGroup(r)) => {
+                self.probe_leave_errors(&r);
+                self.on_leave_done()
+            }
+            (Pending::PollTimeoutLeave, ResponseKind::LeaveGroup(r)) => self.probe_leave_errors(&r),
             (pending, _) => {
                 tracing::debug!(api = pending.api(), "answer of the wrong kind");
                 self.on_failure(now, sent, pending, Failure::Unusable("UNEXPECTED_RESPONSE"));
@@ -483,6 +486,7 @@ impl Member {
                 self.metadata.broker_cursor += 1;
             }
             Pending::FindCoordinator => {
+                crate::probes::DISCOVERY_FAILED.hit();
                 self.retry_after_backoff(Timer::FindCoordinatorRetry, now);
                 self.metadata.broker_cursor += 1;
             }
@@ -504,6 +508,9 @@ impl Member {
                 }
             }
             Pending::OffsetCommit { offsets, purpose, .. } => {
+                if matches!(failure, Failure::Connection(_)) {
+                    crate::probes::COMMIT_ANSWER_LOST.hit();
+                }
                 let error = failure.name();
                 for (tp, offset) in offsets {
                     self.emit(MemberEvent::CommitFailed {

@@ -428,3 +428,36 @@ pub fn join_follower(h: &mut H, parts: &[i32], committed: &[(i32, i64)]) -> Vec<
     assert_eq!(target, Target::Coordinator(0));
     h.respond(id, offset_fetch(committed))
 }
+
+/// `config()` with `profile` (and its default assignors), auto-committing only every minute.
+pub fn profile_config(profile: groupsim_member::ClientProfile) -> MemberConfig {
+    let mut c = config().with_profile(profile);
+    c.commit_interval_ms = 60_000;
+    c
+}
+
+/// Follower `m-1` of generation 1 owning `parts` of `t` (committed 10 each), having processed
+/// 10..=14 of `t-0` by 10 ms (2 ms per record).
+pub fn follower_processed(h: &mut H, parts: &[i32]) {
+    let committed: Vec<(i32, i64)> = parts.iter().map(|p| (*p, 10)).collect();
+    let o = join_follower(h, parts, &committed);
+    let (id, _, _) = one(&o, "Fetch");
+    h.respond(id, fetch_answer(&[(0, 0, 10..15)]));
+    let o = h.advance_to(10);
+    assert!(events(&o).iter().any(|e| matches!(
+        e,
+        MemberEvent::RecordsProcessed { first_offset: 10, last_offset: 14, generation: 1, .. }
+    )));
+}
+
+/// The heartbeat due at 3 s is answered with `code`.
+pub fn heartbeat_answered(h: &mut H, code: i16) -> Vec<MemberOutput> {
+    let o = h.advance_to(3_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    h.respond(id, heartbeat(code))
+}
+
+/// The heartbeat due at 3 s is answered REBALANCE_IN_PROGRESS.
+pub fn rebalance_announced(h: &mut H) -> Vec<MemberOutput> {
+    heartbeat_answered(h, REBALANCE_IN_PROGRESS)
+}

@@ -7,6 +7,7 @@ use crate::classic::in_flight::{Failure, Pending, Request};
 use crate::classic::membership::Phase;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, RequestFailure, Target};
+use crate::probes;
 use crate::{MemberEvent, Millis};
 
 impl Member {
@@ -29,6 +30,9 @@ impl Member {
         resp: FindCoordinatorResponse,
     ) {
         let Some(node) = Discovery::read_answer(&resp, &self.config.group_id) else {
+            probes::DISCOVERY_FAILED.hit();
+            let code = Discovery::answer(&resp, &self.config.group_id).0;
+            probes::error_handled(self.config.profile, "FindCoordinator", code);
             self.retry_after_backoff(Timer::FindCoordinatorRetry, now);
             return;
         };

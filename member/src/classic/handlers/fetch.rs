@@ -11,6 +11,7 @@ use crate::classic::in_flight::Pending;
 use crate::classic::positions::PositionState;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
+use crate::probes;
 use crate::{Millis, TopicPartition};
 
 impl Member {
@@ -78,6 +79,7 @@ impl Member {
             return; // records for an assignment being given up are dropped
         }
         if resp.error_code != codes::NONE {
+            probes::error_handled(self.config.profile, "Fetch", resp.error_code);
             self.retry_after_backoff(Timer::FetchRetry(node), now);
             return;
         }
@@ -107,6 +109,7 @@ impl Member {
                 {
                     continue;
                 }
+                probes::error_handled(self.config.profile, "Fetch", pd.error_code);
                 match pd.error_code {
                     codes::NONE => {
                         if let Some((first, last, count)) =
@@ -123,6 +126,7 @@ impl Member {
                         ps.state = PositionState::AwaitingReset { in_flight: false };
                     }
                     code if codes::is_leadership_error(code) => {
+                        probes::FETCH_STALE_LEADER.hit();
                         errored = true;
                         self.want_metadata_for(&tp.topic);
                     }

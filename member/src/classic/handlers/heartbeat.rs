@@ -21,6 +21,7 @@ impl Member {
         }
         if self.heartbeat.session_expired(now, self.config.session_timeout_ms) {
             // No heartbeat got through for a whole session: the coordinator is presumed gone.
+            self.probe_session_lost();
             self.mark_coordinator_unknown(
                 now,
                 "session timeout expired without a heartbeat answer",

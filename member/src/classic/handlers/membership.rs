@@ -24,6 +24,7 @@ use crate::classic::rebalance::RevokeStage;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::compat::sb;
+use crate::probes;
 use crate::{MemberEvent, Millis};
 
 impl Member {
@@ -75,6 +76,7 @@ impl Member {
         let Some(node) = self.discovery.coordinator else {
             return;
         };
+        self.probe_join_situations();
         let (last_generation, previous) = self.membership.last_assignment.clone();
         let metadata = encode_subscription(&Subscription {
             topics: self.config.topics.clone(),
@@ -180,6 +182,7 @@ impl Member {
             }
             codes::MEMBER_ID_REQUIRED => {
                 // KIP-394: the coordinator hands out the member id first; rejoin with it at once.
+                probes::error_handled(self.config.profile, "JoinGroup", codes::MEMBER_ID_REQUIRED);
                 self.membership.member_id = resp.member_id.to_string();
                 self.membership.phase = Phase::Unjoined;
             }
@@ -329,6 +332,7 @@ impl Member {
         api: &str,
         current: bool,
     ) -> Option<GroupError> {
+        probes::error_handled(self.config.profile, api, code);
         let error = GroupError::from_code(code)?;
         match error {
             GroupError::RebalanceInProgress => {
@@ -338,16 +342,19 @@ impl Member {
             }
             GroupError::IllegalGeneration => {
                 if current {
+                    self.probe_session_lost();
                     self.reset_generation(code, false);
                 }
             }
             GroupError::UnknownMemberId => {
                 if current {
+                    self.probe_session_lost();
                     self.reset_generation(code, true);
                 }
             }
             GroupError::FencedInstanceId => {
                 if current {
+                    self.probe_session_lost();
                     self.fatal(code);
                 }
             }
@@ -369,6 +376,7 @@ impl Member {
         error: String,
         reset_member_id: bool,
     ) {
+        probes::GENERATION_RESET.hit();
         self.emit(MemberEvent::GenerationReset {
             member_id: self.membership.member_id.clone(),
             generation: self.membership.generation,
@@ -402,6 +410,7 @@ impl Member {
     /// generation and member id; the partitions are lost (not committed). The member rejoins as
     /// a new member once the application polls again.
     pub(in crate::classic) fn poll_timeout_leave(&mut self) {
+        self.probe_session_lost();
         if let Some(node) = self.discovery.coordinator {
             let req = LeaveGroupRequest::default()
                 .with_group_id(group_id(&self.config))

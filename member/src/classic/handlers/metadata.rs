@@ -7,6 +7,7 @@ use crate::classic::in_flight::Pending;
 use crate::classic::membership::Phase;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
+use crate::probes;
 use crate::Millis;
 
 impl Member {
@@ -28,9 +29,15 @@ impl Member {
         // Like the Java client's metadata refresh backoff: at most one Metadata per backoff.
         self.retry_after_backoff(Timer::MetadataRetry, now);
         if resp.error_code != codes::NONE {
+            probes::error_handled(self.config.profile, "Metadata", resp.error_code);
             self.metadata.wanted = true;
             return;
         }
+        probes::errors_handled(
+            self.config.profile,
+            "Metadata",
+            resp.topics.iter().map(|t| t.error_code),
+        );
         self.metadata.apply(resp);
         let refresh = match self.rules.partition_watch_ms {
             Some(watch) => self.config.metadata_max_age_ms.min(watch),

@@ -11,5 +11,6 @@ mod heartbeat;
 mod membership;
 mod metadata;
 mod positions;
+mod probes;
 mod processing;
 mod rebalance;

@@ -12,6 +12,7 @@ use crate::classic::positions::{
 };
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
+use crate::probes;
 use crate::{Millis, TopicPartition};
 
 impl Member {
@@ -50,6 +51,8 @@ impl Member {
         if epoch != self.positions.epoch || self.membership.phase != Phase::Stable {
             return;
         }
+        let codes = partitions.iter().filter_map(|tp| answers.get(tp).map(|&(_, code)| code));
+        probes::errors_handled(self.config.profile, "OffsetFetch", codes);
         let view = (self.membership.member_id.as_str(), self.membership.generation);
         if self.positions.apply_committed(partitions, &answers, view, &mut self.outputs) {
             self.retry_after_backoff(Timer::OffsetFetchRetry, now);
@@ -92,6 +95,8 @@ impl Member {
             return;
         }
         let answers = list_offsets_answers(&resp);
+        let codes = partitions.iter().filter_map(|tp| answers.get(tp).map(|&(_, code)| code));
+        probes::errors_handled(self.config.profile, "ListOffsets", codes);
         let view = (self.membership.member_id.as_str(), self.membership.generation);
         let (retry, leader_moved) =
             self.positions.apply_earliest(partitions, &answers, view, &mut self.outputs);

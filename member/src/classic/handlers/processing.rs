@@ -3,6 +3,7 @@
 use crate::classic::positions::PositionState;
 use crate::classic::processing::ProcessingBatch;
 use crate::classic::Member;
+use crate::probes;
 use crate::{MemberEvent, Millis};
 
 impl Member {
@@ -66,6 +67,7 @@ impl Member {
                 }
                 None => self.processor.processing.push(p),
             }
+            probes::PROCESSING_STARTED.hit();
         }
     }
 
@@ -82,6 +84,7 @@ impl Member {
                 first_offset: p.first,
                 last_offset: p.last,
             });
+            self.probe_ack_generation(p.generation);
             let current = p.epoch == self.positions.epoch;
             match self.positions.partitions.get_mut(&p.tp) {
                 Some(ps) if current => ps.processed = Some(p.last + 1),

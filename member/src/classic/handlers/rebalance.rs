@@ -43,6 +43,7 @@ impl Member {
         // Cooperative members run the callback after the assignment, for the revoked ones only.
         let run_callback = leaving || !self.rebalance.cooperative;
         if run_callback && self.rebalance.revoke_stage == RevokeStage::Idle {
+            self.revoke_begins();
             let assigned = self.positions.assigned.clone();
             let callback_ms =
                 self.app.on_partitions_revoked(now, self.membership.generation, &assigned);
@@ -77,9 +78,13 @@ impl Member {
             // The commit needs the coordinator: a leaving member gives up, a rejoining one waits
             // for it to be rediscovered.
             if leaving {
+                self.revoke_begins();
                 self.rebalance.revoke_commit_attempted = true;
             }
             return leaving;
+        }
+        if leaving || !self.rebalance.cooperative {
+            self.revoke_begins();
         }
         self.rebalance.revoke_commit_attempted = true;
         self.send_commit(offsets, CommitPurpose::Revoke);
@@ -195,6 +200,7 @@ impl Member {
         });
         self.app.on_partitions_assigned(now, self.membership.generation, &added);
         if self.rebalance.cooperative && !self.rebalance.pending_revoke.is_empty() {
+            self.revoke_begins();
             let revoking = self.rebalance.pending_revoke.clone();
             let callback_ms =
                 self.app.on_partitions_revoked(now, self.membership.generation, &revoking);
