@@ -95,11 +95,14 @@ pub struct NemesisTargets {
     pub brokers: Vec<i32>,
 }
 
-/// A trigger in a run: its own random stream and how often it fired.
+/// A trigger in a run: its own random stream, how often it fired and when it last did.
 struct Armed {
     trigger: Trigger,
     rng: ChaCha8Rng,
     fired: u16,
+    /// A trigger fires at most once per instant: several members' requests arriving together
+    /// are one protocol moment, not several.
+    last_fired_at: Option<Millis>,
 }
 
 /// Applies a fault schedule.
@@ -137,6 +140,7 @@ impl Nemesis {
                 trigger: t.clone(),
                 rng: rng::stream(targets.seed, Stream::Trigger(t.id)),
                 fired: 0,
+                last_fired_at: None,
             })
             .collect();
         probe::tapping(armed.iter().any(|a| a.trigger.on.probe().is_some()));
@@ -238,7 +242,10 @@ impl Nemesis {
     ) {
         for i in 0..self.armed.len() {
             let a = &mut self.armed[i];
-            if a.trigger.on != event || a.fired >= a.trigger.max_fires {
+            if a.trigger.on != event
+                || a.fired >= a.trigger.max_fires
+                || a.last_fired_at == Some(now)
+            {
                 continue;
             }
             let roll = a.rng.random_range(0..1000u16);
@@ -278,6 +285,7 @@ impl Nemesis {
                 }
             };
             a.fired += 1;
+            a.last_fired_at = Some(now);
             let trigger = a.trigger.to_string();
             probes::TRIGGER_FIRED.hit_as(event.name());
             self.history.borrow_mut().world(now, WorldEvent::TriggerFired { trigger, target });
