@@ -51,8 +51,12 @@ impl Member {
             return;
         }
         let view = (self.membership.member_id.as_str(), self.membership.generation);
+        let stale = self.config.bugs.commits_stale_stored_offset.then(|| partitions.clone());
         if self.positions.apply_committed(partitions, &answers, view, &mut self.outputs) {
             self.retry_after_backoff(Timer::OffsetFetchRetry, now);
+        }
+        if let Some(tps) = stale {
+            self.reuse_stale_stored_offsets(&tps);
         }
     }
 
@@ -93,8 +97,12 @@ impl Member {
         }
         let answers = list_offsets_answers(&resp);
         let view = (self.membership.member_id.as_str(), self.membership.generation);
+        let stale = self.config.bugs.commits_stale_stored_offset.then(|| partitions.clone());
         let (retry, leader_moved) =
             self.positions.apply_earliest(partitions, &answers, view, &mut self.outputs);
+        if let Some(tps) = stale {
+            self.reuse_stale_stored_offsets(&tps);
+        }
         for topic in leader_moved {
             self.want_metadata_for(&topic);
         }
