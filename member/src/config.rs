@@ -144,6 +144,62 @@ pub struct MemberBugs {
     pub skip_revoke_commit_then_overcommit: bool,
     /// The leader's assignment gives one partition to two members.
     pub double_assign: bool,
+    /// KAFKA-9823 (apache/kafka#8445). Answers to JoinGroup, SyncGroup, Heartbeat and
+    /// OffsetCommit can carry ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID about the generation the
+    /// request went out under. The Java consumer did not remember that generation: a late answer
+    /// to a request from an older generation reset the generation it had joined since, so a
+    /// member that had already moved on dropped its new assignment and rejoined.
+    ///
+    /// In groupsim: such an error answer resets the current generation (and member id, for
+    /// UNKNOWN_MEMBER_ID) even when the request was sent under an older generation or member id,
+    /// or before the member was back in a stable generation.
+    pub resets_generation_on_stale_response: bool,
+    /// KAFKA-13419 (apache/kafka#11451). After a failed SyncGroup the cooperative Java consumer
+    /// rejoined still announcing the partitions it owned before, stamped with the generation of
+    /// the rebalance it had just failed, a generation in which it owned nothing. The
+    /// cooperative-sticky assignor trusted that claim, so a partition could stay with, or go
+    /// back to, a member that had no right to it while another member had it too.
+    ///
+    /// In groupsim (cooperative members only): after a SyncGroup error the member keeps its
+    /// owned partitions and their positions, even when the error reset its generation, and its
+    /// next JoinGroup claims them with the generation of the failed SyncGroup.
+    pub keeps_owned_after_sync_error: bool,
+    /// librdkafka #3774 (confluentinc/librdkafka#3774). librdkafka keeps one stored-offset slot
+    /// per partition, filled by `offsets_store` and read by the auto-committer. Nothing cleared
+    /// the slot when the partition was revoked, so when the same partition came back to the
+    /// consumer later the auto-committer committed the offset stored before the revoke, lower
+    /// than what the partition's owner had committed meanwhile: the group's offset went back.
+    ///
+    /// In groupsim: the processed offset of a partition given up survives; when the partition
+    /// is assigned to the member again, that old offset is its offset to commit until it
+    /// processes something new, so the next auto-commit sends it.
+    pub commits_stale_stored_offset: bool,
+    /// kafka-go #1308 (segmentio/kafka-go#1330). kafka-go hands commits to the generation's
+    /// commit loop through a queue. When a generation ended, commits still queued were not
+    /// dropped: the next generation's loop picked them up and sent them stamped with the new
+    /// generation id, for partitions the member might no longer own, so they passed the
+    /// coordinator's generation check.
+    ///
+    /// In groupsim: progress not yet committed when a generation ends (revoked or lost
+    /// partitions) is queued and committed with the member's next auto-commit, under the
+    /// generation it is in then.
+    pub sends_past_generation_commits: bool,
+    /// spring-kafka #3186 (spring-projects/spring-kafka#3189). A commit refused with
+    /// REBALANCE_IN_PROGRESS was saved so it could be retried once the rebalance was over.
+    /// Later commits of higher offsets succeeded, but the saved one was never dropped: it was
+    /// retried when partitions were revoked, succeeded, and moved the committed offset back.
+    ///
+    /// In groupsim: offsets of a commit refused with REBALANCE_IN_PROGRESS are saved; after the
+    /// member's next revoke commit succeeds, the saved offsets are committed too.
+    pub retries_superseded_commit: bool,
+    /// KAFKA-14024 (apache/kafka#12349). The Java consumer (3.2) made its commit before
+    /// rejoining asynchronously and refused to rejoin until that commit had completed; the
+    /// commit's completion was never seen (a new commit replaced it on every poll), so the
+    /// member never rejoined and was dropped from the group after the rebalance timeout.
+    ///
+    /// In groupsim: the answer to the commit made before rejoining is lost to the member, which
+    /// waits for it for ever: it never sends JoinGroup again.
+    pub revoke_commit_never_completes: bool,
 }
 
 impl MemberBugs {
@@ -153,6 +209,12 @@ impl MemberBugs {
             || self.commit_after_revoke
             || self.skip_revoke_commit_then_overcommit
             || self.double_assign
+            || self.resets_generation_on_stale_response
+            || self.keeps_owned_after_sync_error
+            || self.commits_stale_stored_offset
+            || self.sends_past_generation_commits
+            || self.retries_superseded_commit
+            || self.revoke_commit_never_completes
     }
 }
 

@@ -25,6 +25,11 @@ fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, An
 }
 
 fn check_switch(name: &str, scenario_name: &str, max_seeds: u64) {
+    check_switch_shrinking_to(name, scenario_name, max_seeds, 3);
+}
+
+/// As [`check_switch`], with the caught seed shrinking to at most `max_faults` faults.
+fn check_switch_shrinking_to(name: &str, scenario_name: &str, max_seeds: u64, max_faults: usize) {
     let bug = bugs::find(name).expect("known switch");
     let (seed, class) = first_caught(scenario_name, bug, max_seeds);
     let s = scenarios::find(scenario_name).expect("in catalogue");
@@ -43,7 +48,7 @@ fn check_switch(name: &str, scenario_name: &str, max_seeds: u64) {
     // Shrinks to a few faults.
     let shrunk = shrink(&a.spec, class).expect("shrink");
     assert!(
-        shrunk.schedule.len() <= 3,
+        shrunk.schedule.len() <= max_faults,
         "{name}: shrunk to {} faults: {:?}",
         shrunk.schedule.len(),
         shrunk.schedule
@@ -82,4 +87,37 @@ fn member_overcommitting_after_skipped_revoke_commit_is_caught() {
 #[test]
 fn assignor_double_assigning_is_caught() {
     check_switch("assignor-double-assigns", "swarm", 10);
+}
+
+// Switches modelled on real client bugs. Each test names the bug; the switch's doc comment on
+// `MemberBugs` opens with the bug's mechanism.
+
+/// librdkafka #3774: a stored offset outlives its partition's revoke and is committed when the
+/// partition comes back, below what the owner in between committed.
+#[test]
+fn member_committing_a_stale_stored_offset_is_caught() {
+    check_switch("member-commits-stale-stored-offset", "coordinator_moves", 10);
+}
+
+/// kafka-go #1308: commits queued under a past generation go out in the next one, stamped with
+/// the new generation.
+#[test]
+fn member_sending_past_generation_commits_is_caught() {
+    check_switch("member-sends-past-generation-commits", "swarm", 5);
+}
+
+/// spring-kafka #3186: a commit refused with REBALANCE_IN_PROGRESS is retried after newer ones
+/// succeeded. The refusal needs an auto-commit to reach the coordinator while the group is in
+/// CompletingRebalance (in the caught seed: a member cut off by a network partition, dropped by
+/// its session timeout, commits once healed while the paused leader holds the group there),
+/// which takes a chain of timed faults, no triggers: the caught seed shrinks to seven, not three.
+#[test]
+fn member_retrying_a_superseded_commit_is_caught() {
+    check_switch_shrinking_to("member-retries-superseded-commit", "swarm", 5, 7);
+}
+
+/// KAFKA-14024: the commit made before rejoining never completes, so the member never rejoins.
+#[test]
+fn member_whose_revoke_commit_never_completes_is_caught() {
+    check_switch("member-revoke-commit-never-completes", "membership_churn", 5);
 }

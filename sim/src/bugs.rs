@@ -13,6 +13,9 @@ pub struct BugSwitch {
     pub name: &'static str,
     /// Which side misbehaves and how.
     pub summary: &'static str,
+    /// The real bug the switch is modelled on (issue and fix), or "groupsim model" for a
+    /// misbehaviour made up to cover a rule.
+    pub reference: &'static str,
     /// The anomaly classes the checker should report when the bug bites.
     pub expected: &'static [AnomalyClass],
     apply: fn(&mut ScenarioSpec),
@@ -51,6 +54,7 @@ pub fn all() -> Vec<BugSwitch> {
     vec![
         BugSwitch {
             name: "coordinator-skips-generation-check",
+            reference: "groupsim model",
             summary:
                 "coordinator: OffsetCommit is accepted whatever the member id and generation, \
                       so a paused zombie's commit gets in",
@@ -63,6 +67,7 @@ pub fn all() -> Vec<BugSwitch> {
         },
         BugSwitch {
             name: "coordinator-acks-before-log-append",
+            reference: "groupsim model",
             summary:
                 "coordinator: a commit is acknowledged before its offsets-log append completes; \
                       a broker crash in between loses an acknowledged commit",
@@ -81,6 +86,7 @@ pub fn all() -> Vec<BugSwitch> {
         },
         BugSwitch {
             name: "member-keeps-stale-acks",
+            reference: "groupsim model",
             summary: "member: acks from an older generation are applied and committed under the \
                       current generation",
             expected: &[
@@ -92,6 +98,7 @@ pub fn all() -> Vec<BugSwitch> {
         },
         BugSwitch {
             name: "member-commits-after-revoke",
+            reference: "groupsim model",
             summary:
                 "member: after revoking, it commits the revoked partitions' offsets under its \
                       new generation",
@@ -104,6 +111,7 @@ pub fn all() -> Vec<BugSwitch> {
         },
         BugSwitch {
             name: "member-overcommits-after-skipped-revoke-commit",
+            reference: "groupsim model",
             summary: "member: forgets to commit on revoke, and later commits a higher offset than \
                       it processed",
             expected: &[AnomalyClass::UncoveredCommit],
@@ -115,9 +123,96 @@ pub fn all() -> Vec<BugSwitch> {
         },
         BugSwitch {
             name: "assignor-double-assigns",
+            reference: "groupsim model",
             summary: "member (leader): the assignor gives one partition to two members",
             expected: &[AnomalyClass::SplitAssignment],
             apply: |s| s.members.iter_mut().for_each(|m| m.config.bugs.double_assign = true),
+        },
+        BugSwitch {
+            name: "member-resets-generation-on-stale-response",
+            reference: "KAFKA-9823 (apache/kafka#8445)",
+            summary: "member: an ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID answer to a request sent \
+                      under an older generation resets the generation it has joined since",
+            expected: &[
+                AnomalyClass::Stuck,
+                AnomalyClass::LostCommit,
+                AnomalyClass::UnownedCommit,
+                AnomalyClass::ZombieCommit,
+            ],
+            apply: |s| {
+                s.members
+                    .iter_mut()
+                    .for_each(|m| m.config.bugs.resets_generation_on_stale_response = true)
+            },
+        },
+        BugSwitch {
+            name: "member-keeps-owned-after-sync-error",
+            reference: "KAFKA-13419 (apache/kafka#11451)",
+            summary: "member (cooperative): after a SyncGroup error it keeps its owned partitions \
+                      and claims them again under the failed SyncGroup's generation",
+            expected: &[
+                AnomalyClass::SplitAssignment,
+                AnomalyClass::UnownedCommit,
+                AnomalyClass::OffsetRegression,
+                AnomalyClass::DuplicateCommit,
+                AnomalyClass::UncoveredCommit,
+            ],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| m.config.bugs.keeps_owned_after_sync_error = true)
+            },
+        },
+        BugSwitch {
+            name: "member-commits-stale-stored-offset",
+            reference: "librdkafka #3774 (confluentinc/librdkafka#3774)",
+            summary: "member: the offset stored for a partition survives its revoke and is \
+                      committed when the partition comes back, rewinding the group",
+            expected: &[AnomalyClass::OffsetRegression, AnomalyClass::UncoveredCommit],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| m.config.bugs.commits_stale_stored_offset = true)
+            },
+        },
+        BugSwitch {
+            name: "member-sends-past-generation-commits",
+            reference: "kafka-go #1308 (segmentio/kafka-go#1330)",
+            summary: "member: commits queued when a generation ends are sent in the next one, \
+                      stamped with the new generation",
+            expected: &[
+                AnomalyClass::UnownedCommit,
+                AnomalyClass::UncoveredCommit,
+                AnomalyClass::OffsetRegression,
+                AnomalyClass::DuplicateCommit,
+            ],
+            apply: |s| {
+                s.members
+                    .iter_mut()
+                    .for_each(|m| m.config.bugs.sends_past_generation_commits = true)
+            },
+        },
+        BugSwitch {
+            name: "member-retries-superseded-commit",
+            reference: "spring-kafka #3186 (spring-projects/spring-kafka#3189)",
+            summary: "member: a commit refused with REBALANCE_IN_PROGRESS is retried after the \
+                      next revoke commit, moving the committed offset back",
+            expected: &[
+                AnomalyClass::OffsetRegression,
+                AnomalyClass::UnownedCommit,
+                AnomalyClass::UncoveredCommit,
+            ],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| m.config.bugs.retries_superseded_commit = true)
+            },
+        },
+        BugSwitch {
+            name: "member-revoke-commit-never-completes",
+            reference: "KAFKA-14024 (apache/kafka#12349)",
+            summary: "member: the answer to the commit made before rejoining is lost; the member \
+                      waits for it for ever and never rejoins",
+            expected: &[AnomalyClass::Stuck],
+            apply: |s| {
+                s.members
+                    .iter_mut()
+                    .for_each(|m| m.config.bugs.revoke_commit_never_completes = true)
+            },
         },
     ]
 }

@@ -222,7 +222,13 @@ fn real_main() -> Result<ExitCode> {
         Command::Bugs => {
             for b in bugs::all() {
                 let expected: Vec<&str> = b.expected.iter().map(|c| c.name()).collect();
-                outln!("{:<48} expects {:<48} {}", b.name, expected.join("|"), b.summary);
+                outln!(
+                    "{:<48} expects {:<48} {} [{}]",
+                    b.name,
+                    expected.join("|"),
+                    b.summary,
+                    b.reference
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -96,6 +96,9 @@ pub(super) struct SubscriptionState {
     pub(super) partitions: BTreeMap<TopicPartition, PartitionState>,
 }
 
+/// Owned partitions (sorted) and their positions, taken out of the subscription state.
+pub(super) type OwnedPartitions = (Vec<TopicPartition>, BTreeMap<TopicPartition, PartitionState>);
+
 /// The (offset, error code) answered for each partition.
 pub(super) type OffsetAnswers = BTreeMap<TopicPartition, (i64, i16)>;
 
@@ -118,6 +121,18 @@ impl SubscriptionState {
                 }
             })
             .collect()
+    }
+
+    /// Bug `keeps_owned_after_sync_error`: takes the owned partitions and their positions out
+    /// (see [`Self::restore_owned`]).
+    pub(super) fn take_owned(&mut self) -> OwnedPartitions {
+        (std::mem::take(&mut self.assigned), std::mem::take(&mut self.partitions))
+    }
+
+    /// Bug `keeps_owned_after_sync_error`: puts owned partitions taken out back.
+    pub(super) fn restore_owned(&mut self, (assigned, partitions): OwnedPartitions) {
+        self.assigned = assigned;
+        self.partitions = partitions;
     }
 
     /// The processed position of each of `tps` that has one.

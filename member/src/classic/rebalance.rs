@@ -29,6 +29,9 @@ pub(super) struct Rebalance {
     pub(super) pending_revoke: Vec<TopicPartition>,
     /// Extra duration of the next revoke callback (SlowRevoke).
     pub(super) slow_revoke_ms: u64,
+    /// Bug `revoke_commit_never_completes`: the revoke commit's answer was lost; the member
+    /// waits for it for ever and never rejoins.
+    pub(super) revoke_commit_hung: bool,
 }
 
 impl Rebalance {
@@ -39,6 +42,7 @@ impl Rebalance {
             revoke_commit_attempted: false,
             pending_revoke: Vec::new(),
             slow_revoke_ms: 0,
+            revoke_commit_hung: false,
         }
     }
 

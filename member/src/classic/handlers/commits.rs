@@ -63,6 +63,11 @@ impl Member {
         epoch: u64,
         resp: OffsetCommitResponse,
     ) {
+        if purpose == CommitPurpose::Revoke && self.config.bugs.revoke_commit_never_completes {
+            // Bug (KAFKA-14024): the answer never reaches the code waiting for it.
+            self.rebalance.revoke_commit_hung = true;
+            return;
+        }
         let answers = Commits::answers(&resp);
         let mut first_error = None;
         for (tp, offset) in offsets {
@@ -81,6 +86,13 @@ impl Member {
                     offset,
                 });
             } else {
+                if code == codes::REBALANCE_IN_PROGRESS
+                    && purpose == CommitPurpose::Auto
+                    && self.config.bugs.retries_superseded_commit
+                {
+                    // Bug (spring-kafka #3186): kept for a retry, never dropped.
+                    self.commits.saved_for_retry.insert(tp.clone(), offset);
+                }
                 first_error.get_or_insert(code);
                 self.emit(MemberEvent::CommitFailed {
                     member_id: sent.member_id.clone(),

@@ -54,6 +54,10 @@ impl Member {
     /// then JoinGroup. Cooperative: the same minus the callback and the revocation: owned
     /// partitions are kept and announced in the subscription.
     fn prepare_and_join(&mut self, now: Millis) {
+        if self.rebalance.revoke_commit_hung {
+            // Bug `revoke_commit_never_completes`: still waiting for the revoke commit.
+            return;
+        }
         self.fetcher.drop_buffered(&mut self.positions);
         if !self.prepare_revoke(now, false) {
             return;
@@ -296,10 +300,20 @@ impl Member {
                 }
             },
             code => {
+                // Bug `keeps_owned_after_sync_error` (KAFKA-13419): a cooperative member hides
+                // its owned partitions from the error handling, so a generation reset does not
+                // drop them, and claims them under the failed SyncGroup's generation.
+                let keep =
+                    self.config.bugs.keeps_owned_after_sync_error && self.rebalance.cooperative;
+                let owned = keep.then(|| self.positions.take_owned());
                 // REBALANCE_IN_PROGRESS: the rebalance restarted; rejoin at once. The rest of
                 // the errors that are not group errors: back off, retry.
                 if self.rebalance_failed(now, sent, code, "SyncGroup").is_none() {
                     self.retry_join_later(now);
+                }
+                if let Some(owned) = owned {
+                    self.membership.last_assignment = (sent.generation, owned.0.clone());
+                    self.positions.restore_owned(owned);
                 }
             }
         }
@@ -334,6 +348,11 @@ impl Member {
     ) -> Option<GroupError> {
         probes::error_handled(self.config.profile, api, code);
         let error = GroupError::from_code(code)?;
+        // Bug `resets_generation_on_stale_response` (KAFKA-9823): the answer is taken to be
+        // about the current generation whatever generation the request was sent under.
+        let current = current
+            || (self.config.bugs.resets_generation_on_stale_response
+                && matches!(error, GroupError::IllegalGeneration | GroupError::UnknownMemberId));
         match error {
             GroupError::RebalanceInProgress => {
                 if current {

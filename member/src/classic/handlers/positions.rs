@@ -54,8 +54,12 @@ impl Member {
         let codes = partitions.iter().filter_map(|tp| answers.get(tp).map(|&(_, code)| code));
         probes::errors_handled(self.config.profile, "OffsetFetch", codes);
         let view = (self.membership.member_id.as_str(), self.membership.generation);
+        let stale = self.config.bugs.commits_stale_stored_offset.then(|| partitions.clone());
         if self.positions.apply_committed(partitions, &answers, view, &mut self.outputs) {
             self.retry_after_backoff(Timer::OffsetFetchRetry, now);
+        }
+        if let Some(tps) = stale {
+            self.reuse_stale_stored_offsets(&tps);
         }
     }
 
@@ -98,8 +102,12 @@ impl Member {
         let codes = partitions.iter().filter_map(|tp| answers.get(tp).map(|&(_, code)| code));
         probes::errors_handled(self.config.profile, "ListOffsets", codes);
         let view = (self.membership.member_id.as_str(), self.membership.generation);
+        let stale = self.config.bugs.commits_stale_stored_offset.then(|| partitions.clone());
         let (retry, leader_moved) =
             self.positions.apply_earliest(partitions, &answers, view, &mut self.outputs);
+        if let Some(tps) = stale {
+            self.reuse_stale_stored_offsets(&tps);
+        }
         for topic in leader_moved {
             self.want_metadata_for(&topic);
         }

@@ -62,6 +62,16 @@ impl Member {
         if self.in_flight.has_commit() {
             return false;
         }
+        if self.rebalance.revoke_commit_attempted
+            && !self.commits.saved_for_retry.is_empty()
+            && self.discovery.coordinator.is_some()
+        {
+            // Bug `retries_superseded_commit` (spring-kafka #3186): after the revoke commit,
+            // the offsets saved from a refused commit are retried, however old they are.
+            let saved = std::mem::take(&mut self.commits.saved_for_retry);
+            self.send_commit(saved.into_iter().collect(), CommitPurpose::Revoke);
+            return false;
+        }
         let profile_commits = self.app.commits_on_revoke(self.config.profile);
         if self.rebalance.revoke_commit_attempted
             || !profile_commits
@@ -146,6 +156,34 @@ impl Member {
         self.commits.extra.extend(processed);
     }
 
+    /// Bugs that hold on to offsets of partitions given up (`given_up`, still in the positions):
+    /// `commits_stale_stored_offset` keeps their processed offsets for when they come back;
+    /// `sends_past_generation_commits` queues their uncommitted progress for the next
+    /// auto-commit, whatever generation that is in.
+    fn keep_past_generation_offsets(&mut self, given_up: &[TopicPartition]) {
+        if self.config.bugs.commits_stale_stored_offset {
+            self.commits.stale_stored.extend(self.positions.processed_of(given_up));
+        }
+        if self.config.bugs.sends_past_generation_commits {
+            let queued = self.positions.offsets_to_commit(false);
+            self.commits.extra.extend(queued.into_iter().filter(|(tp, _)| given_up.contains(tp)));
+        }
+    }
+
+    /// Bug `commits_stale_stored_offset` (librdkafka #3774): partitions of `tps` whose position
+    /// was just initialised take the offset stored before they were last given up as their
+    /// offset to commit (the stored-offset slot was never cleared).
+    pub(in crate::classic) fn reuse_stale_stored_offsets(&mut self, tps: &[TopicPartition]) {
+        for tp in tps {
+            let Some(ps) = self.positions.partitions.get_mut(tp) else { continue };
+            if ps.state == PositionState::Ready && ps.processed == Some(ps.fetch_position) {
+                if let Some(stored) = self.commits.stale_stored.remove(tp) {
+                    ps.processed = Some(stored);
+                }
+            }
+        }
+    }
+
     /// Cooperative: the revoke callback for the partitions the new assignment took away has
     /// returned. They are given up and the member rejoins at once for the second rebalance.
     fn finish_cooperative_revoke(&mut self) {
@@ -164,6 +202,12 @@ impl Member {
     }
 
     fn clear_assignment(&mut self) {
+        if self.config.bugs.commits_stale_stored_offset
+            || self.config.bugs.sends_past_generation_commits
+        {
+            let given_up: Vec<TopicPartition> = self.positions.partitions.keys().cloned().collect();
+            self.keep_past_generation_offsets(&given_up);
+        }
         self.rebalance.pending_revoke.clear();
         self.positions.assigned.clear();
         self.positions.partitions.clear();
@@ -237,6 +281,12 @@ impl Member {
         if self.config.bugs.commit_after_revoke {
             self.positions.partitions = old.clone();
             self.stash_extra_commits(&revoked);
+        }
+        if self.config.bugs.commits_stale_stored_offset
+            || self.config.bugs.sends_past_generation_commits
+        {
+            self.positions.partitions = old.clone();
+            self.keep_past_generation_offsets(&revoked);
         }
         self.fetcher.buffered.clear();
         self.positions.epoch += 1;
