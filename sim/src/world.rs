@@ -132,7 +132,6 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     let now = sim.elapsed().as_millis() as Millis;
     history.borrow_mut().world(now, WorldEvent::RunEnded);
     groupsim_wire::probe::tapping(false);
-    groupsim_wire::probe::set_actor(None);
     drop(sim);
     let h = history.borrow().clone();
     Ok(h)

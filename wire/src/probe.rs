@@ -53,12 +53,12 @@ thread_local! {
     static ACTOR: RefCell<Option<Rc<str>>> = const { RefCell::new(None) };
 }
 
-/// Turns this thread's tap log on or off (off clears it).
+/// Turns this thread's tap log on or off. Either way the log and the actor start empty, so a
+/// run never sees taps left by an earlier run on the same thread (one that failed midway, say).
 pub fn tapping(on: bool) {
     TAPPING.with(|t| t.set(on));
-    if !on {
-        TAPS.with(|t| t.borrow_mut().clear());
-    }
+    TAPS.with(|t| t.borrow_mut().clear());
+    set_actor(None);
 }
 
 /// Whether this thread's tap log is on (drivers skip naming actors when it is off).
@@ -251,6 +251,17 @@ mod tests {
         tapping(false);
         A.hit();
         assert!(take_taps().is_empty());
+    }
+
+    #[test]
+    fn turning_tapping_on_again_forgets_taps_and_the_actor_left_by_an_earlier_run() {
+        tapping(true);
+        set_actor(Some(Rc::from("m9")));
+        A.hit(); // an earlier run that stopped before draining its taps
+        tapping(true);
+        B.hit();
+        assert_eq!(take_taps(), vec![Tap { probe: "test.b", actor: None }]);
+        tapping(false);
     }
 
     #[test]
