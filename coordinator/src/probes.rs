@@ -64,8 +64,10 @@ groupsim_wire::probes! {
     /// ended (the commit was accepted while the member still belonged).
     APPEND_OUTLIVED_MEMBER = required "coordinator.offset_commit.append_outlived_member":
         "an offsets-log append completed after its member or generation ended";
-    /// A load finished with members whose sessions had run out during the move: they get fresh
-    /// deadlines, as in Kafka.
+    /// A load finished for a group whose last logged activity (its stored snapshot or a
+    /// commit) is older than a session timeout: its members, silent in the log for that long,
+    /// get fresh deadlines, as in Kafka. (The log is all a new coordinator knows of them, so this
+    /// stands in for "sessions that ran out during the move".)
     LOAD_WITH_STALE_MEMBERS = optional "coordinator.load.members_silent_during_move":
-        "a group loaded with members that had not been heard from for a session timeout";
+        "a group loaded whose last logged activity is older than a session timeout";
 }

@@ -71,6 +71,14 @@ pub struct ProducerPlan {
     pub stop_ms: Millis,
 }
 
+/// The simulation's usual sizing (README, "How the simulation is sized"): a 5 ms tick, fine next
+/// to 3 s heartbeats and 10 s sessions.
+pub const TICK_MS: u64 = 5;
+/// Message latency bounds, in milliseconds, for the usual sizing.
+pub const LATENCY_MS: (u64, u64) = (1, 15);
+/// Kafka's default `offsets.topic.num.partitions`.
+pub const OFFSETS_TOPIC_PARTITIONS: i32 = 50;
+
 /// A fully drawn run: everything the world needs, nothing left to chance but the network.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioSpec {

@@ -9,7 +9,10 @@ use rand::RngExt;
 use super::shape::base;
 use crate::faults::FaultSchedule;
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec};
+use crate::scenario::{
+    liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
+    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+};
 
 /// Members join and leave over time: three start together, three more join one by one, then
 /// four leave one by one, leaving two. Exercises eager rebalances triggered by joins and by
@@ -58,10 +61,10 @@ pub fn churn_spec(
     ScenarioSpec {
         name: name.into(),
         seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
+        tick_ms: TICK_MS,
+        latency_ms: LATENCY_MS,
         brokers: 1,
-        offsets_topic_partitions: 50,
+        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
         coordinator,
         topics: vec![("orders".into(), 8), ("payments".into(), 4)],
         client_hosts: 2,

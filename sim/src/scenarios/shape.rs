@@ -9,7 +9,10 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::faults::{Fault, FaultSchedule, ScheduledFault};
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec};
+use crate::scenario::{
+    liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
+    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+};
 
 /// Members `m0..` (`count` of them) spread round-robin over `client_hosts`, each starting at a
 /// time drawn within the first 3 s and configured by `config(name)`.
@@ -54,10 +57,10 @@ pub(super) fn base(
     let spec = ScenarioSpec {
         name: name.into(),
         seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
+        tick_ms: TICK_MS,
+        latency_ms: LATENCY_MS,
         brokers,
-        offsets_topic_partitions: 50,
+        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
         coordinator,
         topics: vec![("orders".into(), 8), ("payments".into(), 4)],
         client_hosts,

@@ -8,7 +8,10 @@ use rand::RngExt;
 use super::shape::{base, start_members};
 use crate::faults::FaultSchedule;
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, member_config, ProducerPlan, ScenarioSpec};
+use crate::scenario::{
+    liveness_bound, member_config, ProducerPlan, ScenarioSpec, LATENCY_MS,
+    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+};
 
 /// Hundreds of members join within seconds (several per client host, as consumers share
 /// machines): the join phase must collect them all without losing or double-assigning.
@@ -44,10 +47,10 @@ pub fn join_storm_1000(seed: u64) -> ScenarioSpec {
     ScenarioSpec {
         name: "join_storm_1000".into(),
         seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
+        tick_ms: TICK_MS,
+        latency_ms: LATENCY_MS,
         brokers: 1,
-        offsets_topic_partitions: 50,
+        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
         coordinator,
         topics: vec![("storm".into(), STORM_PARTITIONS)],
         client_hosts: STORM_HOSTS,

@@ -11,7 +11,10 @@ use rand_chacha::ChaCha8Rng;
 use super::shape::start_members;
 use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID};
+use crate::scenario::{
+    liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID, LATENCY_MS,
+    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+};
 use crate::triggers;
 
 /// Fault kinds the `swarm` scenario may enable.
@@ -71,10 +74,10 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
     ScenarioSpec {
         name: "swarm".into(),
         seed,
-        tick_ms: 5,
-        latency_ms: (1, 15),
+        tick_ms: TICK_MS,
+        latency_ms: LATENCY_MS,
         brokers,
-        offsets_topic_partitions: 50,
+        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
         coordinator,
         topics,
         client_hosts,
