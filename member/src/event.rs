@@ -55,9 +55,28 @@ pub enum MemberEvent {
         error: String,
     },
     /// The member's generation / member id were reset after an error.
-    GenerationReset { member_id: String, generation: i32, error: String, reset_member_id: bool },
+    GenerationReset {
+        member_id: String,
+        generation: i32,
+        error: String,
+        reset_member_id: bool,
+        /// The membership the answered request was sent under, when it is not the one being
+        /// reset (the answer was about an earlier generation or member id; KAFKA-9823). Absent
+        /// when they are the same, or when no answer caused the reset.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer_about: Option<SentUnder>,
+    },
     /// LeaveGroup was answered (or gave up) and the member stopped.
     Left { member_id: String },
     /// A fatal error (FENCED_INSTANCE_ID): the member stopped without leaving the group.
     Fatal { member_id: String, generation: i32, error: String },
+}
+
+/// The member id and generation a request was sent under.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentUnder {
+    /// The member id the request carried.
+    pub member_id: String,
+    /// The generation the request carried.
+    pub generation: i32,
 }

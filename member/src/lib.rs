@@ -21,5 +21,5 @@ pub use assignor::{
 };
 pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
 pub use config::{ClientProfile, MemberBugs, MemberConfig};
-pub use event::MemberEvent;
+pub use event::{MemberEvent, SentUnder};
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};

@@ -3,7 +3,9 @@
 mod common;
 
 use common::*;
-use groupsim_member::{Member, MemberEvent, MemberOutput, RequestFailure, Target};
+use groupsim_member::{
+    Member, MemberConfig, MemberEvent, MemberOutput, RequestFailure, RequestId, SentUnder, Target,
+};
 use groupsim_wire::consumer_protocol::decode_assignment;
 use kafka_protocol::messages::RequestKind;
 
@@ -322,7 +324,8 @@ fn illegal_generation_on_commit_loses_partitions_without_commit() {
         member_id: "m-1".into(),
         generation: 1,
         error: "ILLEGAL_GENERATION".into(),
-        reset_member_id: false
+        reset_member_id: false,
+        answer_about: None,
     }));
     assert!(ev.iter().any(
         |e| matches!(e, MemberEvent::Lost { partitions, .. } if partitions == &vec![tp("t", 0)])
@@ -355,7 +358,36 @@ fn stale_generation_error_does_not_reset_current_generation() {
     // member (here the leader, which rebalances on a partition-count change) has rejoined into
     // generation 2. Its ILLEGAL_GENERATION is about generation 1; if
     // the member applied it, it would drop a perfectly valid generation 2 and rebalance again.
+    let (mut h, stale_hb) = leader_in_generation_2_with_a_heartbeat_from_1(config());
+    let o = h.respond(stale_hb, heartbeat(ILLEGAL_GENERATION));
+    assert!(events(&o).is_empty(), "{:?}", summary(&o));
+    assert!(sent(&o, "JoinGroup").is_empty());
+    assert_eq!(h.m.generation(), 2);
+    assert_eq!(h.m.assigned(), &[tp("t", 1)]);
+}
+
+#[test]
+fn bug_resets_generation_on_stale_response_drops_the_current_generation() {
+    // Mechanism (KAFKA-9823, bug switch `resets_generation_on_stale_response`): the same stale
+    // answer is applied to generation 2. The reset records which membership the answer was
+    // about, so the checker can tell it from a reset the coordinator asked for.
     let mut cfg = config();
+    cfg.bugs.resets_generation_on_stale_response = true;
+    let (mut h, stale_hb) = leader_in_generation_2_with_a_heartbeat_from_1(cfg);
+    let o = h.respond(stale_hb, heartbeat(ILLEGAL_GENERATION));
+    assert!(events(&o).contains(&MemberEvent::GenerationReset {
+        member_id: "m-0".into(),
+        generation: 2,
+        error: "ILLEGAL_GENERATION".into(),
+        reset_member_id: false,
+        answer_about: Some(SentUnder { member_id: "m-0".into(), generation: 1 }),
+    }));
+    assert_eq!(h.m.generation(), -1);
+}
+
+/// A leader in generation 2 (after a partition-count rebalance) holding the id of a heartbeat
+/// it sent in generation 1 and has not had answered yet.
+fn leader_in_generation_2_with_a_heartbeat_from_1(mut cfg: MemberConfig) -> (H, RequestId) {
     cfg.metadata_max_age_ms = 4_000;
     let mut h = H::new(cfg);
     let (id, _, _) = to_first_join(&mut h);
@@ -376,12 +408,7 @@ fn stale_generation_error_does_not_reset_current_generation() {
     let (id, _, _) = one(&o, "SyncGroup");
     h.respond(id, sync_ok(&[tp("t", 1)]));
     assert_eq!(h.m.generation(), 2);
-
-    let o = h.respond(stale_hb, heartbeat(ILLEGAL_GENERATION));
-    assert!(events(&o).is_empty(), "{:?}", summary(&o));
-    assert!(sent(&o, "JoinGroup").is_empty());
-    assert_eq!(h.m.generation(), 2);
-    assert_eq!(h.m.assigned(), &[tp("t", 1)]);
+    (h, stale_hb)
 }
 
 #[test]

@@ -121,3 +121,12 @@ fn member_retrying_a_superseded_commit_is_caught() {
 fn member_whose_revoke_commit_never_completes_is_caught() {
     check_switch("member-revoke-commit-never-completes", "membership_churn", 5);
 }
+
+/// KAFKA-9823: an ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID answering a request sent under an
+/// older membership resets the current one. With one request at a time per connection, stale
+/// answers come right behind the answer that reset the member (a commit and a heartbeat both
+/// refused after a session loss); the buggy member resets again on the second.
+#[test]
+fn member_resetting_on_a_stale_response_is_caught() {
+    check_switch("member-resets-generation-on-stale-response", "swarm", 5);
+}

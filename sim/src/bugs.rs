@@ -133,12 +133,7 @@ pub fn all() -> Vec<BugSwitch> {
             reference: "KAFKA-9823 (apache/kafka#8445)",
             summary: "member: an ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID answer to a request sent \
                       under an older generation resets the generation it has joined since",
-            expected: &[
-                AnomalyClass::Stuck,
-                AnomalyClass::LostCommit,
-                AnomalyClass::UnownedCommit,
-                AnomalyClass::ZombieCommit,
-            ],
+            expected: &[AnomalyClass::StaleReset],
             apply: |s| {
                 s.members
                     .iter_mut()

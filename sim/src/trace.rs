@@ -183,8 +183,12 @@ pub fn text(history: &History) -> String {
                     flush(&mut out, &mut tallies, member, *generation, at);
                     line(&mut out, at, format!("{member} loses {} (generation {generation}): {reason}", partitions(ps)))
                 }
-                MemberEvent::GenerationReset { generation, error, .. } => {
-                    line(&mut out, at, format!("{member} resets generation {generation} after {error}"))
+                MemberEvent::GenerationReset { generation, error, answer_about, .. } => {
+                    let about = answer_about
+                        .as_ref()
+                        .map(|a| format!(" (an answer about generation {})", a.generation))
+                        .unwrap_or_default();
+                    line(&mut out, at, format!("{member} resets generation {generation} after {error}{about}"))
                 }
                 MemberEvent::CoordinatorLost { reason } => {
                     line(&mut out, at, format!("{member} lost its coordinator: {reason}"))

@@ -25,13 +25,15 @@ pub enum AnomalyClass {
     UnownedCommit,
     /// A partition assigned to two members in one generation.
     SplitAssignment,
+    /// A member reset its generation or member id on an answer about an earlier one.
+    StaleReset,
     /// The group did not converge in the liveness phase.
     Stuck,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 8] = [
+    pub const ALL: [AnomalyClass; 9] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -39,6 +41,7 @@ impl AnomalyClass {
         AnomalyClass::ZombieCommit,
         AnomalyClass::UnownedCommit,
         AnomalyClass::SplitAssignment,
+        AnomalyClass::StaleReset,
         AnomalyClass::Stuck,
     ];
 
@@ -52,6 +55,7 @@ impl AnomalyClass {
             AnomalyClass::ZombieCommit => "zombie-commit",
             AnomalyClass::UnownedCommit => "unowned-commit",
             AnomalyClass::SplitAssignment => "split-assignment",
+            AnomalyClass::StaleReset => "stale-reset",
             AnomalyClass::Stuck => "stuck",
         }
     }

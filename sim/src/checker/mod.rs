@@ -20,6 +20,9 @@
 //! - `split-assignment`: one generation's assignment gives a partition to two members.
 //! - `lost-commit`: a member resumed from an offset lower than a commit that had been accepted
 //!   before its assignment (the acknowledged commit vanished).
+//! - `stale-reset`: a member reset its generation or member id on an ILLEGAL_GENERATION or
+//!   UNKNOWN_MEMBER_ID answering a request sent under an earlier generation or member id
+//!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 
@@ -29,6 +32,7 @@ mod liveness;
 mod metrics;
 mod ownership;
 mod ranges;
+mod resets;
 mod views;
 
 use std::collections::BTreeMap;
@@ -120,6 +124,9 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
         } => commits::lost_on_resume(views, idx, at, member, *generation, partition, *committed)
             .into_iter()
             .collect(),
+        EventKind::Member { member, event: event @ MemberEvent::GenerationReset { .. } } => {
+            resets::stale_reset(idx, at, member, event).into_iter().collect()
+        }
         EventKind::Member { .. } | EventKind::World(_) => Vec::new(),
     }
 }

@@ -537,3 +537,44 @@ fn a_group_created_afresh_on_a_new_coordinator_follows_that_coordinator() {
     let v = check(&h.finish(&[(0, 10), (1, 10)]));
     assert!(v.is_ok(), "{:?}", v.anomalies);
 }
+
+/// `m0` (member `a`, generation 1) resets after ILLEGAL_GENERATION; `about` is the membership
+/// the answered request was sent under, when it was not generation 1's.
+fn reset_after(about: Option<groupsim_member::SentUnder>) -> History {
+    let mut h = clean();
+    h.member(
+        "m0",
+        MemberEvent::GenerationReset {
+            member_id: "a".into(),
+            generation: 1,
+            error: "ILLEGAL_GENERATION".into(),
+            reset_member_id: false,
+            answer_about: about,
+        },
+    );
+    h.finish(&[(0, 10), (1, 10)])
+}
+
+#[test]
+fn a_reset_on_an_answer_about_the_current_generation_is_not_flagged() {
+    assert!(!classes(&reset_after(None)).contains(&AnomalyClass::StaleReset));
+}
+
+#[test]
+fn a_reset_on_an_answer_about_an_earlier_generation_is_a_stale_reset() {
+    // Mechanism (KAFKA-9823): the answer concerned generation 0; the member holds generation 1
+    // and drops it anyway, losing its assignment and forcing a needless rebalance.
+    let h = reset_after(Some(groupsim_member::SentUnder { member_id: "a".into(), generation: 0 }));
+    let v = check(&h);
+    let a = v.anomalies.iter().find(|a| a.class == AnomalyClass::StaleReset).expect("flagged");
+    assert!(
+        a.message.contains("generation 1") && a.message.contains("generation 0"),
+        "{}",
+        a.message
+    );
+    assert_eq!(
+        a.events,
+        vec![h.len() - 4],
+        "proved by the reset event (three run-end events follow)"
+    );
+}

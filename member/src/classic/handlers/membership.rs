@@ -25,7 +25,7 @@ use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::compat::sb;
 use crate::probes;
-use crate::{MemberEvent, Millis};
+use crate::{MemberEvent, Millis, SentUnder};
 
 impl Member {
     pub(in crate::classic) fn drive_membership(&mut self, now: Millis) {
@@ -320,8 +320,10 @@ impl Member {
     }
 
     /// A JoinGroup or SyncGroup failed with `code`: the member is out of this rebalance, and a
-    /// group error is applied (the answer always concerns the rebalance under way). Returns
-    /// the group error, if `code` is one; the caller picks when to rejoin.
+    /// group error is applied if the answer concerns the membership the member still has (one
+    /// join or sync round trip is in flight at a time, so it always does unless something
+    /// reset the member meanwhile; KAFKA-9823). Returns the group error, if `code` is one; the
+    /// caller picks when to rejoin.
     fn rebalance_failed(
         &mut self,
         now: Millis,
@@ -330,7 +332,9 @@ impl Member {
         api: &str,
     ) -> Option<GroupError> {
         self.membership.phase = Phase::Unjoined;
-        self.handle_group_error(now, sent, code, api, true)
+        let current = sent.generation == self.membership.generation
+            && sent.member_id == self.membership.member_id;
+        self.handle_group_error(now, sent, code, api, current)
     }
 
     /// The one handler of the group errors every coordinator answer can carry (JoinGroup,
@@ -362,13 +366,13 @@ impl Member {
             GroupError::IllegalGeneration => {
                 if current {
                     self.probe_session_lost();
-                    self.reset_generation(code, false);
+                    self.reset_generation(code, false, sent);
                 }
             }
             GroupError::UnknownMemberId => {
                 if current {
                     self.probe_session_lost();
-                    self.reset_generation(code, true);
+                    self.reset_generation(code, true, sent);
                 }
             }
             GroupError::FencedInstanceId => {
@@ -384,16 +388,23 @@ impl Member {
         Some(error)
     }
 
-    /// Generation (and maybe member id) reset after an error: partitions are lost, not revoked
-    /// (no commit: the coordinator would reject it), and the member rejoins.
-    fn reset_generation(&mut self, code: i16, reset_member_id: bool) {
-        self.reset_generation_with(error_name(code), reset_member_id);
+    /// Generation (and maybe member id) reset after an error answering `sent`: partitions are
+    /// lost, not revoked (no commit: the coordinator would reject it), and the member rejoins.
+    fn reset_generation(&mut self, code: i16, reset_member_id: bool, sent: &Sent) {
+        let about_other = sent.generation != self.membership.generation
+            || sent.member_id != self.membership.member_id;
+        let answer_about = about_other
+            .then(|| SentUnder { member_id: sent.member_id.clone(), generation: sent.generation });
+        self.reset_generation_with(error_name(code), reset_member_id, answer_about);
     }
 
+    /// The reset itself; `answer_about` is the membership the answer concerned when it is not
+    /// the current one (recorded for the checker, which holds members to KAFKA-9823's rule).
     pub(in crate::classic) fn reset_generation_with(
         &mut self,
         error: String,
         reset_member_id: bool,
+        answer_about: Option<SentUnder>,
     ) {
         probes::GENERATION_RESET.hit();
         self.emit(MemberEvent::GenerationReset {
@@ -401,6 +412,7 @@ impl Member {
             generation: self.membership.generation,
             error: error.clone(),
             reset_member_id,
+            answer_about,
         });
         self.lose_partitions(&error);
         self.membership.generation = NO_GENERATION;
@@ -446,7 +458,7 @@ impl Member {
             );
         }
         self.rebalance.pending_revoke.clear();
-        self.reset_generation_with("POLL_TIMEOUT".to_string(), true);
+        self.reset_generation_with("POLL_TIMEOUT".to_string(), true, None);
     }
 
     pub(in crate::classic) fn drive_leave(&mut self, now: Millis) {
