@@ -12,7 +12,7 @@ use groupsim::shrink::shrink;
 /// Runs `scenario` with `bug` on seeds 0.. until one shows an expected anomaly; returns it.
 fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, AnomalyClass) {
     let s = scenarios::find(scenario_name).expect("in catalogue");
-    let options = RunOptions { bug: Some(bug), schedule: None };
+    let options = RunOptions { bug: Some(bug), ..RunOptions::default() };
     for seed in 0..max_seeds {
         let r = run_seed_with(&s, seed, &options).expect("run");
         let classes: Vec<AnomalyClass> = r.verdict.anomalies.iter().map(|a| a.class).collect();
@@ -41,7 +41,7 @@ fn check_switch_shrinking_to(name: &str, scenario_name: &str, max_seeds: u64, ma
         clean.failure_report()
     );
     // Replays bit for bit.
-    let options = RunOptions { bug: Some(bug), schedule: None };
+    let options = RunOptions { bug: Some(bug), ..RunOptions::default() };
     let a = run_seed_with(&s, seed, &options).expect("run");
     let b = run_seed_with(&s, seed, &options).expect("run");
     assert_eq!(a.history_hash, b.history_hash);

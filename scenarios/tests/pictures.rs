@@ -273,7 +273,8 @@ fn html_page_is_well_formed_and_embeds_the_svg_with_heading_and_anomaly_list() {
 fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
     let s = scenarios::find("membership_churn").expect("in catalogue");
     let bug = groupsim::bugs::find("assignor-double-assigns").expect("bug switch");
-    let r = run_seed_with(&s, 0, &RunOptions { bug: Some(bug), schedule: None }).expect("run");
+    let r =
+        run_seed_with(&s, 0, &RunOptions { bug: Some(bug), ..RunOptions::default() }).expect("run");
     assert!(
         r.verdict.anomalies.iter().any(|a| a.class == AnomalyClass::SplitAssignment),
         "the bug switch bites: {:?}",

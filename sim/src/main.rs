@@ -141,12 +141,19 @@ enum Command {
         /// Stop at the first failing seed (exit 1): how long until a bug is caught.
         #[arg(long)]
         fail_fast: bool,
+        /// Drop the event triggers from every schedule, keeping the timed faults.
+        #[arg(long)]
+        no_triggers: bool,
     },
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
     /// required probe was never hit.
     Coverage {
         #[command(flatten)]
         range: SeedRange,
+        /// Drop the event triggers from every schedule, keeping the timed faults: what the
+        /// timed faults alone reach.
+        #[arg(long)]
+        no_triggers: bool,
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
@@ -175,6 +182,9 @@ struct Variant {
     /// Replay this fault schedule (JSON, as written by `shrink`) instead of the drawn one.
     #[arg(long)]
     schedule: Option<std::path::PathBuf>,
+    /// Drop the event triggers from the schedule, keeping the timed faults.
+    #[arg(long)]
+    no_triggers: bool,
 }
 
 impl Variant {
@@ -191,7 +201,7 @@ impl Variant {
                 )
             }
         };
-        Ok(RunOptions { bug, schedule })
+        Ok(RunOptions { bug, schedule, no_triggers: self.no_triggers })
     }
 }
 
@@ -273,10 +283,10 @@ fn real_main() -> Result<ExitCode> {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast } => {
+        Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast, no_triggers } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = sweep::seed_range(range.start, range.seeds, shard);
-            let options = RunOptions { bug, schedule: None };
+            let options = RunOptions { bug, schedule: None, no_triggers };
             let sweep = Sweep::new(&scenarios, seeds, range.jobs, options)?.fail_fast(fail_fast);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage {
@@ -284,9 +294,10 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(code)
         }
-        Command::Coverage { range } => {
+        Command::Coverage { range, no_triggers } => {
             let seeds = sweep::seed_range(range.start, range.seeds, None);
-            let sweep = Sweep::new(&[], seeds, range.jobs, RunOptions::default())?;
+            let options = RunOptions { no_triggers, ..RunOptions::default() };
+            let sweep = Sweep::new(&[], seeds, range.jobs, options)?;
             let (code, rows) = run_sweep(&sweep, false)?;
             let coverage = Coverage::from_rows(&rows);
             out!("{}", coverage.table());
@@ -312,7 +323,7 @@ fn shrink(
 ) -> Result<ExitCode> {
     let s = scenarios::find(name)?;
     let bug = bug.as_deref().map(bugs::find).transpose()?;
-    let options = RunOptions { bug, schedule: None };
+    let options = RunOptions { bug, ..RunOptions::default() };
     let report = run_one(&s, seed, &options)?;
     let Some(first) = report.verdict.first() else {
         outln!("{name} seed {seed} passes: nothing to shrink");

@@ -39,6 +39,9 @@ pub struct RunOptions {
     pub bug: Option<BugSwitch>,
     /// A fault schedule to use instead of the drawn one (replay of a shrunk schedule).
     pub schedule: Option<FaultSchedule>,
+    /// Drop the schedule's event triggers, keeping its timed faults: what the timed faults
+    /// alone reach (`--no-triggers`).
+    pub no_triggers: bool,
 }
 
 impl RunOptions {
@@ -51,7 +54,26 @@ impl RunOptions {
         if let Some(schedule) = &self.schedule {
             spec.faults = schedule.clone();
         }
+        if self.no_triggers {
+            spec.faults.triggers.clear();
+        }
         spec
+    }
+
+    /// The command-line arguments that give these options (`--bug` and `--no-triggers`), for
+    /// replay commands; a schedule is named `<file>`.
+    pub fn args(&self) -> String {
+        let mut args = String::new();
+        if let Some(bug) = &self.bug {
+            args.push_str(&format!(" --bug {}", bug.name));
+        }
+        if self.no_triggers {
+            args.push_str(" --no-triggers");
+        }
+        if self.schedule.is_some() {
+            args.push_str(" --schedule <file>");
+        }
+        args
     }
 }
 
@@ -67,12 +89,7 @@ pub fn run_seed_with(
     options: &RunOptions,
 ) -> Result<RunReport, WorldError> {
     let mut report = run_spec(options.spec(scenario, seed))?;
-    if let Some(bug) = &options.bug {
-        report.extra_args = format!(" --bug {}", bug.name);
-    }
-    if options.schedule.is_some() {
-        report.extra_args.push_str(" --schedule <file>");
-    }
+    report.extra_args = options.args();
     Ok(report)
 }
 
@@ -258,5 +275,24 @@ impl SeedResult {
                 probes: BTreeSet::new(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_triggers_drops_the_triggers_and_keeps_the_timed_faults() {
+        let swarm = crate::scenarios::find("swarm").expect("in catalogue");
+        let seed = (0..20)
+            .find(|&s| !swarm.build(s).faults.triggers.is_empty())
+            .expect("some swarm seed draws triggers");
+        let drawn = RunOptions::default().spec(&swarm, seed);
+        let options = RunOptions { no_triggers: true, ..RunOptions::default() };
+        let without = options.spec(&swarm, seed);
+        assert!(without.faults.triggers.is_empty());
+        assert_eq!(without.faults.faults, drawn.faults.faults);
+        assert_eq!(options.args(), " --no-triggers");
     }
 }

@@ -233,9 +233,9 @@ impl Sweep {
         self
     }
 
-    /// ` --bug <name>` when a bug switch is on, for replay commands.
+    /// ` --bug <name>` / ` --no-triggers` as the options say, for replay commands.
     fn bug_arg(&self) -> String {
-        self.options.bug.as_ref().map(|b| format!(" --bug {}", b.name)).unwrap_or_default()
+        self.options.args()
     }
 
     /// The table's header: the seed range and the column names.
