@@ -1,15 +1,23 @@
-//! `groupsim bench`: throughput of standard scenarios (seeds per second, simulated seconds per
-//! wall second, events per second). Wall-clock time is read here, outside any simulation.
+//! `groupsim bench`: throughput of scenarios (seeds per second, simulated seconds per second,
+//! history events per second). Wall-clock and CPU time are read here, outside any simulation.
 //!
-//! The three scenarios: a small steady group (`membership_churn`), the all-faults `swarm`, and a
-//! 1,000-member join storm ([`join_storm_1000`]) run with a tenth of the seeds.
+//! By default three standard scenarios: a small steady group (`membership_churn`), the
+//! all-faults `swarm`, and a 1,000-member join storm ([`join_storm_1000`]) run with a tenth of the
+//! seeds; `--all` measures the whole catalogue. Seeds run on every core (`--jobs` overrides),
+//! one whole simulation per thread at a time. Each row reports both the total rate (seeds per
+//! wall second over all threads) and the rate per core (seeds per CPU second of the threads that
+//! ran them): the per-core figure does not move with the thread count or with other load on a
+//! shared machine, so it is the one to compare across changes.
 
 use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::runner::{self, RunReport};
-use crate::scenario::ScenarioSpec;
-use crate::scenarios::{self, storm::join_storm_1000};
+use crate::scenario::Scenario;
+use crate::scenarios::{self, storm::join_storm_1000, UnknownScenario};
+use crate::sweep;
 use crate::world::WorldError;
 
 /// One scenario's figures.
@@ -19,8 +27,11 @@ pub struct BenchRow {
     pub scenario: String,
     /// Seeds run.
     pub seeds: u64,
-    /// Wall seconds for all of them.
+    /// Wall seconds for all of them (on all threads).
     pub wall_s: f64,
+    /// CPU seconds of the threads while they ran the seeds (their wall seconds where the
+    /// platform does not say).
+    pub cpu_s: f64,
     /// Simulated milliseconds, summed over seeds.
     pub simulated_ms: u64,
     /// History events, summed over seeds.
@@ -29,35 +40,61 @@ pub struct BenchRow {
     pub failed: Vec<(u64, String)>,
     /// Seeds the harness could not run: (seed, error).
     pub errors: Vec<(u64, String)>,
-    /// The slowest seed's wall seconds.
+    /// The slowest seed's CPU seconds.
     pub slowest_s: f64,
 }
 
 impl BenchRow {
-    /// Seeds per wall second.
+    /// Seeds per wall second, all threads together.
     pub fn seeds_per_s(&self) -> f64 {
         self.seeds as f64 / self.wall_s.max(1e-9)
     }
 
-    /// Simulated seconds per wall second.
-    pub fn sim_speed(&self) -> f64 {
-        self.simulated_ms as f64 / 1000.0 / self.wall_s.max(1e-9)
+    /// Seeds per CPU second: the rate of one core.
+    pub fn seeds_per_core_s(&self) -> f64 {
+        self.seeds as f64 / self.cpu_s.max(1e-9)
     }
 
-    /// History events per wall second.
+    /// Simulated seconds per CPU second.
+    pub fn sim_speed(&self) -> f64 {
+        self.simulated_ms as f64 / 1000.0 / self.cpu_s.max(1e-9)
+    }
+
+    /// History events per CPU second.
     pub fn events_per_s(&self) -> f64 {
-        self.events as f64 / self.wall_s.max(1e-9)
+        self.events as f64 / self.cpu_s.max(1e-9)
     }
 }
 
-/// Runs seeds `0..seeds` of `build` and measures them.
-pub fn measure(name: &str, seeds: u64, build: impl Fn(u64) -> ScenarioSpec) -> BenchRow {
-    let mut row = BenchRow { scenario: name.to_string(), seeds, ..Default::default() };
+/// CPU seconds the calling thread has run, where the platform says (Linux:
+/// `/proc/thread-self/schedstat`, whose first field is nanoseconds on a CPU).
+fn thread_cpu_s() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+/// Runs seeds `0..seeds` of `scenario` on `jobs` threads and measures them.
+pub fn measure(scenario: &Scenario, seeds: u64, jobs: usize) -> BenchRow {
+    let mut row = BenchRow { scenario: scenario.name.to_string(), seeds, ..Default::default() };
+    let never = AtomicBool::new(false);
+    let per_seed = Mutex::new(Vec::new());
     let all = Instant::now();
-    for seed in 0..seeds {
-        let one = Instant::now();
-        let run: Result<RunReport, WorldError> = runner::run_spec(build(seed));
-        row.slowest_s = row.slowest_s.max(one.elapsed().as_secs_f64());
+    let runs = sweep::on_threads(0..seeds, jobs, &never, |seed| {
+        let (cpu, wall) = (thread_cpu_s(), Instant::now());
+        let run: Result<RunReport, WorldError> = runner::run_spec(scenario.build(seed));
+        let took = match (cpu, thread_cpu_s()) {
+            (Some(a), Some(b)) => b - a,
+            _ => wall.elapsed().as_secs_f64(),
+        };
+        per_seed.lock().expect("per-seed lock").push(took);
+        run
+    });
+    row.wall_s = all.elapsed().as_secs_f64();
+    let per_seed = per_seed.into_inner().expect("per-seed lock");
+    row.cpu_s = per_seed.iter().sum();
+    row.slowest_s = per_seed.iter().copied().fold(0.0, f64::max);
+    for (seed, run) in runs {
         match run {
             Ok(r) => {
                 row.simulated_ms += r.simulated_ms();
@@ -69,26 +106,40 @@ pub fn measure(name: &str, seeds: u64, build: impl Fn(u64) -> ScenarioSpec) -> B
             Err(e) => row.errors.push((seed, e.to_string())),
         }
     }
-    row.wall_s = all.elapsed().as_secs_f64();
     row
 }
 
 /// The benchmark table.
-pub fn table(rows: &[BenchRow]) -> String {
+pub fn table(rows: &[BenchRow], jobs: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<18} {:>6} {:>9} {:>9} {:>13} {:>11} {:>10} {:>7}",
-        "scenario", "seeds", "wall s", "seeds/s", "sim s/wall s", "events/s", "slowest s", "failed"
+        "{jobs} thread(s); per core = per CPU second of the threads that ran the seeds"
+    );
+    let _ = writeln!(
+        out,
+        "{:<24} {:>5} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>6}",
+        "scenario",
+        "seeds",
+        "wall s",
+        "seeds/s",
+        "cpu s",
+        "per core",
+        "sim s/cpu",
+        "events/cpu",
+        "slowest s",
+        "failed"
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<18} {:>6} {:>9.2} {:>9.2} {:>13.1} {:>11.0} {:>10.2} {:>7}",
+            "{:<24} {:>5} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>10.1} {:>10.0} {:>9.2} {:>6}",
             r.scenario,
             r.seeds,
             r.wall_s,
             r.seeds_per_s(),
+            r.cpu_s,
+            r.seeds_per_core_s(),
             r.sim_speed(),
             r.events_per_s(),
             r.slowest_s,
@@ -106,26 +157,44 @@ pub fn table(rows: &[BenchRow]) -> String {
     out
 }
 
-/// Runs the benchmark and returns its report: `seeds` seeds of `membership_churn` and `swarm`,
-/// and `max(1, seeds / 10)` of the 1,000-member join storm.
-pub fn run(seeds: u64) -> Result<String, WorldError> {
-    let mut rows = Vec::new();
-    for name in ["membership_churn", "swarm"] {
-        let s = scenarios::find(name).map_err(|e| WorldError::InvalidScenario {
-            name: name.to_string(),
-            reason: e.to_string(),
-        })?;
-        rows.push(measure(name, seeds, |seed| s.build(seed)));
-    }
-    rows.push(measure("join_storm_1000", (seeds / 10).max(1), join_storm_1000));
+/// The 1,000-member join storm, which is not in the catalogue (too slow for sweeps).
+fn storm_1000() -> Scenario {
+    Scenario::new("join_storm_1000", "1,000 members join within seconds", join_storm_1000)
+}
+
+/// The scenarios to measure with their seed counts: `names` (catalogue names or
+/// `join_storm_1000`), the whole catalogue with `all`, else the three standard ones. The
+/// 1,000-member storm runs `max(1, seeds / 10)` seeds.
+pub fn plan(names: &[String], all: bool, seeds: u64) -> Result<Vec<(Scenario, u64)>, UnknownScenario> {
+    let storm = storm_1000();
+    let pick = |name: &str| if name == storm.name { Ok(storm) } else { scenarios::find(name) };
+    let chosen: Vec<Scenario> = if all {
+        scenarios::catalogue()
+    } else if names.is_empty() {
+        ["membership_churn", "swarm", storm.name].iter().map(|n| pick(n)).collect::<Result<_, _>>()?
+    } else {
+        names.iter().map(|n| pick(n)).collect::<Result<_, _>>()?
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|s| {
+            let n = if s.name == storm.name { (seeds / 10).max(1) } else { seeds };
+            (s, n)
+        })
+        .collect())
+}
+
+/// Runs the benchmark over `plan` on `jobs` threads and returns its report.
+pub fn run(plan: &[(Scenario, u64)], jobs: usize) -> String {
+    let rows: Vec<BenchRow> = plan.iter().map(|(s, n)| measure(s, *n, jobs)).collect();
     let mut out = String::new();
     if cfg!(debug_assertions) {
         out.push_str(
             "note: debug build; run `cargo run --release -- bench` for representative figures\n",
         );
     }
-    out.push_str(&table(&rows));
-    Ok(out)
+    out.push_str(&table(&rows, jobs));
+    out
 }
 
 #[cfg(test)]
@@ -137,19 +206,43 @@ mod tests {
         let row = BenchRow {
             scenario: "x".into(),
             seeds: 4,
-            wall_s: 2.0,
+            wall_s: 1.0,
+            cpu_s: 2.0,
             simulated_ms: 100_000,
             events: 5_000,
             failed: vec![(3, "stuck".into())],
             ..Default::default()
         };
-        let t = table(&[row]);
-        assert!(
-            t.contains("seeds/s") && t.contains("sim s/wall s") && t.contains("events/s"),
-            "{t}"
-        );
-        let line = t.lines().nth(1).unwrap();
-        assert!(line.starts_with("x ") && line.contains("2.00") && line.contains("50.0"), "{line}");
+        let t = table(&[row], 2);
+        assert!(t.contains("seeds/s") && t.contains("per core") && t.contains("sim s/cpu"), "{t}");
+        let cols: Vec<&str> = t.lines().nth(2).unwrap().split_whitespace().collect();
+        assert_eq!(cols[..7], ["x", "4", "1.00", "4.00", "2.00", "2.00", "50.0"], "{t}");
         assert!(t.contains("x seed 3: checker found stuck"), "{t}");
+    }
+
+    #[test]
+    fn plan_picks_the_standard_three_the_named_or_the_whole_catalogue() {
+        let names = |p: Vec<(Scenario, u64)>| -> Vec<(String, u64)> {
+            p.into_iter().map(|(s, n)| (s.name.to_string(), n)).collect()
+        };
+        let standard = names(plan(&[], false, 20).unwrap());
+        assert_eq!(
+            standard,
+            [("membership_churn".into(), 20), ("swarm".into(), 20), ("join_storm_1000".into(), 2)]
+        );
+        let all = names(plan(&[], true, 5).unwrap());
+        assert_eq!(all.len(), scenarios::catalogue().len());
+        assert!(all.iter().all(|(_, n)| *n == 5));
+        assert_eq!(names(plan(&["join_storm_1000".into()], false, 5).unwrap()), [("join_storm_1000".into(), 1)]);
+        assert!(plan(&["nope".into()], false, 5).is_err());
+    }
+
+    #[test]
+    fn measure_runs_every_seed_once_on_any_thread_count() {
+        let steady = scenarios::find("steady_state").unwrap();
+        let one = measure(&steady, 2, 1);
+        let two = measure(&steady, 2, 2);
+        assert_eq!((one.seeds, one.events, one.simulated_ms), (two.seeds, two.events, two.simulated_ms));
+        assert!(one.cpu_s > 0.0 && one.slowest_s <= one.cpu_s, "{one:?}");
     }
 }

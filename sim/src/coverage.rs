@@ -101,6 +101,9 @@ mod tests {
             failures: vec![],
             replay: None,
             probe_seeds: hits.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+            rebalances: 0,
+            simulated_ms: 0,
+            wall_seconds: 1.0,
         }
     }
 

@@ -36,6 +36,7 @@ pub mod driver;
 pub mod faults;
 pub mod history;
 pub mod host;
+pub mod merge;
 pub mod nemesis;
 pub mod pictures;
 pub mod probes;

@@ -11,7 +11,8 @@ use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport};
 use groupsim::scenario::Scenario;
 use groupsim::scenarios;
-use groupsim::sweep::{self, Shard, Sweep};
+use groupsim::merge::{self, ShardFile};
+use groupsim::sweep::{self, Seeds, Shard, Sweep};
 
 /// Writes to stdout; a closed pipe (`groupsim … | head`) ends the program quietly instead of
 /// panicking.
@@ -112,12 +113,22 @@ enum Command {
         #[command(flatten)]
         variant: Variant,
     },
-    /// Measure throughput of standard scenarios (seeds/s, simulated s per wall s, events/s).
-    /// Build with --release for meaningful figures.
+    /// Measure throughput (seeds/s in total and per core, simulated s and events per CPU s) of
+    /// three standard scenarios, the named ones, or the whole catalogue. Build with --release
+    /// for meaningful figures.
     Bench {
-        /// Seeds per scenario.
+        /// Scenarios to measure (catalogue names or join_storm_1000; default: membership_churn,
+        /// swarm and join_storm_1000).
+        scenarios: Vec<String>,
+        /// Measure every scenario of the catalogue.
+        #[arg(long, conflicts_with = "scenarios")]
+        all: bool,
+        /// Seeds per scenario (join_storm_1000 runs a tenth of them).
         #[arg(long, default_value_t = 20)]
         seeds: u64,
+        /// Seeds run in parallel (default: every available core).
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -132,10 +143,12 @@ enum Command {
         /// together are shard 1/2): split a deep sweep across machines.
         #[arg(long)]
         shard: Option<Shard>,
-        /// Print a JSON summary instead of the table.
+        /// Print a JSON summary instead of the table (with the sweep's plan, for `groupsim
+        /// merge`).
         #[arg(long)]
         json: bool,
-        /// After the table, print each coverage probe with the number of seeds that hit it.
+        /// After the table, print each coverage probe with the number of seeds that hit it (with
+        /// --json the counts are in the JSON and nothing else is printed).
         #[arg(long)]
         coverage: bool,
         /// Stop at the first failing seed (exit 1): how long until a bug is caught.
@@ -155,6 +168,23 @@ enum Command {
         #[arg(long)]
         no_triggers: bool,
     },
+    /// Merge the --json files of `sweep --shard K/N` runs: print the table (and exit with the
+    /// code) one unsharded sweep would have; refuse files of different sweeps, overlapping
+    /// shards and missing ones.
+    Merge {
+        /// The shards' JSON files (any order).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Print the merged sweep's JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// After the table, print each coverage probe with the number of seeds that hit it.
+        #[arg(long)]
+        coverage: bool,
+        /// Also write one replay command per failing seed to this file.
+        #[arg(long)]
+        replays: Option<std::path::PathBuf>,
+    },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
 }
@@ -168,9 +198,16 @@ struct SeedRange {
     /// First seed.
     #[arg(long, default_value_t = 0)]
     start: u64,
-    /// Seeds run in parallel (each simulation stays single-threaded).
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
+    /// Seeds run in parallel, each simulation single-threaded (default: every available core).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+impl SeedRange {
+    /// The threads to use: `--jobs`, or every available core.
+    fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(sweep::default_jobs)
+    }
 }
 
 /// How a run differs from the scenario's drawn one.
@@ -271,12 +308,20 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { seeds } => {
+        Command::Bench { scenarios, all, seeds, jobs } => {
             if seeds == 0 {
                 bail!("--seeds must be at least 1");
             }
-            out!("{}", groupsim::bench::run(seeds)?);
+            let jobs = jobs.unwrap_or_else(sweep::default_jobs);
+            if jobs == 0 {
+                bail!("--jobs must be at least 1");
+            }
+            let plan = groupsim::bench::plan(&scenarios, all, seeds)?;
+            out!("{}", groupsim::bench::run(&plan, jobs));
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge { files, json, coverage, replays } => {
+            merge_shards(&files, json, coverage, replays.as_deref())
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
         Command::Serve(args) => {
@@ -285,19 +330,19 @@ fn real_main() -> Result<ExitCode> {
         }
         Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast, no_triggers } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
-            let seeds = sweep::seed_range(range.start, range.seeds, shard);
+            let seeds = Seeds { start: range.start, count: range.seeds, shard };
             let options = RunOptions { bug, schedule: None, no_triggers };
-            let sweep = Sweep::new(&scenarios, seeds, range.jobs, options)?.fail_fast(fail_fast);
+            let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?.fail_fast(fail_fast);
             let (code, rows) = run_sweep(&sweep, json)?;
-            if coverage {
+            if coverage && !json {
                 out!("{}", Coverage::from_rows(&rows).table());
             }
             Ok(code)
         }
         Command::Coverage { range, no_triggers } => {
-            let seeds = sweep::seed_range(range.start, range.seeds, None);
+            let seeds = Seeds { start: range.start, count: range.seeds, shard: None };
             let options = RunOptions { no_triggers, ..RunOptions::default() };
-            let sweep = Sweep::new(&[], seeds, range.jobs, options)?;
+            let sweep = Sweep::new(&[], seeds, range.jobs(), options)?;
             let (code, rows) = run_sweep(&sweep, false)?;
             let coverage = Coverage::from_rows(&rows);
             out!("{}", coverage.table());
@@ -391,10 +436,36 @@ fn run_sweep(sweep: &Sweep, json: bool) -> Result<(ExitCode, Vec<sweep::SweepRow
         }
     });
     if json {
-        outln!("{}", sweep::json_summary(&rows).context("serialising the summary")?);
+        let json = sweep::json_summary(&sweep.plan(), &rows).context("serialising the summary")?;
+        outln!("{json}");
     } else {
         out!("{}", sweep::total_line(&rows));
     }
     let code = if sweep::any_failed(&rows) { ExitCode::from(1) } else { ExitCode::SUCCESS };
     Ok((code, rows))
+}
+
+/// `groupsim merge`: the unsharded sweep's table (or JSON) from its shards' JSON files, every
+/// failing seed's replay command written to `replays`; exit 1 on any failing seed.
+fn merge_shards(
+    files: &[std::path::PathBuf],
+    json: bool,
+    coverage: bool,
+    replays: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    let shards = files.iter().map(|f| ShardFile::read(f)).collect::<Result<Vec<_>, _>>()?;
+    let merged = merge::merge(shards)?;
+    if json {
+        outln!("{}", merged.json().context("serialising the summary")?);
+    } else {
+        out!("{}", merged.table());
+        if coverage {
+            out!("{}", Coverage::from_rows(&merged.rows).table());
+        }
+    }
+    if let Some(path) = replays {
+        std::fs::write(path, merged.replay_commands())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(if sweep::any_failed(&merged.rows) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

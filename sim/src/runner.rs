@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use groupsim_wire::probe::{self, ProbeHits};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bugs::BugSwitch;
 use crate::checker::{self, AnomalyClass, Verdict};
@@ -63,18 +63,24 @@ impl RunOptions {
     /// The command-line arguments that give these options (`--bug` and `--no-triggers`), for
     /// replay commands; a schedule is named `<file>`.
     pub fn args(&self) -> String {
-        let mut args = String::new();
-        if let Some(bug) = &self.bug {
-            args.push_str(&format!(" --bug {}", bug.name));
-        }
-        if self.no_triggers {
-            args.push_str(" --no-triggers");
-        }
-        if self.schedule.is_some() {
-            args.push_str(" --schedule <file>");
-        }
-        args
+        option_args(self.bug.as_ref().map(|b| b.name), self.no_triggers, self.schedule.is_some())
     }
+}
+
+/// The command-line arguments for a bug switch, `--no-triggers` and a schedule (named `<file>`),
+/// each with a leading space: what replay commands append.
+pub fn option_args(bug: Option<&str>, no_triggers: bool, schedule: bool) -> String {
+    let mut args = String::new();
+    if let Some(bug) = bug {
+        args.push_str(&format!(" --bug {bug}"));
+    }
+    if no_triggers {
+        args.push_str(" --no-triggers");
+    }
+    if schedule {
+        args.push_str(" --schedule <file>");
+    }
+    args
 }
 
 /// Runs `scenario` with `seed` and checks the history.
@@ -229,7 +235,7 @@ pub fn output_dir() -> PathBuf {
 }
 
 /// One seed's line in a sweep.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeedResult {
     /// The seed.
     pub seed: u64,

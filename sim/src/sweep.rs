@@ -1,6 +1,9 @@
-//! `groupsim sweep`: many seeds of many scenarios, on several threads, summarised per scenario
-//! as a table or JSON. A deep sweep splits across machines by shard: shard K of N runs the K-th
-//! of N contiguous blocks of the seed range, so shards 1/4 and 2/4 together are shard 1/2.
+//! `groupsim sweep`: many seeds of many scenarios, on several threads (every available core
+//! unless told otherwise), summarised per scenario as a table or JSON. Each thread runs one whole
+//! simulation at a time, single-threaded, so a seed's history does not depend on the thread count.
+//! A deep sweep splits across machines by shard: shard K of N runs the K-th of N contiguous blocks
+//! of the seed range, so shards 1/4 and 2/4 together are shard 1/2; the JSON carries the
+//! [`SweepPlan`] so `groupsim merge` (see [`crate::merge`]) can rebuild the unsharded table.
 //!
 //! Wall-clock time is read here (rates, the progress bar), outside any simulation.
 
@@ -12,9 +15,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::runner::{self, RunOptions, SeedResult};
+use crate::runner::{self, option_args, RunOptions, SeedResult};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, UnknownScenario};
 
@@ -59,6 +62,12 @@ impl FromStr for Shard {
     }
 }
 
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// The seeds of `shard` of `start..start+count` (all of them without a shard): the shard's
 /// contiguous block.
 pub fn seed_range(start: u64, count: u64, shard: Option<Shard>) -> Range<u64> {
@@ -69,6 +78,81 @@ pub fn seed_range(start: u64, count: u64, shard: Option<Shard>) -> Range<u64> {
             let hi = k * count / n;
             start + lo..start + hi
         }
+    }
+}
+
+/// The seeds a sweep is asked for: `count` seeds from `start`, or one shard of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seeds {
+    /// First seed of the whole range.
+    pub start: u64,
+    /// Seeds in the whole range.
+    pub count: u64,
+    /// The block of the range to run, if not all of it.
+    pub shard: Option<Shard>,
+}
+
+impl Seeds {
+    /// The seeds to run.
+    pub fn range(&self) -> Range<u64> {
+        seed_range(self.start, self.count, self.shard)
+    }
+}
+
+/// Threads a sweep uses unless `--jobs` says otherwise: every core the process may use.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What a sweep was asked to run, written into every row of its JSON: `groupsim merge` merges
+/// only shards whose plans agree (apart from the shard and its seeds) and whose seeds tile the
+/// whole range.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepPlan {
+    /// The groupsim version that ran it.
+    pub version: String,
+    /// The scenarios, in the order swept.
+    pub scenarios: Vec<String>,
+    /// First seed of the whole range.
+    pub start: u64,
+    /// Seeds in the whole range.
+    pub seeds: u64,
+    /// The shard this file ran (`K/N`), if any.
+    pub shard: Option<String>,
+    /// The seeds this file ran: `first_seed..end_seed`.
+    pub first_seed: u64,
+    /// One past the last seed this file ran.
+    pub end_seed: u64,
+    /// The bug switch turned on.
+    pub bug: Option<String>,
+    /// Whether event triggers were dropped.
+    pub no_triggers: bool,
+    /// Whether the sweep stopped at its first failing seed.
+    pub fail_fast: bool,
+}
+
+impl SweepPlan {
+    /// The seeds this file ran.
+    pub fn range(&self) -> Range<u64> {
+        self.first_seed..self.end_seed
+    }
+
+    /// ` --bug <name>` / ` --no-triggers`, as in the replay commands.
+    pub fn args(&self) -> String {
+        option_args(self.bug.as_deref(), self.no_triggers, false)
+    }
+
+    /// Every field but the shard and its seeds: two shards of one sweep agree on these.
+    pub fn sweep_fields(&self) -> [(&'static str, String); 7] {
+        [
+            ("version", self.version.clone()),
+            ("scenarios", self.scenarios.join(",")),
+            ("start", self.start.to_string()),
+            ("seeds", self.seeds.to_string()),
+            ("bug", self.bug.clone().unwrap_or_else(|| "none".into())),
+            ("no_triggers", self.no_triggers.to_string()),
+            ("fail_fast", self.fail_fast.to_string()),
+        ]
     }
 }
 
@@ -87,7 +171,7 @@ pub enum SweepError {
 }
 
 /// One scenario's sweep outcome, for the table and `--json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepRow {
     /// Scenario name.
     pub scenario: String,
@@ -109,6 +193,15 @@ pub struct SweepRow {
     pub replay: Option<String>,
     /// Per probe hit (family members as `name:detail`), how many seeds hit it.
     pub probe_seeds: BTreeMap<String, usize>,
+    /// Rebalances summed over the seeds.
+    #[serde(default)]
+    pub rebalances: u64,
+    /// Simulated milliseconds summed over the seeds.
+    #[serde(default)]
+    pub simulated_ms: u64,
+    /// Wall seconds the seeds took.
+    #[serde(default)]
+    pub wall_seconds: f64,
 }
 
 impl SweepRow {
@@ -116,7 +209,7 @@ impl SweepRow {
     /// seconds; `bug_arg` is appended to the replay command.
     pub fn new(scenario: &str, results: &[SeedResult], wall: f64, bug_arg: &str) -> Self {
         let failures: Vec<SeedResult> = results.iter().filter(|r| !r.ok).cloned().collect();
-        let sim_secs: f64 = results.iter().map(|r| r.simulated_ms as f64 / 1000.0).sum();
+        let simulated_ms: u64 = results.iter().map(|r| r.simulated_ms).sum();
         let rebalances: u64 = results.iter().map(|r| r.rebalances).sum();
         let mut probe_seeds = BTreeMap::new();
         for r in results {
@@ -133,19 +226,43 @@ impl SweepRow {
                 *probe_seeds.entry(name.to_string()).or_insert(0) += 1;
             }
         }
+        let replay = failures
+            .first()
+            .map(|r| format!("{}{bug_arg}", runner::replay_command(scenario, r.seed)));
+        Self::from_sums(
+            scenario,
+            results.len(),
+            failures,
+            replay,
+            probe_seeds,
+            (rebalances, simulated_ms, wall),
+        )
+    }
+
+    /// A row from its seed count, failing seeds (in seed order), replay command, probe counts and
+    /// `(rebalances, simulated ms, wall seconds)` summed over its seeds: the rates follow.
+    pub fn from_sums(
+        scenario: &str,
+        seeds: usize,
+        failures: Vec<SeedResult>,
+        replay: Option<String>,
+        probe_seeds: BTreeMap<String, usize>,
+        (rebalances, simulated_ms, wall): (u64, u64, f64),
+    ) -> Self {
         SweepRow {
             scenario: scenario.to_string(),
-            seeds: results.len(),
-            passed: results.len() - failures.len(),
+            seeds,
+            passed: seeds - failures.len(),
             failed: failures.len(),
-            rebalances_per_seed: rebalances as f64 / results.len() as f64,
-            simulated_seconds_per_wall_second: sim_secs / wall,
-            seeds_per_second: results.len() as f64 / wall,
-            replay: failures
-                .first()
-                .map(|r| format!("{}{bug_arg}", runner::replay_command(scenario, r.seed))),
+            rebalances_per_seed: rebalances as f64 / seeds as f64,
+            simulated_seconds_per_wall_second: simulated_ms as f64 / 1000.0 / wall,
+            seeds_per_second: seeds as f64 / wall,
+            replay,
             failures,
             probe_seeds,
+            rebalances,
+            simulated_ms,
+            wall_seconds: wall,
         }
     }
 
@@ -181,9 +298,39 @@ pub fn total_line(rows: &[SweepRow]) -> String {
     format!("total: {} runs, {} passed, {} failed\n", total, total - failed, failed)
 }
 
-/// The rows as pretty JSON (`--json`).
-pub fn json_summary(rows: &[SweepRow]) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(rows)
+/// The table's first lines: the seed range, the options and the column names.
+pub fn table_header(seeds: Range<u64>, args: &str) -> String {
+    format!(
+        "seeds {}..{}{}\n{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed\n",
+        seeds.start,
+        seeds.end,
+        args,
+        "scenario",
+        "seeds",
+        "pass",
+        "fail",
+        "rebal/seed",
+        "sim s/s",
+        "seeds/s"
+    )
+}
+
+/// A row as written by `--json`: the row's fields and the sweep's plan beside them (a JSON array
+/// of rows, as before the plan was added, so readers of the rows keep working).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JsonRow {
+    /// The row.
+    #[serde(flatten)]
+    pub row: SweepRow,
+    /// The sweep it belongs to; absent in files written before plans were recorded.
+    pub sweep: Option<SweepPlan>,
+}
+
+/// The rows as pretty JSON (`--json`), each carrying `plan`.
+pub fn json_summary(plan: &SweepPlan, rows: &[SweepRow]) -> serde_json::Result<String> {
+    let rows: Vec<JsonRow> =
+        rows.iter().map(|r| JsonRow { row: r.clone(), sweep: Some(plan.clone()) }).collect();
+    serde_json::to_string_pretty(&rows)
 }
 
 /// Whether any seed of any row failed.
@@ -195,6 +342,7 @@ pub fn any_failed(rows: &[SweepRow]) -> bool {
 #[derive(Debug)]
 pub struct Sweep {
     scenarios: Vec<Scenario>,
+    plan_seeds: Seeds,
     seeds: Range<u64>,
     jobs: usize,
     options: RunOptions,
@@ -205,13 +353,14 @@ pub struct Sweep {
 
 impl Sweep {
     /// A sweep of the scenarios `names` (the whole catalogue when empty) over `seeds` on `jobs`
-    /// threads.
+    /// threads (see [`default_jobs`]).
     pub fn new(
         names: &[String],
-        seeds: Range<u64>,
+        plan_seeds: Seeds,
         jobs: usize,
         options: RunOptions,
     ) -> Result<Self, SweepError> {
+        let seeds = plan_seeds.range();
         if seeds.is_empty() {
             return Err(SweepError::NoSeeds);
         }
@@ -223,7 +372,15 @@ impl Sweep {
         } else {
             names.iter().map(|n| scenarios::find(n)).collect::<Result<_, _>>()?
         };
-        Ok(Self { scenarios, seeds, jobs, options, fail_fast: false, stop: AtomicBool::new(false) })
+        Ok(Self {
+            scenarios,
+            plan_seeds,
+            seeds,
+            jobs,
+            options,
+            fail_fast: false,
+            stop: AtomicBool::new(false),
+        })
     }
 
     /// Stop at the first failing seed (no further seed or scenario starts; seeds already running
@@ -240,19 +397,23 @@ impl Sweep {
 
     /// The table's header: the seed range and the column names.
     pub fn table_header(&self) -> String {
-        format!(
-            "seeds {}..{}{}\n{:<24} {:>6} {:>6} {:>6} {:>10} {:>10} {:>9}  first failing seed\n",
-            self.seeds.start,
-            self.seeds.end,
-            self.bug_arg(),
-            "scenario",
-            "seeds",
-            "pass",
-            "fail",
-            "rebal/seed",
-            "sim s/s",
-            "seeds/s"
-        )
+        table_header(self.seeds.clone(), &self.bug_arg())
+    }
+
+    /// What this sweep runs, for its JSON.
+    pub fn plan(&self) -> SweepPlan {
+        SweepPlan {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            scenarios: self.scenarios.iter().map(|s| s.name.to_string()).collect(),
+            start: self.plan_seeds.start,
+            seeds: self.plan_seeds.count,
+            shard: self.plan_seeds.shard.map(|s| s.to_string()),
+            first_seed: self.seeds.start,
+            end_seed: self.seeds.end,
+            bug: self.options.bug.as_ref().map(|b| b.name.to_string()),
+            no_triggers: self.options.no_triggers,
+            fail_fast: self.fail_fast,
+        }
     }
 
     /// Runs every scenario in turn, calling `done` with each row as soon as it is complete,
@@ -277,43 +438,58 @@ impl Sweep {
     /// Runs the seeds of `s` on the sweep's threads (one whole simulation per thread at a time)
     /// and returns results in seed order, with a progress bar on stderr.
     fn run_seeds(&self, s: &Scenario) -> Vec<SeedResult> {
-        let seeds = self.seeds.clone();
-        let count = seeds.end - seeds.start;
-        let next = AtomicUsize::new(0);
+        let count = self.seeds.end - self.seeds.start;
         let done = AtomicUsize::new(0);
         let failed = AtomicUsize::new(0);
-        let results = Mutex::new(Vec::with_capacity(count as usize));
         let progress = Progress::new(s.name, count);
-        std::thread::scope(|scope| {
-            for _ in 0..self.jobs.min(count as usize) {
-                scope.spawn(|| loop {
-                    if self.stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i as u64 >= count {
-                        break;
-                    }
-                    let seed = seeds.start + i as u64;
-                    let run = runner::run_seed_with(s, seed, &self.options);
-                    let r = SeedResult::from_run(seed, &run);
-                    if !r.ok {
-                        failed.fetch_add(1, Ordering::SeqCst);
-                        if self.fail_fast {
-                            self.stop.store(true, Ordering::SeqCst);
-                        }
-                    }
-                    results.lock().expect("results lock").push(r);
-                    let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    progress.update(d as u64, failed.load(Ordering::SeqCst) as u64);
-                });
+        let results = on_threads(self.seeds.clone(), self.jobs, &self.stop, |seed| {
+            let run = runner::run_seed_with(s, seed, &self.options);
+            let r = SeedResult::from_run(seed, &run);
+            if !r.ok {
+                failed.fetch_add(1, Ordering::SeqCst);
+                if self.fail_fast {
+                    self.stop.store(true, Ordering::SeqCst);
+                }
             }
+            let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+            progress.update(d as u64, failed.load(Ordering::SeqCst) as u64);
+            r
         });
         progress.finish();
-        let mut results = results.into_inner().expect("results lock");
-        results.sort_by_key(|r| r.seed);
-        results
+        results.into_iter().map(|(_, r)| r).collect()
     }
+}
+
+/// Runs `each` for the seeds of `seeds` on `jobs` threads, one seed per thread at a time (each
+/// seed's simulation stays single-threaded on its thread), and returns `(seed, output)` in seed
+/// order. Seeds start in order; none starts once `stop` is set (those started finish).
+pub fn on_threads<T: Send>(
+    seeds: Range<u64>,
+    jobs: usize,
+    stop: &AtomicBool,
+    each: impl Fn(u64) -> T + Sync,
+) -> Vec<(u64, T)> {
+    let next = AtomicU64::new(seeds.start);
+    let results = Mutex::new(Vec::with_capacity((seeds.end - seeds.start) as usize));
+    let threads = jobs.clamp(1, (seeds.end - seeds.start).max(1) as usize);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let seed = next.fetch_add(1, Ordering::SeqCst);
+                if seed >= seeds.end {
+                    break;
+                }
+                let out = each(seed);
+                results.lock().expect("results lock").push((seed, out));
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("results lock");
+    results.sort_by_key(|(seed, _)| *seed);
+    results
 }
 
 /// A one-line progress bar on stderr when stderr is a terminal; otherwise a line every 10%.
@@ -444,7 +620,33 @@ mod tests {
         let rows = [a, b];
         assert_eq!(total_line(&rows), "total: 3 runs, 2 passed, 1 failed\n");
         assert!(any_failed(&rows) && !any_failed(&rows[1..]));
-        let json = json_summary(&rows).unwrap();
-        assert!(json.contains("\"scenario\": \"a\"") && json.contains("\"failures\""), "{json}");
+        assert_eq!((rows[0].rebalances, rows[0].simulated_ms), (6, 4_000));
+    }
+
+    #[test]
+    fn json_rows_carry_the_plan_and_read_back_as_written() {
+        let options = RunOptions::default();
+        let seeds = Seeds { start: 10, count: 8, shard: Some("2/4".parse().unwrap()) };
+        let sweep = Sweep::new(&["steady_state".into()], seeds, 2, options).unwrap();
+        let plan = sweep.plan();
+        assert_eq!((plan.first_seed, plan.end_seed, plan.shard.as_deref()), (12, 14, Some("2/4")));
+        let row = SweepRow::new("steady_state", &[result(12, false, 2), result(13, true, 1)], 2.0, "");
+        let json = json_summary(&plan, std::slice::from_ref(&row)).unwrap();
+        assert!(json.contains("\"scenario\": \"steady_state\"") && json.contains("\"failures\""));
+        let back: Vec<JsonRow> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back[0].sweep.as_ref(), Some(&plan));
+        assert_eq!(back[0].row.failures[0].seed, 12);
+        assert_eq!(back[0].row.table_lines(), row.table_lines());
+    }
+
+    #[test]
+    fn on_threads_returns_every_seed_in_order_whatever_the_thread_count() {
+        let stop = AtomicBool::new(false);
+        for jobs in [1, 2, 3, 16] {
+            let out = on_threads(5..12, jobs, &stop, |seed| seed * 2);
+            assert_eq!(out, (5..12).map(|s| (s, s * 2)).collect::<Vec<_>>(), "{jobs} jobs");
+        }
+        stop.store(true, Ordering::SeqCst);
+        assert!(on_threads(0..4, 2, &stop, |seed| seed).is_empty());
     }
 }
