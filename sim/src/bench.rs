@@ -165,13 +165,20 @@ fn storm_1000() -> Scenario {
 /// The scenarios to measure with their seed counts: `names` (catalogue names or
 /// `join_storm_1000`), the whole catalogue with `all`, else the three standard ones. The
 /// 1,000-member storm runs `max(1, seeds / 10)` seeds.
-pub fn plan(names: &[String], all: bool, seeds: u64) -> Result<Vec<(Scenario, u64)>, UnknownScenario> {
+pub fn plan(
+    names: &[String],
+    all: bool,
+    seeds: u64,
+) -> Result<Vec<(Scenario, u64)>, UnknownScenario> {
     let storm = storm_1000();
     let pick = |name: &str| if name == storm.name { Ok(storm) } else { scenarios::find(name) };
     let chosen: Vec<Scenario> = if all {
         scenarios::catalogue()
     } else if names.is_empty() {
-        ["membership_churn", "swarm", storm.name].iter().map(|n| pick(n)).collect::<Result<_, _>>()?
+        ["membership_churn", "swarm", storm.name]
+            .iter()
+            .map(|n| pick(n))
+            .collect::<Result<_, _>>()?
     } else {
         names.iter().map(|n| pick(n)).collect::<Result<_, _>>()?
     };
@@ -233,7 +240,10 @@ mod tests {
         let all = names(plan(&[], true, 5).unwrap());
         assert_eq!(all.len(), scenarios::catalogue().len());
         assert!(all.iter().all(|(_, n)| *n == 5));
-        assert_eq!(names(plan(&["join_storm_1000".into()], false, 5).unwrap()), [("join_storm_1000".into(), 1)]);
+        assert_eq!(
+            names(plan(&["join_storm_1000".into()], false, 5).unwrap()),
+            [("join_storm_1000".into(), 1)]
+        );
         assert!(plan(&["nope".into()], false, 5).is_err());
     }
 
@@ -242,7 +252,10 @@ mod tests {
         let steady = scenarios::find("steady_state").unwrap();
         let one = measure(&steady, 2, 1);
         let two = measure(&steady, 2, 2);
-        assert_eq!((one.seeds, one.events, one.simulated_ms), (two.seeds, two.events, two.simulated_ms));
+        assert_eq!(
+            (one.seeds, one.events, one.simulated_ms),
+            (two.seeds, two.events, two.simulated_ms)
+        );
         assert!(one.cpu_s > 0.0 && one.slowest_s <= one.cpu_s, "{one:?}");
     }
 }

@@ -7,11 +7,11 @@ use clap::{Parser, Subcommand};
 use groupsim::bugs;
 use groupsim::coverage::Coverage;
 use groupsim::faults::FaultSchedule;
+use groupsim::merge::{self, ShardFile};
 use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport};
 use groupsim::scenario::Scenario;
 use groupsim::scenarios;
-use groupsim::merge::{self, ShardFile};
 use groupsim::sweep::{self, Seeds, Shard, Sweep};
 
 /// Writes to stdout; a closed pipe (`groupsim … | head`) ends the program quietly instead of

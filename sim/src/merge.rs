@@ -110,7 +110,8 @@ impl ShardFile {
     pub fn parse(path: &str, text: &str) -> Result<Self, MergeError> {
         let not_sweep =
             |reason: String| MergeError::NotSweepJson { path: path.to_string(), reason };
-        let rows: Vec<JsonRow> = serde_json::from_str(text).map_err(|e| not_sweep(e.to_string()))?;
+        let rows: Vec<JsonRow> =
+            serde_json::from_str(text).map_err(|e| not_sweep(e.to_string()))?;
         let Some(first) = rows.first() else { return Err(not_sweep("no rows".into())) };
         let plan = first.sweep.clone().ok_or_else(|| MergeError::NoPlan { path: path.into() })?;
         if rows.iter().any(|r| r.sweep.as_ref() != Some(&plan)) {
@@ -135,7 +136,10 @@ impl ShardFile {
         let wanted = (plan.end_seed.saturating_sub(plan.first_seed)) as usize;
         for r in &rows {
             if r.seeds != wanted || r.passed + r.failed != r.seeds {
-                return Err(incomplete(format!("{} ran {} of {wanted} seeds", r.scenario, r.seeds)));
+                return Err(incomplete(format!(
+                    "{} ran {} of {wanted} seeds",
+                    r.scenario, r.seeds
+                )));
             }
             if let Some(f) = r.failures.iter().find(|f| !plan.range().contains(&f.seed)) {
                 return Err(not_sweep(format!(

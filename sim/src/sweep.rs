@@ -630,7 +630,8 @@ mod tests {
         let sweep = Sweep::new(&["steady_state".into()], seeds, 2, options).unwrap();
         let plan = sweep.plan();
         assert_eq!((plan.first_seed, plan.end_seed, plan.shard.as_deref()), (12, 14, Some("2/4")));
-        let row = SweepRow::new("steady_state", &[result(12, false, 2), result(13, true, 1)], 2.0, "");
+        let row =
+            SweepRow::new("steady_state", &[result(12, false, 2), result(13, true, 1)], 2.0, "");
         let json = json_summary(&plan, std::slice::from_ref(&row)).unwrap();
         assert!(json.contains("\"scenario\": \"steady_state\"") && json.contains("\"failures\""));
         let back: Vec<JsonRow> = serde_json::from_str(&json).unwrap();
