@@ -21,8 +21,8 @@
 //!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
 //! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
-//!   [`sweep`] (many seeds, shards, the table), [`bench`](mod@bench) (throughput), [`testing`] (helpers for
-//!   scenario tests).
+//!   [`sweep`] (many seeds on every core, shards, the table), [`merge`] (shards back into one
+//!   sweep), [`bench`](mod@bench) (throughput), [`testing`] (helpers for scenario tests).
 //! - [`serve`]: the same coordinator on real loopback sockets for real Kafka clients.
 
 pub mod bench;

@@ -65,6 +65,13 @@ fn bad_arguments_are_named_errors_with_exit_code_2() {
         (&["sweep", "steady_state", "--seeds", "0"], "--seeds must be at least 1"),
         (&["sweep", "steady_state", "--shard", "3/2"], "out of range"),
         (&["sweep", "steady_state", "--shard", "two"], "is not K/N"),
+        (&["sweep", "steady_state", "--jobs", "0"], "--jobs must be at least 1"),
+        (&["coverage", "--jobs", "0"], "--jobs must be at least 1"),
+        (&["bench", "--jobs", "0"], "--jobs must be at least 1"),
+        (&["bench", "no_such_scenario"], "unknown scenario"),
+        (&["bench", "swarm", "--all"], "cannot be used with"),
+        (&["merge"], "required"),
+        (&["merge", "/nonexistent/shard-1.json"], "reading /nonexistent/shard-1.json"),
         (&["trace", "steady_state", "--seed", "1", "--format", "png"], "invalid value 'png'"),
         (&["frobnicate"], "unrecognized subcommand"),
     ];
