@@ -6,7 +6,7 @@
 //! seeds; `--all` measures the whole catalogue. Seeds run on every core (`--jobs` overrides),
 //! one whole simulation per thread at a time. Each row reports both the total rate (seeds per
 //! wall second over all threads) and the rate per core (seeds per CPU second of the threads that
-//! ran them): the per-core figure does not move with the thread count or with other load on a
+//! ran them): the per-core figure hardly moves with the thread count or with other load on a
 //! shared machine, so it is the one to compare across changes.
 
 use std::fmt::Write as _;
