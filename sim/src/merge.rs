@@ -77,12 +77,22 @@ pub enum MergeError {
         whole: Range<u64>,
     },
     /// A shard did not run every scenario over every one of its seeds.
-    #[error("{path} stopped early: {what} (a --fail-fast shard that caught a failure cannot be merged into a whole sweep)")]
+    #[error("{path} stopped early: {what}")]
     Incomplete {
         /// The file.
         path: String,
         /// What it lacks.
         what: String,
+    },
+    /// A `--fail-fast` shard caught a failure: the unsharded sweep would have stopped at its
+    /// first failing seed, which no set of shards can tell.
+    #[error(
+        "{path} is a --fail-fast shard that caught a failure: the unsharded sweep would have \
+         stopped at its first failing seed, which shards cannot reproduce (rerun without --fail-fast)"
+    )]
+    FailFastCaught {
+        /// The file.
+        path: String,
     },
 }
 
@@ -119,11 +129,16 @@ impl ShardFile {
         }
         let rows: Vec<SweepRow> = rows.into_iter().map(|r| r.row).collect();
         let names: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
-        if !plan.scenarios.starts_with(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>()) {
+        if names.len() > plan.scenarios.len()
+            || names.iter().zip(&plan.scenarios).any(|(a, b)| a != b)
+        {
             return Err(not_sweep(format!(
                 "rows {names:?} are not the plan's scenarios {:?} in order",
                 plan.scenarios
             )));
+        }
+        if plan.fail_fast && rows.iter().any(|r| r.failed > 0) {
+            return Err(MergeError::FailFastCaught { path: path.into() });
         }
         let incomplete = |what: String| MergeError::Incomplete { path: path.into(), what };
         if rows.len() < plan.scenarios.len() {
@@ -274,16 +289,10 @@ mod tests {
     use crate::sweep::{Seeds, Shard, Sweep};
 
     fn result(seed: u64, ok: bool) -> SeedResult {
-        SeedResult {
-            seed,
-            ok,
-            first_anomaly: (!ok).then_some(crate::checker::AnomalyClass::Stuck),
-            error: None,
-            history_hash: String::new(),
-            simulated_ms: 1_500 + seed,
-            rebalances: seed % 3,
-            probes: [format!("p:{}", seed % 2)].into(),
-        }
+        let mut r = crate::sweep::tests::result(seed, ok, seed % 3);
+        r.simulated_ms = 1_500 + seed;
+        r.probes = [format!("p:{}", seed % 2)].into();
+        r
     }
 
     /// The JSON of shard `shard` of seeds 0..8 of two scenarios, where seeds 3 and 6 fail.
@@ -375,12 +384,19 @@ mod tests {
         });
         let old = serde_json::to_string(&rows).unwrap();
         assert!(matches!(ShardFile::parse("old", &old), Err(MergeError::NoPlan { .. })));
-        // A fail-fast shard that stopped after its first scenario.
+        // A shard missing its last scenario's row.
         let mut rows: Vec<serde_json::Value> =
             serde_json::from_str(&shard_json(Some("1/2"), None)).unwrap();
         rows.pop();
         let short = serde_json::to_string(&rows).unwrap();
         let err = ShardFile::parse("short", &short).unwrap_err();
-        assert!(matches!(err, MergeError::Incomplete { .. }), "{err}");
+        assert_eq!(err.to_string(), "short stopped early: 1 of 2 scenarios");
+        // A --fail-fast shard with a failure, even one that ran every seed.
+        let mut rows: Vec<serde_json::Value> =
+            serde_json::from_str(&shard_json(Some("1/2"), None)).unwrap();
+        rows.iter_mut().for_each(|r| r["sweep"]["fail_fast"] = true.into());
+        let caught = serde_json::to_string(&rows).unwrap();
+        let err = ShardFile::parse("ff", &caught).unwrap_err();
+        assert!(matches!(err, MergeError::FailFastCaught { .. }), "{err}");
     }
 }

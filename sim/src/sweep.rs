@@ -535,7 +535,7 @@ impl Progress {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn shard(text: &str) -> Result<Shard, ShardError> {
@@ -580,7 +580,8 @@ mod tests {
         assert_eq!(q1.start..q2.end, seed_range(0, 10, Some(Shard { index: 1, count: 2 })));
     }
 
-    fn result(seed: u64, ok: bool, rebalances: u64) -> SeedResult {
+    /// A seed's line: failing ones as `stuck`, 2 simulated seconds, three probes hit.
+    pub(crate) fn result(seed: u64, ok: bool, rebalances: u64) -> SeedResult {
         SeedResult {
             seed,
             ok,
