@@ -125,7 +125,10 @@ impl fmt::Display for Fault {
                 write!(f, "slow revoke: {member} +{extra_ms} ms")
             }
             Fault::SlowRevokeUntil { member, until_ms } => {
-                write!(f, "slow revoke: {member}'s callback returns at t={until_ms}ms at the earliest")
+                write!(
+                    f,
+                    "slow revoke: {member}'s callback returns at t={until_ms}ms at the earliest"
+                )
             }
             Fault::PartitionExpansion { topic, partitions } => {
                 write!(f, "partition expansion: {topic} to {partitions} partitions")

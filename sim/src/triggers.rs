@@ -222,6 +222,33 @@ mod tests {
     }
 
     #[test]
+    fn the_swarm_never_draws_the_preparing_rebalance_event() {
+        for seed in 0..50 {
+            let ts = draw(&mut ChaCha8Rng::seed_from_u64(seed), 10_000, true);
+            assert!(ts.iter().all(|t| t.on != TriggerEvent::PreparingRebalance));
+        }
+        assert!(TriggerEvent::ALL.contains(&TriggerEvent::PreparingRebalance));
+    }
+
+    #[test]
+    fn an_aimed_slow_revoke_prints_and_round_trips() {
+        let t = Trigger {
+            id: 0,
+            on: TriggerEvent::PreparingRebalance,
+            action: TriggerAction::SlowRevokeToDeadline { margin_ms: 25 },
+            per_mille: 1_000,
+            max_fires: 2,
+        };
+        assert_eq!(
+            t.to_string(),
+            "on preparing_rebalance: slow its revoke callback to 25 ms before the rebalance \
+             timeout, p=1.000, at most 2x"
+        );
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
+    }
+
+    #[test]
     fn triggers_print_their_event_action_and_odds() {
         let t = Trigger {
             id: 3,

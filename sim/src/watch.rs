@@ -156,3 +156,42 @@ impl GroupWatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn changed(at_ms: Millis, from: GroupState, to: GroupState) -> Event {
+        Event {
+            at_ms,
+            kind: EventKind::Coordinator {
+                broker: 0,
+                event: CoordinatorEvent::GroupStateChanged {
+                    group: "g".into(),
+                    from,
+                    to,
+                    generation: 1,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn a_rebalance_of_a_formed_group_is_seen_with_its_join_deadline() {
+        use GroupState::*;
+        let mut w = GroupWatch::default();
+        let events = vec![changed(100, Empty, PreparingRebalance)];
+        assert!(w.update(&events).is_empty(), "forming a group is not a rebalance of one");
+        assert_eq!(w.join_deadline(15_000), None);
+        let mut events = events;
+        events.push(changed(3_100, PreparingRebalance, CompletingRebalance));
+        events.push(changed(3_150, CompletingRebalance, Stable));
+        events.push(changed(9_000, Stable, PreparingRebalance));
+        let seen = w.update(&events);
+        assert!(seen.contains(&Seen::PreparingRebalance { members: vec![] }), "{seen:?}");
+        assert_eq!(w.join_deadline(15_000), Some(24_000));
+        events.push(changed(12_000, PreparingRebalance, CompletingRebalance));
+        w.update(&events);
+        assert_eq!(w.join_deadline(15_000), None);
+    }
+}

@@ -31,6 +31,9 @@ const BROD_SESSION_MS: i32 = 30_000;
 pub fn rebalance_timeout(seed: u64) -> ScenarioSpec {
     let (mut s, mut rng) = base("rebalance_timeout", seed, 6, 1, 3, 60_000);
     s.coordinator.offsets_append_delay_ms = rng.random_range(40..=50);
+    // Kafka's default initial rebalance delay: the members starting within 3 s form the first
+    // generation together, so the first rebalance of a formed group is m5's join.
+    s.coordinator.initial_rebalance_delay_ms = 3_000;
     let profiles = [
         ClientProfile::Brod,
         ClientProfile::Elsa,
@@ -42,11 +45,14 @@ pub fn rebalance_timeout(seed: u64) -> ScenarioSpec {
     for (m, profile) in s.members.iter_mut().zip(profiles) {
         m.config = mixed_member_config(&m.name, profile);
     }
+    // Busy partitions and a busy application: when a member starts to give its partitions up,
+    // a batch is usually in progress (brod detaches it and collects its ack before the commit),
+    // so there is progress to commit after the callback.
+    s.producer.records_per_sec = (20, 40);
     for i in [0, 1, 2, 5] {
         s.members[i].config.session_timeout_ms = BROD_SESSION_MS;
+        s.members[i].config.processing_ms_per_record = (4, 12);
     }
-    // Busy partitions: a member always has progress to commit when it gives them up.
-    s.producer.records_per_sec = (20, 40);
     for m in &mut s.members[3..5] {
         m.config.group_instance_id = Some(format!("instance-{}", m.name));
         m.config.session_timeout_ms = STATIC_SESSION_MS;
