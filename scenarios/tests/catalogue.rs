@@ -176,10 +176,10 @@ fn commits_outliving_their_member(h: &History) -> usize {
             CoordinatorEvent::MemberRemoved { member_id, .. } => {
                 removed_at.insert(member_id, e.at_ms);
             }
-            CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. } => {
-                if removed_at.get(member_id.as_str()).is_some_and(|r| *validated_at_ms < *r) {
-                    outlived += 1;
-                }
+            CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. }
+                if removed_at.get(member_id.as_str()).is_some_and(|r| *validated_at_ms < *r) =>
+            {
+                outlived += 1;
             }
             _ => {}
         }

@@ -199,6 +199,9 @@ impl<'a> AcceptedCommit<'a> {
     }
 }
 
+/// One tenure in time: (tenure id, from, until), `until` being `None` while it lasts.
+pub(super) type TenureSpan = (usize, Millis, Option<Millis>);
+
 /// How a member held a partition when it processed records of it or committed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Holding {
@@ -225,10 +228,9 @@ pub(super) struct Views {
     pub(super) processed: BTreeMap<(String, Holding, TopicPartition), (RangeSet, usize)>,
     /// (member id, partition) -> the tenure in which the member holds the partition now.
     pub(super) tenure_now: BTreeMap<(String, TopicPartition), usize>,
-    /// (member id, partition) -> every tenure in which the member held the partition: (tenure,
-    /// from, until), `until` being `None` while it lasts. Commits are judged by what the member
-    /// held when the coordinator validated them.
-    pub(super) tenures: BTreeMap<(String, TopicPartition), Vec<(usize, Millis, Option<Millis>)>>,
+    /// (member id, partition) -> every tenure in which the member held the partition. Commits
+    /// are judged by what the member held when the coordinator validated them.
+    pub(super) tenures: BTreeMap<(String, TopicPartition), Vec<TenureSpan>>,
     /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
     pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
     /// Member processes by stable name.
