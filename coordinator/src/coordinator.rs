@@ -24,7 +24,8 @@
 //!
 //! Commits and the leader's assignment are appended to the offsets log and take effect when the
 //! append completes (`offsets_append_delay_ms` later, a timer): only then is the commit cached,
-//! recorded (OffsetCommitAccepted) and acknowledged, and the group moved to Stable.
+//! recorded (OffsetCommitAccepted, with the instant it was validated) and acknowledged, and the
+//! group moved to Stable. A commit is validated once, when its request arrives, as in Kafka.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -108,6 +109,8 @@ pub(crate) struct PendingCommit {
     pub group: String,
     pub member_id: String,
     pub generation: i32,
+    /// When the request was validated against the group.
+    pub validated_at: Millis,
     /// Per topic, its partitions' outcomes.
     pub topics: Vec<(TopicName, Vec<CommitOutcome>)>,
 }
@@ -497,74 +500,55 @@ impl GroupCoordinator {
 
     /// The append is replicated: write it to the log and run what waited for it.
     ///
-    /// What waited is checked again first, and the append is dropped if it no longer holds: a
-    /// commit whose member left or whose generation ended while it was being replicated gets
-    /// UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION instead of landing after the rebalance (Kafka does
-    /// not re-check, leaving a window in which a fenced member's commit lands), and an assignment
-    /// whose generation was abandoned is not stored (so no coordinator ever loads an assignment
-    /// nobody received).
+    /// A commit was validated when its request arrived (member, generation, group state) and is
+    /// not checked again: it is cached, recorded and acknowledged even if its member left or
+    /// its generation ended while it was being replicated, as in Kafka, whose append callback
+    /// (GroupMetadataManager.storeOffsets' putCacheCallback) applies the offsets to any group
+    /// that is not Dead and answers NONE. An assignment is stored only if the group is still
+    /// completing that generation, as Kafka's storeGroup callback for SyncGroup checks; one
+    /// whose generation was abandoned is not written either, so no coordinator ever loads an
+    /// assignment nobody received.
     fn complete_append(&mut self, now: Millis, append: PendingAppend) {
         let still_valid = match &append.then {
-            AppendDone::Nothing => Ok(()),
+            AppendDone::Nothing => true,
             AppendDone::Commit(c) => {
                 if self.commit_outlived_member(c) {
                     probes::APPEND_OUTLIVED_MEMBER.hit();
                 }
-                self.commit_still_valid(c)
+                true
             }
-            AppendDone::Assignment { group, generation, .. } => match self.groups.get(group) {
-                Some(g)
-                    if g.state() == GroupState::CompletingRebalance
-                        && g.generation_id() == *generation =>
-                {
-                    Ok(())
-                }
-                _ => Err(0),
-            },
+            AppendDone::Assignment { group, generation, .. } => {
+                self.groups.get(group).is_some_and(|g| {
+                    g.state() == GroupState::CompletingRebalance && g.generation_id() == *generation
+                })
+            }
         };
-        if still_valid.is_ok() {
+        if still_valid {
             let mut log = offsets_log::lock(&self.log);
             for record in append.records {
                 log.append(append.partition, record);
             }
         }
-        match (append.then, still_valid) {
-            (AppendDone::Nothing, _) => {}
-            (AppendDone::Commit(c), Ok(())) => self.finish_commit(c, None),
-            (AppendDone::Commit(c), Err(code)) => self.finish_commit(c, Some(code)),
-            (AppendDone::Assignment { group, assignment, .. }, Ok(())) => {
+        match append.then {
+            AppendDone::Nothing => {}
+            AppendDone::Commit(c) => self.finish_commit(c, None),
+            AppendDone::Assignment { group, assignment, .. } => {
                 let fx = &mut self.fx;
-                if let Some(g) = self.groups.get_mut(&group) {
+                if let (true, Some(g)) = (still_valid, self.groups.get_mut(&group)) {
                     g.store_assignment(assignment, now, fx);
                 }
             }
-            (AppendDone::Assignment { .. }, Err(_)) => {}
         }
     }
 
     /// Whether a member commit's member left the group, or its generation ended, while its
-    /// append was under way (whether or not the check below then refuses it).
+    /// append was under way (Kafka applies it all the same).
     fn commit_outlived_member(&self, c: &PendingCommit) -> bool {
         c.generation >= 0
             && self
                 .groups
                 .get(&c.group)
                 .is_some_and(|g| !g.has(&c.member_id) || g.generation_id() != c.generation)
-    }
-
-    /// A member commit validated earlier: is its member still in the group, in that generation?
-    fn commit_still_valid(&self, c: &PendingCommit) -> Result<(), i16> {
-        if c.generation < 0 || self.config.bugs.skip_commit_generation_check {
-            return Ok(());
-        }
-        match self.groups.get(&c.group) {
-            Some(g) if !g.has(&c.member_id) => Err(ResponseError::UnknownMemberId.code()),
-            Some(g) if g.generation_id() != c.generation => {
-                Err(ResponseError::IllegalGeneration.code())
-            }
-            Some(_) => Ok(()),
-            None => Err(ResponseError::NotCoordinator.code()),
-        }
     }
 
     /// An append that will never complete (the partition moved away).
@@ -592,6 +576,7 @@ impl GroupCoordinator {
                             generation: c.generation,
                             partition: tp.clone(),
                             offset: offset.offset,
+                            validated_at_ms: c.validated_at,
                         });
                         self.offsets.commit(&c.group, tp, offset);
                         error

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::state::GroupState;
-use crate::TopicPartition;
+use crate::{Millis, TopicPartition};
 
 /// Why a member left a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,13 +45,18 @@ pub enum CoordinatorEvent {
     /// The leader's SyncGroup was accepted: the assignment of this generation, decoded from the
     /// consumer protocol (members the leader left out appear with no partitions).
     AssignmentStored { group: String, generation: i32, assignments: Vec<MemberAssignment> },
-    /// An offset commit was written to the offsets store and will be acknowledged.
+    /// An offset commit was written to the offsets store and will be acknowledged. It is
+    /// recorded when its append to the offsets log completes; `validated_at_ms` is when the
+    /// coordinator checked the request against the group (member, generation, state), which
+    /// may be before a rebalance that ended the member's generation while the append was under
+    /// way (Kafka does not check again when the append completes).
     OffsetCommitAccepted {
         group: String,
         member_id: String,
         generation: i32,
         partition: TopicPartition,
         offset: i64,
+        validated_at_ms: Millis,
     },
     /// An offset commit was refused; `error` is Kafka's error name.
     OffsetCommitRejected {

@@ -26,7 +26,11 @@ groupsim_wire::probes! {
     /// A parked JoinGroup or SyncGroup was answered NOT_COORDINATOR as the group unloaded.
     PARKED_ANSWERED_ON_UNLOAD = required "coordinator.unload.parked_requests":
         "parked JoinGroup/SyncGroup answered NOT_COORDINATOR when the group unloaded";
-    /// OffsetCommit refused for a stale generation.
+    /// OffsetCommit refused for a stale generation: a known member, another generation. Connection
+    /// muting orders a member's commit before its own JoinGroup, so a correct client reaches it
+    /// when the group moved on without it yet kept it: a static member that misses a join phase
+    /// (paused or cut off past the rebalance timeout, within its session) stays in the new
+    /// generation and commits with the one it knew.
     COMMIT_STALE_GENERATION = required "coordinator.offset_commit.illegal_generation":
         "OffsetCommit refused with ILLEGAL_GENERATION (a stale generation)";
     /// OffsetCommit refused from a member the group does not know.
@@ -61,7 +65,8 @@ groupsim_wire::probes! {
     STATIC_MEMBER_REPLACED = optional "coordinator.static.replaced":
         "a static member's instance id taken over by a new member id";
     /// An offsets-log append completed after the committing member left or its generation
-    /// ended (the commit was accepted while the member still belonged).
+    /// ended (the commit was validated while the member still belonged, and lands all the same,
+    /// as in Kafka): a member that commits just before the rebalance timeout removes it.
     APPEND_OUTLIVED_MEMBER = required "coordinator.offset_commit.append_outlived_member":
         "an offsets-log append completed after its member or generation ended";
     /// A load finished for a group whose last logged activity (its stored snapshot or a

@@ -105,6 +105,33 @@ fn static_member_rejoining_with_changed_metadata_triggers_a_rebalance() {
     assert_eq!(h.join(rejoin).generation_id, generation + 1);
 }
 
+/// The situation a correct client reaches ILLEGAL_GENERATION on OffsetCommit from: a static
+/// member (session timeout longer than the rebalance timeout, to ride out restarts) is paused
+/// past the rebalance timeout while the group rebalances. The join phase ends without it and
+/// Kafka keeps it in the new generation; when it resumes, the commit it sends still carries the
+/// generation it knew. The member is known, the generation is not the group's: refused with
+/// ILLEGAL_GENERATION (the `coordinator.offset_commit.illegal_generation` probe).
+#[test]
+fn static_member_kept_through_a_rebalance_it_missed_gets_illegal_generation_on_commit() {
+    let mut h = Harness::default();
+    let (ids, generation) = stable_static_group(&mut h, 2);
+    let r0 = h.send(5, static_join("i0", &ids[0]).with_protocols(protocols(&[("range", "x")])));
+    // (The harness keeps i1's session alive, as its long session timeout would.)
+    h.advance_heartbeating(REBALANCE as u64, &ids[1..], generation);
+    assert_eq!(h.join(r0).generation_id, generation + 1);
+    let s0 = h.send(3, sync_req(&ids[0], generation + 1, &[]));
+    h.advance(0);
+    assert_eq!(h.sync(s0).error_code, 0);
+    assert_eq!(h.state(), Some(GroupState::Stable));
+    let ((), hits) = groupsim_wire::probe::record(|| {
+        let commit = h.send(7, commit_req(GROUP, &ids[1], generation, &[("t", 0, 5)]));
+        h.advance(0);
+        assert_eq!(h.commit_errors(commit), vec![code(E::IllegalGeneration)]);
+    });
+    let probe = groupsim_coordinator::probes::COMMIT_STALE_GENERATION.name;
+    assert_eq!(hits.get(probe), Some(&1), "{hits:?}");
+}
+
 #[test]
 fn static_member_that_does_not_rejoin_stays_in_the_next_generation() {
     let mut h = Harness::default();

@@ -165,6 +165,44 @@ fn slow_revoke_survives_revokes_longer_than_the_rebalance_timeout() {
     }
 }
 
+/// Commits validated while their member belonged to the group, accepted (their append completed)
+/// after it was removed: Kafka lands them all the same.
+fn commits_outliving_their_member(h: &History) -> usize {
+    let mut removed_at: std::collections::BTreeMap<&str, u64> = Default::default();
+    let mut outlived = 0;
+    for e in h.events() {
+        let EventKind::Coordinator { event, .. } = &e.kind else { continue };
+        match event {
+            CoordinatorEvent::MemberRemoved { member_id, .. } => {
+                removed_at.insert(member_id, e.at_ms);
+            }
+            CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. }
+                if removed_at.get(member_id.as_str()).is_some_and(|r| *validated_at_ms < *r) =>
+            {
+                outlived += 1;
+            }
+            _ => {}
+        }
+    }
+    outlived
+}
+
+#[test]
+fn rebalance_timeout_lands_late_revoke_commits_and_fences_static_members_that_missed_it() {
+    for r in check_scenario("rebalance_timeout", SEEDS) {
+        assert!(
+            commits_outliving_their_member(&r.history) > 0,
+            "seed {}: a commit validated before the rebalance timeout lands after it",
+            r.spec.seed
+        );
+        let stale = coordinator_events(&r.history).any(|e| {
+            matches!(e, CoordinatorEvent::OffsetCommitRejected { member_id, error, .. }
+                if member_id.starts_with("instance-") && error == "ILLEGAL_GENERATION")
+        });
+        assert!(stale, "seed {}: a static member kept through a missed rebalance", r.spec.seed);
+    }
+}
+
 #[test]
 fn join_storm_forms_one_generation_with_every_member() {
     for r in check_scenario("join_storm", 2) {

@@ -340,6 +340,7 @@ fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
                 generation: 1,
                 partition: tp.clone(),
                 offset: 3,
+                validated_at_ms: 4_998,
             },
         },
     );

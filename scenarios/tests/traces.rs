@@ -57,6 +57,7 @@ trace_tests!(
     stale_acks,
     partition_expansion,
     slow_revoke,
+    rebalance_timeout,
     join_storm,
     cooperative_upgrade,
     profile_java_eager,

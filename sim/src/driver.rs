@@ -166,6 +166,9 @@ async fn run_incarnation(
                 MemberCommand::SlowRevoke { extra_ms } => {
                     d.core().inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
                 }
+                MemberCommand::SlowRevokeUntil { until_ms } => {
+                    d.core().inject(sim_now(), MemberFault::SlowRevokeUntil { until_ms });
+                }
             },
             Some(event) = d.rx.recv() => d.on_conn_event(event).await,
             _ = maybe_sleep(sleep) => {

@@ -51,6 +51,9 @@ pub enum Fault {
     StaleAck { member: String, delay_ms: Millis },
     /// A member's next revoke callback takes `extra_ms` longer.
     SlowRevoke { member: String, extra_ms: Millis },
+    /// A member's revoke callback under way, or else its next one, does not return before
+    /// `until_ms`. Triggers aim it at the end of the group's join phase.
+    SlowRevokeUntil { member: String, until_ms: Millis },
     /// A topic gains partitions.
     PartitionExpansion { topic: String, partitions: i32 },
 }
@@ -72,7 +75,7 @@ impl Fault {
             Fault::MemberLeave { .. } => FaultKind::MemberLeave,
             Fault::MemberUpgrade { .. } => FaultKind::MemberUpgrade,
             Fault::StaleAck { .. } => FaultKind::StaleAck,
-            Fault::SlowRevoke { .. } => FaultKind::SlowRevoke,
+            Fault::SlowRevoke { .. } | Fault::SlowRevokeUntil { .. } => FaultKind::SlowRevoke,
             Fault::PartitionExpansion { .. } => FaultKind::PartitionExpansion,
         }
     }
@@ -120,6 +123,12 @@ impl fmt::Display for Fault {
             }
             Fault::SlowRevoke { member, extra_ms } => {
                 write!(f, "slow revoke: {member} +{extra_ms} ms")
+            }
+            Fault::SlowRevokeUntil { member, until_ms } => {
+                write!(
+                    f,
+                    "slow revoke: {member}'s callback returns at t={until_ms}ms at the earliest"
+                )
             }
             Fault::PartitionExpansion { topic, partitions } => {
                 write!(f, "partition expansion: {topic} to {partitions} partitions")

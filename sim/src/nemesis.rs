@@ -41,6 +41,8 @@ pub enum MemberCommand {
     StaleAck { delay_ms: Millis },
     /// Make the next revoke callback slower.
     SlowRevoke { extra_ms: Millis },
+    /// Make the revoke callback under way (or else the next one) last until this instant.
+    SlowRevokeUntil { until_ms: Millis },
 }
 
 /// Running members' control channels, by member name. Drivers register on start and remove
@@ -93,6 +95,9 @@ pub struct NemesisTargets {
     pub group: String,
     /// Broker node ids.
     pub brokers: Vec<i32>,
+    /// The group's rebalance timeout (the largest of its members'), for triggers aimed at the
+    /// end of a join phase.
+    pub rebalance_timeout_ms: Millis,
 }
 
 /// A trigger in a run: its own random stream, how often it fired and when it last did.
@@ -179,6 +184,9 @@ impl Nemesis {
                     }
                     Seen::AssignmentStored { members } => (TriggerEvent::SyncResponses, members),
                     Seen::CommitAppended { member } => (TriggerEvent::CommitAppended, vec![member]),
+                    Seen::PreparingRebalance { members } => {
+                        (TriggerEvent::PreparingRebalance, members)
+                    }
                 };
                 self.on_event(sim, cluster, now, event, &targets);
             }
@@ -279,6 +287,19 @@ impl Nemesis {
                         TriggerAction::Crash { restart_after_ms } => {
                             Fault::MemberCrash { member: member.clone(), restart_after_ms }
                         }
+                        TriggerAction::SlowRevokeToDeadline { margin_ms } => {
+                            // Aimed at the join phase's end: without a rebalance under way, or
+                            // too close to its end, there is nothing to aim at (no fire).
+                            let deadline =
+                                self.watch.join_deadline(self.targets.rebalance_timeout_ms);
+                            let Some(until) = deadline
+                                .map(|d| d.saturating_sub(margin_ms))
+                                .filter(|until| *until > now)
+                            else {
+                                continue;
+                            };
+                            Fault::SlowRevokeUntil { member: member.clone(), until_ms: until }
+                        }
                         TriggerAction::MoveCoordinator { .. } => unreachable!("matched above"),
                     };
                     (fault, member)
@@ -352,6 +373,9 @@ impl Nemesis {
             }
             Fault::SlowRevoke { member, extra_ms } => {
                 self.command(member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
+            }
+            Fault::SlowRevokeUntil { member, until_ms } => {
+                self.command(member, MemberCommand::SlowRevokeUntil { until_ms: *until_ms })
             }
             Fault::NetworkPartition { host, peers, heal_after_ms } => {
                 for peer in peers {

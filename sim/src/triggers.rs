@@ -40,11 +40,30 @@ pub enum TriggerEvent {
     RevokeStarted,
     /// A member started processing a batch of records. Target: that member.
     ProcessingStarted,
+    /// A rebalance of a group with members began (it left Stable or CompletingRebalance for
+    /// PreparingRebalance): members learn of it with their next heartbeat, and its join phase
+    /// ends when all have rejoined or a rebalance timeout from now. Target: one member of the
+    /// current generation, drawn.
+    PreparingRebalance,
 }
 
 impl TriggerEvent {
-    /// Every event, in a fixed order (the swarm draws from it).
-    pub const ALL: [TriggerEvent; 7] = [
+    /// Every event, in a fixed order.
+    pub const ALL: [TriggerEvent; 8] = [
+        TriggerEvent::CompletingRebalance,
+        TriggerEvent::JoinResponses,
+        TriggerEvent::SyncResponses,
+        TriggerEvent::CommitAppended,
+        TriggerEvent::OffsetFetchArrived,
+        TriggerEvent::RevokeStarted,
+        TriggerEvent::ProcessingStarted,
+        TriggerEvent::PreparingRebalance,
+    ];
+
+    /// The events the swarm draws triggers for, each with a drop, pause, crash or move.
+    /// `preparing_rebalance` is left to scenarios that aim a slow revoke callback at the end of
+    /// the join phase it starts.
+    pub const SWARM: [TriggerEvent; 7] = [
         TriggerEvent::CompletingRebalance,
         TriggerEvent::JoinResponses,
         TriggerEvent::SyncResponses,
@@ -64,6 +83,7 @@ impl TriggerEvent {
             TriggerEvent::OffsetFetchArrived => "offset_fetch_arrived",
             TriggerEvent::RevokeStarted => "revoke_started",
             TriggerEvent::ProcessingStarted => "processing_started",
+            TriggerEvent::PreparingRebalance => "preparing_rebalance",
         }
     }
 
@@ -95,6 +115,13 @@ pub enum TriggerAction {
     Crash { restart_after_ms: Millis },
     /// Move the group's coordinator to another broker, whose load takes `load_ms`.
     MoveCoordinator { load_ms: Millis },
+    /// Make the target's revoke callback (the one under way, or else its next) last until
+    /// `margin_ms` before the join phase of the rebalance under way ends (its start plus the
+    /// group's rebalance timeout): an application slow to give its partitions up, whose commit
+    /// after the callback (brod, Elsa) is validated just before the rebalance timeout removes
+    /// the member. Nothing happens (and the trigger does not count as fired) when no rebalance
+    /// is under way.
+    SlowRevokeToDeadline { margin_ms: Millis },
 }
 
 /// A fault fired by a protocol event, with a probability, at most `max_fires` times.
@@ -123,6 +150,9 @@ impl fmt::Display for Trigger {
             TriggerAction::MoveCoordinator { load_ms } => {
                 format!("move the coordinator (load {load_ms} ms)")
             }
+            TriggerAction::SlowRevokeToDeadline { margin_ms } => {
+                format!("slow its revoke callback to {margin_ms} ms before the rebalance timeout")
+            }
         };
         write!(
             f,
@@ -135,12 +165,12 @@ impl fmt::Display for Trigger {
     }
 }
 
-/// Draws a swarm's triggers: each event is switched on with probability one half, with an
+/// Draws a swarm's triggers: each of [`TriggerEvent::SWARM`] is switched on with probability one half, with an
 /// action that makes sense for it and a firing chance of 5% to 50%. `session_timeout_ms` sizes
 /// the pauses (half of them outlast the session: zombies).
 pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) -> Vec<Trigger> {
     let mut out = Vec::new();
-    for (i, on) in TriggerEvent::ALL.into_iter().enumerate() {
+    for (i, on) in TriggerEvent::SWARM.into_iter().enumerate() {
         let enabled = rng.random_bool(0.5);
         let choice = rng.random_range(0..4u32);
         let per_mille = rng.random_range(50..=500u16);
@@ -189,6 +219,33 @@ mod tests {
             let ts = draw(&mut ChaCha8Rng::seed_from_u64(seed), 10_000, false);
             assert!(ts.iter().all(|t| !matches!(t.action, TriggerAction::MoveCoordinator { .. })));
         }
+    }
+
+    #[test]
+    fn the_swarm_never_draws_the_preparing_rebalance_event() {
+        for seed in 0..50 {
+            let ts = draw(&mut ChaCha8Rng::seed_from_u64(seed), 10_000, true);
+            assert!(ts.iter().all(|t| t.on != TriggerEvent::PreparingRebalance));
+        }
+        assert!(TriggerEvent::ALL.contains(&TriggerEvent::PreparingRebalance));
+    }
+
+    #[test]
+    fn an_aimed_slow_revoke_prints_and_round_trips() {
+        let t = Trigger {
+            id: 0,
+            on: TriggerEvent::PreparingRebalance,
+            action: TriggerAction::SlowRevokeToDeadline { margin_ms: 25 },
+            per_mille: 1_000,
+            max_fires: 2,
+        };
+        assert_eq!(
+            t.to_string(),
+            "on preparing_rebalance: slow its revoke callback to 25 ms before the rebalance \
+             timeout, p=1.000, at most 2x"
+        );
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub enum Seen {
     AssignmentStored { members: Vec<String> },
     /// An offset commit was appended for this member.
     CommitAppended { member: String },
+    /// A rebalance of a group with members began; the current generation's members.
+    PreparingRebalance { members: Vec<String> },
 }
 
 /// The group as the history shows it so far.
@@ -38,6 +40,10 @@ pub struct GroupWatch {
     pub leader: Option<String>,
     /// The current generation's members (names).
     pub members: Vec<String>,
+    /// When a rebalance of a group that had members began (the group entered PreparingRebalance
+    /// from Stable or CompletingRebalance), while it lasts: its join phase ends a rebalance
+    /// timeout later unless every member rejoins first.
+    pub preparing_since: Option<Millis>,
     /// The generation `leader` and `members` belong to.
     generation: i32,
     /// The group entered CompletingRebalance for a generation whose start is not read yet.
@@ -61,6 +67,13 @@ impl GroupWatch {
         } else {
             self.state.map(|s| format!("{s:?}")).unwrap_or_else(|| "NoGroup".to_string())
         }
+    }
+
+    /// When the join phase of the rebalance under way ends at the latest (its start plus the
+    /// group's rebalance timeout, `rebalance_timeout_ms`), if a rebalance of a group with
+    /// members is under way.
+    pub fn join_deadline(&self, rebalance_timeout_ms: Millis) -> Option<Millis> {
+        self.preparing_since.map(|since| since + rebalance_timeout_ms)
     }
 
     /// Reads the events recorded since the last call and returns the protocol events among them.
@@ -94,11 +107,19 @@ impl GroupWatch {
                 CoordinatorEvent::GroupLoaded { .. } if self.is_coordinator(*broker) => {
                     self.coordinator = Some(*broker);
                     self.loading_until = None;
+                    self.preparing_since = None;
                 }
-                CoordinatorEvent::GroupStateChanged { to, generation, .. }
+                CoordinatorEvent::GroupStateChanged { from, to, generation, .. }
                     if self.is_coordinator(*broker) =>
                 {
                     self.state = Some(*to);
+                    self.preparing_since = match to {
+                        GroupState::PreparingRebalance if *from != GroupState::Empty => {
+                            out.push(Seen::PreparingRebalance { members: self.members.clone() });
+                            Some(e.at_ms)
+                        }
+                        _ => None,
+                    };
                     if *to == GroupState::CompletingRebalance {
                         // The state change and the generation's start may come in either order:
                         // report it once the generation's leader is known.
@@ -133,5 +154,44 @@ impl GroupWatch {
             },
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn changed(at_ms: Millis, from: GroupState, to: GroupState) -> Event {
+        Event {
+            at_ms,
+            kind: EventKind::Coordinator {
+                broker: 0,
+                event: CoordinatorEvent::GroupStateChanged {
+                    group: "g".into(),
+                    from,
+                    to,
+                    generation: 1,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn a_rebalance_of_a_formed_group_is_seen_with_its_join_deadline() {
+        use GroupState::*;
+        let mut w = GroupWatch::default();
+        let events = vec![changed(100, Empty, PreparingRebalance)];
+        assert!(w.update(&events).is_empty(), "forming a group is not a rebalance of one");
+        assert_eq!(w.join_deadline(15_000), None);
+        let mut events = events;
+        events.push(changed(3_100, PreparingRebalance, CompletingRebalance));
+        events.push(changed(3_150, CompletingRebalance, Stable));
+        events.push(changed(9_000, Stable, PreparingRebalance));
+        let seen = w.update(&events);
+        assert!(seen.contains(&Seen::PreparingRebalance { members: vec![] }), "{seen:?}");
+        assert_eq!(w.join_deadline(15_000), Some(24_000));
+        events.push(changed(12_000, PreparingRebalance, CompletingRebalance));
+        w.update(&events);
+        assert_eq!(w.join_deadline(15_000), None);
     }
 }

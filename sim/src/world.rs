@@ -93,6 +93,12 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         seed: spec.seed,
         group: crate::scenario::GROUP_ID.to_string(),
         brokers: (0..spec.brokers).collect(),
+        rebalance_timeout_ms: spec
+            .members
+            .iter()
+            .map(|m| m.config.rebalance_timeout_ms.max(0) as Millis)
+            .max()
+            .unwrap_or(0),
     };
     let mut nemesis = Nemesis::new(
         spec.faults.clone(),

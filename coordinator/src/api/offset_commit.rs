@@ -16,8 +16,11 @@
 //! Per partition, metadata longer than `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
 //!
 //! Accepted partitions are appended to the offsets log; only when the append completes are they
-//! cached, recorded (OffsetCommitAccepted) and acknowledged. If the coordinator loses the
-//! partition first they get NOT_COORDINATOR (recorded as OffsetCommitRejected). Refused
+//! cached, recorded (OffsetCommitAccepted, with the instant of this validation) and
+//! acknowledged. The request is validated here only: a member removed, or a generation ended,
+//! while the append is replicated does not undo it (Kafka's append callback applies the offsets
+//! to any group that is not Dead). If the coordinator loses the partition first they get
+//! NOT_COORDINATOR (recorded as OffsetCommitRejected). Refused
 //! partitions are recorded as OffsetCommitRejected at once. The request is answered once, with
 //! every partition's outcome.
 //!
@@ -159,7 +162,14 @@ impl GroupCoordinator {
             }
             topics.push((topic.name, partitions));
         }
-        let commit = PendingCommit { id, group: group_id.clone(), member_id, generation, topics };
+        let commit = PendingCommit {
+            id,
+            group: group_id.clone(),
+            member_id,
+            generation,
+            validated_at: now,
+            topics,
+        };
         if records.is_empty() {
             self.finish_commit(commit, None);
         } else if bugs.ack_commit_before_log_append {

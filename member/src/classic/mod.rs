@@ -70,6 +70,10 @@ pub enum MemberFault {
     /// The next revoke callback takes `extra_ms` longer (possibly longer than the rebalance
     /// timeout, which gets the member removed from the group).
     SlowRevoke { extra_ms: u64 },
+    /// The application is slow to give its partitions up until `until_ms`: the revoke callback
+    /// under way, or else the next one to start, does not return before that instant. An
+    /// event-triggered fault aims it at a protocol deadline (the end of a join phase).
+    SlowRevokeUntil { until_ms: u64 },
 }
 
 /// Sans-IO consumer-group member of the classic group protocol (Java consumer behaviour,
@@ -303,6 +307,9 @@ impl Member {
                 MemberFault::SlowRevoke { extra_ms } => {
                     self.rebalance.slow_revoke_ms =
                         self.rebalance.slow_revoke_ms.saturating_add(extra_ms);
+                }
+                MemberFault::SlowRevokeUntil { until_ms } => {
+                    self.rebalance.slow_callback_until(until_ms)
                 }
             }
             self.drive(now);

@@ -29,6 +29,8 @@ pub(super) struct Rebalance {
     pub(super) pending_revoke: Vec<TopicPartition>,
     /// Extra duration of the next revoke callback (SlowRevoke).
     pub(super) slow_revoke_ms: u64,
+    /// The next revoke callback does not return before this instant (SlowRevokeUntil).
+    pub(super) revoke_until: Option<Millis>,
     /// Bug `revoke_commit_never_completes`: the revoke commit's answer was lost; the member
     /// waits for it for ever and never rejoins.
     pub(super) revoke_commit_hung: bool,
@@ -42,6 +44,7 @@ impl Rebalance {
             revoke_commit_attempted: false,
             pending_revoke: Vec::new(),
             slow_revoke_ms: 0,
+            revoke_until: None,
             revoke_commit_hung: false,
         }
     }
@@ -63,12 +66,22 @@ impl Rebalance {
         }
     }
 
+    /// The application is slow to give its partitions up until `at`: the revoke callback under
+    /// way, or else the next one to start, does not return before `at`.
+    pub(super) fn slow_callback_until(&mut self, at: Millis) {
+        match &mut self.revoke_stage {
+            RevokeStage::Callback { until, .. } => *until = (*until).max(at),
+            _ => self.revoke_until = Some(self.revoke_until.map_or(at, |u| u.max(at))),
+        }
+    }
+
     /// Starts the revoke callback at `now` for `extra_ms` (plus any injected SlowRevoke delay,
     /// which is used up); returns true while it runs (false when it took no time and is done).
     pub(super) fn start_callback(&mut self, now: Millis, callback_ms: u64) -> bool {
         let extra = std::mem::take(&mut self.slow_revoke_ms) + callback_ms;
-        if extra > 0 {
-            self.revoke_stage = RevokeStage::Callback { since: now, until: now + extra };
+        let until = (now + extra).max(self.revoke_until.take().unwrap_or(0));
+        if until > now {
+            self.revoke_stage = RevokeStage::Callback { since: now, until };
             true
         } else {
             self.revoke_stage = RevokeStage::Done;
@@ -98,6 +111,28 @@ mod tests {
         assert_eq!(r.revoke_stage, RevokeStage::Callback { since: 100, until: 620 });
         assert_eq!(r.slow_revoke_ms, 0);
         assert!(!r.start_callback(700, 0));
+    }
+
+    #[test]
+    fn a_slow_revoke_until_an_instant_holds_the_running_callback_or_else_the_next() {
+        let mut r = Rebalance::new(false);
+        assert!(r.start_callback(100, 20));
+        r.slow_callback_until(1_110);
+        assert_eq!(r.revoke_stage, RevokeStage::Callback { since: 100, until: 1_110 });
+        // It never shortens a callback.
+        r.slow_callback_until(500);
+        assert_eq!(r.revoke_stage, RevokeStage::Callback { since: 100, until: 1_110 });
+        assert_eq!(r.revoke_until, None);
+        r.revoke_stage = RevokeStage::Idle;
+        r.slow_callback_until(3_300);
+        assert!(r.start_callback(3_000, 0));
+        assert_eq!(r.revoke_stage, RevokeStage::Callback { since: 3_000, until: 3_300 });
+        assert_eq!(r.revoke_until, None, "used up");
+        // An instant already past when the callback starts changes nothing.
+        r.revoke_stage = RevokeStage::Idle;
+        r.slow_callback_until(3_500);
+        assert!(!r.start_callback(4_000, 0));
+        assert_eq!(r.revoke_stage, RevokeStage::Done);
     }
 
     #[test]

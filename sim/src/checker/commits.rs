@@ -147,7 +147,7 @@ pub(super) fn uncovered_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<
     if !c.by_member() || offset <= start {
         return None;
     }
-    let holding = views.holding(c.member_id, c.generation, c.tp);
+    let holding = views.holding_at(c.member_id, c.generation, c.tp, c.validated_at);
     let processed = views.processed.get(&(c.member_id.to_string(), holding, c.tp.clone()));
     let (gs, ge) = match processed {
         Some((set, _)) => set.first_gap(start, offset),

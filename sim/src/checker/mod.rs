@@ -13,8 +13,9 @@
 //! - `uncovered-commit`: an accepted commit covers records the committing member did not process
 //!   while it held the partition (across generations, for a partition it kept): they were never
 //!   processed by anyone who could vouch for them, so they are lost to the application.
-//! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
-//!   generation that is not the group's current one.
+//! - `zombie-commit`: a commit accepted from a member that was no longer in the group, or under a
+//!   generation that was not the group's current one, when the coordinator validated it (the
+//!   accepted event is recorded when the append completes, and Kafka does not check again then).
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
 //!   generation.
 //! - `split-assignment`: one generation's assignment gives a partition to two members.

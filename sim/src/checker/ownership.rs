@@ -1,8 +1,8 @@
 //! Ownership rules: only a member of the group's current generation may commit, only for a
 //! partition that generation assigned to it, and a generation assigns each partition once.
 //!
-//! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
-//!   generation that is not the group's current one.
+//! - `zombie-commit`: a commit accepted from a member that was no longer in the group, or under a
+//!   generation that was not the group's current one, when the coordinator validated it.
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
 //!   generation, unless nobody was and the committer still holds it from before (a cooperative
 //!   member revoking a partition commits its progress under the generation that takes it away;
@@ -17,38 +17,42 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::views::{AcceptedCommit, Views};
 
-/// `zombie-commit`: the member's commit was accepted under a stale generation, or from a member
-/// id the current generation does not hold.
+/// `zombie-commit`: the member's commit was validated under a stale generation, or from a
+/// member id that generation no longer held. It is judged by the group as it stood when the
+/// coordinator validated it (`validated_at`), not when its append completed: Kafka validates a
+/// commit once, when it arrives, and lands it even if the member is removed, or its generation
+/// ends, while the append is replicated.
 pub(super) fn zombie_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
     if !c.by_member() {
         return None;
     }
     let g = views.group(c.group);
-    let (member_id, generation, offset) = (c.member_id, c.generation, c.offset);
-    let (message, mut ev) = if generation != g.generation {
-        let ev: Vec<usize> = g.generation_event.into_iter().collect();
-        let message = format!(
-            "commit to {offset} from {member_id} accepted under generation \
-             {generation} while the group is in generation {}",
-            g.generation
-        );
-        (message, ev)
-    } else if !g.members.contains(member_id) {
-        let ev: Vec<usize> = g.removed_event.get(member_id).copied().into_iter().collect();
-        let message = format!(
-            "commit to {offset} accepted from {member_id}, which is not a member of \
-             generation {generation}"
-        );
-        (message, ev)
-    } else {
+    let (member_id, generation, offset, at) = (c.member_id, c.generation, c.offset, c.validated_at);
+    if g.belonged_at(member_id, generation, at) {
         return None;
+    }
+    let (message, mut ev) = match g.generation_at(at) {
+        Some((current, started)) if current != generation => (
+            format!(
+                "commit to {offset} from {member_id} validated at t={at}ms under generation \
+                 {generation} while the group was in generation {current}"
+            ),
+            vec![started],
+        ),
+        _ => (
+            format!(
+                "commit to {offset} from {member_id} validated at t={at}ms, when it was not a \
+                 member of generation {generation}"
+            ),
+            g.left_before(member_id, generation, at).into_iter().collect(),
+        ),
     };
     ev.insert(0, c.idx);
     Some(Anomaly::new(AnomalyClass::ZombieCommit, Some(c.tp), c.at, message, ev))
 }
 
 /// `unowned-commit`: the member's commit is for a partition its generation's assignment did not
-/// give it.
+/// give it (unless nobody was given it and the member held it when the commit was validated).
 pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
     if !c.by_member() {
         return None;
@@ -62,8 +66,9 @@ pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<An
             ev.push(*a);
             format!("it is owned by {owner}")
         }
-        // Revoking: the committer held the partition without a break and has not given it up.
-        None if views.holds(member_id, tp) => return None,
+        // Revoking: the committer held the partition without a break and had not given it up
+        // when the commit was validated.
+        None if views.tenure_at(member_id, tp, c.validated_at).is_some() => return None,
         None => "no assignment of that generation gives it to anyone".to_string(),
     };
     Some(Anomaly::new(

@@ -124,13 +124,28 @@ impl H {
             },
         )
     }
+    /// A commit validated and appended at once (recorded at the next tick).
     fn commit(&mut self, id: &str, generation: i32, p: i32, offset: i64) -> &mut Self {
+        let validated_at = self.t + 10;
+        self.commit_validated_at(id, generation, p, offset, validated_at)
+    }
+    /// A commit recorded now (its append completed) that the coordinator validated at
+    /// `validated_at`.
+    fn commit_validated_at(
+        &mut self,
+        id: &str,
+        generation: i32,
+        p: i32,
+        offset: i64,
+        validated_at: u64,
+    ) -> &mut Self {
         self.coord(CoordinatorEvent::OffsetCommitAccepted {
             group: G.into(),
             member_id: id.into(),
             generation,
             partition: tp(p),
             offset,
+            validated_at_ms: validated_at,
         })
     }
     fn produced(&mut self, p: i32, count: i64) -> &mut Self {
@@ -274,6 +289,131 @@ fn commit_from_removed_member_is_a_zombie() {
     let v = check(&h.finish(&[(0, 12), (1, 10)]));
     let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
     assert_eq!(z.events.len(), 2, "names the commit and the removal");
+}
+
+/// Kafka validates an OffsetCommit when it arrives and applies it when its offsets-log append
+/// completes, without checking again (GroupMetadataManager.storeOffsets' putCacheCallback). A
+/// member that commits just before the rebalance timeout removes it (a slow revoke callback,
+/// then the commit) has its commit land after it is gone and a new generation has begun: correct
+/// Kafka behaviour, so the commit is judged by the group as it stood when it was validated.
+#[test]
+fn a_commit_validated_in_its_generation_whose_append_outlives_the_member_is_not_a_zombie() {
+    let mut h = clean();
+    h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
+    let validated_at = h.t + 1;
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
+    });
+    h.coord(CoordinatorEvent::GenerationStarted {
+        group: G.into(),
+        generation: 2,
+        protocol: Some("range".into()),
+        leader: Some("b".into()),
+        members: vec!["b".into()],
+    });
+    h.commit_validated_at("a", 1, 0, 12, validated_at);
+    // (The hand-made history stops before the group recovers: only `stuck` may be reported.)
+    let got = classes(&h.finish(&[(0, 12), (1, 10)]));
+    assert!(got.iter().all(|c| *c == AnomalyClass::Stuck), "{got:?}");
+}
+
+/// The same commit validated after the member's removal is a zombie's, whenever it lands: the
+/// coordinator should have refused it (`coordinator-skips-generation-check`).
+#[test]
+fn a_commit_validated_after_the_member_was_removed_is_a_zombie() {
+    let mut h = clean();
+    h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
+    });
+    let removed = h.t;
+    h.coord(CoordinatorEvent::GenerationStarted {
+        group: G.into(),
+        generation: 2,
+        protocol: Some("range".into()),
+        leader: Some("b".into()),
+        members: vec!["b".into()],
+    });
+    // Validated between the removal and the next generation: not a member of generation 1.
+    h.commit_validated_at("a", 1, 0, 12, removed + 1);
+    let v = check(&h.finish(&[(0, 12), (1, 10)]));
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(z.message.contains("not a member of generation 1"), "{}", z.message);
+    assert_eq!(z.events.len(), 2, "names the commit and the removal: {z:?}");
+
+    // Validated once generation 2 had begun: a stale generation.
+    let mut h = clean();
+    h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
+    h.coord(CoordinatorEvent::GenerationStarted {
+        group: G.into(),
+        generation: 2,
+        protocol: Some("range".into()),
+        leader: Some("b".into()),
+        members: vec!["b".into()],
+    });
+    let started = h.t;
+    h.commit_validated_at("a", 1, 0, 12, started + 5);
+    let got = check(&h.finish(&[(0, 12), (1, 10)]));
+    let z = got.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(z.message.contains("while the group was in generation 2"), "{}", z.message);
+}
+
+/// Events are stamped in milliseconds: a commit validated in the very millisecond its member
+/// was removed may have been validated first, so it is not a zombie's.
+#[test]
+fn a_commit_validated_in_the_millisecond_of_the_removal_is_not_a_zombie() {
+    let mut h = clean();
+    h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
+    });
+    let removed = h.t;
+    h.commit_validated_at("a", 1, 0, 12, removed);
+    // (The hand-made history stops before the group recovers: only `stuck` may be reported.)
+    let got = classes(&h.finish(&[(0, 12), (1, 10)]));
+    assert!(got.iter().all(|c| *c == AnomalyClass::Stuck), "{got:?}");
+}
+
+/// A cooperative member revoking a partition commits it under the generation that takes it
+/// away; if it finishes revoking while the commit's append is replicated, the commit still held
+/// the partition when it was validated.
+#[test]
+fn a_revoking_members_commit_that_lands_after_the_revoke_is_not_unowned() {
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0, 1]), ("m1", "b", &[])]);
+    h.produced(0, 10).processed("m0", "a", 1, 0, 0, 9);
+    h.generation(2, &[("m0", "a", &[1]), ("m1", "b", &[])]);
+    let validated_at = h.t + 1;
+    h.member(
+        "m0",
+        MemberEvent::Revoked { member_id: "a".into(), generation: 2, partitions: vec![tp(0)] },
+    );
+    h.commit_validated_at("a", 2, 0, 10, validated_at);
+    let got = classes(&h.finish(&[(0, 10)]));
+    assert!(!got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
+    assert!(!got.contains(&AnomalyClass::UncoveredCommit), "{got:?}");
+
+    // Validated after the revoke, it is unowned.
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0, 1]), ("m1", "b", &[])]);
+    h.produced(0, 10).processed("m0", "a", 1, 0, 0, 9);
+    h.generation(2, &[("m0", "a", &[1]), ("m1", "b", &[])]);
+    h.member(
+        "m0",
+        MemberEvent::Revoked { member_id: "a".into(), generation: 2, partitions: vec![tp(0)] },
+    );
+    let revoked = h.t;
+    h.commit_validated_at("a", 2, 0, 10, revoked + 1);
+    let got = classes(&h.finish(&[(0, 10)]));
+    assert!(got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
 }
 
 #[test]

@@ -17,13 +17,16 @@ use crate::history::{Event, EventKind, WorldEvent};
 pub(super) struct GroupView {
     /// Its state, as its current coordinator reported it.
     pub(super) state: Option<GroupState>,
-    /// The current generation and the event that started (or loaded) it.
+    /// The current generation.
     pub(super) generation: i32,
-    pub(super) generation_event: Option<usize>,
+    /// Every generation the group was in, in order: (when, generation, the event that started
+    /// or loaded it).
+    pub(super) generations: Vec<(Millis, i32, usize)>,
     /// Member ids in the current generation.
     pub(super) members: BTreeSet<String>,
-    /// Member id -> the event that removed it.
-    pub(super) removed_event: BTreeMap<String, usize>,
+    /// (member id, generation) -> the stretches in which the member belonged to that generation,
+    /// so a commit can be judged by the group as it stood when the coordinator validated it.
+    pub(super) belonged: BTreeMap<(String, i32), Vec<Belonging>>,
     /// generation -> partition -> (owner, AssignmentStored event)
     pub(super) owners: BTreeMap<i32, BTreeMap<TopicPartition, (String, usize)>>,
     /// Static members fenced by a newer member id with the same group.instance.id, by instance
@@ -33,6 +36,83 @@ pub(super) struct GroupView {
     pub(super) instance_of: BTreeMap<String, String>,
     /// The broker coordinating the group: the first to report it, then each broker that loads it.
     pub(super) coordinator: Option<i32>,
+}
+
+/// A stretch of time in which a member belonged to one generation of its group: from the event
+/// that put it there (the generation's start, a load, a static member's takeover) to the one
+/// that ended it (its removal, the next generation, a load).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Belonging {
+    pub(super) from: Millis,
+    /// When it ended and the event that ended it; `None` while it lasts.
+    pub(super) until: Option<(Millis, usize)>,
+}
+
+impl GroupView {
+    /// Whether `member_id` belonged to `generation` at some moment of millisecond `at`. The
+    /// history stamps events in milliseconds, so within the millisecond of a change either side
+    /// counts: a correct coordinator validated the commit at a moment it belonged.
+    pub(super) fn belonged_at(&self, member_id: &str, generation: i32, at: Millis) -> bool {
+        self.belonged.get(&(member_id.to_string(), generation)).is_some_and(|spans| {
+            spans.iter().any(|b| b.from <= at && b.until.is_none_or(|(until, _)| until >= at))
+        })
+    }
+
+    /// The event that last ended `member_id`'s belonging to `generation` before `at`, if any.
+    pub(super) fn left_before(
+        &self,
+        member_id: &str,
+        generation: i32,
+        at: Millis,
+    ) -> Option<usize> {
+        let spans = self.belonged.get(&(member_id.to_string(), generation))?;
+        spans.iter().rev().find_map(|b| b.until.filter(|(until, _)| *until < at).map(|(_, i)| i))
+    }
+
+    /// The generation the group was in at millisecond `at` (the last one begun by then) and the
+    /// event that began it.
+    pub(super) fn generation_at(&self, at: Millis) -> Option<(i32, usize)> {
+        self.generations.iter().rev().find(|(t, _, _)| *t <= at).map(|(_, g, i)| (*g, *i))
+    }
+
+    /// `member_id` now belongs to the current generation.
+    fn enter(&mut self, member_id: &str, at: Millis) {
+        self.members.insert(member_id.to_string());
+        let spans = self.belonged.entry((member_id.to_string(), self.generation)).or_default();
+        if spans.last().is_none_or(|b| b.until.is_some()) {
+            spans.push(Belonging { from: at, until: None });
+        }
+    }
+
+    /// `member_id` no longer belongs to the current generation (event `idx`).
+    fn leave(&mut self, member_id: &str, at: Millis, idx: usize) -> bool {
+        let was_member = self.members.remove(member_id);
+        if was_member {
+            self.close(member_id, at, idx);
+        }
+        was_member
+    }
+
+    /// Ends `member_id`'s belonging to the current generation at `at` (event `idx`).
+    fn close(&mut self, member_id: &str, at: Millis, idx: usize) {
+        let key = (member_id.to_string(), self.generation);
+        if let Some(b) = self.belonged.get_mut(&key).and_then(|spans| spans.last_mut()) {
+            b.until.get_or_insert((at, idx));
+        }
+    }
+
+    /// The group is now in `generation` with `members` (a generation started or was loaded,
+    /// event `idx`): everyone leaves the previous one.
+    fn begin_generation(&mut self, at: Millis, idx: usize, generation: i32, members: &[String]) {
+        for m in std::mem::take(&mut self.members) {
+            self.close(&m, at, idx);
+        }
+        self.generation = generation;
+        self.generations.push((at, generation, idx));
+        for m in members {
+            self.enter(m, at);
+        }
+    }
 }
 
 /// One partition: its commits, what they covered, what was processed, its log end.
@@ -82,6 +162,8 @@ pub(super) struct AcceptedCommit<'a> {
     pub(super) generation: i32,
     pub(super) tp: &'a TopicPartition,
     pub(super) offset: i64,
+    /// When the coordinator validated it (it is recorded when its append completed, later).
+    pub(super) validated_at: Millis,
 }
 
 impl<'a> AcceptedCommit<'a> {
@@ -93,6 +175,7 @@ impl<'a> AcceptedCommit<'a> {
             generation,
             partition,
             offset,
+            validated_at_ms,
         } = event
         else {
             return None;
@@ -105,6 +188,7 @@ impl<'a> AcceptedCommit<'a> {
             generation: *generation,
             tp: partition,
             offset: *offset,
+            validated_at: *validated_at_ms,
         })
     }
 
@@ -114,6 +198,9 @@ impl<'a> AcceptedCommit<'a> {
         self.generation >= 0
     }
 }
+
+/// One tenure in time: (tenure id, from, until), `until` being `None` while it lasts.
+pub(super) type TenureSpan = (usize, Millis, Option<Millis>);
 
 /// How a member held a partition when it processed records of it or committed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -141,6 +228,9 @@ pub(super) struct Views {
     pub(super) processed: BTreeMap<(String, Holding, TopicPartition), (RangeSet, usize)>,
     /// (member id, partition) -> the tenure in which the member holds the partition now.
     pub(super) tenure_now: BTreeMap<(String, TopicPartition), usize>,
+    /// (member id, partition) -> every tenure in which the member held the partition. Commits
+    /// are judged by what the member held when the coordinator validated them.
+    pub(super) tenures: BTreeMap<(String, TopicPartition), Vec<TenureSpan>>,
     /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
     pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
     /// Member processes by stable name.
@@ -250,8 +340,12 @@ impl Views {
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
                 for tp in partitions {
-                    let tenure =
-                        *self.tenure_now.entry((member_id.clone(), tp.clone())).or_insert(idx);
+                    let key = (member_id.clone(), tp.clone());
+                    if !self.tenure_now.contains_key(&key) {
+                        self.tenure_now.insert(key.clone(), idx);
+                        self.tenures.entry(key).or_default().push((idx, at, None));
+                    }
+                    let tenure = self.tenure_now[&(member_id.clone(), tp.clone())];
                     self.tenure_of.insert((member_id.clone(), *generation, tp.clone()), tenure);
                 }
                 let m = self.members.entry(name.to_string()).or_default();
@@ -267,7 +361,12 @@ impl Views {
             MemberEvent::Revoked { member_id, partitions, .. }
             | MemberEvent::Lost { member_id, partitions, .. } => {
                 for tp in partitions {
-                    self.tenure_now.remove(&(member_id.clone(), tp.clone()));
+                    let key = (member_id.clone(), tp.clone());
+                    if self.tenure_now.remove(&key).is_some() {
+                        if let Some(last) = self.tenures.get_mut(&key).and_then(|t| t.last_mut()) {
+                            last.2.get_or_insert(at);
+                        }
+                    }
                 }
                 let gone: Vec<TopicPartition> = match self.members.get_mut(name) {
                     Some(m) => {
@@ -310,20 +409,55 @@ impl Views {
         }
     }
 
-    /// Whether `member_id` holds `tp` now: assigned it and not yet revoked or lost it.
-    pub(super) fn holds(&self, member_id: &str, tp: &TopicPartition) -> bool {
-        self.tenure_now.contains_key(&(member_id.to_string(), tp.clone()))
+    /// The tenure in which `member_id` held `tp` at some moment of millisecond `at` (the latest,
+    /// if two met within it): assigned it by then and not revoked or lost it before.
+    pub(super) fn tenure_at(
+        &self,
+        member_id: &str,
+        tp: &TopicPartition,
+        at: Millis,
+    ) -> Option<usize> {
+        let spans = self.tenures.get(&(member_id.to_string(), tp.clone()))?;
+        spans
+            .iter()
+            .rev()
+            .find(|(_, from, until)| *from <= at && until.is_none_or(|u| u >= at))
+            .map(|(t, _, _)| *t)
     }
 
     /// How `member_id` held `tp` while in `generation`: in the tenure that generation's
     /// assignment was part of, else (between a JoinGroup answer and the next assignment, or
     /// while revoking) in the tenure it holds the partition in now, else by generation alone.
     pub(super) fn holding(&self, member_id: &str, generation: i32, tp: &TopicPartition) -> Holding {
+        let now = self.tenure_now.get(&(member_id.to_string(), tp.clone())).copied();
+        self.holding_with(member_id, generation, tp, now)
+    }
+
+    /// [`Self::holding`] for a commit the coordinator validated at `at`: the tenure of the
+    /// committing generation, else the one the member held the partition in at `at`.
+    pub(super) fn holding_at(
+        &self,
+        member_id: &str,
+        generation: i32,
+        tp: &TopicPartition,
+        at: Millis,
+    ) -> Holding {
+        self.holding_with(member_id, generation, tp, self.tenure_at(member_id, tp, at))
+    }
+
+    fn holding_with(
+        &self,
+        member_id: &str,
+        generation: i32,
+        tp: &TopicPartition,
+        held: Option<usize>,
+    ) -> Holding {
         let key = (member_id.to_string(), generation, tp.clone());
         self.tenure_of
             .get(&key)
-            .or_else(|| self.tenure_now.get(&(member_id.to_string(), tp.clone())))
-            .map_or(Holding::Generation(generation), |t| Holding::Tenure(*t))
+            .copied()
+            .or(held)
+            .map_or(Holding::Generation(generation), Holding::Tenure)
     }
 
     fn coordinator(
@@ -358,7 +492,7 @@ impl Views {
                 // (Kafka replaces the member without a rebalance).
                 if let Some((old, in_generation)) = g.fenced_static.remove(instance) {
                     if in_generation {
-                        g.members.insert(member_id.clone());
+                        g.enter(member_id, at);
                         let generation = g.generation;
                         if let Some(owners) = g.owners.get_mut(&generation) {
                             for (owner, _) in owners.values_mut() {
@@ -372,8 +506,7 @@ impl Views {
             }
             CoordinatorEvent::MemberRemoved { group, member_id, reason } => {
                 let g = self.groups.entry(group.clone()).or_default();
-                let was_member = g.members.remove(member_id);
-                g.removed_event.insert(member_id.clone(), idx);
+                let was_member = g.leave(member_id, at, idx);
                 if *reason == RemovalReason::Fenced {
                     if let Some(instance) = g.instance_of.get(member_id).cloned() {
                         g.fenced_static.insert(instance, (member_id.clone(), was_member));
@@ -384,9 +517,7 @@ impl Views {
                 metrics.stats.rebalances += 1;
                 metrics.stats.last_generation_at_ms = Some(at);
                 let g = self.groups.entry(group.clone()).or_default();
-                g.generation = *generation;
-                g.generation_event = Some(idx);
-                g.members = members.iter().cloned().collect();
+                g.begin_generation(at, idx, *generation, members);
             }
             CoordinatorEvent::AssignmentStored { group, generation, assignments } => {
                 // The first member a partition is given to owns it; a second is a split
@@ -419,9 +550,7 @@ impl Views {
                 let g = self.groups.entry(group.clone()).or_default();
                 g.coordinator = Some(broker);
                 g.state = Some(*state);
-                g.generation = *generation;
-                g.generation_event = Some(idx);
-                g.members = members.iter().cloned().collect();
+                g.begin_generation(at, idx, *generation, members);
                 if !assignments.is_empty() {
                     let owners = assignments
                         .iter()

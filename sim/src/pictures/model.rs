@@ -132,6 +132,7 @@ fn fault_duration(f: &Fault) -> Option<Millis> {
         Fault::MemberUpgrade { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::StaleAck { delay_ms, .. } => Some(*delay_ms),
         Fault::SlowRevoke { .. }
+        | Fault::SlowRevokeUntil { .. }
         | Fault::ConnectionDrop { .. }
         | Fault::CoordinatorMove { .. }
         | Fault::PartitionExpansion { .. } => None,
@@ -146,7 +147,8 @@ fn fault_member(f: &Fault) -> Option<&str> {
         | Fault::MemberCrash { member, .. }
         | Fault::MemberLeave { member, .. }
         | Fault::StaleAck { member, .. }
-        | Fault::SlowRevoke { member, .. } => Some(member),
+        | Fault::SlowRevoke { member, .. }
+        | Fault::SlowRevokeUntil { member, .. } => Some(member),
         _ => None,
     }
 }

@@ -13,6 +13,7 @@ pub mod rolling;
 mod shape;
 pub mod storm;
 pub mod swarm;
+pub mod timeouts;
 
 use crate::scenario::Scenario;
 
@@ -57,6 +58,13 @@ pub fn catalogue() -> Vec<Scenario> {
         Scenario::new("stale_acks", "brod members whose processing finishes after the rebalance that took the partition away: acks carry the old generation", faults::stale_acks),
         Scenario::new("partition_expansion", "both topics gain partitions mid-run; the leader notices on metadata refresh and rebalances", faults::partition_expansion),
         Scenario::new("slow_revoke", "revoke callbacks take longer than the rebalance timeout while members join", faults::slow_revoke),
+        Scenario::new(
+            "rebalance_timeout",
+            "members that miss a join phase's end by a hair: brod/Elsa commits validated just \
+             before the rebalance timeout land after it removed them; static members paused past \
+             it (within their session) come back to a newer generation",
+            timeouts::rebalance_timeout,
+        ),
         Scenario::new("join_storm", "200 members on 8 client hosts join within seconds", storm::join_storm),
         Scenario::new("cooperative_upgrade", "eager-to-cooperative rolling upgrade in two bounces: [range] -> [cooperative-sticky, range] -> [cooperative-sticky]", rolling::cooperative_upgrade),
         Scenario::new(

@@ -13,7 +13,7 @@ use crate::scenario::{member_config, ScenarioSpec};
 
 /// In a mixed group every member also offers `roundrobin`, the one protocol all five clients
 /// can share (brod and Elsa through a protocol name of their own choosing).
-fn mixed_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
+pub(super) fn mixed_member_config(name: &str, profile: ClientProfile) -> MemberConfig {
     let mut c = member_config(name, profile);
     c.assignors = match profile {
         ClientProfile::JavaEager => vec![AssignorKind::Range, AssignorKind::RoundRobin],
