@@ -4,9 +4,10 @@
 //! - `zombie-commit`: a commit accepted from a member that is no longer in the group, or under a
 //!   generation that is not the group's current one.
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
-//!   generation, unless nobody was and the committer still holds it from before (a cooperative
-//!   member revoking a partition commits its progress under the generation that takes it away;
-//!   KIP-429's first rebalance gives the partition to nobody until then).
+//!   generation, unless nobody was and the committer held it from before when it sent the
+//!   commit (a cooperative member revoking a partition commits its progress under the
+//!   generation that takes it away; KIP-429's first rebalance gives the partition to nobody
+//!   until then).
 //! - `split-assignment`: one generation's assignment gives a partition to two members.
 
 use std::collections::BTreeMap;
@@ -62,8 +63,9 @@ pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<An
             ev.push(*a);
             format!("it is owned by {owner}")
         }
-        // Revoking: the committer held the partition without a break and has not given it up.
-        None if views.holds(member_id, tp) => return None,
+        // Revoking: the committer held the partition without a break and has not given it up,
+        // or had not when it sent the commit.
+        None if views.holds(member_id, tp) || views.tenure_when_sent(c).is_some() => return None,
         None => "no assignment of that generation gives it to anyone".to_string(),
     };
     Some(Anomaly::new(

@@ -143,6 +143,12 @@ pub(super) struct Views {
     pub(super) tenure_now: BTreeMap<(String, TopicPartition), usize>,
     /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
     pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
+    /// (member id, generation, partition, offset) of the last commit a member sent with those
+    /// values -> the tenure in which it held the partition when it sent it (absent: it did not
+    /// hold it). A commit is sent while the member holds the partition but may be accepted
+    /// after it gave the partition up (a cooperative revoke callback's commit whose answer was
+    /// lost: the member went on and revoked); it is judged by what the member held when sent.
+    pub(super) sent_in_tenure: BTreeMap<(String, i32, TopicPartition, i64), usize>,
     /// Member processes by stable name.
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
@@ -301,6 +307,13 @@ impl Views {
                 entry.0.insert(start, end);
                 entry.1 = idx;
             }
+            MemberEvent::CommitSent { member_id, generation, partition, offset } => {
+                let key = (member_id.clone(), *generation, partition.clone(), *offset);
+                match self.tenure_now.get(&(member_id.clone(), partition.clone())) {
+                    Some(&tenure) => self.sent_in_tenure.insert(key, tenure),
+                    None => self.sent_in_tenure.remove(&key),
+                };
+            }
             MemberEvent::CommitAcked { partition, offset, .. } => {
                 let pv = self.partitions.entry(partition.clone()).or_default();
                 pv.acked.push((idx, *offset));
@@ -313,6 +326,13 @@ impl Views {
     /// Whether `member_id` holds `tp` now: assigned it and not yet revoked or lost it.
     pub(super) fn holds(&self, member_id: &str, tp: &TopicPartition) -> bool {
         self.tenure_now.contains_key(&(member_id.to_string(), tp.clone()))
+    }
+
+    /// The tenure in which the committer of `c` held the partition when it sent that commit,
+    /// if it held it then.
+    pub(super) fn tenure_when_sent(&self, c: &AcceptedCommit<'_>) -> Option<usize> {
+        let key = (c.member_id.to_string(), c.generation, c.tp.clone(), c.offset);
+        self.sent_in_tenure.get(&key).copied()
     }
 
     /// How `member_id` held `tp` while in `generation`: in the tenure that generation's
