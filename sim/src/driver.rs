@@ -166,6 +166,7 @@ async fn run_incarnation(
                 MemberCommand::SlowRevoke { extra_ms } => {
                     d.core().inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
                 }
+                MemberCommand::Heal => d.core().heal_pending_faults(),
             },
             Some(event) = d.rx.recv() => d.on_conn_event(event).await,
             _ = maybe_sleep(sleep) => {
