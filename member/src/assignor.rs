@@ -305,16 +305,36 @@ impl StickyUserData {
     }
 }
 
-/// Which member owns (or last owned) each partition, from the subscriptions. A claim counts
-/// only if the partition exists and the member still subscribes to its topic; when two members
-/// claim one partition the higher generation wins (a member that missed a rebalance claims a
-/// stale assignment), ties going to the smaller member id.
+/// Who owns (or last owned) each partition, as the subscriptions claim it.
+#[derive(Debug, Default)]
+struct Claims {
+    /// The one claimant of the newest generation that claims the partition.
+    owners: BTreeMap<TopicPartition, String>,
+    /// Partitions that two or more members claim under the same newest generation: no claim
+    /// is valid, so nobody keeps them (Kafka's `partitionsWithMultiplePreviousOwners`).
+    contested: BTreeSet<TopicPartition>,
+}
+
+impl Claims {
+    /// The valid owner of `tp`, if any.
+    fn get(&self, tp: &TopicPartition) -> Option<&String> {
+        self.owners.get(tp)
+    }
+}
+
+/// Reads every member's claims, as Kafka's `AbstractStickyAssignor` does (since KAFKA-14639):
+/// a claim counts only if the partition exists and the member still subscribes to its topic;
+/// a claim under a newer generation wins over one under an older generation (a member that
+/// missed a rebalance claims a stale assignment); two claims under the same newest generation
+/// cancel each other (both members cannot own it: the input is inconsistent), and the
+/// partition is contested. A member's generation is the one in its user data (-1 without).
 fn claims(
     partitions_per_topic: &BTreeMap<String, i32>,
     subscriptions: &BTreeMap<String, Subscription>,
     from_owned: bool,
-) -> BTreeMap<TopicPartition, String> {
-    let mut best: BTreeMap<TopicPartition, (i32, String)> = BTreeMap::new();
+) -> Claims {
+    // Per partition: the newest generation claiming it and its claimants under that generation.
+    let mut newest: BTreeMap<TopicPartition, (i32, Vec<String>)> = BTreeMap::new();
     for (member, sub) in subscriptions {
         let data = sub.user_data.as_deref().and_then(StickyUserData::decode);
         let generation = data.as_ref().map_or(-1, |d| d.generation);
@@ -328,15 +348,28 @@ fn claims(
             if !exists || tp.partition < 0 || !sub.topics.contains(&tp.topic) {
                 continue;
             }
-            match best.get(&tp) {
-                Some((g, _)) if *g >= generation => {}
+            match newest.get_mut(&tp) {
+                Some((g, _)) if *g > generation => {}
+                Some((g, claimants)) if *g == generation => {
+                    if !claimants.contains(member) {
+                        claimants.push(member.clone());
+                    }
+                }
                 _ => {
-                    best.insert(tp, (generation, member.clone()));
+                    newest.insert(tp, (generation, vec![member.clone()]));
                 }
             }
         }
     }
-    best.into_iter().map(|(tp, (_, m))| (tp, m)).collect()
+    let mut out = Claims::default();
+    for (tp, (_, mut claimants)) in newest {
+        if claimants.len() == 1 {
+            out.owners.insert(tp, claimants.remove(0));
+        } else {
+            out.contested.insert(tp);
+        }
+    }
+    out
 }
 
 /// The sticky assignment: every claimed partition stays with its claimant, unclaimed partitions
@@ -347,7 +380,7 @@ fn claims(
 fn sticky_assign(
     partitions_per_topic: &BTreeMap<String, i32>,
     subscriptions: &BTreeMap<String, Subscription>,
-    claims: &BTreeMap<TopicPartition, String>,
+    claims: &Claims,
 ) -> BTreeMap<String, BTreeSet<TopicPartition>> {
     let mut out: BTreeMap<String, BTreeSet<TopicPartition>> =
         subscriptions.keys().map(|m| (m.clone(), BTreeSet::new())).collect();
@@ -425,11 +458,13 @@ impl Assignor for StickyAssignor {
 
 /// Kafka's `cooperative-sticky` assignor (KIP-429).
 ///
-/// Computes the sticky assignment from what members own now (`owned_partitions`), then leaves
-/// out every partition that would move from its current owner to another member: the owner is
-/// not given it either, so it revokes it and rejoins, and the follow-up rebalance, in which
-/// nobody owns it any more, hands it to its new owner. A partition therefore never has two
-/// owners at once, and partitions that stay put are never revoked.
+/// Computes the sticky assignment from what members own now (`owned_partitions`, each claim
+/// weighed by the generation in the member's user data: the newest wins), then leaves out every
+/// partition that would move from its current owner to another member: the owner is not given
+/// it either, so it revokes it and rejoins, and the follow-up rebalance, in which nobody owns it
+/// any more, hands it to its new owner. A partition two members claim under the same newest
+/// generation is left out too (both revoke it). A partition therefore never has two owners at
+/// once, and partitions that stay put are never revoked.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CooperativeStickyAssignor;
 
@@ -447,8 +482,14 @@ impl Assignor for CooperativeStickyAssignor {
         sticky_assign(partitions_per_topic, subscriptions, &claims)
             .into_iter()
             .map(|(m, parts)| {
-                let kept =
-                    parts.into_iter().filter(|tp| claims.get(tp).is_none_or(|o| *o == m)).collect();
+                // A contested partition is withheld from everyone: its claimants revoke it, and
+                // the next rebalance, in which nobody claims it, gives it out.
+                let kept = parts
+                    .into_iter()
+                    .filter(|tp| {
+                        !claims.contested.contains(tp) && claims.get(tp).is_none_or(|o| *o == m)
+                    })
+                    .collect();
                 (m, kept)
             })
             .collect()
@@ -689,6 +730,63 @@ mod tests {
         let out = StickyAssignor.assign(&counts, &subs);
         assert_eq!(out["a"], tps(&[("t", 0)]));
         assert_eq!(out["b"], tps(&[("t", 1)]));
+    }
+
+    #[test]
+    fn cooperative_sticky_keeps_a_partition_with_the_claimant_of_the_newer_generation() {
+        // a missed a rebalance and still claims t-1 under generation 2; b was given it in 5.
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 2)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &tps(&[("t", 0), ("t", 1)]), 2, &[])),
+            ("b".to_string(), sub_with(&topics, &tps(&[("t", 1)]), 5, &[])),
+        ]);
+        let out = CooperativeStickyAssignor.assign(&counts, &subs);
+        assert_eq!(out["a"], tps(&[("t", 0)]), "a revokes t-1: {out:?}");
+        assert_eq!(out["b"], tps(&[("t", 1)]), "b keeps t-1: {out:?}");
+    }
+
+    #[test]
+    fn cooperative_sticky_withholds_a_partition_claimed_twice_in_the_same_generation() {
+        // a and b both claim t-1 under generation 4 (one of them never completed it): neither
+        // claim is valid, so nobody is given t-1 until both have revoked it.
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 4)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &tps(&[("t", 0), ("t", 1)]), 4, &[])),
+            ("b".to_string(), sub_with(&topics, &tps(&[("t", 1), ("t", 2)]), 4, &[])),
+            ("c".to_string(), sub_with(&topics, &tps(&[("t", 3)]), 4, &[])),
+        ]);
+        let out = CooperativeStickyAssignor.assign(&counts, &subs);
+        assert!(out.values().all(|ps| !ps.contains(&TopicPartition::new("t", 1))), "{out:?}");
+        assert_eq!(out["a"], tps(&[("t", 0)]));
+        assert_eq!(out["b"], tps(&[("t", 2)]));
+        // Next round: both revoked it, nobody claims it, it is handed out.
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &out["a"], 5, &[])),
+            ("b".to_string(), sub_with(&topics, &out["b"], 5, &[])),
+            ("c".to_string(), sub_with(&topics, &out["c"], 5, &[])),
+        ]);
+        let next = CooperativeStickyAssignor.assign(&counts, &subs);
+        assert_eq!(next.values().filter(|ps| ps.contains(&TopicPartition::new("t", 1))).count(), 1);
+    }
+
+    #[test]
+    fn sticky_treats_a_partition_claimed_twice_in_the_same_generation_as_unowned() {
+        // b and c both claim t-2 under generation 4. Were a tie won by member-id order, b would
+        // keep t-2 (and the assignment would be balanced as it stands); the claims cancel
+        // instead, and t-2 goes to the member with the fewest partitions, a.
+        let topics = vec!["t".to_string()];
+        let counts = BTreeMap::from([("t".to_string(), 4)]);
+        let subs = BTreeMap::from([
+            ("a".to_string(), sub_with(&topics, &[], 4, &tps(&[("t", 0)]))),
+            ("b".to_string(), sub_with(&topics, &[], 4, &tps(&[("t", 1), ("t", 2)]))),
+            ("c".to_string(), sub_with(&topics, &[], 4, &tps(&[("t", 2), ("t", 3)]))),
+        ]);
+        let out = StickyAssignor.assign(&counts, &subs);
+        assert_eq!(out["a"], tps(&[("t", 0), ("t", 2)]));
+        assert_eq!(out["b"], tps(&[("t", 1)]));
+        assert_eq!(out["c"], tps(&[("t", 3)]));
     }
 
     #[test]

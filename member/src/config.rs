@@ -162,7 +162,11 @@ pub struct MemberBugs {
     ///
     /// In groupsim (cooperative members only): after a SyncGroup error the member keeps its
     /// owned partitions and their positions, even when the error reset its generation, and its
-    /// next JoinGroup claims them with the generation of the failed SyncGroup.
+    /// next JoinGroup claims them with the generation of the failed SyncGroup. The assignor
+    /// weighs claims by generation (as Kafka's does), so it shows where the error took the
+    /// member out of the group (UNKNOWN_MEMBER_ID): the group gave its partitions to others
+    /// meanwhile, it went on processing them, and when an assignment takes them away its revoke
+    /// callback commits its stale positions over the new owner's.
     pub keeps_owned_after_sync_error: bool,
     /// librdkafka #3774 (confluentinc/librdkafka#3774). librdkafka keeps one stored-offset slot
     /// per partition, filled by `offsets_store` and read by the auto-committer. Nothing cleared

@@ -50,6 +50,84 @@ fn cooperative_keeps_owned_partitions_and_revokes_only_those_taken_away() {
     assert_eq!(sub.owned_partitions, vec![tp("t", 0)]);
 }
 
+/// The Java profile commits in `onPartitionsRevoked`. A cooperative member runs it after the
+/// assignment, for the partitions taken away, still owning them: what it processed of them is
+/// committed under the new generation, and only then are they revoked.
+#[test]
+fn cooperative_revoke_callback_commits_the_partitions_taken_away_before_revoking_them() {
+    let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
+    follower_processed(&mut h, &[0, 1]);
+    let o = rebalance_announced(&mut h);
+    // The commit before rejoining is refused: t-0's progress (to 15) stays uncommitted.
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, REBALANCE_IN_PROGRESS));
+    let (jid, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 1)]));
+    let (cid, _, RequestKind::OffsetCommit(commit)) = one(&o, "OffsetCommit") else {
+        unreachable!()
+    };
+    assert_eq!(commit.generation_id_or_member_epoch, 2);
+    let req = RequestKind::OffsetCommit(commit);
+    assert_eq!(commit_offsets(&req), vec![("t".to_string(), 0, 15)]);
+    assert!(revoked(&o).is_empty(), "t-0 is still owned while the callback commits it");
+    assert!(sent(&o, "JoinGroup").is_empty());
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert_eq!(revoked(&o), vec![(2, vec![tp("t", 0)])]);
+    one(&o, "JoinGroup");
+}
+
+/// A cooperative member keeps its partitions through a failed SyncGroup and rejoins. The Java
+/// consumer commits before rejoining once per rebalance, from its stable generation
+/// (`onJoinPrepare`, `generationIfStable`); it never commits under the generation whose
+/// SyncGroup failed, a generation it never completed.
+#[test]
+fn cooperative_member_rejoining_after_a_failed_sync_commits_nothing_first() {
+    let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
+    follower_processed(&mut h, &[0, 1]);
+    let o = rebalance_announced(&mut h);
+    // The commit before rejoining is refused: the progress stays uncommitted.
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, REBALANCE_IN_PROGRESS));
+    let (jid, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_err(REBALANCE_IN_PROGRESS));
+    assert!(sent(&o, "OffsetCommit").is_empty(), "{:?}", summary(&o));
+    let (_, _, RequestKind::JoinGroup(join)) = one(&o, "JoinGroup") else { unreachable!() };
+    let sub = decode_subscription(&join.protocols[0].metadata).unwrap();
+    assert_eq!(sub.owned_partitions, vec![tp("t", 0), tp("t", 1)], "it keeps its partitions");
+}
+
+/// A revoke slowdown waits for the member's next revoke callback. When the faults heal (the
+/// liveness phase) a cooperative member, whose callback runs only when an assignment takes a
+/// partition away, drops it; an eager member keeps it for its next rebalance.
+#[test]
+fn healing_drops_a_cooperative_members_pending_revoke_slowdown_only() {
+    let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
+    follower_processed(&mut h, &[0, 1]);
+    h.m.inject(h.now, MemberFault::SlowRevoke { extra_ms: 40_000 });
+    h.m.heal_pending_faults();
+    let o = rebalance_announced(&mut h);
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    let (jid, _, _) = one(&o, "JoinGroup");
+    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 1)]));
+    assert_eq!(revoked(&o), vec![(2, vec![tp("t", 0)])], "the callback took no time");
+
+    let mut h = H::new(profile_config(ClientProfile::JavaEager));
+    follower_processed(&mut h, &[0]);
+    h.m.inject(h.now, MemberFault::SlowRevoke { extra_ms: 40_000 });
+    h.m.heal_pending_faults();
+    let o = rebalance_announced(&mut h);
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    assert!(sent(&o, "JoinGroup").is_empty(), "the eager callback is still slow");
+}
+
 #[test]
 fn java_revoke_callback_past_max_poll_interval_leaves_the_group_and_loses_partitions() {
     let mut h = H::new(profile_config(ClientProfile::JavaEager));

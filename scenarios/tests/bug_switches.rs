@@ -116,6 +116,19 @@ fn member_retrying_a_superseded_commit_is_caught() {
     check_switch_shrinking_to("member-retries-superseded-commit", "swarm", 5, 7);
 }
 
+/// KAFKA-13419: after a failed SyncGroup a cooperative member keeps the partitions it owned and
+/// claims them under the failed generation. The harm needs an error that took it out of the
+/// group (UNKNOWN_MEMBER_ID): the group gave its partitions to others meanwhile, it kept
+/// processing them, and when a later assignment takes them away its revoke callback commits its
+/// stale positions over the new owner's (or it resumes one from its stale position). In the
+/// caught seed a member paused past its session answers the JoinGroup it had sent, its SyncGroup
+/// gets UNKNOWN_MEMBER_ID, and the next assignment gives its partition to the member that had it
+/// meanwhile; the crashes that make room for that rebalance keep four faults, not three.
+#[test]
+fn member_keeping_owned_partitions_after_a_sync_error_is_caught() {
+    check_switch_shrinking_to("member-keeps-owned-after-sync-error", "swarm_cooperative", 15, 4);
+}
+
 /// KAFKA-14024: the commit made before rejoining never completes, so the member never rejoins.
 #[test]
 fn member_whose_revoke_commit_never_completes_is_caught() {

@@ -47,6 +47,7 @@ trace_tests!(
     membership_churn,
     coordinator_moves,
     swarm,
+    swarm_cooperative,
     steady_state,
     scale_up_down,
     rolling_restart,

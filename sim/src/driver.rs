@@ -169,6 +169,7 @@ async fn run_incarnation(
                 MemberCommand::SlowRevokeUntil { until_ms } => {
                     d.core().inject(sim_now(), MemberFault::SlowRevokeUntil { until_ms });
                 }
+                MemberCommand::Heal => d.core().heal_pending_faults(),
             },
             Some(event) = d.rx.recv() => d.on_conn_event(event).await,
             _ = maybe_sleep(sleep) => {

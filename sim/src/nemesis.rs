@@ -6,7 +6,7 @@
 //! member's driver through its control channel even when several members share a client host.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -43,6 +43,9 @@ pub enum MemberCommand {
     SlowRevoke { extra_ms: Millis },
     /// Make the revoke callback under way (or else the next one) last until this instant.
     SlowRevokeUntil { until_ms: Millis },
+    /// The liveness phase begins: a cooperative member drops a revoke slowdown no callback has
+    /// taken up yet.
+    Heal,
 }
 
 /// Running members' control channels, by member name. Drivers register on start and remove
@@ -125,6 +128,9 @@ pub struct Nemesis {
     hosts: Vec<String>,
     normal_max_latency_ms: Millis,
     healed_all: bool,
+    /// Members given a slower next revoke callback: a cooperative member revokes only when an
+    /// assignment takes a partition away, so the slowdown may wait long past its fault.
+    slowed: BTreeSet<String>,
 }
 
 impl Nemesis {
@@ -162,6 +168,7 @@ impl Nemesis {
             hosts,
             normal_max_latency_ms,
             healed_all: false,
+            slowed: BTreeSet::new(),
         }
     }
 
@@ -314,7 +321,9 @@ impl Nemesis {
         }
     }
 
-    /// The liveness phase begins: stop injecting and undo everything still in effect.
+    /// The liveness phase begins: stop injecting and undo everything still in effect, including
+    /// a cooperative member's revoke slowdown that no callback has taken up yet (only members
+    /// that were given one hear of it).
     pub fn heal_all(
         &mut self,
         sim: &mut turmoil::Sim<'_>,
@@ -324,6 +333,9 @@ impl Nemesis {
         self.healed_all = true;
         for (_, undo) in std::mem::take(&mut self.undo) {
             self.apply_undo(sim, cluster, now, undo);
+        }
+        for member in std::mem::take(&mut self.slowed) {
+            self.command(&member, MemberCommand::Heal);
         }
     }
 
@@ -372,6 +384,7 @@ impl Nemesis {
                 self.command(member, MemberCommand::StaleAck { delay_ms: *delay_ms })
             }
             Fault::SlowRevoke { member, extra_ms } => {
+                self.slowed.insert(member.clone());
                 self.command(member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
             }
             Fault::SlowRevokeUntil { member, until_ms } => {

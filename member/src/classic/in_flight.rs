@@ -17,11 +17,14 @@ pub(super) struct Sent {
     pub(super) member_id: String,
 }
 
-/// Why a commit was sent: periodic auto-commit, or the single commit before giving partitions up.
+/// Why a commit was sent: periodic auto-commit, the single commit before giving partitions up
+/// (eager) or before rejoining (cooperative), or a cooperative member's commit in its revoke
+/// callback of the partitions the new assignment took away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CommitPurpose {
     Auto,
     Revoke,
+    RevokeCallback,
 }
 
 /// What a request in flight was for, with what the member needs to read its answer.

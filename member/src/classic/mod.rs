@@ -298,6 +298,17 @@ impl Member {
         self.rebalance.cooperative
     }
 
+    /// The faults end (the liveness phase): a cooperative member drops a revoke slowdown no
+    /// callback has taken up yet. Its revoke callback runs only when an assignment takes a
+    /// partition away, which may come long after the fault (an eager member revokes on every
+    /// rebalance, so its next rebalance takes the slowdown up, as liveness bounds allow). A
+    /// callback already running keeps its length. Nothing else changes and nothing is sent.
+    pub fn heal_pending_faults(&mut self) {
+        if self.rebalance.cooperative {
+            self.rebalance.slow_revoke_ms = 0;
+        }
+    }
+
     /// Applies a fault from the nemesis (see [`MemberFault`]).
     pub fn inject(&mut self, now: Millis, fault: MemberFault) {
         self.clock = now;
@@ -530,6 +541,9 @@ impl Member {
                 }
                 if purpose == CommitPurpose::Auto {
                     self.retry_after_backoff(Timer::AutoCommit, now);
+                }
+                if purpose == CommitPurpose::RevokeCallback {
+                    self.on_revoke_callback_commit_done(now);
                 }
             }
             Pending::OffsetFetch { .. } => {

@@ -27,6 +27,11 @@ pub(super) struct Rebalance {
     pub(super) revoke_commit_attempted: bool,
     /// Cooperative: partitions taken away by the new assignment, revoked when the callback ends.
     pub(super) pending_revoke: Vec<TopicPartition>,
+    /// Cooperative: the processed offsets of `pending_revoke` not committed yet, for the commit
+    /// the revoke callback makes (Java: commitSync in `onPartitionsRevoked`).
+    pub(super) revoked_progress: Vec<(TopicPartition, i64)>,
+    /// Cooperative: that commit is in flight; the callback goes on when it is answered.
+    pub(super) callback_commit_in_flight: bool,
     /// Extra duration of the next revoke callback (SlowRevoke).
     pub(super) slow_revoke_ms: u64,
     /// The next revoke callback does not return before this instant (SlowRevokeUntil).
@@ -43,15 +48,17 @@ impl Rebalance {
             revoke_stage: RevokeStage::Idle,
             revoke_commit_attempted: false,
             pending_revoke: Vec::new(),
+            revoked_progress: Vec::new(),
+            callback_commit_in_flight: false,
             slow_revoke_ms: 0,
             revoke_until: None,
             revoke_commit_hung: false,
         }
     }
 
-    /// Whether the revoke callback is running.
+    /// Whether the revoke callback is running (or, cooperative, waiting for its commit).
     pub(super) fn in_callback(&self) -> bool {
-        matches!(self.revoke_stage, RevokeStage::Callback { .. })
+        self.callback_commit_in_flight || matches!(self.revoke_stage, RevokeStage::Callback { .. })
     }
 
     /// When the running revoke callback needs attention: when it returns, or earlier when it

@@ -4,9 +4,10 @@
 //! - `zombie-commit`: a commit accepted from a member that was no longer in the group, or under a
 //!   generation that was not the group's current one, when the coordinator validated it.
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
-//!   generation, unless nobody was and the committer still holds it from before (a cooperative
-//!   member revoking a partition commits its progress under the generation that takes it away;
-//!   KIP-429's first rebalance gives the partition to nobody until then).
+//!   generation, unless nobody was and the committer held it from before when it sent the
+//!   commit (a cooperative member revoking a partition commits its progress under the
+//!   generation that takes it away; KIP-429's first rebalance gives the partition to nobody
+//!   until then).
 //! - `split-assignment`: one generation's assignment gives a partition to two members.
 
 use std::collections::BTreeMap;

@@ -35,8 +35,23 @@ pub const SWARM_KINDS: &[FaultKind] = &[
 
 /// Every fault kind available to a seeded swarm: the seed picks which kinds are on and how often
 /// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
-/// converge. Six members on three client hosts, three brokers.
+/// converge. Six Java eager members on three client hosts, three brokers.
 pub fn swarm(seed: u64) -> ScenarioSpec {
+    swarm_of("swarm", seed, ClientProfile::JavaEager)
+}
+
+/// The swarm run by Java cooperative consumers (cooperative-sticky, KIP-429): the same fault
+/// kinds and event triggers, drawn per seed the same way. Cooperative members keep consuming the
+/// partitions they keep while a rebalance runs and claim them in their JoinGroup subscription,
+/// so the triggers (a SyncGroup answer lost, the leader paused in CompletingRebalance, the
+/// coordinator moved) land on members that still own partitions: the states where a member that
+/// mishandles a failed SyncGroup (KAFKA-13419) keeps claiming what it no longer owns.
+pub fn swarm_cooperative(seed: u64) -> ScenarioSpec {
+    swarm_of("swarm_cooperative", seed, ClientProfile::JavaCooperative)
+}
+
+/// The swarm recipe, every member running `profile` with its client's default assignors.
+fn swarm_of(name: &str, seed: u64, profile: ClientProfile) -> ScenarioSpec {
     let mut rng = rng::stream(seed, Stream::Workload);
     // Offsets-log replication takes a few to tens of milliseconds, as an ISR round trip does.
     let coordinator = CoordinatorConfig {
@@ -46,9 +61,8 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
     };
     let brokers = 3;
     let client_hosts = 3;
-    let members = start_members(&mut rng, seed, 6, client_hosts, |name| {
-        member_config(name, ClientProfile::JavaEager)
-    });
+    let members =
+        start_members(&mut rng, seed, 6, client_hosts, |name| member_config(name, profile));
     let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
     let safety_end: Millis = 60_000;
     let mut frng = rng::stream(seed, Stream::Faults);
@@ -72,7 +86,7 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
     let faults = draw_schedule(&mut frng, &swarm, &ctx).with_triggers(triggers);
     let liveness_bound_ms = 2 * liveness_bound(&members[0].config, &coordinator);
     ScenarioSpec {
-        name: "swarm".into(),
+        name: name.into(),
         seed,
         tick_ms: TICK_MS,
         latency_ms: LATENCY_MS,

@@ -115,5 +115,9 @@ impl Member {
                 self.retry_after_backoff(Timer::AutoCommit, now);
             }
         }
+        if purpose == CommitPurpose::RevokeCallback {
+            // A group error above may have lost the partitions (and ended the callback).
+            self.on_revoke_callback_commit_done(now);
+        }
     }
 }

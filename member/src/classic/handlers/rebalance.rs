@@ -79,6 +79,13 @@ impl Member {
         {
             return true;
         }
+        if self.rebalance.cooperative && !leaving && self.membership.phase != Phase::Stable {
+            // A cooperative member keeps its partitions through a failed JoinGroup or SyncGroup
+            // and tries again. The Java consumer commits before rejoining once per rebalance
+            // (`onJoinPrepare`), and only from a stable generation (`generationIfStable`): not
+            // before a retried JoinGroup, and never under a generation whose SyncGroup failed.
+            return true;
+        }
         let offsets =
             self.positions.offsets_to_commit(self.config.bugs.skip_revoke_commit_then_overcommit);
         if offsets.is_empty() {
@@ -184,6 +191,41 @@ impl Member {
         }
     }
 
+    /// Cooperative, in the revoke callback of the partitions the new assignment took away: the
+    /// Java profile commits what it processed of them (commitSync in `onPartitionsRevoked`,
+    /// under the new generation, before they are given up). True when the commit was sent; the
+    /// callback goes on when it is answered.
+    fn commit_revoked_progress(&mut self) -> bool {
+        let offsets = std::mem::take(&mut self.rebalance.revoked_progress);
+        let commits = self.rules.commit_before_revoke_callback
+            && self.app.commits_on_revoke(self.config.profile)
+            && !self.config.bugs.skip_revoke_commit_then_overcommit;
+        if !commits || offsets.is_empty() || self.discovery.coordinator.is_none() {
+            return false;
+        }
+        self.send_commit(offsets, CommitPurpose::RevokeCallback);
+        self.rebalance.callback_commit_in_flight = true;
+        true
+    }
+
+    /// Cooperative: the revoke callback's commit was answered (or failed): the callback goes on.
+    pub(in crate::classic) fn on_revoke_callback_commit_done(&mut self, now: Millis) {
+        if std::mem::take(&mut self.rebalance.callback_commit_in_flight) {
+            self.run_cooperative_revoke_callback(now);
+        }
+    }
+
+    /// Cooperative: runs the revoke callback of the partitions the new assignment took away
+    /// (they are revoked when it returns).
+    fn run_cooperative_revoke_callback(&mut self, now: Millis) {
+        let revoking = self.rebalance.pending_revoke.clone();
+        let callback_ms =
+            self.app.on_partitions_revoked(now, self.membership.generation, &revoking);
+        if !self.rebalance.start_callback(now, callback_ms) {
+            self.finish_cooperative_revoke();
+        }
+    }
+
     /// Cooperative: the revoke callback for the partitions the new assignment took away has
     /// returned. They are given up and the member rejoins at once for the second rebalance.
     fn finish_cooperative_revoke(&mut self) {
@@ -209,6 +251,8 @@ impl Member {
             self.keep_past_generation_offsets(&given_up);
         }
         self.rebalance.pending_revoke.clear();
+        self.rebalance.revoked_progress.clear();
+        self.rebalance.callback_commit_in_flight = false;
         self.positions.assigned.clear();
         self.positions.partitions.clear();
         self.fetcher.buffered.clear();
@@ -245,11 +289,8 @@ impl Member {
         self.app.on_partitions_assigned(now, self.membership.generation, &added);
         if self.rebalance.cooperative && !self.rebalance.pending_revoke.is_empty() {
             self.revoke_begins();
-            let revoking = self.rebalance.pending_revoke.clone();
-            let callback_ms =
-                self.app.on_partitions_revoked(now, self.membership.generation, &revoking);
-            if !self.rebalance.start_callback(now, callback_ms) {
-                self.finish_cooperative_revoke();
+            if !self.commit_revoked_progress() {
+                self.run_cooperative_revoke_callback(now);
             }
         }
         self.timers.set(Timer::Heartbeat, now + self.config.heartbeat_interval_ms);
@@ -288,6 +329,14 @@ impl Member {
             self.positions.partitions = old.clone();
             self.keep_past_generation_offsets(&revoked);
         }
+        self.rebalance.revoked_progress = revoked
+            .iter()
+            .filter_map(|tp| {
+                let ps = old.get(tp).filter(|ps| ps.state == PositionState::Ready)?;
+                let processed = ps.processed.filter(|p| Some(*p) != ps.commit_floor)?;
+                Some((tp.clone(), processed))
+            })
+            .collect();
         self.fetcher.buffered.clear();
         self.positions.epoch += 1;
         self.positions.partitions = partitions
