@@ -5,15 +5,15 @@
 
 use groupsim::coverage::Coverage;
 use groupsim::runner::RunOptions;
-use groupsim::sweep::Sweep;
+use groupsim::sweep::{default_jobs, Seeds, Sweep};
 
 /// Seeds per scenario: what `groupsim coverage --seeds 30` runs (about a minute on 2 cores).
 const SEEDS: u64 = 30;
 
 #[test]
 fn a_ci_sized_sweep_hits_every_required_probe() {
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let sweep = Sweep::new(&[], 0..SEEDS, jobs, RunOptions::default()).expect("valid sweep");
+    let seeds = Seeds { start: 0, count: SEEDS, shard: None };
+    let sweep = Sweep::new(&[], seeds, default_jobs(), RunOptions::default()).expect("valid sweep");
     let rows = sweep.run(|_| {});
     let coverage = Coverage::from_rows(&rows);
     let unhit: Vec<String> = coverage
