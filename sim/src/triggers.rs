@@ -60,18 +60,12 @@ impl TriggerEvent {
         TriggerEvent::PreparingRebalance,
     ];
 
-    /// The events the swarm draws triggers for, each with a drop, pause, crash or move.
+    /// Whether the swarm draws a trigger for this event (with a drop, pause, crash or move).
     /// `preparing_rebalance` is left to scenarios that aim a slow revoke callback at the end of
     /// the join phase it starts.
-    pub const SWARM: [TriggerEvent; 7] = [
-        TriggerEvent::CompletingRebalance,
-        TriggerEvent::JoinResponses,
-        TriggerEvent::SyncResponses,
-        TriggerEvent::CommitAppended,
-        TriggerEvent::OffsetFetchArrived,
-        TriggerEvent::RevokeStarted,
-        TriggerEvent::ProcessingStarted,
-    ];
+    pub fn swarm_draws(self) -> bool {
+        self != TriggerEvent::PreparingRebalance
+    }
 
     /// The event's name in schedules and reports.
     pub fn name(self) -> &'static str {
@@ -165,12 +159,12 @@ impl fmt::Display for Trigger {
     }
 }
 
-/// Draws a swarm's triggers: each of [`TriggerEvent::SWARM`] is switched on with probability one half, with an
+/// Draws a swarm's triggers: each event it draws for ([`TriggerEvent::swarm_draws`]) is switched on with probability one half, with an
 /// action that makes sense for it and a firing chance of 5% to 50%. `session_timeout_ms` sizes
 /// the pauses (half of them outlast the session: zombies).
 pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) -> Vec<Trigger> {
     let mut out = Vec::new();
-    for (i, on) in TriggerEvent::SWARM.into_iter().enumerate() {
+    for (i, on) in TriggerEvent::ALL.into_iter().filter(|e| e.swarm_draws()).enumerate() {
         let enabled = rng.random_bool(0.5);
         let choice = rng.random_range(0..4u32);
         let per_mille = rng.random_range(50..=500u16);

@@ -148,6 +148,24 @@ impl H {
             validated_at_ms: validated_at,
         })
     }
+    /// The join phase ended without member `id`: removed by the rebalance timeout.
+    fn rebalance_timeout_removes(&mut self, id: &str) -> &mut Self {
+        self.coord(CoordinatorEvent::MemberRemoved {
+            group: G.into(),
+            member_id: id.into(),
+            reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
+        })
+    }
+    /// A generation starts with `members` (the first leads); its assignment is not stored yet.
+    fn generation_started(&mut self, generation: i32, members: &[&str]) -> &mut Self {
+        self.coord(CoordinatorEvent::GenerationStarted {
+            group: G.into(),
+            generation,
+            protocol: Some("range".into()),
+            leader: members.first().map(|m| m.to_string()),
+            members: members.iter().map(|m| m.to_string()).collect(),
+        })
+    }
     fn produced(&mut self, p: i32, count: i64) -> &mut Self {
         self.world(WorldEvent::Produced { partition: tp(p), base_offset: 0, count })
     }
@@ -332,18 +350,8 @@ fn a_commit_validated_in_its_generation_whose_append_outlives_the_member_is_not_
     let mut h = clean();
     h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
     let validated_at = h.t + 1;
-    h.coord(CoordinatorEvent::MemberRemoved {
-        group: G.into(),
-        member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
-    });
-    h.coord(CoordinatorEvent::GenerationStarted {
-        group: G.into(),
-        generation: 2,
-        protocol: Some("range".into()),
-        leader: Some("b".into()),
-        members: vec!["b".into()],
-    });
+    h.rebalance_timeout_removes("a");
+    h.generation_started(2, &["b"]);
     h.commit_validated_at("a", 1, 0, 12, validated_at);
     // (The hand-made history stops before the group recovers: only `stuck` may be reported.)
     let got = classes(&h.finish(&[(0, 12), (1, 10)]));
@@ -356,19 +364,9 @@ fn a_commit_validated_in_its_generation_whose_append_outlives_the_member_is_not_
 fn a_commit_validated_after_the_member_was_removed_is_a_zombie() {
     let mut h = clean();
     h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
-    h.coord(CoordinatorEvent::MemberRemoved {
-        group: G.into(),
-        member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
-    });
+    h.rebalance_timeout_removes("a");
     let removed = h.t;
-    h.coord(CoordinatorEvent::GenerationStarted {
-        group: G.into(),
-        generation: 2,
-        protocol: Some("range".into()),
-        leader: Some("b".into()),
-        members: vec!["b".into()],
-    });
+    h.generation_started(2, &["b"]);
     // Validated between the removal and the next generation: not a member of generation 1.
     h.commit_validated_at("a", 1, 0, 12, removed + 1);
     let v = check(&h.finish(&[(0, 12), (1, 10)]));
@@ -379,13 +377,7 @@ fn a_commit_validated_after_the_member_was_removed_is_a_zombie() {
     // Validated once generation 2 had begun: a stale generation.
     let mut h = clean();
     h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
-    h.coord(CoordinatorEvent::GenerationStarted {
-        group: G.into(),
-        generation: 2,
-        protocol: Some("range".into()),
-        leader: Some("b".into()),
-        members: vec!["b".into()],
-    });
+    h.generation_started(2, &["b"]);
     let started = h.t;
     h.commit_validated_at("a", 1, 0, 12, started + 5);
     let got = check(&h.finish(&[(0, 12), (1, 10)]));
@@ -399,11 +391,7 @@ fn a_commit_validated_after_the_member_was_removed_is_a_zombie() {
 fn a_commit_validated_in_the_millisecond_of_the_removal_is_not_a_zombie() {
     let mut h = clean();
     h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11);
-    h.coord(CoordinatorEvent::MemberRemoved {
-        group: G.into(),
-        member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
-    });
+    h.rebalance_timeout_removes("a");
     let removed = h.t;
     h.commit_validated_at("a", 1, 0, 12, removed);
     // (The hand-made history stops before the group recovers: only `stuck` may be reported.)
