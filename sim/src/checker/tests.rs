@@ -272,32 +272,53 @@ fn a_cooperative_member_may_commit_a_partition_it_is_revoking_under_the_generati
 }
 
 #[test]
-fn a_revoking_members_commit_accepted_after_it_gave_the_partition_up_is_judged_when_validated() {
+fn a_revoking_members_commit_accepted_after_it_gave_the_partition_up_is_judged_when_validated_or_sent(
+) {
     // A cooperative member commits in its revoke callback, under the generation that takes the
     // partition away; the connection drops, the member takes the commit as failed and revokes,
-    // but the coordinator had validated the request and its append lands afterwards. The member
-    // held the partition when the commit was validated, and processed what it covers.
-    let revoking = |validated_while_held: bool| {
+    // but the request was on the wire: the coordinator validates it (before or after the
+    // revoke) and its append lands afterwards. The member held the partition when it sent the
+    // commit, and processed what it covers.
+    #[derive(Clone, Copy)]
+    enum Case {
+        ValidatedWhileHeld,
+        SentWhileHeld,
+        Neither,
+    }
+    let revoking = |case: Case| {
         let mut h = H::new(2);
         h.started("m0").started("m1");
         h.generation(1, &[("m0", "a", &[0, 1]), ("m1", "b", &[])]);
         h.produced(0, 10).processed("m0", "a", 1, 0, 0, 9);
         h.generation(2, &[("m0", "a", &[1]), ("m1", "b", &[])]);
+        if matches!(case, Case::SentWhileHeld) {
+            let sent = MemberEvent::CommitSent {
+                member_id: "a".into(),
+                generation: 2,
+                partition: tp(0),
+                offset: 10,
+            };
+            h.member("m0", sent);
+        }
         let held_at = h.t + 1;
         h.member(
             "m0",
             MemberEvent::Revoked { member_id: "a".into(), generation: 2, partitions: vec![tp(0)] },
         );
-        let validated = if validated_while_held { held_at } else { h.t + 5 };
+        let validated = match case {
+            Case::ValidatedWhileHeld => held_at,
+            Case::SentWhileHeld | Case::Neither => h.t + 5,
+        };
         h.commit_validated_at("a", 2, 0, 10, validated);
         classes(&h.finish(&[(0, 10)]))
     };
-    let got = revoking(true);
-    assert!(!got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
-    assert!(!got.contains(&AnomalyClass::UncoveredCommit), "{got:?}");
-    // Validated after the member gave the partition up, the same commit is neither owned nor
-    // covered.
-    let got = revoking(false);
+    for case in [Case::ValidatedWhileHeld, Case::SentWhileHeld] {
+        let got = revoking(case);
+        assert!(!got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
+        assert!(!got.contains(&AnomalyClass::UncoveredCommit), "{got:?}");
+    }
+    // Neither sent nor validated while held: the same commit is neither owned nor covered.
+    let got = revoking(Case::Neither);
     assert!(got.contains(&AnomalyClass::UnownedCommit), "{got:?}");
     assert!(got.contains(&AnomalyClass::UncoveredCommit), "{got:?}");
 }

@@ -233,6 +233,13 @@ pub(super) struct Views {
     pub(super) tenures: BTreeMap<(String, TopicPartition), Vec<TenureSpan>>,
     /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
     pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
+    /// (member id, generation, partition, offset) of the last commit a member sent with those
+    /// values -> the tenure in which it held the partition when it sent it (absent: it did not
+    /// hold it). A commit sent while the member holds the partition may be validated after it
+    /// gave the partition up (a revoke callback's commit still on the wire when the member's
+    /// connection dropped: it takes the commit as failed and revokes, the coordinator still
+    /// reads and accepts it); what it covers was processed while held.
+    pub(super) sent_in_tenure: BTreeMap<(String, i32, TopicPartition, i64), usize>,
     /// Member processes by stable name.
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
@@ -400,6 +407,13 @@ impl Views {
                 entry.0.insert(start, end);
                 entry.1 = idx;
             }
+            MemberEvent::CommitSent { member_id, generation, partition, offset } => {
+                let key = (member_id.clone(), *generation, partition.clone(), *offset);
+                match self.tenure_now.get(&(member_id.clone(), partition.clone())) {
+                    Some(&tenure) => self.sent_in_tenure.insert(key, tenure),
+                    None => self.sent_in_tenure.remove(&key),
+                };
+            }
             MemberEvent::CommitAcked { partition, offset, .. } => {
                 let pv = self.partitions.entry(partition.clone()).or_default();
                 pv.acked.push((idx, *offset));
@@ -407,6 +421,13 @@ impl Views {
             }
             _ => {}
         }
+    }
+
+    /// The tenure in which the committer of `c` held the partition when it sent that commit,
+    /// if it held it then.
+    pub(super) fn tenure_when_sent(&self, c: &AcceptedCommit<'_>) -> Option<usize> {
+        let key = (c.member_id.to_string(), c.generation, c.tp.clone(), c.offset);
+        self.sent_in_tenure.get(&key).copied()
     }
 
     /// The tenure in which `member_id` held `tp` at some moment of millisecond `at` (the latest,
