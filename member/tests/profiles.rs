@@ -5,7 +5,8 @@ mod common;
 
 use common::*;
 use groupsim_member::{
-    ClientProfile, MemberEvent, MemberFault, MemberOutput, RequestFailure, TopicPartition,
+    ClientProfile, MemberEvent, MemberFault, MemberOutput, RequestFailure, RequestId,
+    TopicPartition,
 };
 use groupsim_wire::consumer_protocol::{decode_assignment, decode_subscription};
 use kafka_protocol::messages::RequestKind;
@@ -50,20 +51,27 @@ fn cooperative_keeps_owned_partitions_and_revokes_only_those_taken_away() {
     assert_eq!(sub.owned_partitions, vec![tp("t", 0)]);
 }
 
-/// The Java profile commits in `onPartitionsRevoked`. A cooperative member runs it after the
-/// assignment, for the partitions taken away, still owning them: what it processed of them is
-/// committed under the new generation, and only then are they revoked.
-#[test]
-fn cooperative_revoke_callback_commits_the_partitions_taken_away_before_revoking_them() {
+/// A Java cooperative member owning t-0 and t-1 that rejoined with t-0's progress (to 15) not
+/// committed (the commit before rejoining was refused) and joined generation 2: returns the
+/// member and its SyncGroup's id.
+fn cooperative_syncing_with_uncommitted_progress() -> (H, RequestId) {
     let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
     follower_processed(&mut h, &[0, 1]);
     let o = rebalance_announced(&mut h);
-    // The commit before rejoining is refused: t-0's progress (to 15) stays uncommitted.
     let (cid, _, req) = one(&o, "OffsetCommit");
     let o = h.respond(cid, commit_answer(&req, REBALANCE_IN_PROGRESS));
     let (jid, _, _) = one(&o, "JoinGroup");
     let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
     let (sid, _, _) = one(&o, "SyncGroup");
+    (h, sid)
+}
+
+/// The Java profile commits in `onPartitionsRevoked`. A cooperative member runs it after the
+/// assignment, for the partitions taken away, still owning them: what it processed of them is
+/// committed under the new generation, and only then are they revoked.
+#[test]
+fn cooperative_revoke_callback_commits_the_partitions_taken_away_before_revoking_them() {
+    let (mut h, sid) = cooperative_syncing_with_uncommitted_progress();
     let o = h.respond(sid, sync_ok(&[tp("t", 1)]));
     let (cid, _, RequestKind::OffsetCommit(commit)) = one(&o, "OffsetCommit") else {
         unreachable!()
@@ -84,15 +92,7 @@ fn cooperative_revoke_callback_commits_the_partitions_taken_away_before_revoking
 /// SyncGroup failed, a generation it never completed.
 #[test]
 fn cooperative_member_rejoining_after_a_failed_sync_commits_nothing_first() {
-    let mut h = H::new(profile_config(ClientProfile::JavaCooperative));
-    follower_processed(&mut h, &[0, 1]);
-    let o = rebalance_announced(&mut h);
-    // The commit before rejoining is refused: the progress stays uncommitted.
-    let (cid, _, req) = one(&o, "OffsetCommit");
-    let o = h.respond(cid, commit_answer(&req, REBALANCE_IN_PROGRESS));
-    let (jid, _, _) = one(&o, "JoinGroup");
-    let o = h.respond(jid, join_ok("m-1", 2, "m-0", "cooperative-sticky", &[]));
-    let (sid, _, _) = one(&o, "SyncGroup");
+    let (mut h, sid) = cooperative_syncing_with_uncommitted_progress();
     let o = h.respond(sid, sync_err(REBALANCE_IN_PROGRESS));
     assert!(sent(&o, "OffsetCommit").is_empty(), "{:?}", summary(&o));
     let (_, _, RequestKind::JoinGroup(join)) = one(&o, "JoinGroup") else { unreachable!() };
