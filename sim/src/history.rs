@@ -141,6 +141,21 @@ impl History {
         out
     }
 
+    /// Reads a history written by [`Self::to_jsonl`] (a simulated run's or a served cluster's);
+    /// blank lines are skipped, anything else that is not an event is refused with its line.
+    pub fn from_jsonl(text: &str) -> Result<Self, HistoryParseError> {
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let event = serde_json::from_str(line)
+                .map_err(|source| HistoryParseError { line: i + 1, source })?;
+            events.push(event);
+        }
+        Ok(Self { events })
+    }
+
     /// SHA-256 of the canonical serialisation, as hex. Same seed and binary: same hash.
     pub fn hash_hex(&self) -> String {
         let mut hasher = Sha256::new();
@@ -150,6 +165,17 @@ impl History {
         }
         hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
+}
+
+/// A history file line that is not a history event.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} is not a history event (JSON lines as written by `groupsim run --save` or `serve --history`)")]
+pub struct HistoryParseError {
+    /// The line, counting from 1.
+    pub line: usize,
+    /// What the JSON parser said.
+    #[source]
+    pub source: serde_json::Error,
 }
 
 impl fmt::Display for Event {

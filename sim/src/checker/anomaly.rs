@@ -27,11 +27,15 @@ pub enum AnomalyClass {
     SplitAssignment,
     /// The group did not converge in the liveness phase.
     Stuck,
+    /// Black-box runs: a record below the final committed offset that no client processed.
+    LostRecord,
+    /// Black-box runs: a live member processed a partition its generation gave to another.
+    SplitProcessing,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 8] = [
+    pub const ALL: [AnomalyClass; 10] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -40,6 +44,8 @@ impl AnomalyClass {
         AnomalyClass::UnownedCommit,
         AnomalyClass::SplitAssignment,
         AnomalyClass::Stuck,
+        AnomalyClass::LostRecord,
+        AnomalyClass::SplitProcessing,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -53,6 +59,8 @@ impl AnomalyClass {
             AnomalyClass::UnownedCommit => "unowned-commit",
             AnomalyClass::SplitAssignment => "split-assignment",
             AnomalyClass::Stuck => "stuck",
+            AnomalyClass::LostRecord => "lost-record",
+            AnomalyClass::SplitProcessing => "split-processing",
         }
     }
 

@@ -62,6 +62,10 @@ pub struct ClusterConfig {
     pub offsets_topic_partitions: i32,
     /// Group coordinator settings (session timeout bounds, initial rebalance delay, …).
     pub coordinator: CoordinatorConfig,
+    /// What the history's `RunStarted` calls the run (`serve`, `check-client kafka-python`, …).
+    pub label: String,
+    /// The seed the history's `RunStarted` names (the nemesis schedule's, when there is one).
+    pub seed: u64,
 }
 
 impl Default for ClusterConfig {
@@ -73,6 +77,8 @@ impl Default for ClusterConfig {
             preload: 0,
             offsets_topic_partitions: 50,
             coordinator: CoordinatorConfig::default(),
+            label: "serve".to_string(),
+            seed: 0,
         }
     }
 }
@@ -121,6 +127,10 @@ pub struct ServeArgs {
     /// Records appended to every partition at start.
     #[arg(long, default_value_t = 0)]
     pub preload: u32,
+    /// Write the cluster's history (JSON lines, as `groupsim run --save`) to this file on exit,
+    /// and whenever the process gets SIGUSR1.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -152,6 +162,7 @@ mod tests {
             port,
             topics: topics.iter().map(|t| t.to_string()).collect(),
             preload: 0,
+            history: None,
         }
     }
 

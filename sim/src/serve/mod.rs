@@ -26,6 +26,7 @@ use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerCo
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
+use groupsim_coordinator::CoordinatorEvent;
 use groupsim_wire::serve_connection;
 use groupsim_wire::server::{broker_channel, BrokerHandle, RequestHandler};
 use groupsim_wire::WireError;
@@ -38,10 +39,13 @@ use tokio::task::{JoinHandle, JoinSet};
 
 mod config;
 mod error;
+mod recorder;
 
 pub use self::config::{ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD};
 pub use self::error::ServeError;
+pub use self::recorder::Recorder;
 use crate::broker_task::run_broker_controlled;
+use crate::history::{History, WorldEvent};
 
 /// The only address `groupsim serve` binds.
 pub const LOOPBACK: &str = "127.0.0.1";
@@ -68,14 +72,15 @@ struct Shared {
     logs: SharedLogs,
     state: SharedClusterState,
     offsets_log: SharedOffsetsLog,
-    started: Instant,
+    /// The cluster's history (its clock starts with the cluster).
+    recorder: Recorder,
     /// Bumped after every Produce, to wake long-polling Fetches.
     appended: watch::Sender<u64>,
 }
 
 impl Shared {
     fn now(&self) -> Millis {
-        self.started.elapsed().as_millis() as Millis
+        self.recorder.now()
     }
 }
 
@@ -135,9 +140,10 @@ impl Cluster {
             logs,
             state: ClusterState::new(brokers.clone(), config.offsets_topic_partitions).shared(),
             offsets_log: OffsetsLog::new(config.offsets_topic_partitions).shared(),
-            started: Instant::now(),
+            recorder: Recorder::new(Instant::now()),
             appended,
         });
+        record_start(&shared.recorder, &config);
         let broker_config = BrokerConfig {
             node_id: 0,
             cluster_id: "groupsim-serve".to_string(),
@@ -197,9 +203,66 @@ impl Cluster {
         if !self.is_running(to) {
             return Err(ServeError::NotRunning(to));
         }
+        self.move_group_coordinator_loading(group_id, to, 0)
+    }
+
+    /// [`Self::move_group_coordinator`] where the new coordinator's load of the group takes
+    /// `load_ms`: until then it answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka does.
+    pub fn move_group_coordinator_loading(
+        &self,
+        group_id: &str,
+        to: i32,
+        load_ms: Millis,
+    ) -> Result<(), ServeError> {
+        if !self.is_running(to) {
+            return Err(ServeError::NotRunning(to));
+        }
         let partition = cluster::lock(&self.shared.state).group_partition(group_id);
-        self.move_offsets_partition(partition, to);
+        self.move_offsets_partition(partition, to, load_ms, "move");
         Ok(())
+    }
+
+    /// The world's producer: appends `count` records (values `"{topic}-{partition}-{offset}"`)
+    /// to a partition, records them as produced and wakes waiting fetches. Returns the offset
+    /// of the first one.
+    pub fn produce(&self, topic: &str, partition: i32, count: u32) -> Result<i64, ServeError> {
+        let tp = TopicPartition::new(topic, partition);
+        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let base = {
+            let mut logs = lock(&self.shared.logs);
+            let base = logs.log_end_offset(&tp).unwrap_or(0);
+            for i in 0..i64::from(count) {
+                let value = Bytes::from(format!("{topic}-{partition}-{}", base + i));
+                logs.append(&tp, None, value, now_ms as i64)?;
+            }
+            base
+        };
+        if count > 0 {
+            let produced =
+                WorldEvent::Produced { partition: tp, base_offset: base, count: count.into() };
+            self.shared.recorder.world(produced);
+            self.shared.appended.send_modify(|n| *n += 1);
+        }
+        Ok(base)
+    }
+
+    /// Grows `topic` to `partitions` partitions (new ones start empty), as Kafka's
+    /// CreatePartitions does; clients see them at their next metadata refresh.
+    pub fn add_partitions(&self, topic: &str, partitions: i32) -> Result<(), ServeError> {
+        lock(&self.shared.logs).add_partitions(topic, partitions)?;
+        let added = WorldEvent::PartitionsAdded { topic: topic.to_string(), partitions };
+        self.shared.recorder.world(added);
+        Ok(())
+    }
+
+    /// The history the cluster recorded so far (see [`Recorder`]).
+    pub fn history(&self) -> History {
+        self.shared.recorder.snapshot()
+    }
+
+    /// The cluster's recorder, to add world events (faults, client processes) to its history.
+    pub fn recorder(&self) -> &Recorder {
+        &self.shared.recorder
     }
 
     /// Stops broker `node_id` as a crash: its listener and every connection to it close and its
@@ -212,6 +275,8 @@ impl Cluster {
             return Err(ServeError::NotRunning(node_id));
         };
         stop_running(running);
+        self.shared.recorder.world(WorldEvent::BrokerCrashed { node: node_id });
+        self.shared.recorder.world(WorldEvent::BrokerFailureDetected { node: node_id });
         self.fail_over(node_id);
         Ok(())
     }
@@ -228,14 +293,38 @@ impl Cluster {
         let listener = bind(slot.addr.port())?;
         cluster::lock(&self.shared.state).set_live(node_id, true);
         *running = Some(self.launch(node_id, listener)?);
+        self.shared.recorder.world(WorldEvent::BrokerRestarted { node: node_id });
         Ok(())
     }
 
-    /// Blocks until Ctrl-C (SIGINT), for the command line.
-    pub fn wait_for_ctrl_c(&self) -> Result<(), ServeError> {
+    /// Blocks until Ctrl-C (SIGINT) or SIGTERM, for the command line. With `history`, every
+    /// SIGUSR1 meanwhile writes the history so far there.
+    pub fn wait_for_ctrl_c(&self, history: Option<&std::path::Path>) -> Result<(), ServeError> {
+        use tokio::signal::unix::{signal, SignalKind};
         let (tx, rx) = std::sync::mpsc::channel();
+        let recorder = self.shared.recorder.clone();
+        let history = history.map(std::path::Path::to_path_buf);
         self.runtime().spawn(async move {
-            let _ = tx.send(tokio::signal::ctrl_c().await);
+            let waited: std::io::Result<()> = async {
+                let mut term = signal(SignalKind::terminate())?;
+                let mut usr1 = signal(SignalKind::user_defined1())?;
+                loop {
+                    tokio::select! {
+                        r = tokio::signal::ctrl_c() => return r,
+                        _ = term.recv() => return Ok(()),
+                        _ = usr1.recv() => {
+                            if let Some(path) = &history {
+                                match recorder.save(path) {
+                                    Ok(()) => eprintln!("history written to {}", path.display()),
+                                    Err(e) => eprintln!("writing {}: {e}", path.display()),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            .await;
+            let _ = tx.send(waited);
         });
         rx.recv().map_err(ServeError::Stopped)?.map_err(|e| ServeError::io("waiting for Ctrl-C", e))
     }
@@ -275,13 +364,22 @@ impl Cluster {
     }
 
     /// Moves offsets partition `partition` to `to`: the old leader resigns, `to` loads it.
-    fn move_offsets_partition(&self, partition: i32, to: i32) {
+    fn move_offsets_partition(&self, partition: i32, to: i32, load_ms: Millis, reason: &str) {
         let old = cluster::lock(&self.shared.state).set_offsets_leader(partition, to);
         let Some(old) = old else { return };
-        if old.leader != to {
-            self.control(old.leader, BrokerControl::ResignCoordinator { partition });
+        if old.leader == to {
+            return;
         }
-        self.control(to, BrokerControl::BecomeCoordinator { partition, load_ms: 0 });
+        self.shared.recorder.world(WorldEvent::CoordinatorMoved {
+            partition,
+            groups: self.shared.recorder.groups_of_partition(partition, &self.shared.state),
+            from: old.leader,
+            to,
+            load_ms,
+            reason: reason.to_string(),
+        });
+        self.control(old.leader, BrokerControl::ResignCoordinator { partition });
+        self.control(to, BrokerControl::BecomeCoordinator { partition, load_ms });
     }
 
     /// What Kafka's controller does when a broker dies: its topic partitions and offsets
@@ -297,7 +395,7 @@ impl Cluster {
         }
         let offsets = cluster::lock(&self.shared.state).offsets_partitions_led_by(node_id);
         for p in offsets {
-            self.move_offsets_partition(p, live[p as usize % live.len()]);
+            self.move_offsets_partition(p, live[p as usize % live.len()], 0, "failover");
         }
         let topics: Vec<(String, i32)> = {
             let logs = lock(&self.shared.logs);
@@ -308,7 +406,11 @@ impl Cluster {
             for p in 0..count {
                 let tp = TopicPartition::new(topic.clone(), p);
                 if state.partition_leadership(&tp).is_some_and(|l| l.leader == node_id) {
-                    state.set_partition_leader(&tp, live[p as usize % live.len()]);
+                    let to = live[p as usize % live.len()];
+                    state.set_partition_leader(&tp, to);
+                    let moved =
+                        WorldEvent::PartitionLeaderMoved { partition: tp, from: node_id, to };
+                    self.shared.recorder.world(moved);
                 }
             }
         }
@@ -327,10 +429,12 @@ impl Cluster {
         );
         let (handle, calls) = broker_channel();
         let (control, controls) = mpsc::unbounded_channel();
-        let started = shared.started;
+        let started = shared.recorder.started();
         let clock = move || started.elapsed().as_millis() as Millis;
-        let on_event = move |at: Millis, event| {
+        let recorder = shared.recorder.clone();
+        let on_event = move |at: Millis, event: CoordinatorEvent| {
             tracing::debug!(broker = node_id, at, ?event, "coordinator event");
+            recorder.coordinator(node_id, at, event);
         };
         let _guard = self.runtime().enter();
         let listener = TcpListener::from_std(listener)
@@ -390,6 +494,26 @@ fn preloaded_logs(config: &ClusterConfig) -> Result<SharedLogs, ServeError> {
     Ok(log::shared(logs))
 }
 
+/// Records what the cluster starts with: the run, its topics and the preloaded records.
+fn record_start(recorder: &Recorder, config: &ClusterConfig) {
+    recorder.world(WorldEvent::RunStarted { scenario: config.label.clone(), seed: config.seed });
+    for t in &config.topics {
+        recorder
+            .world(WorldEvent::TopicCreated { topic: t.name.clone(), partitions: t.partitions });
+    }
+    if config.preload > 0 {
+        for t in &config.topics {
+            for p in 0..t.partitions {
+                recorder.world(WorldEvent::Produced {
+                    partition: TopicPartition::new(t.name.clone(), p),
+                    base_offset: 0,
+                    count: i64::from(config.preload),
+                });
+            }
+        }
+    }
+}
+
 /// Accepts connections until aborted; aborting it drops the listener and every connection task.
 async fn accept_loop(listener: TcpListener, handle: BrokerHandle, shared: Arc<Shared>, node: i32) {
     let mut connections = JoinSet::new();
@@ -437,7 +561,13 @@ impl RequestHandler for ServeHandler {
                 long_poll_fetch(&self.broker, &self.shared, version, client_id, fetch).await
             }
             RequestKind::Produce(produce) => {
-                let r = self.broker.call(version, client_id, RequestKind::Produce(produce)).await?;
+                let r = self
+                    .broker
+                    .call(version, client_id, RequestKind::Produce(produce.clone()))
+                    .await?;
+                if let ResponseKind::Produce(answer) = &r {
+                    self.shared.recorder.produced(&produce, answer);
+                }
                 self.shared.appended.send_modify(|n| *n += 1);
                 Ok(r)
             }
@@ -499,8 +629,19 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
         );
     }
     println!("bootstrap servers: {}   (Ctrl-C to stop)", cluster.bootstrap());
-    cluster.wait_for_ctrl_c()?;
+    if let Some(path) = &args.history {
+        println!("history: {} (on exit; SIGUSR1 writes it now)", path.display());
+    }
+    cluster.wait_for_ctrl_c(args.history.as_deref())?;
     println!("stopping");
+    cluster.recorder().world(WorldEvent::RunEnded);
+    if let Some(path) = &args.history {
+        cluster
+            .recorder()
+            .save(path)
+            .map_err(|e| ServeError::io(format!("writing the history to {}", path.display()), e))?;
+        println!("history written to {}", path.display());
+    }
     cluster.shutdown();
     Ok(())
 }
