@@ -641,3 +641,5 @@ pub(crate) fn generate_member_id(
     *seq += 1;
     id
 }
+
+mod admin;

@@ -62,6 +62,10 @@ pub enum WorldEvent {
     FaultInjected { fault: Fault, applied: bool },
     /// A trigger fired at a protocol event; the fault it fired follows as `FaultInjected`.
     TriggerFired { trigger: String, target: String },
+    /// A served cluster's nemesis applied a fault the simulation has no name for (a broker
+    /// that answers nothing, a held-back answer, an injected error answer, a forced rebalance,
+    /// an expelled member); its effect lasts `duration_ms` (0: instantaneous).
+    ServeFault { description: String, duration_ms: Millis },
     /// A fault's effect ended (a partition healed, latency restored, a process restarted).
     FaultHealed { description: String },
     /// A topic gained partitions (new partitions start empty at offset 0).

@@ -131,9 +131,29 @@ pub struct ServeArgs {
     /// and whenever the process gets SIGUSR1.
     #[arg(long, value_name = "FILE")]
     pub history: Option<std::path::PathBuf>,
+    /// Apply this seed's fault schedule (printed at start) at the brokers.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The group the nemesis targets (default: the first group that forms).
+    #[arg(long)]
+    pub group: Option<String>,
+    /// How long the nemesis applies faults before it heals, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub fault_secs: u64,
 }
 
 impl ServeArgs {
+    /// The shape of the schedule `--seed` draws for `brokers` brokers.
+    pub fn schedule_shape(&self, brokers: usize) -> super::faults::ScheduleShape {
+        super::faults::ScheduleShape {
+            brokers: brokers as i32,
+            duration_ms: self.fault_secs * 1000,
+            mean_gap_ms: 2_000,
+            session_timeout_ms: 10_000,
+            client_actions: false,
+        }
+    }
+
     /// The cluster these arguments describe, or a message saying which argument is wrong.
     pub fn cluster_config(&self) -> Result<ClusterConfig, ServeError> {
         if self.port == 0 {
@@ -163,6 +183,9 @@ mod tests {
             topics: topics.iter().map(|t| t.to_string()).collect(),
             preload: 0,
             history: None,
+            seed: None,
+            group: None,
+            fault_secs: 60,
         }
     }
 

@@ -27,22 +27,26 @@ use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
 use groupsim_coordinator::CoordinatorEvent;
-use groupsim_wire::serve_connection;
-use groupsim_wire::server::{broker_channel, BrokerHandle, RequestHandler};
-use groupsim_wire::WireError;
+use groupsim_wire::server::broker_channel;
 use groupsim_wire::{Millis, TopicPartition};
 
-use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 mod config;
+mod connection;
 mod error;
+pub mod faults;
+mod gate;
+mod nemesis;
 mod recorder;
 
 pub use self::config::{ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD};
+use self::connection::accept_loop;
 pub use self::error::ServeError;
+use self::gate::Gate;
+pub use self::nemesis::{ClientAction, Nemesis};
 pub use self::recorder::Recorder;
 use crate::broker_task::run_broker_controlled;
 use crate::history::{History, WorldEvent};
@@ -76,6 +80,8 @@ struct Shared {
     recorder: Recorder,
     /// Bumped after every Produce, to wake long-polling Fetches.
     appended: watch::Sender<u64>,
+    /// The nemesis's hold on the wire.
+    gate: Gate,
 }
 
 impl Shared {
@@ -142,6 +148,7 @@ impl Cluster {
             offsets_log: OffsetsLog::new(config.offsets_topic_partitions).shared(),
             recorder: Recorder::new(Instant::now()),
             appended,
+            gate: Gate::default(),
         });
         record_start(&shared.recorder, &config);
         let broker_config = BrokerConfig {
@@ -300,6 +307,18 @@ impl Cluster {
     /// Blocks until Ctrl-C (SIGINT) or SIGTERM, for the command line. With `history`, every
     /// SIGUSR1 meanwhile writes the history so far there.
     pub fn wait_for_ctrl_c(&self, history: Option<&std::path::Path>) -> Result<(), ServeError> {
+        let stop = self.stop_signal(history);
+        stop.recv()
+            .map_err(ServeError::Stopped)?
+            .map_err(|e| ServeError::io("waiting for Ctrl-C", e))
+    }
+
+    /// A channel that receives once Ctrl-C (SIGINT) or SIGTERM arrives (see
+    /// [`Self::wait_for_ctrl_c`]), so a caller can do other work meanwhile.
+    pub fn stop_signal(
+        &self,
+        history: Option<&std::path::Path>,
+    ) -> std::sync::mpsc::Receiver<std::io::Result<()>> {
         use tokio::signal::unix::{signal, SignalKind};
         let (tx, rx) = std::sync::mpsc::channel();
         let recorder = self.shared.recorder.clone();
@@ -326,7 +345,7 @@ impl Cluster {
             .await;
             let _ = tx.send(waited);
         });
-        rx.recv().map_err(ServeError::Stopped)?.map_err(|e| ServeError::io("waiting for Ctrl-C", e))
+        rx
     }
 
     /// Stops every broker and the runtime.
@@ -514,112 +533,11 @@ fn record_start(recorder: &Recorder, config: &ClusterConfig) {
     }
 }
 
-/// Accepts connections until aborted; aborting it drops the listener and every connection task.
-async fn accept_loop(listener: TcpListener, handle: BrokerHandle, shared: Arc<Shared>, node: i32) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
-                    let (handle, shared) = (handle.clone(), shared.clone());
-                    connections.spawn(async move {
-                        let handler = ServeHandler { broker: handle, shared };
-                        if let Err(e) = serve_connection(stream, handler).await {
-                            tracing::debug!(broker = node, %peer, error = %e, "connection closed");
-                        }
-                    });
-                }
-                Err(e) => {
-                    // E.g. out of file descriptors: back off instead of spinning.
-                    tracing::warn!(broker = node, error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-}
-
-/// The request hook `serve` puts in front of the broker task: Fetch long-polls, and a Produce
-/// wakes the waiting fetches. The frame loop is the wire crate's own.
-#[derive(Clone)]
-struct ServeHandler {
-    broker: BrokerHandle,
-    shared: Arc<Shared>,
-}
-
-impl RequestHandler for ServeHandler {
-    async fn call(
-        &self,
-        version: i16,
-        client_id: Option<String>,
-        request: RequestKind,
-    ) -> Result<ResponseKind, WireError> {
-        match request {
-            RequestKind::Fetch(fetch) => {
-                long_poll_fetch(&self.broker, &self.shared, version, client_id, fetch).await
-            }
-            RequestKind::Produce(produce) => {
-                let r = self
-                    .broker
-                    .call(version, client_id, RequestKind::Produce(produce.clone()))
-                    .await?;
-                if let ResponseKind::Produce(answer) = &r {
-                    self.shared.recorder.produced(&produce, answer);
-                }
-                self.shared.appended.send_modify(|n| *n += 1);
-                Ok(r)
-            }
-            other => self.broker.call(version, client_id, other).await,
-        }
-    }
-}
-
-/// Longest a Fetch may wait for data, whatever it asks (clients ask for 500 ms to a few s).
-const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
-
-/// A Fetch, answered at once if it finds records or an error, else retried whenever a Produce
-/// appends something, until `max_wait_ms` has passed (Kafka's delayed fetch).
-async fn long_poll_fetch(
-    broker: &BrokerHandle,
-    shared: &Shared,
-    version: i16,
-    client_id: Option<String>,
-    request: FetchRequest,
-) -> Result<ResponseKind, WireError> {
-    let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_FETCH_WAIT);
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut appended = shared.appended.subscribe();
-    loop {
-        appended.borrow_and_update();
-        let response =
-            broker.call(version, client_id.clone(), RequestKind::Fetch(request.clone())).await?;
-        if !is_empty_fetch(&response) {
-            return Ok(response);
-        }
-        match tokio::time::timeout_at(deadline, appended.changed()).await {
-            Ok(Ok(())) => continue,
-            // Timed out (or the cluster is stopping): answer the empty fetch.
-            _ => return Ok(response),
-        }
-    }
-}
-
-/// Whether a Fetch answer has neither records nor any error (so waiting could change it).
-fn is_empty_fetch(response: &ResponseKind) -> bool {
-    let ResponseKind::Fetch(fetch) = response else { return false };
-    fetch.error_code == 0
-        && fetch.responses.iter().all(|t| {
-            t.partitions
-                .iter()
-                .all(|p| p.error_code == 0 && p.records.as_ref().is_none_or(Bytes::is_empty))
-        })
-}
-
-/// Runs `groupsim serve` until Ctrl-C.
+/// Runs `groupsim serve` until Ctrl-C; with `--seed`, its nemesis applies the seed's schedule
+/// (printed first) for `--fault-secs`, then heals.
 pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
-    let config = args.cluster_config()?;
+    let mut config = args.cluster_config()?;
+    config.seed = args.seed.unwrap_or(0);
     let cluster = Cluster::start(config.clone())?;
     println!("groupsim serve: {} broker(s) on {}", config.brokers, cluster.bootstrap());
     for t in &config.topics {
@@ -628,11 +546,43 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
             t.name, t.partitions, config.preload
         );
     }
+    let mut nemesis = args.seed.map(|seed| {
+        let schedule = faults::draw(seed, args.schedule_shape(config.brokers));
+        println!(
+            "seed {seed}: the nemesis applies this schedule to group {:?} (t+ from now; real \
+             clients make a run repeatable, not bit-exact):",
+            args.group.as_deref().unwrap_or("the first group that forms")
+        );
+        print!("{schedule}");
+        Nemesis::new(&cluster, schedule, args.group.as_deref().unwrap_or(""), seed)
+    });
     println!("bootstrap servers: {}   (Ctrl-C to stop)", cluster.bootstrap());
     if let Some(path) = &args.history {
         println!("history: {} (on exit; SIGUSR1 writes it now)", path.display());
     }
-    cluster.wait_for_ctrl_c(args.history.as_deref())?;
+    let stop = cluster.stop_signal(args.history.as_deref());
+    let fault_phase = Duration::from_secs(args.fault_secs);
+    let started = Instant::now();
+    loop {
+        match stop.recv_timeout(Duration::from_millis(10)) {
+            Ok(r) => {
+                r.map_err(|e| ServeError::io("waiting for Ctrl-C", e))?;
+                break;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(ServeError::Stopped(std::sync::mpsc::RecvError));
+            }
+        }
+        if let Some(n) = nemesis.as_mut() {
+            n.step(&cluster); // serve alone has no client processes to pause or crash
+            if started.elapsed() >= fault_phase {
+                n.heal(&cluster);
+                println!("fault phase over: healed");
+                nemesis = None;
+            }
+        }
+    }
     println!("stopping");
     cluster.recorder().world(WorldEvent::RunEnded);
     if let Some(path) = &args.history {
@@ -649,8 +599,6 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-    use kafka_protocol::messages::FetchResponse;
 
     #[test]
     fn preload_fills_every_partition_with_numbered_records() {
@@ -664,20 +612,6 @@ mod tests {
         let tp = TopicPartition::new("t", 1);
         assert_eq!(logs.log_end_offset(&tp), Some(3));
         assert_eq!(logs.read(&tp, 2, 1).unwrap()[0].value, "t-1-2");
-    }
-
-    #[test]
-    fn only_an_error_free_fetch_without_records_is_worth_waiting_on() {
-        let answer = |error_code: i16, records: &'static [u8]| {
-            ResponseKind::Fetch(FetchResponse::default().with_responses(vec![
-                FetchableTopicResponse::default().with_partitions(vec![PartitionData::default()
-                    .with_error_code(error_code)
-                    .with_records(Some(Bytes::from_static(records)))]),
-            ]))
-        };
-        assert!(is_empty_fetch(&answer(0, b"")));
-        assert!(!is_empty_fetch(&answer(0, b"batch")));
-        assert!(!is_empty_fetch(&answer(1, b"")), "errors are answered at once");
     }
 
     #[test]

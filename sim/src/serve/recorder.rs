@@ -96,6 +96,11 @@ impl Recorder {
         groups.into_iter().filter(|g| state.group_partition(g) == partition).collect()
     }
 
+    /// The events recorded after the first `from` (for watchers that read as it grows).
+    pub fn events_since(&self, from: usize) -> Vec<crate::history::Event> {
+        self.lock().events().get(from..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
     /// A copy of the history so far. Events are in the order recorded; brokers stamp their
     /// events when they happen, so two brokers' events may be a millisecond out of order.
     pub fn snapshot(&self) -> History {
