@@ -155,6 +155,9 @@ enum Command {
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
+    /// Run real Kafka clients (one group member per process) under seeded client and broker
+    /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly.
+    CheckClient(groupsim::check_client::CheckArgs),
 }
 
 /// Which seeds a sweep runs, and on how many threads.
@@ -281,6 +284,18 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
+        Command::CheckClient(args) => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let rows = groupsim::check_client::campaign(&args, &root, runner::output_dir(), |l| {
+                out!("{l}")
+            })?;
+            out!("{}", groupsim::check_client::table(&rows));
+            let failed = groupsim::check_client::any_failed(&rows);
+            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
         Command::Serve(args) => {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)

@@ -157,12 +157,24 @@ impl Adapter {
         if self.exited().is_some() {
             return false;
         }
-        signal(self.pid(), "TERM");
+        self.terminate();
         if self.wait_exit(timeout).is_some() {
             return true;
         }
         self.kill();
         false
+    }
+
+    /// SIGTERM: asks the adapter to leave the group and exit; does not wait.
+    pub fn terminate(&mut self) {
+        if self.exited().is_none() {
+            signal(self.pid(), "TERM");
+        }
+    }
+
+    /// Waits until the process exits or `deadline` passes.
+    pub fn wait_until(&mut self, deadline: Instant) -> Option<ExitStatus> {
+        self.wait_exit(deadline.saturating_duration_since(Instant::now()))
     }
 
     /// The last `n` lines the adapter wrote to stderr.
