@@ -13,7 +13,7 @@ ASSIGNORS = {"range": "range", "roundrobin": "roundrobin", "cooperative-sticky":
 
 class Consumer:
     name = "confluent-kafka"
-    version = "%s (librdkafka %s)" % (confluent_kafka.version()[0], confluent_kafka.libversion()[0])
+    version = "%s (librdkafka %s)" % (confluent_kafka.__version__, confluent_kafka.libversion()[0])
 
     def __init__(self, args, on_revoke):
         if args["assignor"] not in ASSIGNORS:

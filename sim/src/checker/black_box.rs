@@ -14,7 +14,7 @@
 //! - `split-processing`: a client processed a partition while it was a live member of a
 //!   generation whose assignment gave that partition to another member.
 //! - `stuck` (when the run had a heal phase): at the end the group is not Stable, or a partition's
-//!   committed offset is short of its log end, or a produced record was never processed.
+//!   committed offset is short of its log end, or a produced record above it was never processed.
 //!
 //! Records processed more than once (around crashes, zombies and rebalances) are counted, not
 //! failed: at-least-once delivery allows them.
@@ -402,9 +402,15 @@ fn stuck(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> Option<A
             }
         }
     }
+    // Records below the committed offset that nobody processed are lost (`lost-record`), not
+    // late: only those above it can still be processed.
     let empty = RangeSet::default();
+    let committed = |tp: &TopicPartition| {
+        broker.groups.values().filter_map(|g| g.committed.get(tp)).map(|c| c.0).max().unwrap_or(0)
+    };
     for (tp, end) in &broker.log_end {
-        if let Some((from, to)) = done.get(tp).unwrap_or(&empty).first_gap(0, *end) {
+        let from = committed(tp).min(*end);
+        if let Some((from, to)) = done.get(tp).unwrap_or(&empty).first_gap(from, *end) {
             problems.push(format!("{tp} records {from}..{to} never processed"));
         }
     }
