@@ -23,6 +23,7 @@ pub struct Adapter {
     child: Child,
     lines: mpsc::Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     paused: bool,
 }
 
@@ -54,7 +55,7 @@ impl Adapter {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stderr.take().expect("stderr is piped");
         let sink = stderr.clone();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
@@ -75,6 +76,7 @@ impl Adapter {
             child,
             lines,
             stderr,
+            stderr_reader: Some(stderr_reader),
             paused: false,
         })
     }
@@ -113,6 +115,7 @@ impl Adapter {
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let status = self.wait_exit(Duration::from_secs(5));
+                    self.drain_stderr(Duration::from_secs(2));
                     return Err(CheckError::AdapterCrashed {
                         client: self.client.clone(),
                         member: self.member.clone(),
@@ -175,6 +178,20 @@ impl Adapter {
     /// Waits until the process exits or `deadline` passes.
     pub fn wait_until(&mut self, deadline: Instant) -> Option<ExitStatus> {
         self.wait_exit(deadline.saturating_duration_since(Instant::now()))
+    }
+
+    /// Waits (at most `timeout`) for everything an exited adapter wrote to stderr.
+    fn drain_stderr(&mut self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.stderr_reader.as_ref().is_some_and(|h| !h.is_finished()) {
+            if Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = h.join();
+        }
     }
 
     /// The last `n` lines the adapter wrote to stderr.
