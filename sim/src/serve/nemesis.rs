@@ -126,7 +126,7 @@ impl Nemesis {
             let description = format!("commit answer to {client} lost after the append");
             cluster.recorder().world(WorldEvent::ServeFault { description, duration_ms: 0 });
         }
-        let mut actions = self.fire_triggers(cluster);
+        let actions = self.fire_triggers(cluster);
         if self.healed {
             return actions;
         }
@@ -139,7 +139,6 @@ impl Nemesis {
             self.next += 1;
             self.apply(cluster, &fault);
         }
-        actions.retain(|_| !self.healed);
         actions
     }
 
