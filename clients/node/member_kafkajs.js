@@ -50,7 +50,8 @@ async function main() {
     groupId: args.group,
     sessionTimeout: Number(args.session_timeout_ms || '6000'),
     heartbeatInterval: 500,
-    rebalanceTimeout: 30000,
+    rebalanceTimeout: 10000,
+    maxBytesPerPartition: 4096,
     maxWaitTimeInMs: 200,
     retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 100 },
   });
@@ -68,6 +69,11 @@ async function main() {
     emit({ event: 'closed' });
     process.exit(0);
   });
+  // Exit when the campaign that started us is gone (it would have SIGKILLed us).
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(4);
+  }, 500).unref();
   await consumer.connect();
   await consumer.subscribe({ topic: args.topic, fromBeginning: true });
   emit({ event: 'ready', client: 'kafkajs', version });

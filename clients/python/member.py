@@ -23,6 +23,7 @@ non-zero exit.
 """
 
 import json
+import os
 import signal
 import sys
 import time
@@ -117,10 +118,14 @@ def run(open_consumer, argv):
             except Exception as e:
                 log("commit on revoke: %s: %s" % (type(e).__name__, e))
 
+    parent = os.getppid()
     consumer = open_consumer(args, on_revoke)
     holder["c"] = consumer
     emit({"event": "ready", "client": consumer.name, "version": consumer.version})
     while not stop.requested:
+        if os.getppid() != parent:
+            log("the campaign that started this member is gone: exiting")
+            os._exit(4)
         batch = consumer.poll(0.2)
         if not batch:
             continue

@@ -1,8 +1,10 @@
 """aiokafka adapter for member.py (see there). aiokafka is asyncio: the consumer lives on its
 own event loop, which runs while member.py polls (getmany) and commits; its rebalance listener
-commits on revoke from inside the loop (await commit()). Auto-commit is not offered: aiokafka
-auto-commits the positions getmany() has returned, processed or not, so a crash loses records
-by design (use manual commits for at-least-once, as its docs say)."""
+commits on revoke from inside the loop (await commit()). Only awaited commits (sync) are
+offered: aiokafka's auto-commit commits the positions getmany() has returned, processed or not,
+so a crash loses records by design (its docs say to commit manually for at-least-once), and it
+has no asynchronous commit of its own (commit() tasks left running concurrently may land in any
+order)."""
 
 import asyncio
 import importlib
@@ -37,8 +39,8 @@ class Consumer:
     version = aiokafka.__version__
 
     def __init__(self, args, on_revoke):
-        if args["commit"] == "auto":
-            raise SystemExit("commit=auto: aiokafka auto-commits unprocessed records (see the adapter)")
+        if args["commit"] not in ("sync", "before"):
+            raise SystemExit("commit=%s: the aiokafka adapter offers sync (see the adapter)" % args["commit"])
         if args["assignor"] not in ASSIGNORS:
             raise SystemExit("assignor=%s: aiokafka offers %s" % (args["assignor"], ", ".join(ASSIGNORS)))
         module = importlib.import_module("aiokafka.coordinator.assignors." + args["assignor"])
@@ -56,7 +58,8 @@ class Consumer:
                 auto_offset_reset="earliest",
                 session_timeout_ms=int(args["session_timeout_ms"]),
                 heartbeat_interval_ms=500,
-                max_poll_interval_ms=30000,
+                max_poll_interval_ms=10000,
+                rebalance_timeout_ms=10000,
                 fetch_max_wait_ms=200,
                 request_timeout_ms=10000,
                 metadata_max_age_ms=2000,
@@ -69,7 +72,7 @@ class Consumer:
         self.loop.run_until_complete(self.c.start())
 
     def poll(self, timeout_s):
-        got = self.loop.run_until_complete(self.c.getmany(timeout_ms=int(timeout_s * 1000)))
+        got = self.loop.run_until_complete(self.c.getmany(timeout_ms=int(timeout_s * 1000), max_records=100))
         out = []
         for tp, msgs in got.items():
             out.extend((tp.topic, tp.partition, m.offset) for m in msgs)
@@ -80,12 +83,6 @@ class Consumer:
 
     def commit_sync(self):
         self.loop.run_until_complete(self.c.commit())
-
-    def commit_async(self):
-        # Not awaited here: the commit runs on the loop while the next getmany() waits.
-        task = self.loop.create_task(self.c.commit())
-        task.add_done_callback(lambda t: t.cancelled() or t.exception() and
-                               member.log("async commit: %s" % t.exception()))
 
     def commit_on_revoke(self):
         pass  # the listener commits from inside the loop

@@ -28,7 +28,7 @@ class Consumer:
             "auto.offset.reset": "earliest",
             "session.timeout.ms": int(args["session_timeout_ms"]),
             "heartbeat.interval.ms": 500,
-            "max.poll.interval.ms": 30000,
+            "max.poll.interval.ms": 10000,
             "fetch.wait.max.ms": 200,
             "socket.timeout.ms": 10000,
             "reconnect.backoff.ms": 100,
@@ -41,7 +41,7 @@ class Consumer:
 
     def poll(self, timeout_s):
         out = []
-        for m in self.c.consume(num_messages=500, timeout=timeout_s):
+        for m in self.c.consume(num_messages=100, timeout=timeout_s):
             if m.error():
                 if m.error().code() == KafkaError._PARTITION_EOF:
                     continue

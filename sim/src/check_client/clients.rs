@@ -3,11 +3,12 @@
 //! client library comes from (a Python interpreter or virtualenv, or a `node_modules` folder:
 //! the user's choice, so the version checked is the version they ship).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use super::error::CheckError;
-use super::process::run_bounded;
 
 /// How an adapter runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +55,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         runtime: Runtime::Python,
         script: "member_aiokafka.py",
         module: "aiokafka",
-        modes: &["sync", "async"],
+        modes: &["sync"],
     },
     ClientKind {
         name: "kafkajs",
@@ -187,6 +188,42 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
             }))
         }
     }
+}
+
+/// Runs `program args` to completion within `timeout` (killed past it); its exit status and
+/// stdout.
+pub fn run_bounded(
+    program: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> std::io::Result<(ExitStatus, String)> {
+    let mut child = Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ok((status, reader.join().unwrap_or_default()))
 }
 
 #[cfg(test)]

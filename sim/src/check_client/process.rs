@@ -4,7 +4,6 @@
 //! close). Every wait is bounded; dropping an adapter kills it.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -233,40 +232,4 @@ fn signal(pid: u32, name: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// Runs `program args` to completion within `timeout` (killed past it); its exit status and
-/// stdout.
-pub fn run_bounded(
-    program: &Path,
-    args: &[&str],
-    env: &[(String, String)],
-    timeout: Duration,
-) -> std::io::Result<(ExitStatus, String)> {
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Ok((status, reader.join().unwrap_or_default()))
 }

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::gate::{group_api, ConnInfo, Gate};
-use super::Shared;
+use super::shared::Shared;
 
 /// Accepts connections until aborted; aborting it drops the listener and every connection task.
 pub(super) async fn accept_loop(

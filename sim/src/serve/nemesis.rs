@@ -16,9 +16,9 @@ use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use super::cluster::Cluster;
 use super::faults::{ResetScope, ServeFault, ServeSchedule};
 use super::gate::Resolved;
-use super::Cluster;
 use crate::faults::Fault;
 use crate::history::{EventKind, WorldEvent};
 use crate::rng::{self, Stream};

@@ -4,8 +4,8 @@
 use std::io::Read;
 use std::net::TcpStream;
 
+use super::super::config::{ClusterConfig, TopicSpec};
 use super::super::faults::{GroupApi, InjectedError, TimedServeFault};
-use super::super::{ClusterConfig, TopicSpec};
 use super::*;
 
 fn cluster(brokers: usize) -> Cluster {
