@@ -32,6 +32,8 @@ pub struct ClientKind {
     pub module: &'static str,
     /// The commit modes a campaign runs (the broken `before` mode is only for tests).
     pub modes: &'static [&'static str],
+    /// The partition assignors its adapter offers; each seed uses one (seed modulo the count).
+    pub assignors: &'static [&'static str],
 }
 
 /// Every client, in table order.
@@ -42,6 +44,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         script: "member_kafka_python.py",
         module: "kafka",
         modes: &["sync", "async", "auto"],
+        assignors: &["range", "roundrobin", "cooperative-sticky"],
     },
     ClientKind {
         name: "confluent-kafka",
@@ -49,6 +52,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         script: "member_confluent.py",
         module: "confluent_kafka",
         modes: &["sync", "async", "auto"],
+        assignors: &["range", "roundrobin", "cooperative-sticky"],
     },
     ClientKind {
         name: "aiokafka",
@@ -56,6 +60,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         script: "member_aiokafka.py",
         module: "aiokafka",
         modes: &["sync"],
+        assignors: &["range", "roundrobin"],
     },
     ClientKind {
         name: "kafkajs",
@@ -63,6 +68,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         script: "member_kafkajs.js",
         module: "kafkajs",
         modes: &["sync", "auto"],
+        assignors: &["roundrobin"],
     },
 ];
 

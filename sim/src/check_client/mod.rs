@@ -156,8 +156,9 @@ fn modes(kind: ClientKind, asked: Option<&str>) -> Result<Vec<String>, CheckErro
 fn seed_report(kind: &ClientKind, mode: &str, o: &Outcome) -> Result<String, CheckError> {
     let v = &o.verdict;
     let mut out = format!(
-        "{} {mode} seed {}: {} (processed {}, duplicates {}, {:.1} s)\n",
+        "{} {mode} {} seed {}: {} (processed {}, duplicates {}, {:.1} s)\n",
         kind.name,
+        o.assignor,
         o.seed,
         if v.anomalies.is_empty() { "ok" } else { "FAIL" },
         v.processed,

@@ -59,6 +59,8 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// The plan applied.
     pub plan: Plan,
+    /// The partition assignor the members used.
+    pub assignor: String,
     /// Where the run's logs (and, on failure, history and timelines) are.
     pub dir: PathBuf,
 }
@@ -78,6 +80,8 @@ pub fn run_seed(
     };
     let plan = schedule::draw(seed, shape);
     let name = launcher.kind.name;
+    let assignors = launcher.kind.assignors;
+    let assignor = assignors[(seed % assignors.len() as u64) as usize];
     let dir = settings.out_dir.join(format!("check-client-{name}-{mode}-{seed}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)
@@ -90,7 +94,7 @@ pub fn run_seed(
             initial_rebalance_delay_ms: 300,
             ..CoordinatorConfig::default()
         },
-        label: format!("check-client {name} {mode}"),
+        label: format!("check-client {name} {mode} {assignor}"),
         seed,
         ..ClusterConfig::default()
     })?;
@@ -99,6 +103,7 @@ pub fn run_seed(
         topic: TOPIC.into(),
         group: GROUP.into(),
         mode: mode.into(),
+        assignor: assignor.to_string(),
         work_ms: settings.work_ms,
         session_timeout_ms: settings.session_timeout_ms,
         dir: dir.clone(),
@@ -121,6 +126,7 @@ pub fn run_seed(
         verdict,
         elapsed: started.elapsed(),
         plan,
+        assignor: assignor.to_string(),
         dir,
     })
 }
