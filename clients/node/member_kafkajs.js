@@ -74,6 +74,25 @@ async function main() {
   setInterval(() => {
     if (process.ppid !== parent) process.exit(4);
   }, 500).unref();
+  // Sync mode: offsets processed but not yet committed, by partition. A refused commit (a
+  // rebalance, a coordinator moving) is retried every 500 ms; a new generation forgets them
+  // (kafkajs commits under the current generation, and those partitions may be someone else's).
+  const pending = new Map();
+  const commitPending = async () => {
+    if (pending.size === 0) return;
+    const offsets = [...pending.values()];
+    try {
+      await consumer.commitOffsets(offsets);
+      for (const o of offsets) {
+        const key = `${o.topic}:${o.partition}`;
+        if (pending.get(key) === o) pending.delete(key);
+      }
+    } catch (e) {
+      log(`commit: ${e.message}`);
+    }
+  };
+  consumer.on(consumer.events.GROUP_JOIN, () => pending.clear());
+  setInterval(() => { commitPending(); }, 500).unref();
   await consumer.connect();
   await consumer.subscribe({ topic: args.topic, fromBeginning: true });
   emit({ event: 'ready', client: 'kafkajs', version });
@@ -107,11 +126,9 @@ async function main() {
         if (m.offset === last) break;
       }
       if (args.commit === 'sync') {
-        try {
-          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next(last) }]);
-        } catch (e) {
-          log(`commit: ${e.message}`);
-        }
+        const key = `${batch.topic}:${batch.partition}`;
+        pending.set(key, { topic: batch.topic, partition: batch.partition, offset: next(last) });
+        await commitPending();
       }
       await heartbeat();
     },

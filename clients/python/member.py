@@ -7,8 +7,10 @@ small `Consumer` interface used below. This module is the application: the usual
 in the chosen mode:
 
   auto    the client's own auto-commit (of what was processed: see each adapter)
-  sync    a synchronous commit after every processed batch, and on revoke
-  async   an asynchronous commit after every processed batch, and a synchronous one on revoke
+  sync    a synchronous commit after every processed batch (a refused one is retried at the
+          next poll), and on revoke
+  async   an asynchronous commit after every processed batch, a synchronous one when idle with
+          records not yet committed, and on revoke
   before  WRONG on purpose: commits a batch's offsets before processing it, so a crash in
           between loses records. Only the broken-mode test uses it.
 
@@ -122,26 +124,33 @@ def run(open_consumer, argv):
     consumer = open_consumer(args, on_revoke)
     holder["c"] = consumer
     emit({"event": "ready", "client": consumer.name, "version": consumer.version})
+    dirty = False  # processed records not yet known to be committed
     while not stop.requested:
         if os.getppid() != parent:
             log("the campaign that started this member is gone: exiting")
             os._exit(4)
         batch = consumer.poll(0.2)
-        if not batch:
+        if batch:
+            if mode == "before":
+                try:
+                    consumer.commit_offsets(next_offsets(batch))
+                except Exception as e:
+                    log("commit before processing: %s: %s" % (type(e).__name__, e))
+            process(batch, out, work_ms)
+            consumer.processed(batch)
+            dirty = True
+        if not dirty or mode not in ("sync", "async"):
             continue
-        if mode == "before":
-            try:
-                consumer.commit_offsets(next_offsets(batch))
-            except Exception as e:
-                log("commit before processing: %s: %s" % (type(e).__name__, e))
-        process(batch, out, work_ms)
-        consumer.processed(batch)
+        # A refused commit (a rebalance, a coordinator moving) is retried at the next poll; in
+        # async mode a batch is committed asynchronously and the last one synchronously once
+        # the member is idle (commitAsync in the loop, commitSync when it matters).
         try:
-            if mode == "sync":
-                consumer.commit_sync()
-            elif mode == "async":
+            if mode == "async" and batch:
                 consumer.commit_async()
-        except Exception as e:  # refused during a rebalance, coordinator moving, ...
+            else:
+                consumer.commit_sync()
+                dirty = False
+        except Exception as e:
             log("commit: %s: %s" % (type(e).__name__, e))
     log("SIGTERM: closing")
     try:
