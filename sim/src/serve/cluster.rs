@@ -408,10 +408,13 @@ impl Cluster {
         let (control, controls) = mpsc::unbounded_channel();
         let started = shared.recorder.started();
         let clock = move || started.elapsed().as_millis() as Millis;
-        let recorder = shared.recorder.clone();
+        let events_shared = shared.clone();
         let on_event = move |at: Millis, event: CoordinatorEvent| {
             tracing::debug!(broker = node_id, at, ?event, "coordinator event");
-            recorder.coordinator(node_id, at, event);
+            if matches!(event, CoordinatorEvent::GenerationStarted { .. }) {
+                events_shared.gate.generation_started();
+            }
+            events_shared.recorder.coordinator(node_id, at, event);
         };
         let _guard = self.runtime().enter();
         let listener = TcpListener::from_std(listener)

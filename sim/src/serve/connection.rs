@@ -103,10 +103,7 @@ impl RequestHandler for ServeHandler {
                 "the nemesis lost this commit's answer after the append",
             )));
         }
-        let wait = gate.wait(self.conn.node, api);
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
+        gate.wait(self.conn.node, api).done().await;
         Ok(response)
     }
 }

@@ -112,7 +112,9 @@ pub enum ServeFault {
     BrokerDown { broker: i32, down_ms: Millis },
     /// The group's coordinator moves to the next live broker, whose load takes `load_ms`.
     CoordinatorMove { load_ms: Millis },
-    /// The next answer to `api` is held back `hold_ms` (past the client's timeouts).
+    /// The next answer to `api` is held back `hold_ms` (past the client's timeouts); a held
+    /// OffsetCommit answer (the commit is applied) also waits for the group's next generation,
+    /// so an old generation's commit is answered only after the next JoinGroup.
     HoldResponse { api: GroupApi, hold_ms: Millis },
     /// The next `count` requests of `api` get `error` instead of reaching the coordinator.
     InjectError { api: GroupApi, error: InjectedError, count: u32 },

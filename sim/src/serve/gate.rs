@@ -100,11 +100,17 @@ struct State {
 pub(super) struct Gate {
     state: Mutex<State>,
     resets: watch::Sender<(u64, Resolved)>,
+    /// Bumped whenever a coordinator starts a generation.
+    generations: watch::Sender<u64>,
 }
 
 impl Default for Gate {
     fn default() -> Self {
-        Self { state: Mutex::default(), resets: watch::channel((0, Resolved::Nobody)).0 }
+        Self {
+            state: Mutex::default(),
+            resets: watch::channel((0, Resolved::Nobody)).0,
+            generations: watch::channel(0).0,
+        }
     }
 }
 
@@ -240,21 +246,51 @@ impl Gate {
         true
     }
 
-    /// How long the answer to a request of `api` on `broker` waits now.
-    pub(super) fn wait(&self, broker: i32, api: Option<GroupApi>) -> Duration {
+    /// How long the answer to a request of `api` on `broker` waits now. A held OffsetCommit
+    /// answer also waits for the group's next generation (an old generation's commit answered
+    /// only after the next JoinGroup), at most twice its hold.
+    pub(super) fn wait(&self, broker: i32, api: Option<GroupApi>) -> Wait {
         let now = Instant::now();
         let mut state = self.lock();
         state.windows.retain(|w| w.until > now);
-        let mut wait = Duration::ZERO;
+        let mut wait = Wait { at_least: Duration::ZERO, next_generation: None };
         for w in state.windows.iter().filter(|w| w.broker.is_none_or(|b| b == broker)) {
-            wait = wait.max(w.delay.unwrap_or(w.until - now));
+            wait.at_least = wait.at_least.max(w.delay.unwrap_or(w.until - now));
         }
         if let Some(api) = api {
             if let Some(i) = state.holds.iter().position(|(a, _)| *a == api) {
-                wait = wait.max(state.holds.remove(i).1);
+                wait.at_least = wait.at_least.max(state.holds.remove(i).1);
+                if api == GroupApi::OffsetCommit {
+                    wait.next_generation = Some(self.generations.subscribe());
+                }
             }
         }
         wait
+    }
+
+    /// A coordinator started a new generation (held commit answers may go).
+    pub(super) fn generation_started(&self) {
+        self.generations.send_modify(|n| *n += 1);
+    }
+}
+
+/// How long one answer waits (see [`Gate::wait`]).
+pub(super) struct Wait {
+    /// At least this long.
+    pub(super) at_least: Duration,
+    /// And, when set, until the next generation starts (at most `at_least` more).
+    pub(super) next_generation: Option<watch::Receiver<u64>>,
+}
+
+impl Wait {
+    /// Sleeps as long as the wait says.
+    pub(super) async fn done(self) {
+        if !self.at_least.is_zero() {
+            tokio::time::sleep(self.at_least).await;
+        }
+        if let Some(mut generations) = self.next_generation {
+            let _ = tokio::time::timeout(self.at_least, generations.changed()).await;
+        }
     }
 }
 
@@ -289,14 +325,21 @@ mod tests {
         let gate = Gate::default();
         gate.hold(GroupApi::OffsetFetch, Duration::from_secs(9));
         gate.window(Some(1), Some(Duration::from_millis(300)), Duration::from_secs(60));
-        assert_eq!(gate.wait(0, Some(GroupApi::Heartbeat)), Duration::ZERO);
-        assert_eq!(gate.wait(1, None), Duration::from_millis(300));
-        assert_eq!(gate.wait(0, Some(GroupApi::OffsetFetch)), Duration::from_secs(9));
-        assert_eq!(gate.wait(0, Some(GroupApi::OffsetFetch)), Duration::ZERO, "once");
+        let wait = |broker, api| gate.wait(broker, api).at_least;
+        assert_eq!(wait(0, Some(GroupApi::Heartbeat)), Duration::ZERO);
+        assert_eq!(wait(1, None), Duration::from_millis(300));
+        assert_eq!(wait(0, Some(GroupApi::OffsetFetch)), Duration::from_secs(9));
+        assert_eq!(wait(0, Some(GroupApi::OffsetFetch)), Duration::ZERO, "once");
         gate.window(Some(2), None, Duration::from_secs(60));
-        assert!(gate.wait(2, None) > Duration::from_secs(59), "unresponsive: until the end");
+        assert!(wait(2, None) > Duration::from_secs(59), "unresponsive: until the end");
         gate.clear();
-        assert_eq!(gate.wait(2, None), Duration::ZERO);
+        assert_eq!(wait(2, None), Duration::ZERO);
+        gate.hold(GroupApi::OffsetCommit, Duration::from_secs(1));
+        let held = gate.wait(0, Some(GroupApi::OffsetCommit));
+        let mut generations = held.next_generation.expect("a held commit waits for a generation");
+        assert!(!generations.has_changed().unwrap());
+        gate.generation_started();
+        assert!(generations.has_changed().unwrap(), "the next generation releases it");
     }
 
     #[test]
