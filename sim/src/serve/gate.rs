@@ -336,7 +336,7 @@ mod tests {
         assert_eq!(wait(2, None), Duration::ZERO);
         gate.hold(GroupApi::OffsetCommit, Duration::from_secs(1));
         let held = gate.wait(0, Some(GroupApi::OffsetCommit));
-        let mut generations = held.next_generation.expect("a held commit waits for a generation");
+        let generations = held.next_generation.expect("a held commit waits for a generation");
         assert!(!generations.has_changed().unwrap());
         gate.generation_started();
         assert!(generations.has_changed().unwrap(), "the next generation releases it");
