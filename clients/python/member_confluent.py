@@ -40,27 +40,24 @@ class Consumer:
         self.c.subscribe([args["topic"]], on_revoke=lambda consumer, partitions: on_revoke())
 
     def poll(self, timeout_s):
-        out = []
-        for m in self.c.consume(num_messages=100, timeout=timeout_s):
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    continue
+        msgs = self.c.consume(num_messages=100, timeout=timeout_s)
+        for m in msgs:
+            if m.error() and m.error().code() != KafkaError._PARTITION_EOF:
                 member.log("consume error: %s" % m.error())
-                continue
-            out.append((m.topic(), m.partition(), m.offset()))
-        return out
+        return [(m.topic(), m.partition(), m.offset()) for m in msgs if not m.error()]
 
     def processed(self, batch):
         ends = member.next_offsets(batch)
         self.c.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()])
 
     def _commit(self, asynchronous):
+        """Commits the stored offsets; having none to commit (nothing processed since the last
+        commit) is not an error."""
         try:
             self.c.commit(asynchronous=asynchronous)
         except KafkaException as e:
-            if e.args[0].code() == KafkaError._NO_OFFSET:
-                return  # nothing processed since the last commit
-            raise
+            if e.args[0].code() != KafkaError._NO_OFFSET:
+                raise
 
     def commit_sync(self):
         self._commit(False)

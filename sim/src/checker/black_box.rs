@@ -215,28 +215,7 @@ impl Broker {
                 self.groups.entry(group.clone()).or_default().store(*generation, assignments);
                 return ownership::split_assignment(idx, at, *generation, assignments);
             }
-            CoordinatorEvent::GroupLoaded {
-                group,
-                state,
-                generation,
-                members,
-                assignments,
-                ..
-            } => {
-                let g = self.groups.entry(group.clone()).or_default();
-                g.coordinator = Some(node);
-                g.state = Some(*state);
-                g.generation = *generation;
-                if g.periods.last().is_none_or(|p| p.generation != *generation) {
-                    g.periods.push(Period {
-                        start: at,
-                        generation: *generation,
-                        members: members.iter().cloned().collect(),
-                        owners: None,
-                    });
-                    g.store(*generation, assignments);
-                }
-            }
+            loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
             CoordinatorEvent::OffsetCommitAccepted {
                 group,
                 member_id,
@@ -252,6 +231,25 @@ impl Broker {
             _ => {}
         }
         Vec::new()
+    }
+}
+
+impl Broker {
+    /// A coordinator took the group over from the offsets log: its stored generation (with its
+    /// members and assignment) is current again.
+    fn loaded(&mut self, node: i32, at: Millis, event: &CoordinatorEvent) {
+        let CoordinatorEvent::GroupLoaded { group, state, generation: gen, .. } = event else {
+            return;
+        };
+        let g = self.groups.entry(group.clone()).or_default();
+        (g.coordinator, g.state, g.generation) = (Some(node), Some(*state), *gen);
+        if g.periods.last().is_some_and(|p| p.generation == *gen) {
+            return;
+        }
+        let CoordinatorEvent::GroupLoaded { members, assignments, .. } = event else { return };
+        let members = members.iter().cloned().collect();
+        g.periods.push(Period { start: at, generation: *gen, members, owners: None });
+        g.store(*gen, assignments);
     }
 }
 

@@ -206,3 +206,27 @@ fn after_a_heal_phase_short_commits_or_unprocessed_records_are_stuck() {
     assert!(message.contains("t-1 committed 7 < log end 10"), "{message}");
     assert!(message.contains("t-1 records 7..10 never processed"), "{message}");
 }
+
+#[test]
+fn a_group_first_seen_loaded_by_a_new_coordinator_has_its_stored_assignment() {
+    // The history begins after a coordinator move: the group is only known from its load.
+    let shares = vec![
+        MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] },
+        MemberAssignment { member_id: "b".into(), partitions: vec![tp(1)] },
+    ];
+    let loaded = CoordinatorEvent::GroupLoaded {
+        group: "g".into(),
+        partition: 7,
+        state: GroupState::Stable,
+        generation: 4,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: shares,
+        offsets: Vec::new(),
+    };
+    let events = vec![coord(5, loaded), commit(30, "a", 4, 0, 4), commit(31, "a", 4, 1, 4)];
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit], "{:?}", v.anomalies);
+    assert!(v.anomalies[0].message.contains("owned by b"), "{}", v.anomalies[0].message);
+}
