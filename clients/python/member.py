@@ -31,6 +31,8 @@ import sys
 import time
 
 MODES = ("auto", "sync", "async", "before")
+# poll() failures in a row after which the member gives up (an application would alert).
+MAX_POLL_ERRORS = 50
 
 
 def emit(obj):
@@ -125,11 +127,21 @@ def run(open_consumer, argv):
     holder["c"] = consumer
     emit({"event": "ready", "client": consumer.name, "version": consumer.version})
     dirty = False  # processed records not yet known to be committed
+    errors = 0  # poll() failures in a row
     while not stop.requested:
         if os.getppid() != parent:
             log("the campaign that started this member is gone: exiting")
             os._exit(4)
-        batch = consumer.poll(0.2)
+        try:
+            batch = consumer.poll(0.2)
+            errors = 0
+        except Exception as e:  # e.g. a broker the client lost track of: log, back off, go on
+            errors += 1
+            log("poll: %s: %s" % (type(e).__name__, e))
+            if errors >= MAX_POLL_ERRORS:
+                raise
+            time.sleep(0.1)
+            continue
         if batch:
             if mode == "before":
                 try:

@@ -23,6 +23,12 @@ pub enum CheckError {
     /// The adapter exited before it said it was ready.
     #[error("{client}: adapter {member} exited before it was ready ({status}); its stderr ends:\n{stderr}")]
     AdapterCrashed { client: String, member: String, status: String, stderr: String },
+    /// The adapter exited by itself in the middle of a run (its client raised to the
+    /// application more often than the adapter tolerates, or the adapter broke).
+    #[error(
+        "{client}: adapter {member} exited during the run ({status}); its stderr ends:\n{stderr}"
+    )]
+    AdapterExited { client: String, member: String, status: String, stderr: String },
     /// The adapter printed something that is not one of its JSON events.
     #[error("{client}: adapter {member} printed garbage instead of a JSON event: {line:?}")]
     AdapterGarbage { client: String, member: String, line: String },

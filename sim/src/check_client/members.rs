@@ -190,7 +190,7 @@ impl<'a> Members<'a> {
             }
             if let Some(a) = slot.adapter.as_mut() {
                 if let Some(status) = a.exited() {
-                    return Err(CheckError::AdapterCrashed {
+                    return Err(CheckError::AdapterExited {
                         client: self.launcher.kind.name.into(),
                         member,
                         status: status.to_string(),
