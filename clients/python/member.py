@@ -123,7 +123,17 @@ def run(open_consumer, argv):
                 log("commit on revoke: %s: %s" % (type(e).__name__, e))
 
     parent = os.getppid()
-    consumer = open_consumer(args, on_revoke)
+    for attempt in range(3):  # a client that fails to start is retried, as a supervisor would
+        try:
+            consumer = open_consumer(args, on_revoke)
+            break
+        except SystemExit:
+            raise
+        except Exception as e:
+            log("starting the consumer: %s: %s" % (type(e).__name__, e))
+            if attempt == 2:
+                raise
+            time.sleep(0.5)
     holder["c"] = consumer
     emit({"event": "ready", "client": consumer.name, "version": consumer.version})
     dirty = False  # processed records not yet known to be committed
