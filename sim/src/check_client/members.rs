@@ -188,7 +188,8 @@ impl<'a> Members<'a> {
                     cluster.recorder().world(WorldEvent::MemberStopped { member: member.clone() });
                 }
             }
-            if let Some(a) = slot.adapter.as_mut() {
+            // A closing member exits by itself: only the closing step above may see that.
+            if let Some(a) = slot.adapter.as_mut().filter(|_| slot.closing_until.is_none()) {
                 if let Some(status) = a.exited() {
                     return Err(CheckError::AdapterExited {
                         client: self.launcher.kind.name.into(),
