@@ -105,6 +105,10 @@ pub enum BrokerControl {
     BecomeCoordinator { partition: i32, load_ms: Millis },
     /// Leadership of offsets partition `partition` moved away: unload it.
     ResignCoordinator { partition: i32 },
+    /// Start a rebalance of `group`, as a membership change would (fault injection).
+    ForceRebalance { group: String },
+    /// Expire `member`'s session in `group` now, as if it had gone silent (fault injection).
+    ExpireMember { group: String, member: String },
 }
 
 /// A group API answer that needs NOT_COORDINATOR entries merged in for the groups this broker
@@ -222,6 +226,14 @@ impl Broker {
             }
             BrokerControl::ResignCoordinator { partition } => {
                 self.resign_coordinator(now, partition)
+            }
+            BrokerControl::ForceRebalance { group } => {
+                self.coordinator.force_rebalance(now, &group);
+                self.pull_coordinator_outputs();
+            }
+            BrokerControl::ExpireMember { group, member } => {
+                self.coordinator.expire_member(now, &group, &member);
+                self.pull_coordinator_outputs();
             }
         }
     }

@@ -626,3 +626,5 @@ pub(crate) fn generate_member_id(
     *seq += 1;
     id
 }
+
+mod admin;

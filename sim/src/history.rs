@@ -62,6 +62,10 @@ pub enum WorldEvent {
     FaultInjected { fault: Fault, applied: bool },
     /// A trigger fired at a protocol event; the fault it fired follows as `FaultInjected`.
     TriggerFired { trigger: String, target: String },
+    /// A served cluster's nemesis applied a fault the simulation has no name for (a broker
+    /// that answers nothing, a held-back answer, an injected error answer, a forced rebalance,
+    /// an expelled member); its effect lasts `duration_ms` (0: instantaneous).
+    ServeFault { description: String, duration_ms: Millis },
     /// A fault's effect ended (a partition healed, latency restored, a process restarted).
     FaultHealed { description: String },
     /// A topic gained partitions (new partitions start empty at offset 0).
@@ -141,6 +145,21 @@ impl History {
         out
     }
 
+    /// Reads a history written by [`Self::to_jsonl`] (a simulated run's or a served cluster's);
+    /// blank lines are skipped, anything else that is not an event is refused with its line.
+    pub fn from_jsonl(text: &str) -> Result<Self, HistoryParseError> {
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let event = serde_json::from_str(line)
+                .map_err(|source| HistoryParseError { line: i + 1, source })?;
+            events.push(event);
+        }
+        Ok(Self { events })
+    }
+
     /// SHA-256 of the canonical serialisation, as hex. Same seed and binary: same hash.
     pub fn hash_hex(&self) -> String {
         let mut hasher = Sha256::new();
@@ -150,6 +169,17 @@ impl History {
         }
         hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
+}
+
+/// A history file line that is not a history event.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} is not a history event (JSON lines as written by `groupsim run --save` or `serve --history`)")]
+pub struct HistoryParseError {
+    /// The line, counting from 1.
+    pub line: usize,
+    /// What the JSON parser said.
+    #[source]
+    pub source: serde_json::Error,
 }
 
 impl fmt::Display for Event {

@@ -29,6 +29,7 @@ pub mod bench;
 pub mod broker_host;
 pub mod broker_task;
 pub mod bugs;
+pub mod check_client;
 pub mod checker;
 pub mod cluster;
 pub mod coverage;

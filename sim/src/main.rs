@@ -93,13 +93,18 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline.
+    /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline:
+    /// a scenario and seed, or a saved history (`--history FILE`, simulated or served).
     Trace {
-        /// Scenario name.
-        scenario: String,
-        /// The seed.
+        /// Scenario name (not with --history).
+        #[arg(required_unless_present = "history", conflicts_with = "history")]
+        scenario: Option<String>,
+        /// The seed (with a scenario).
+        #[arg(long, required_unless_present = "history", conflicts_with = "history")]
+        seed: Option<u64>,
+        /// Render this saved history (JSON lines from `run --save` or `serve --history`).
         #[arg(long)]
-        seed: u64,
+        history: Option<std::path::PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = pictures::Format::Text)]
         format: pictures::Format,
@@ -187,6 +192,9 @@ enum Command {
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::serve::ServeArgs),
+    /// Run real Kafka clients (one group member per process) under seeded client and broker
+    /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly.
+    CheckClient(groupsim::check_client::CheckArgs),
 }
 
 /// Which seeds a sweep runs, and on how many threads.
@@ -294,10 +302,17 @@ fn real_main() -> Result<ExitCode> {
             out!("{}", report.summary());
             finish_one(&report, true)
         }
-        Command::Trace { scenario, seed, format, generation, output, variant } => {
-            let s = scenarios::find(&scenario)?;
-            let report = run_one(&s, seed, &variant.options()?)?;
-            let text = pictures::render(format, &report.history, &report.verdict, generation)?;
+        Command::Trace { scenario, seed, history, format, generation, output, variant } => {
+            let (history, verdict) = match (history, scenario, seed) {
+                (Some(path), _, _) => saved_history(&path)?,
+                (None, Some(scenario), Some(seed)) => {
+                    let s = scenarios::find(&scenario)?;
+                    let report = run_one(&s, seed, &variant.options()?)?;
+                    (report.history, report.verdict)
+                }
+                _ => bail!("trace needs a scenario and --seed, or --history FILE"),
+            };
+            let text = pictures::render(format, &history, &verdict, generation)?;
             match output {
                 Some(path) => {
                     std::fs::write(&path, text)
@@ -324,6 +339,18 @@ fn real_main() -> Result<ExitCode> {
             merge_shards(&files, json, coverage, replays.as_deref())
         }
         Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
+        Command::CheckClient(args) => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let rows = groupsim::check_client::campaign(&args, &root, runner::output_dir(), |l| {
+                out!("{l}")
+            })?;
+            out!("{}", groupsim::check_client::table(&rows));
+            let failed = groupsim::check_client::any_failed(&rows);
+            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
         Command::Serve(args) => {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
@@ -353,6 +380,20 @@ fn real_main() -> Result<ExitCode> {
             Ok(if unhit.is_empty() { code } else { ExitCode::from(1) })
         }
     }
+}
+
+/// A saved history and the checker's verdict on it. A served cluster's history holds no member
+/// events (real clients report nothing to the broker): the full checker would judge what it
+/// cannot see, so only its broker-side rules apply (see `checker::black_box`).
+fn saved_history(
+    path: &std::path::Path,
+) -> Result<(groupsim::history::History, groupsim::checker::Verdict)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let history = groupsim::history::History::from_jsonl(&text)
+        .with_context(|| format!("history {}", path.display()))?;
+    let verdict = groupsim::checker::check_any(&history);
+    Ok((history, verdict))
 }
 
 fn run_one(s: &Scenario, seed: u64, options: &RunOptions) -> Result<RunReport> {

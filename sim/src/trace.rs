@@ -104,6 +104,7 @@ pub fn text(history: &History) -> String {
                     let skipped = if *applied { "" } else { " (no target: skipped)" };
                     line(&mut out, at, format!("FAULT {fault}{skipped}"))
                 }
+                WorldEvent::ServeFault { description, .. } => line(&mut out, at, format!("FAULT {description}")),
                 WorldEvent::FaultHealed { description } => line(&mut out, at, format!("HEALED {description}")),
                 WorldEvent::PartitionsAdded { topic, partitions } => {
                     line(&mut out, at, format!("topic {topic} grows to {partitions} partitions"))

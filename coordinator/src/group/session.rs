@@ -23,6 +23,21 @@ impl Group {
         }
     }
 
+    /// Moves a member's session deadline to `now` (an expulsion: the timer fires at once and
+    /// Kafka's shouldKeepAlive decides). Returns whether the member exists.
+    pub(crate) fn expire_session_now(
+        &mut self,
+        member_id: &str,
+        now: Millis,
+        fx: &mut Effects,
+    ) -> bool {
+        if !self.members.contains_key(member_id) {
+            return false;
+        }
+        self.arm_session(member_id, now, fx);
+        true
+    }
+
     /// Arms a member's session deadline at `at` (a new member's join deadline).
     pub(super) fn arm_session(&mut self, member_id: &str, at: Millis, fx: &mut Effects) {
         let key = self.session_key(member_id);

@@ -29,11 +29,15 @@ pub enum AnomalyClass {
     StaleReset,
     /// The group did not converge in the liveness phase.
     Stuck,
+    /// Black-box runs: a record below the final committed offset that no client processed.
+    LostRecord,
+    /// Black-box runs: a live member processed a partition its generation gave to another.
+    SplitProcessing,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 9] = [
+    pub const ALL: [AnomalyClass; 11] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -43,6 +47,8 @@ impl AnomalyClass {
         AnomalyClass::SplitAssignment,
         AnomalyClass::StaleReset,
         AnomalyClass::Stuck,
+        AnomalyClass::LostRecord,
+        AnomalyClass::SplitProcessing,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -57,6 +63,8 @@ impl AnomalyClass {
             AnomalyClass::SplitAssignment => "split-assignment",
             AnomalyClass::StaleReset => "stale-reset",
             AnomalyClass::Stuck => "stuck",
+            AnomalyClass::LostRecord => "lost-record",
+            AnomalyClass::SplitProcessing => "split-processing",
         }
     }
 

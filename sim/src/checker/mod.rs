@@ -28,6 +28,7 @@
 //!   the latest generation, every partition assigned and commits at the log end.
 
 mod anomaly;
+pub mod black_box;
 mod commits;
 mod liveness;
 mod metrics;
@@ -91,6 +92,18 @@ pub fn check(history: &History) -> Verdict {
         anomalies.extend(liveness::stuck(&views, history.len().saturating_sub(1)));
     }
     Verdict { anomalies, stats: metrics.finish(views.end_ms) }
+}
+
+/// Checks a saved history of either kind: a simulated one (it holds member events) against
+/// every rule, a served one (only the broker's events) against the black-box rules that need
+/// no processed-record logs.
+pub fn check_any(history: &History) -> Verdict {
+    let simulated = history.events().iter().any(|e| matches!(e.kind, EventKind::Member { .. }));
+    if simulated {
+        check(history)
+    } else {
+        black_box::check_black_box(history, None).verdict()
+    }
 }
 
 /// The anomalies event `idx` shows against the views as they stood before it, in report order.

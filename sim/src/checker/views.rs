@@ -321,6 +321,7 @@ impl Views {
             | WorldEvent::SwarmChosen { .. }
             | WorldEvent::TriggerFired { .. }
             | WorldEvent::FaultInjected { .. }
+            | WorldEvent::ServeFault { .. }
             | WorldEvent::FaultHealed { .. }
             | WorldEvent::BrokerCrashed { .. }
             | WorldEvent::BrokerFailureDetected { .. }

@@ -259,6 +259,9 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                         let skipped = if *applied { "" } else { " (no target: skipped)" };
                         format!("t={t} FAULT {fault}{skipped}")
                     }
+                    WorldEvent::ServeFault { description, .. } => {
+                        format!("t={t} FAULT {description}")
+                    }
                     WorldEvent::FaultHealed { description } => {
                         format!("t={t} HEALED {description}")
                     }

@@ -285,6 +285,13 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                         member: fault_member(fault).map(str::to_string),
                     });
                 }
+                WorldEvent::ServeFault { description, duration_ms } => t.faults.push(FaultMark {
+                    at,
+                    until: (*duration_ms > 0).then(|| at + duration_ms),
+                    text: description.clone(),
+                    applied: true,
+                    member: None,
+                }),
                 WorldEvent::FaultHealed { description } => {
                     t.points.push(PointMark { at, text: format!("healed: {description}"), healed: true })
                 }
@@ -431,7 +438,8 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                 | EventKind::World(WorldEvent::MemberLeaveRequested { member }) => {
                     Spot::Member(member.clone())
                 }
-                EventKind::World(WorldEvent::FaultInjected { .. }) => Spot::Faults,
+                EventKind::World(WorldEvent::FaultInjected { .. })
+                | EventKind::World(WorldEvent::ServeFault { .. }) => Spot::Faults,
                 EventKind::World(_) => Spot::Group(first_group.clone()),
             };
             spots.push((e.at_ms, spot, format!("#{i} {e}")));

@@ -62,6 +62,10 @@ pub struct ClusterConfig {
     pub offsets_topic_partitions: i32,
     /// Group coordinator settings (session timeout bounds, initial rebalance delay, …).
     pub coordinator: CoordinatorConfig,
+    /// What the history's `RunStarted` calls the run (`serve`, `check-client kafka-python`, …).
+    pub label: String,
+    /// The seed the history's `RunStarted` names (the nemesis schedule's, when there is one).
+    pub seed: u64,
 }
 
 impl Default for ClusterConfig {
@@ -73,6 +77,8 @@ impl Default for ClusterConfig {
             preload: 0,
             offsets_topic_partitions: 50,
             coordinator: CoordinatorConfig::default(),
+            label: "serve".to_string(),
+            seed: 0,
         }
     }
 }
@@ -121,9 +127,33 @@ pub struct ServeArgs {
     /// Records appended to every partition at start.
     #[arg(long, default_value_t = 0)]
     pub preload: u32,
+    /// Write the cluster's history (JSON lines, as `groupsim run --save`) to this file on exit,
+    /// and whenever the process gets SIGUSR1.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<std::path::PathBuf>,
+    /// Apply this seed's fault schedule (printed at start) at the brokers.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The group the nemesis targets (default: the first group that forms).
+    #[arg(long)]
+    pub group: Option<String>,
+    /// How long the nemesis applies faults before it heals, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub fault_secs: u64,
 }
 
 impl ServeArgs {
+    /// The shape of the schedule `--seed` draws for `brokers` brokers.
+    pub fn schedule_shape(&self, brokers: usize) -> super::faults::ScheduleShape {
+        super::faults::ScheduleShape {
+            brokers: brokers as i32,
+            duration_ms: self.fault_secs * 1000,
+            mean_gap_ms: 2_000,
+            session_timeout_ms: 10_000,
+            client_actions: false,
+        }
+    }
+
     /// The cluster these arguments describe, or a message saying which argument is wrong.
     pub fn cluster_config(&self) -> Result<ClusterConfig, ServeError> {
         if self.port == 0 {
@@ -152,6 +182,10 @@ mod tests {
             port,
             topics: topics.iter().map(|t| t.to_string()).collect(),
             preload: 0,
+            history: None,
+            seed: None,
+            group: None,
+            fault_secs: 60,
         }
     }
 

@@ -1,0 +1,99 @@
+"""aiokafka adapter for member.py (see there). aiokafka is asyncio: the consumer lives on its
+own event loop, which runs while member.py polls (getmany) and commits; its rebalance listener
+commits on revoke from inside the loop (await commit()). Only awaited commits (sync) are
+offered: aiokafka's auto-commit commits the positions getmany() has returned, processed or not,
+so a crash loses records by design (its docs say to commit manually for at-least-once), and it
+has no asynchronous commit of its own (commit() tasks left running concurrently may land in any
+order)."""
+
+import asyncio
+import importlib
+
+import aiokafka
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.structs import OffsetAndMetadata
+
+import member
+
+ASSIGNORS = {"range": "RangePartitionAssignor", "roundrobin": "RoundRobinPartitionAssignor"}
+
+
+class Listener(ConsumerRebalanceListener):
+    def __init__(self, holder, commit_on_revoke):
+        self.holder = holder
+        self.commit_on_revoke = commit_on_revoke
+
+    async def on_partitions_revoked(self, revoked):
+        if self.commit_on_revoke and "c" in self.holder:
+            try:
+                await self.holder["c"].commit()
+            except Exception as e:
+                member.log("commit on revoke: %s: %s" % (type(e).__name__, e))
+
+    async def on_partitions_assigned(self, assigned):
+        pass
+
+
+class Consumer:
+    name = "aiokafka"
+    version = aiokafka.__version__
+
+    def __init__(self, args, on_revoke):
+        if args["commit"] not in ("sync", "before"):
+            raise SystemExit("commit=%s: the aiokafka adapter offers sync (see the adapter)" % args["commit"])
+        if args["assignor"] not in ASSIGNORS:
+            raise SystemExit("assignor=%s: aiokafka offers %s" % (args["assignor"], ", ".join(ASSIGNORS)))
+        module = importlib.import_module("aiokafka.coordinator.assignors." + args["assignor"])
+        assignor = getattr(module, ASSIGNORS[args["assignor"]])
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        holder = {}
+
+        async def make():
+            return AIOKafkaConsumer(
+                bootstrap_servers=args["bootstrap"],
+                group_id=args["group"],
+                client_id=args["client_id"],
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                session_timeout_ms=int(args["session_timeout_ms"]),
+                heartbeat_interval_ms=500,
+                max_poll_interval_ms=10000,
+                rebalance_timeout_ms=10000,
+                fetch_max_wait_ms=200,
+                request_timeout_ms=10000,
+                metadata_max_age_ms=2000,
+                retry_backoff_ms=100,
+                partition_assignment_strategy=(assignor,),
+            )
+        self.c = self.loop.run_until_complete(make())
+        holder["c"] = self.c
+        self.c.subscribe([args["topic"]], listener=Listener(holder, args["commit"] in ("sync", "async")))
+        self.loop.run_until_complete(self.c.start())
+
+    def poll(self, timeout_s):
+        got = self.loop.run_until_complete(self.c.getmany(timeout_ms=int(timeout_s * 1000), max_records=100))
+        out = []
+        for tp, msgs in got.items():
+            out.extend((tp.topic, tp.partition, m.offset) for m in msgs)
+        return out
+
+    def processed(self, batch):
+        pass
+
+    def commit_sync(self):
+        self.loop.run_until_complete(self.c.commit())
+
+    def commit_on_revoke(self):
+        pass  # the listener commits from inside the loop
+
+    def commit_offsets(self, ends):
+        offsets = {TopicPartition(t, p): OffsetAndMetadata(o, "") for (t, p), o in ends.items()}
+        self.loop.run_until_complete(self.c.commit(offsets))
+
+    def close(self):
+        self.loop.run_until_complete(self.c.stop())
+
+
+if __name__ == "__main__":
+    member.main(Consumer)

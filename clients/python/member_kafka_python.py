@@ -1,0 +1,91 @@
+"""kafka-python adapter for member.py (see there): KafkaConsumer with a rebalance listener,
+commits with commit() / commit_async(); auto mode is the consumer's own auto-commit, which
+kafka-python runs inside poll() for the records earlier polls returned (already processed).
+kafka-python 3 runs rebalance listeners on its IO thread, where a blocking commit() raises; the
+listener commits with commit_async() instead (the batch loop has committed synchronously already)."""
+
+import importlib
+
+import kafka
+from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
+from kafka.structs import OffsetAndMetadata
+
+import member
+
+ASSIGNORS = {
+    "range": ("kafka.coordinator.assignors.range", "RangePartitionAssignor"),
+    "roundrobin": ("kafka.coordinator.assignors.roundrobin", "RoundRobinPartitionAssignor"),
+    "cooperative-sticky": ("kafka.coordinator.assignors.cooperative_sticky", "CooperativeStickyAssignor"),
+}
+
+
+def assignor_class(name):
+    if name not in ASSIGNORS:
+        raise SystemExit("assignor=%s: kafka-python offers %s" % (name, ", ".join(ASSIGNORS)))
+    module, cls = ASSIGNORS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+class Listener(ConsumerRebalanceListener):
+    def __init__(self, on_revoke):
+        self.on_revoke = on_revoke
+
+    def on_partitions_revoked(self, revoked):
+        self.on_revoke()
+
+    def on_partitions_assigned(self, assigned):
+        pass
+
+
+class Consumer:
+    name = "kafka-python"
+    version = kafka.__version__
+
+    def __init__(self, args, on_revoke):
+        self.c = KafkaConsumer(
+            bootstrap_servers=args["bootstrap"].split(","),
+            group_id=args["group"],
+            client_id=args["client_id"],
+            enable_auto_commit=args["commit"] == "auto",
+            auto_commit_interval_ms=500,
+            auto_offset_reset="earliest",
+            session_timeout_ms=int(args["session_timeout_ms"]),
+            heartbeat_interval_ms=500,
+            max_poll_interval_ms=10000,
+            max_poll_records=100,
+            fetch_max_wait_ms=200,
+            request_timeout_ms=10000,
+            metadata_max_age_ms=2000,
+            retry_backoff_ms=100,
+            reconnect_backoff_ms=100,
+            partition_assignment_strategy=[assignor_class(args["assignor"])],
+        )
+        self.c.subscribe([args["topic"]], listener=Listener(on_revoke))
+
+    def poll(self, timeout_s):
+        out = []
+        for tp, msgs in self.c.poll(timeout_ms=int(timeout_s * 1000)).items():
+            out.extend((tp.topic, tp.partition, m.offset) for m in msgs)
+        return out
+
+    def processed(self, batch):
+        pass
+
+    def commit_sync(self):
+        self.c.commit()
+
+    def commit_async(self):
+        self.c.commit_async()
+
+    def commit_on_revoke(self):
+        self.c.commit_async()
+
+    def commit_offsets(self, ends):
+        self.c.commit({TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in ends.items()})
+
+    def close(self):
+        self.c.close(autocommit=True)
+
+
+if __name__ == "__main__":
+    member.main(Consumer)

@@ -1,0 +1,63 @@
+//! Why a `check-client` run could not judge a client: each message names the client, the
+//! process or the file at fault. An anomaly found in a client is a result, not an error.
+
+use std::path::PathBuf;
+
+/// A campaign that could not run, or an adapter that misbehaved.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A client name outside the catalogue.
+    #[error("unknown client {name:?}: choose one of {known} or all")]
+    UnknownClient { name: String, known: String },
+    /// The interpreter to run the adapter with is not there.
+    #[error("{client}: interpreter {path} not found ({hint})")]
+    MissingInterpreter { client: String, path: PathBuf, hint: String },
+    /// The adapter process could not be started.
+    #[error("{client}: cannot start {program}")]
+    Spawn {
+        client: String,
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The adapter exited before it said it was ready.
+    #[error("{client}: adapter {member} exited before it was ready ({status}); its stderr ends:\n{stderr}")]
+    AdapterCrashed { client: String, member: String, status: String, stderr: String },
+    /// The adapter exited by itself in the middle of a run (its client raised to the
+    /// application more often than the adapter tolerates, or the adapter broke).
+    #[error(
+        "{client}: adapter {member} exited during the run ({status}); its stderr ends:\n{stderr}"
+    )]
+    AdapterExited { client: String, member: String, status: String, stderr: String },
+    /// The adapter printed something that is not one of its JSON events.
+    #[error("{client}: adapter {member} printed garbage instead of a JSON event: {line:?}")]
+    AdapterGarbage { client: String, member: String, line: String },
+    /// The adapter did not say it was ready in time.
+    #[error(
+        "{client}: adapter {member} was not ready within {secs} s; its stderr ends:\n{stderr}"
+    )]
+    AdapterTimeout { client: String, member: String, secs: u64, stderr: String },
+    /// A processed-record log line that is not a processed record.
+    #[error("{path}:{line}: not a processed record: {text:?}")]
+    ProcessedGarbage { path: PathBuf, line: usize, text: String },
+    /// A campaign setting refused.
+    #[error("{0}")]
+    Setting(String),
+    /// The served cluster failed.
+    #[error(transparent)]
+    Serve(#[from] crate::serve::ServeError),
+    /// A file or process operation failed.
+    #[error("{what}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CheckError {
+    /// An I/O failure while doing `what`.
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { what: what.into(), source }
+    }
+}

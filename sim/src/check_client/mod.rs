@@ -1,0 +1,225 @@
+//! `groupsim check-client`: real Kafka clients under seeded faults, judged by the checker.
+//!
+//! A served cluster ([`crate::serve`]) records the broker-side history; a producer appends
+//! records; several adapter processes (one group member each, `clients/`) consume, write what
+//! they processed to logs and commit; the seed's plan kills, pauses and closes them and faults
+//! the brokers; a heal phase follows. The broker history plus the processed logs then go
+//! through the checker's black-box rules ([`crate::checker::black_box`]). Real clients and real
+//! time make a run repeatable (same seed, same schedule), not bit-exact.
+
+pub mod clients;
+pub mod error;
+mod members;
+pub mod process;
+pub mod processed;
+pub mod run;
+pub mod schedule;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use self::clients::{ClientKind, Interpreters};
+pub use self::error::CheckError;
+use self::run::{Outcome, Settings};
+
+/// `groupsim check-client`: command-line arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Clients to check, by package name (kafka-python, confluent-kafka, aiokafka, kafkajs), or
+    /// `all` (clients not installed are skipped).
+    #[arg(required = true)]
+    pub clients: Vec<String>,
+    /// Seeds per client and commit mode.
+    #[arg(long, default_value_t = 5)]
+    pub seeds: u64,
+    /// First seed.
+    #[arg(long, default_value_t = 0)]
+    pub start: u64,
+    /// Commit mode (auto, sync, async; `before` is the deliberately wrong commit-before-process);
+    /// default: every mode the client's adapter supports.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Python interpreter (or a virtualenv's bin/python) whose packages hold the Python clients.
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Folder whose node_modules holds kafkajs.
+    #[arg(long)]
+    pub node_modules: Option<PathBuf>,
+    /// Seconds of faults per seed.
+    #[arg(long, default_value_t = 20)]
+    pub fault_secs: u64,
+    /// Most seconds the heal phase may take to converge.
+    #[arg(long, default_value_t = 40)]
+    pub heal_secs: u64,
+    /// Milliseconds of work per processed record.
+    #[arg(long, default_value_t = 2)]
+    pub work_ms: u64,
+}
+
+/// One row of the campaign table: a client in one commit mode over its seeds.
+#[derive(Default)]
+pub struct Row {
+    pub client: String,
+    pub version: String,
+    pub mode: String,
+    pub seeds: u64,
+    /// Failing seeds by anomaly class (a seed counts once per class it shows).
+    pub failures: BTreeMap<String, u64>,
+    pub failed_seeds: Vec<u64>,
+    pub duplicates: u64,
+    pub processed: u64,
+    pub time: Duration,
+    /// Why the client was skipped, if it was.
+    pub skipped: Option<String>,
+}
+
+/// Runs the campaign `args` describes; `progress` gets a line per seed as it finishes.
+pub fn campaign(
+    args: &CheckArgs,
+    root: &std::path::Path,
+    out_dir: PathBuf,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<Row>, CheckError> {
+    let kinds = clients::find(&args.clients)?;
+    if args.seeds == 0 {
+        return Err(CheckError::Setting("--seeds must be at least 1".into()));
+    }
+    let mut interp = Interpreters::defaults(root);
+    if let Some(p) = &args.python {
+        interp.python = p.clone();
+        interp.python_given = true;
+    }
+    if let Some(d) = &args.node_modules {
+        interp.node_modules = d.clone();
+        interp.node_modules_given = true;
+    }
+    let settings = Settings {
+        fault_ms: args.fault_secs * 1000,
+        heal_ms: args.heal_secs * 1000,
+        session_timeout_ms: 6_000,
+        work_ms: args.work_ms,
+        out_dir,
+    };
+    let mut rows = Vec::new();
+    for kind in kinds {
+        let Some(launcher) = clients::launcher(kind, &interp)? else {
+            rows.push(Row {
+                client: kind.name.into(),
+                skipped: Some("not installed".into()),
+                ..Row::default()
+            });
+            continue;
+        };
+        for mode in modes(kind, args.mode.as_deref())? {
+            let mut row = Row { client: kind.name.into(), mode: mode.clone(), ..Row::default() };
+            for seed in args.start..args.start + args.seeds {
+                let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
+                progress(&seed_report(&launcher.kind, &mode, &outcome)?);
+                row.version = outcome.version.clone();
+                row.seeds += 1;
+                row.duplicates += outcome.verdict.duplicates;
+                row.processed += outcome.verdict.processed;
+                row.time += outcome.elapsed;
+                let mut classes: Vec<String> =
+                    outcome.verdict.anomalies.iter().map(|a| a.class.to_string()).collect();
+                classes.dedup();
+                if !classes.is_empty() {
+                    row.failed_seeds.push(seed);
+                }
+                for c in classes {
+                    *row.failures.entry(c).or_default() += 1;
+                }
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The commit modes to run for `kind`.
+fn modes(kind: ClientKind, asked: Option<&str>) -> Result<Vec<String>, CheckError> {
+    match asked {
+        None => Ok(kind.modes.iter().map(|m| m.to_string()).collect()),
+        Some(m) if m == "before" || kind.modes.contains(&m) => Ok(vec![m.to_string()]),
+        Some(m) => Err(CheckError::Setting(format!(
+            "--mode {m}: the {} adapter offers {} (and `before`, the broken mode)",
+            kind.name,
+            kind.modes.join(", ")
+        ))),
+    }
+}
+
+/// One seed's lines: a summary, and for a failing seed its anomalies with evidence, the fault
+/// schedule and where the history and timelines were written.
+fn seed_report(kind: &ClientKind, mode: &str, o: &Outcome) -> Result<String, CheckError> {
+    let v = &o.verdict;
+    let mut out = format!(
+        "{} {mode} {} seed {}: {} (processed {}, duplicates {}, {:.1} s)\n",
+        kind.name,
+        o.assignor,
+        o.seed,
+        if v.anomalies.is_empty() { "ok" } else { "FAIL" },
+        v.processed,
+        v.duplicates,
+        o.elapsed.as_secs_f64()
+    );
+    if v.anomalies.is_empty() {
+        return Ok(out);
+    }
+    let dir = run::write_artifacts(o)?;
+    for a in v.anomalies.iter().take(5) {
+        let _ = writeln!(out, "  {} at t={}ms: {}", a.class, a.at_ms, a.message);
+    }
+    if v.anomalies.len() > 5 {
+        let _ = writeln!(out, "  (+{} more in anomalies.txt)", v.anomalies.len() - 5);
+    }
+    let _ = write!(out, "  schedule:\n{}", indent(&o.plan.to_string()));
+    let _ = writeln!(out, "  history, trace and timelines: {}", dir.display());
+    Ok(out)
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// The campaign table.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = format!(
+        "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>8}\n",
+        "client", "version", "mode", "seeds", "failures", "duplicates", "time"
+    );
+    for r in rows {
+        if let Some(why) = &r.skipped {
+            let _ = writeln!(out, "{:<16} skipped ({why})", r.client);
+            continue;
+        }
+        let failures = if r.failures.is_empty() {
+            "-".to_string()
+        } else {
+            let list: Vec<String> = r.failures.iter().map(|(c, n)| format!("{c}x{n}")).collect();
+            format!("{} (seeds {:?})", list.join(" "), r.failed_seeds)
+        };
+        let _ = writeln!(
+            out,
+            "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>7.0}s",
+            r.client,
+            r.version,
+            r.mode,
+            r.seeds,
+            failures,
+            r.duplicates,
+            r.time.as_secs_f64()
+        );
+    }
+    out.push_str(
+        "real clients and real time make a seed repeatable (same schedule), not bit-exact\n",
+    );
+    out
+}
+
+/// Whether any row found an anomaly.
+pub fn any_failed(rows: &[Row]) -> bool {
+    rows.iter().any(|r| !r.failures.is_empty())
+}

@@ -1,0 +1,291 @@
+//! One seed of one client in one commit mode: a 3-broker served cluster, a producer, the seed's
+//! member processes and faults (client and broker), a heal phase, then the black-box verdict on
+//! the broker history plus the processed-record logs. Every wait is bounded.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_wire::{Millis, TopicPartition};
+use rand::RngExt;
+
+use super::clients::Launcher;
+use super::error::CheckError;
+use super::members::{MemberArgs, Members};
+use super::processed::read_log;
+use super::schedule::{self, ClientFault, Plan, PlanShape};
+use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
+use crate::checker::AnomalyClass;
+use crate::faults::Fault;
+use crate::history::{History, WorldEvent};
+use crate::rng::{self, Stream};
+use crate::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
+
+/// The topic every run consumes.
+pub const TOPIC: &str = "orders";
+/// The group every run forms.
+pub const GROUP: &str = "check";
+/// Brokers in every run's cluster.
+pub const BROKERS: usize = 3;
+/// Records in every partition before the members start.
+pub const PRELOAD: u32 = 20;
+/// How often the producer appends to every partition.
+const PRODUCE_EVERY: Duration = Duration::from_millis(250);
+
+/// How a campaign runs each seed.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// How long faults go on.
+    pub fault_ms: Millis,
+    /// How long the heal phase may take to converge.
+    pub heal_ms: Millis,
+    /// The members' session timeout.
+    pub session_timeout_ms: Millis,
+    /// Milliseconds of "work" per processed record.
+    pub work_ms: u64,
+    /// Where logs and failure artifacts go.
+    pub out_dir: PathBuf,
+}
+
+/// What one seed showed.
+pub struct Outcome {
+    /// The seed.
+    pub seed: u64,
+    /// The client version its adapters reported.
+    pub version: String,
+    /// The black-box verdict.
+    pub verdict: BlackBoxVerdict,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// The plan applied.
+    pub plan: Plan,
+    /// The partition assignor the members used.
+    pub assignor: String,
+    /// Where the run's logs (and, on failure, history and timelines) are.
+    pub dir: PathBuf,
+}
+
+/// Runs `seed` for `launcher`'s client in commit mode `mode`.
+pub fn run_seed(
+    launcher: &Launcher,
+    mode: &str,
+    seed: u64,
+    settings: &Settings,
+) -> Result<Outcome, CheckError> {
+    let started = Instant::now();
+    let shape = PlanShape {
+        brokers: BROKERS as i32,
+        fault_ms: settings.fault_ms,
+        session_timeout_ms: settings.session_timeout_ms,
+    };
+    let plan = schedule::draw(seed, shape);
+    let name = launcher.kind.name;
+    let assignors = launcher.kind.assignors;
+    let assignor = assignors[(seed % assignors.len() as u64) as usize];
+    let dir = settings.out_dir.join(format!("check-client-{name}-{mode}-{seed}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CheckError::io(format!("creating {}", dir.display()), e))?;
+    let cluster = Cluster::start(ClusterConfig {
+        brokers: BROKERS,
+        topics: vec![TopicSpec::new(TOPIC, plan.partitions)?],
+        preload: PRELOAD,
+        coordinator: CoordinatorConfig {
+            initial_rebalance_delay_ms: 300,
+            ..CoordinatorConfig::default()
+        },
+        label: format!("check-client {name} {mode} {assignor}"),
+        seed,
+        ..ClusterConfig::default()
+    })?;
+    let args = MemberArgs {
+        bootstrap: cluster.bootstrap(),
+        topic: TOPIC.into(),
+        group: GROUP.into(),
+        mode: mode.into(),
+        assignor: assignor.to_string(),
+        work_ms: settings.work_ms,
+        session_timeout_ms: settings.session_timeout_ms,
+        dir: dir.clone(),
+    };
+    let started_unix_ms = cluster.recorder().started_unix_ms();
+    let mut members = Members::start(launcher, args, plan.members, &cluster)?;
+    let result = drive(&cluster, &mut members, &plan, seed, settings, &dir, started_unix_ms);
+    cluster.recorder().world(WorldEvent::RunEnded);
+    let history = cluster.history();
+    members.close_all(&cluster);
+    cluster.shutdown();
+    result?;
+    let processed = read_logs(&dir, started_unix_ms)?;
+    let verdict = check_black_box(&history, Some(&processed));
+    std::fs::write(dir.join("history.jsonl"), history.to_jsonl())
+        .map_err(|e| CheckError::io("writing the history", e))?;
+    Ok(Outcome {
+        seed,
+        version: members.version.clone(),
+        verdict,
+        elapsed: started.elapsed(),
+        plan,
+        assignor: assignor.to_string(),
+        dir,
+    })
+}
+
+/// The fault phase, then the heal phase until the group converges or the bound runs out.
+fn drive(
+    cluster: &Cluster,
+    members: &mut Members<'_>,
+    plan: &Plan,
+    seed: u64,
+    settings: &Settings,
+    dir: &Path,
+    started_unix_ms: f64,
+) -> Result<(), CheckError> {
+    let mut nemesis = Nemesis::new(cluster, plan.brokers.clone(), GROUP, seed);
+    let mut producer = Producer::new(seed, plan.partitions);
+    let phase_start = Instant::now();
+    let mut next_client = 0;
+    let fault_phase = Duration::from_millis(settings.fault_ms);
+    while phase_start.elapsed() < fault_phase {
+        let elapsed = phase_start.elapsed().as_millis() as Millis;
+        while let Some((at, fault)) = plan.client.get(next_client) {
+            if *at > elapsed {
+                break;
+            }
+            next_client += 1;
+            apply(cluster, members, fault, &mut producer)?;
+        }
+        for action in nemesis.step(cluster) {
+            match action {
+                ClientAction::Pause { client, duration_ms } => {
+                    if let Some(i) = members.by_client(&client) {
+                        members.pause(i, duration_ms, cluster);
+                    }
+                }
+                ClientAction::Crash { client, restart_after_ms } => {
+                    if let Some(i) = members.by_client(&client) {
+                        members.kill(i, restart_after_ms, cluster);
+                    }
+                }
+            }
+        }
+        producer.tick(cluster)?;
+        members.tend(cluster, false)?;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    nemesis.heal(cluster);
+    members.tend(cluster, true)?;
+    let ends = producer.log_ends(cluster);
+    cluster.recorder().world(WorldEvent::ProducerStopped { log_end_offsets: ends });
+    let now = cluster.recorder().now();
+    cluster.recorder().world(WorldEvent::LivenessPhase { deadline_ms: now + settings.heal_ms });
+    let deadline = Instant::now() + Duration::from_millis(settings.heal_ms);
+    let mut next_check = Instant::now();
+    while Instant::now() < deadline {
+        members.tend(cluster, true)?;
+        if Instant::now() >= next_check {
+            next_check = Instant::now() + Duration::from_millis(500);
+            let processed = read_logs(dir, started_unix_ms)?;
+            let verdict = check_black_box(&cluster.history(), Some(&processed));
+            if verdict.anomalies.iter().all(|a| a.class != AnomalyClass::Stuck) {
+                return Ok(()); // converged
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// Applies one client fault.
+fn apply(
+    cluster: &Cluster,
+    members: &mut Members<'_>,
+    fault: &ClientFault,
+    producer: &mut Producer,
+) -> Result<(), CheckError> {
+    match *fault {
+        ClientFault::Kill { member, restart_after_ms } => {
+            members.kill(member, restart_after_ms, cluster)
+        }
+        ClientFault::Pause { member, duration_ms } => members.pause(member, duration_ms, cluster),
+        ClientFault::Close { member, restart_after_ms } => {
+            members.close(member, restart_after_ms, cluster)
+        }
+        ClientFault::AddPartitions { more } => {
+            let partitions = producer.partitions + more;
+            let fault = Fault::PartitionExpansion { topic: TOPIC.into(), partitions };
+            cluster.recorder().world(WorldEvent::FaultInjected { fault, applied: true });
+            cluster.add_partitions(TOPIC, partitions)?;
+            producer.partitions = partitions;
+        }
+    }
+    Ok(())
+}
+
+/// The world's producer: every [`PRODUCE_EVERY`], one to three records to every partition.
+struct Producer {
+    rng: rand_chacha::ChaCha8Rng,
+    partitions: i32,
+    next: Instant,
+}
+
+impl Producer {
+    fn new(seed: u64, partitions: i32) -> Self {
+        Self { rng: rng::stream(seed, Stream::Network), partitions, next: Instant::now() }
+    }
+
+    fn tick(&mut self, cluster: &Cluster) -> Result<(), CheckError> {
+        if Instant::now() < self.next {
+            return Ok(());
+        }
+        self.next += PRODUCE_EVERY;
+        for p in 0..self.partitions {
+            let count = self.rng.random_range(1..=3u32);
+            cluster.produce(TOPIC, p, count)?;
+        }
+        Ok(())
+    }
+
+    fn log_ends(&self, cluster: &Cluster) -> Vec<(TopicPartition, i64)> {
+        let logs = cluster.logs().lock().unwrap_or_else(|p| p.into_inner());
+        (0..self.partitions)
+            .map(|p| {
+                let tp = TopicPartition::new(TOPIC, p);
+                let end = logs.log_end_offset(&tp).unwrap_or(0);
+                (tp, end)
+            })
+            .collect()
+    }
+}
+
+/// Every processed record of every incarnation's log.
+fn read_logs(dir: &Path, started_unix_ms: f64) -> Result<Vec<Processed>, CheckError> {
+    let mut all = Vec::new();
+    for log in Members::logs(dir) {
+        all.extend(read_log(&log, started_unix_ms)?);
+    }
+    Ok(all)
+}
+
+/// Writes what a failing seed needs for a post-mortem: the trace and the SVG/HTML timelines
+/// beside the history and the logs; returns the folder.
+pub fn write_artifacts(outcome: &Outcome) -> Result<PathBuf, CheckError> {
+    let dir = &outcome.dir;
+    let text = std::fs::read_to_string(dir.join("history.jsonl"))
+        .map_err(|e| CheckError::io("reading the history back", e))?;
+    let history = History::from_jsonl(&text)
+        .map_err(|e| CheckError::Setting(format!("the history written cannot be read: {e}")))?;
+    let verdict = outcome.verdict.verdict();
+    let write = |name: &str, body: String| {
+        std::fs::write(dir.join(name), body)
+            .map_err(|e| CheckError::io(format!("writing {name}"), e))
+    };
+    write("trace.txt", crate::trace::text(&history))?;
+    write("timeline.svg", crate::pictures::svg(&history, &verdict))?;
+    write("timeline.html", crate::pictures::html(&history, &verdict))?;
+    write("schedule.txt", outcome.plan.to_string())?;
+    let anomalies: Vec<String> =
+        outcome.verdict.anomalies.iter().map(|a| a.render(&history)).collect();
+    write("anomalies.txt", anomalies.join("\n"))?;
+    Ok(dir.clone())
+}

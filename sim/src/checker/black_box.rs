@@ -1,0 +1,436 @@
+//! The checker's rules for a black-box client: a real Kafka client reports nothing to the
+//! broker, so all there is to judge is the broker's history (what the coordinator stored and
+//! answered, what was produced) plus what the application says it processed (one line per
+//! record, written by the adapter before any commit covering it).
+//!
+//! Rules:
+//! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
+//!   generation (unless nobody was and the committer's previous assignment had it: a
+//!   cooperative member commits what it revokes under the generation that takes it away).
+//! - `zombie-commit`: a commit accepted under a generation that is not the group's current one.
+//! - `offset-regression`: the committed offset of a partition moves backwards.
+//! - `split-assignment`: one generation's assignment gives a partition to two members.
+//! - `lost-record`: a record below the final committed offset that no member processed.
+//! - `split-processing`: a client processed a partition while it was a live member of a
+//!   generation whose assignment gave that partition to another member.
+//! - `stuck` (when the run had a heal phase): at the end the group is not Stable, or a partition's
+//!   committed offset is short of its log end, or a produced record above it was never processed.
+//!
+//! Records processed more than once (around crashes, zombies and rebalances) are counted, not
+//! failed: at-least-once delivery allows them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_wire::{Millis, TopicPartition};
+use serde::{Deserialize, Serialize};
+
+use super::anomaly::{Anomaly, AnomalyClass};
+use super::ranges::RangeSet;
+use super::{ownership, Verdict};
+use crate::history::{EventKind, History, WorldEvent};
+
+/// Clock jitter allowed between an adapter's timestamps and the broker's (same host, both real
+/// time, rounded to milliseconds): a record processed this close to a generation's start is
+/// not judged against that generation.
+pub const CLOCK_JITTER_MS: Millis = 3;
+
+/// One record an application processed, from its processed-record log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Processed {
+    /// The client id the processing client sent (what `MemberAdded.client_id` shows).
+    pub client: String,
+    /// The record's partition.
+    pub partition: TopicPartition,
+    /// The record's offset.
+    pub offset: i64,
+    /// When it was processed, in the history's milliseconds.
+    pub at_ms: Millis,
+}
+
+/// What the black-box rules found, with the figures a campaign table shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlackBoxVerdict {
+    /// Anomalies, in the order found.
+    pub anomalies: Vec<Anomaly>,
+    /// Records processed more than once (each extra processing counts once).
+    pub duplicates: u64,
+    /// Records processed in all.
+    pub processed: u64,
+    /// Records produced (preloaded ones included).
+    pub produced: u64,
+}
+
+impl BlackBoxVerdict {
+    /// The verdict in the checker's usual form (for the trace renderers).
+    pub fn verdict(&self) -> Verdict {
+        let mut v = Verdict { anomalies: self.anomalies.clone(), ..Verdict::default() };
+        v.stats.records_produced = self.produced;
+        v.stats.records_processed = self.processed;
+        v.stats.records_reprocessed = self.duplicates;
+        v
+    }
+}
+
+/// One generation of a group, as the coordinator started or loaded it.
+struct Period {
+    start: Millis,
+    generation: i32,
+    members: BTreeSet<String>,
+    /// The stored assignment, once there is one.
+    owners: Option<BTreeMap<TopicPartition, String>>,
+}
+
+/// A group as the broker history shows it.
+#[derive(Default)]
+struct Group {
+    coordinator: Option<i32>,
+    state: Option<GroupState>,
+    generation: i32,
+    periods: Vec<Period>,
+    /// member id -> (generation, partitions) of each assignment that named it.
+    assigned: BTreeMap<String, Vec<(i32, BTreeSet<TopicPartition>)>>,
+    /// partition -> (offset, event) of the last accepted commit.
+    committed: BTreeMap<TopicPartition, (i64, usize)>,
+}
+
+impl Group {
+    fn owner(&self, generation: i32, tp: &TopicPartition) -> Option<Option<&String>> {
+        let period = self.periods.iter().rev().find(|p| p.generation == generation)?;
+        Some(period.owners.as_ref()?.get(tp))
+    }
+
+    fn store(
+        &mut self,
+        generation: i32,
+        assignments: &[groupsim_coordinator::event::MemberAssignment],
+    ) {
+        let owners: BTreeMap<TopicPartition, String> = assignments
+            .iter()
+            .flat_map(|a| a.partitions.iter().map(|tp| (tp.clone(), a.member_id.clone())))
+            .collect();
+        if let Some(p) = self.periods.iter_mut().rev().find(|p| p.generation == generation) {
+            p.owners = Some(owners);
+        }
+        for a in assignments {
+            let parts = a.partitions.iter().cloned().collect();
+            self.assigned.entry(a.member_id.clone()).or_default().push((generation, parts));
+        }
+    }
+
+    /// Whether `member`'s last assignment before `generation` gave it `tp`.
+    fn held_before(&self, member: &str, generation: i32, tp: &TopicPartition) -> bool {
+        self.assigned
+            .get(member)
+            .and_then(|list| list.iter().rev().find(|(g, _)| *g < generation))
+            .is_some_and(|(_, parts)| parts.contains(tp))
+    }
+}
+
+/// Everything the broker history says, read in order.
+#[derive(Default)]
+struct Broker {
+    groups: BTreeMap<String, Group>,
+    /// member id -> client id.
+    clients: BTreeMap<String, String>,
+    /// member id -> when it was removed.
+    removed: BTreeMap<String, Millis>,
+    /// partition -> log end, from Produced events.
+    log_end: BTreeMap<TopicPartition, i64>,
+    produced: u64,
+    heal_phase: bool,
+    last_idx: usize,
+    end_ms: Millis,
+}
+
+/// Judges a black-box run: the broker history plus, when given, what the clients processed.
+/// Without processed records only the broker-side rules apply (`lost-record`,
+/// `split-processing` and `stuck` need to know what was processed).
+pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> BlackBoxVerdict {
+    let mut broker = Broker::default();
+    let mut anomalies = Vec::new();
+    for (idx, event) in history.events().iter().enumerate() {
+        broker.last_idx = idx;
+        broker.end_ms = event.at_ms;
+        match &event.kind {
+            EventKind::Coordinator { broker: node, event: e } => {
+                anomalies.extend(broker.coordinator(idx, event.at_ms, *node, e));
+            }
+            EventKind::World(WorldEvent::Produced { partition, base_offset, count }) => {
+                broker.produced += *count as u64;
+                let end = broker.log_end.entry(partition.clone()).or_insert(0);
+                *end = (*end).max(base_offset + count);
+            }
+            EventKind::World(WorldEvent::LivenessPhase { .. }) => broker.heal_phase = true,
+            _ => {}
+        }
+    }
+    let mut verdict = BlackBoxVerdict { produced: broker.produced, ..Default::default() };
+    if let Some(records) = processed {
+        let done = processed_sets(records, &mut verdict);
+        anomalies.extend(lost_records(&broker, &done));
+        anomalies.extend(split_processing(&broker, records));
+        if broker.heal_phase {
+            anomalies.extend(stuck(&broker, &done));
+        }
+    }
+    verdict.anomalies = anomalies;
+    verdict
+}
+
+impl Broker {
+    fn coordinator(
+        &mut self,
+        idx: usize,
+        at: Millis,
+        node: i32,
+        event: &CoordinatorEvent,
+    ) -> Vec<Anomaly> {
+        match event {
+            CoordinatorEvent::GroupStateChanged { group, to, generation, .. } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                if g.coordinator.is_none_or(|c| c == node) {
+                    g.coordinator = Some(node);
+                    g.state = Some(*to);
+                    g.generation = *generation;
+                }
+            }
+            CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
+                self.clients.insert(member_id.clone(), client_id.clone());
+            }
+            CoordinatorEvent::MemberRemoved { member_id, .. } => {
+                self.removed.entry(member_id.clone()).or_insert(at);
+            }
+            CoordinatorEvent::GenerationStarted { group, generation, members, .. } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                g.generation = *generation;
+                g.periods.push(Period {
+                    start: at,
+                    generation: *generation,
+                    members: members.iter().cloned().collect(),
+                    owners: None,
+                });
+            }
+            CoordinatorEvent::AssignmentStored { group, generation, assignments } => {
+                self.groups.entry(group.clone()).or_default().store(*generation, assignments);
+                return ownership::split_assignment(idx, at, *generation, assignments);
+            }
+            loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
+            CoordinatorEvent::OffsetCommitAccepted {
+                group,
+                member_id,
+                generation,
+                partition,
+                offset,
+                validated_at_ms,
+            } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                let commit = (member_id.as_str(), *generation, *validated_at_ms);
+                let found = commit_rules(g, idx, at, commit, partition, *offset);
+                g.committed.insert(partition.clone(), (*offset, idx));
+                return found;
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+impl Broker {
+    /// A coordinator took the group over from the offsets log: its stored generation (with its
+    /// members and assignment) is current again.
+    fn loaded(&mut self, node: i32, at: Millis, event: &CoordinatorEvent) {
+        let CoordinatorEvent::GroupLoaded { group, state, generation: gen, .. } = event else {
+            return;
+        };
+        let g = self.groups.entry(group.clone()).or_default();
+        (g.coordinator, g.state, g.generation) = (Some(node), Some(*state), *gen);
+        if g.periods.last().is_some_and(|p| p.generation == *gen) {
+            return;
+        }
+        let CoordinatorEvent::GroupLoaded { members, assignments, .. } = event else { return };
+        let members = members.iter().cloned().collect();
+        g.periods.push(Period { start: at, generation: *gen, members, owners: None });
+        g.store(*gen, assignments);
+    }
+}
+
+/// `unowned-commit`, `zombie-commit` and `offset-regression` for one accepted commit.
+fn commit_rules(
+    g: &Group,
+    idx: usize,
+    at: Millis,
+    (member, generation, validated_at): (&str, i32, Millis),
+    tp: &TopicPartition,
+    offset: i64,
+) -> Vec<Anomaly> {
+    let mut found = Vec::new();
+    if let Some(&(prev, prev_idx)) = g.committed.get(tp) {
+        if offset < prev {
+            found.push(Anomaly::new(
+                AnomalyClass::OffsetRegression,
+                Some(tp),
+                at,
+                format!("committed offset went back from {prev} to {offset}"),
+                vec![prev_idx, idx],
+            ));
+        }
+    }
+    if generation < 0 {
+        return found; // an admin or simple-consumer commit: no member, no ownership
+    }
+    // Judged by the generation the group was in when the coordinator validated the commit
+    // (its append may land after the next generation began, as in Kafka).
+    let then = g.periods.iter().rev().find(|p| p.start <= validated_at).map(|p| p.generation);
+    if generation != g.generation && then != Some(generation) {
+        found.push(Anomaly::new(
+            AnomalyClass::ZombieCommit,
+            Some(tp),
+            at,
+            format!(
+                "commit to {offset} from {member} accepted under generation {generation} \
+                 while the group is in generation {}",
+                g.generation
+            ),
+            vec![idx],
+        ));
+    }
+    let who = match g.owner(generation, tp) {
+        Some(Some(owner)) if owner == member => return found,
+        Some(Some(owner)) => format!("it is owned by {owner}"),
+        Some(None) if g.held_before(member, generation, tp) => return found,
+        Some(None) => "no assignment of that generation gives it to anyone".to_string(),
+        None => "that generation has no stored assignment".to_string(),
+    };
+    found.push(Anomaly::new(
+        AnomalyClass::UnownedCommit,
+        Some(tp),
+        at,
+        format!("{member} committed {tp} to {offset} in generation {generation} but {who}"),
+        vec![idx],
+    ));
+    found
+}
+
+/// The offsets processed per partition; counts records and duplicates into `verdict`.
+fn processed_sets(
+    records: &[Processed],
+    verdict: &mut BlackBoxVerdict,
+) -> BTreeMap<TopicPartition, RangeSet> {
+    let mut done: BTreeMap<TopicPartition, RangeSet> = BTreeMap::new();
+    for r in records {
+        let set = done.entry(r.partition.clone()).or_default();
+        verdict.processed += 1;
+        verdict.duplicates += set.overlap(r.offset, r.offset + 1) as u64;
+        set.insert(r.offset, r.offset + 1);
+    }
+    done
+}
+
+/// `lost-record`: below a partition's final committed offset, records nobody processed.
+fn lost_records(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> Vec<Anomaly> {
+    let empty = RangeSet::default();
+    let mut found = Vec::new();
+    for g in broker.groups.values() {
+        for (tp, &(offset, idx)) in &g.committed {
+            let set = done.get(tp).unwrap_or(&empty);
+            if let Some((from, to)) = set.first_gap(0, offset) {
+                found.push(Anomaly::new(
+                    AnomalyClass::LostRecord,
+                    Some(tp),
+                    broker.end_ms,
+                    format!(
+                        "committed offset is {offset} but no client processed records \
+                         {from}..{to}: they are lost"
+                    ),
+                    vec![idx],
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// `split-processing`: a live member of a generation processed a partition that generation
+/// assigned to another member. Only the first such record per (client, partition) is shown.
+fn split_processing(broker: &Broker, records: &[Processed]) -> Vec<Anomaly> {
+    let mut shown: BTreeSet<(String, TopicPartition)> = BTreeSet::new();
+    let mut found = Vec::new();
+    for r in records {
+        for (name, g) in &broker.groups {
+            let Some(period) = g.periods.iter().rev().find(|p| p.start + CLOCK_JITTER_MS < r.at_ms)
+            else {
+                continue;
+            };
+            let Some(owner) = period.owners.as_ref().and_then(|o| o.get(&r.partition)) else {
+                continue;
+            };
+            let live_here = period.members.iter().find(|m| {
+                broker.clients.get(*m) == Some(&r.client)
+                    && broker.removed.get(*m).is_none_or(|&gone| gone > r.at_ms)
+            });
+            let Some(member) = live_here else { continue };
+            if member == owner || !shown.insert((r.client.clone(), r.partition.clone())) {
+                continue;
+            }
+            found.push(Anomaly::new(
+                AnomalyClass::SplitProcessing,
+                Some(&r.partition),
+                r.at_ms,
+                format!(
+                    "{} ({member}) processed offset {} of {} while a live member of {name} \
+                     generation {}, which assigned the partition to {owner}",
+                    r.client, r.offset, r.partition, period.generation
+                ),
+                Vec::new(),
+            ));
+        }
+    }
+    found
+}
+
+/// `stuck`: after the heal phase a group is not Stable, or a partition's commits or processing
+/// fall short of its log end.
+fn stuck(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> Option<Anomaly> {
+    let mut problems = Vec::new();
+    for (name, g) in &broker.groups {
+        if g.state != Some(GroupState::Stable) {
+            problems.push(format!("group {name} is {:?}, not Stable", g.state));
+        }
+        for (tp, end) in &broker.log_end {
+            let committed = g.committed.get(tp).map_or(0, |c| c.0);
+            if committed < *end {
+                problems.push(format!("{tp} committed {committed} < log end {end}"));
+            }
+        }
+    }
+    // Records below the committed offset that nobody processed are lost (`lost-record`), not
+    // late: only those above it can still be processed.
+    let empty = RangeSet::default();
+    let committed = |tp: &TopicPartition| {
+        broker.groups.values().filter_map(|g| g.committed.get(tp)).map(|c| c.0).max().unwrap_or(0)
+    };
+    for (tp, end) in &broker.log_end {
+        let from = committed(tp).min(*end);
+        if let Some((from, to)) = done.get(tp).unwrap_or(&empty).first_gap(from, *end) {
+            problems.push(format!("{tp} records {from}..{to} never processed"));
+        }
+    }
+    if problems.is_empty() {
+        return None;
+    }
+    let n = problems.len();
+    let more = if n > 6 { format!(" (+{} more)", n - 6) } else { String::new() };
+    problems.truncate(6);
+    Some(Anomaly::new(
+        AnomalyClass::Stuck,
+        None,
+        broker.end_ms,
+        format!("not converged after the heal phase: {}{more}", problems.join("; ")),
+        vec![broker.last_idx],
+    ))
+}
+
+#[cfg(test)]
+#[path = "black_box_tests.rs"]
+mod tests;

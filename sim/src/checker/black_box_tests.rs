@@ -1,0 +1,232 @@
+//! The black-box rules on hand-made broker histories and processed-record logs.
+
+use groupsim_coordinator::event::MemberAssignment;
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_wire::TopicPartition;
+
+use super::*;
+use crate::history::{Event, EventKind, History, WorldEvent};
+
+fn tp(p: i32) -> TopicPartition {
+    TopicPartition::new("t", p)
+}
+
+fn coord(at_ms: u64, event: CoordinatorEvent) -> Event {
+    Event { at_ms, kind: EventKind::Coordinator { broker: 0, event } }
+}
+
+fn world(at_ms: u64, event: WorldEvent) -> Event {
+    Event { at_ms, kind: EventKind::World(event) }
+}
+
+fn added(at: u64, member: &str, client: &str) -> Event {
+    coord(
+        at,
+        CoordinatorEvent::MemberAdded {
+            group: "g".into(),
+            member_id: member.into(),
+            group_instance_id: None,
+            client_id: client.into(),
+        },
+    )
+}
+
+fn generation(at: u64, generation: i32, members: &[&str]) -> Event {
+    coord(
+        at,
+        CoordinatorEvent::GenerationStarted {
+            group: "g".into(),
+            generation,
+            protocol: Some("range".into()),
+            leader: Some(members[0].into()),
+            members: members.iter().map(|m| m.to_string()).collect(),
+        },
+    )
+}
+
+fn assigned(at: u64, generation: i32, shares: &[(&str, &[i32])]) -> Event {
+    let assignments = shares
+        .iter()
+        .map(|(m, ps)| MemberAssignment {
+            member_id: m.to_string(),
+            partitions: ps.iter().map(|p| tp(*p)).collect(),
+        })
+        .collect();
+    coord(at, CoordinatorEvent::AssignmentStored { group: "g".into(), generation, assignments })
+}
+
+fn stable(at: u64, generation: i32) -> Event {
+    coord(
+        at,
+        CoordinatorEvent::GroupStateChanged {
+            group: "g".into(),
+            from: GroupState::CompletingRebalance,
+            to: GroupState::Stable,
+            generation,
+        },
+    )
+}
+
+fn commit(at: u64, member: &str, generation: i32, p: i32, offset: i64) -> Event {
+    coord(
+        at,
+        CoordinatorEvent::OffsetCommitAccepted {
+            group: "g".into(),
+            member_id: member.into(),
+            generation,
+            partition: tp(p),
+            offset,
+        },
+    )
+}
+
+fn produced(p: i32, count: i64) -> Event {
+    world(0, WorldEvent::Produced { partition: tp(p), base_offset: 0, count })
+}
+
+fn processed(client: &str, p: i32, offsets: std::ops::Range<i64>, at_ms: u64) -> Vec<Processed> {
+    offsets
+        .map(|offset| Processed { client: client.into(), partition: tp(p), offset, at_ms })
+        .collect()
+}
+
+/// Two members, each with one partition of two, ten records each.
+fn two_members() -> Vec<Event> {
+    vec![
+        produced(0, 10),
+        produced(1, 10),
+        added(1, "a", "ca"),
+        added(1, "b", "cb"),
+        generation(10, 1, &["a", "b"]),
+        assigned(12, 1, &[("a", &[0]), ("b", &[1])]),
+        stable(12, 1),
+    ]
+}
+
+fn classes(v: &BlackBoxVerdict) -> Vec<AnomalyClass> {
+    v.anomalies.iter().map(|a| a.class).collect()
+}
+
+#[test]
+fn owners_committing_what_they_processed_pass_and_duplicates_are_only_counted() {
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 0, 10));
+    events.push(commit(30, "b", 1, 1, 10));
+    let mut records = processed("ca", 0, 0..10, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 1, 5..10, 25));
+    let v = check_black_box(&History::from_events(events), Some(&records));
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    assert_eq!((v.processed, v.duplicates, v.produced), (25, 5, 20));
+}
+
+#[test]
+fn a_commit_for_another_members_partition_is_unowned() {
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 1, 3));
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit]);
+    assert!(v.anomalies[0].message.contains("owned by b"), "{}", v.anomalies[0].message);
+}
+
+#[test]
+fn a_cooperative_member_may_commit_what_it_revokes_under_the_next_generation() {
+    let mut events = two_members();
+    events.push(generation(40, 2, &["a", "b"]));
+    // KIP-429's first rebalance: partition 1 goes to nobody until b has revoked it.
+    events.push(assigned(41, 2, &[("a", &[0]), ("b", &[])]));
+    events.push(commit(42, "b", 2, 1, 4));
+    let v = check_black_box(&History::from_events(events.clone()), None);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    // a never held partition 1: the same commit from a is unowned.
+    events.push(commit(43, "a", 2, 1, 5));
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit]);
+}
+
+#[test]
+fn a_committed_offset_moving_back_is_a_regression_and_an_old_generation_a_zombie() {
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 0, 8));
+    events.push(commit(31, "a", 1, 0, 6));
+    events.push(generation(40, 2, &["b"]));
+    events.push(assigned(41, 2, &[("b", &[0, 1])]));
+    events.push(commit(42, "a", 1, 0, 9));
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::OffsetRegression, AnomalyClass::ZombieCommit]);
+}
+
+#[test]
+fn records_below_the_final_commit_that_nobody_processed_are_lost() {
+    // The commit-before-process mistake: a commits 10, processes 0..6 and is killed.
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 0, 10));
+    let records = processed("ca", 0, 0..6, 31);
+    let v = check_black_box(&History::from_events(events), Some(&records));
+    assert_eq!(classes(&v), vec![AnomalyClass::LostRecord]);
+    assert!(v.anomalies[0].message.contains("records 6..10"), "{}", v.anomalies[0].message);
+}
+
+#[test]
+fn a_live_member_processing_a_partition_its_generation_gave_away_is_split() {
+    let mut events = two_members();
+    events.push(generation(50, 2, &["a", "b"]));
+    events.push(assigned(51, 2, &[("a", &[0, 1]), ("b", &[])]));
+    // b is still a member of generation 2 and processes partition 1, which a now owns.
+    let mut records = processed("cb", 1, 3..4, 60);
+    let v = check_black_box(&History::from_events(events.clone()), Some(&records));
+    assert_eq!(classes(&v), vec![AnomalyClass::SplitProcessing]);
+    // Processing it in generation 1 (before 50 ms) is b's right; after b was removed
+    // (a zombie) it is only a duplicate.
+    records = processed("cb", 1, 3..4, 40);
+    events.push(coord(
+        55,
+        CoordinatorEvent::MemberRemoved {
+            group: "g".into(),
+            member_id: "b".into(),
+            reason: groupsim_coordinator::RemovalReason::SessionTimeout,
+        },
+    ));
+    records.extend(processed("cb", 1, 4..5, 60));
+    let v = check_black_box(&History::from_events(events), Some(&records));
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+}
+
+#[test]
+fn after_a_heal_phase_short_commits_or_unprocessed_records_are_stuck() {
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 0, 10));
+    events.push(commit(30, "b", 1, 1, 7));
+    events.push(world(40, WorldEvent::LivenessPhase { deadline_ms: 100 }));
+    let mut records = processed("ca", 0, 0..10, 20);
+    records.extend(processed("cb", 1, 0..7, 20));
+    let v = check_black_box(&History::from_events(events), Some(&records));
+    assert_eq!(classes(&v), vec![AnomalyClass::Stuck]);
+    let message = &v.anomalies[0].message;
+    assert!(message.contains("t-1 committed 7 < log end 10"), "{message}");
+    assert!(message.contains("t-1 records 7..10 never processed"), "{message}");
+}
+
+#[test]
+fn a_group_first_seen_loaded_by_a_new_coordinator_has_its_stored_assignment() {
+    // The history begins after a coordinator move: the group is only known from its load.
+    let shares = vec![
+        MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] },
+        MemberAssignment { member_id: "b".into(), partitions: vec![tp(1)] },
+    ];
+    let loaded = CoordinatorEvent::GroupLoaded {
+        group: "g".into(),
+        partition: 7,
+        state: GroupState::Stable,
+        generation: 4,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: shares,
+        offsets: Vec::new(),
+    };
+    let events = vec![coord(5, loaded), commit(30, "a", 4, 0, 4), commit(31, "a", 4, 1, 4)];
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit], "{:?}", v.anomalies);
+    assert!(v.anomalies[0].message.contains("owned by b"), "{}", v.anomalies[0].message);
+}

@@ -1,0 +1,198 @@
+//! One client connection of a served broker: the wire crate's frame loop with `serve`'s request
+//! hook in front of the broker task (Fetch long polling, produced records recorded, the
+//! nemesis's gate), closed at once when the nemesis resets it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use groupsim_wire::serve_connection;
+use groupsim_wire::server::{BrokerHandle, RequestHandler};
+use groupsim_wire::WireError;
+use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::gate::{group_api, ConnInfo, Gate};
+use super::shared::Shared;
+
+/// Accepts connections until aborted; aborting it drops the listener and every connection task.
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    handle: BrokerHandle,
+    shared: Arc<Shared>,
+    node: i32,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let (handle, shared) = (handle.clone(), shared.clone());
+                    connections.spawn(async move {
+                        let conn = Arc::new(ConnInfo::new(node));
+                        let mut resets = shared.gate.resets();
+                        let handler = ServeHandler { broker: handle, shared, conn: conn.clone() };
+                        tokio::select! {
+                            biased;
+                            () = reset_of(&mut resets, &conn) => {
+                                tracing::debug!(broker = node, %peer, "connection reset by the nemesis");
+                            }
+                            served = serve_connection(stream, handler) => if let Err(e) = served {
+                                tracing::debug!(broker = node, %peer, error = %e, "connection closed");
+                            },
+                        }
+                    });
+                }
+                Err(e) => {
+                    // E.g. out of file descriptors: back off instead of spinning.
+                    tracing::warn!(broker = node, error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Returns when a reset names this connection (never, if the signal goes away).
+async fn reset_of(
+    resets: &mut tokio::sync::watch::Receiver<(u64, super::gate::Resolved)>,
+    conn: &ConnInfo,
+) {
+    resets.borrow_and_update();
+    loop {
+        if resets.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        if conn.hit_by(&resets.borrow_and_update().1) {
+            return;
+        }
+    }
+}
+
+/// The request hook `serve` puts in front of the broker task: Fetch long-polls, a Produce is
+/// recorded and wakes the waiting fetches, and the nemesis's gate may answer a group request
+/// with an error, hold or delay an answer, or lose a commit's answer. The frame loop is the wire
+/// crate's own.
+#[derive(Clone)]
+struct ServeHandler {
+    broker: BrokerHandle,
+    shared: Arc<Shared>,
+    conn: Arc<ConnInfo>,
+}
+
+impl RequestHandler for ServeHandler {
+    async fn call(
+        &self,
+        version: i16,
+        client_id: Option<String>,
+        request: RequestKind,
+    ) -> Result<ResponseKind, WireError> {
+        let api = group_api(&request);
+        let _in_flight = Gate::arrive(&self.conn, client_id.as_deref(), api);
+        let gate = &self.shared.gate;
+        let response = match gate.injected(version, api, &request) {
+            Some(answer) => answer,
+            None => self.forward(version, client_id.clone(), request).await?,
+        };
+        if gate.loses_commit_answer(client_id.as_deref(), &response) {
+            return Err(WireError::Io(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the nemesis lost this commit's answer after the append",
+            )));
+        }
+        gate.wait(self.conn.node, api).done().await;
+        Ok(response)
+    }
+}
+
+impl ServeHandler {
+    async fn forward(
+        &self,
+        version: i16,
+        client_id: Option<String>,
+        request: RequestKind,
+    ) -> Result<ResponseKind, WireError> {
+        match request {
+            RequestKind::Fetch(fetch) => {
+                long_poll_fetch(&self.broker, &self.shared, version, client_id, fetch).await
+            }
+            RequestKind::Produce(produce) => {
+                let r = self
+                    .broker
+                    .call(version, client_id, RequestKind::Produce(produce.clone()))
+                    .await?;
+                if let ResponseKind::Produce(answer) = &r {
+                    self.shared.recorder.produced(&produce, answer);
+                }
+                self.shared.appended.send_modify(|n| *n += 1);
+                Ok(r)
+            }
+            other => self.broker.call(version, client_id, other).await,
+        }
+    }
+}
+
+/// Longest a Fetch may wait for data, whatever it asks (clients ask for 500 ms to a few s).
+const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
+
+/// A Fetch, answered at once if it finds records or an error, else retried whenever a Produce
+/// appends something, until `max_wait_ms` has passed (Kafka's delayed fetch).
+async fn long_poll_fetch(
+    broker: &BrokerHandle,
+    shared: &Shared,
+    version: i16,
+    client_id: Option<String>,
+    request: FetchRequest,
+) -> Result<ResponseKind, WireError> {
+    let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_FETCH_WAIT);
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut appended = shared.appended.subscribe();
+    loop {
+        appended.borrow_and_update();
+        let response =
+            broker.call(version, client_id.clone(), RequestKind::Fetch(request.clone())).await?;
+        if !is_empty_fetch(&response) {
+            return Ok(response);
+        }
+        match tokio::time::timeout_at(deadline, appended.changed()).await {
+            Ok(Ok(())) => continue,
+            // Timed out (or the cluster is stopping): answer the empty fetch.
+            _ => return Ok(response),
+        }
+    }
+}
+
+/// Whether a Fetch answer has neither records nor any error (so waiting could change it).
+fn is_empty_fetch(response: &ResponseKind) -> bool {
+    let ResponseKind::Fetch(fetch) = response else { return false };
+    fetch.error_code == 0
+        && fetch.responses.iter().all(|t| {
+            t.partitions
+                .iter()
+                .all(|p| p.error_code == 0 && p.records.as_ref().is_none_or(Bytes::is_empty))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    use kafka_protocol::messages::FetchResponse;
+
+    #[test]
+    fn only_an_error_free_fetch_without_records_is_worth_waiting_on() {
+        let answer = |error_code: i16, records: &'static [u8]| {
+            ResponseKind::Fetch(FetchResponse::default().with_responses(vec![
+                FetchableTopicResponse::default().with_partitions(vec![PartitionData::default()
+                    .with_error_code(error_code)
+                    .with_records(Some(Bytes::from_static(records)))]),
+            ]))
+        };
+        assert!(is_empty_fetch(&answer(0, b"")));
+        assert!(!is_empty_fetch(&answer(0, b"batch")));
+        assert!(!is_empty_fetch(&answer(1, b"")), "errors are answered at once");
+    }
+}

@@ -1,0 +1,128 @@
+//! A served cluster records the broker-side history of a real client's run: the same events the
+//! simulation records, on real milliseconds. One kafka-python member (clients/python,
+//! member_kafka_python.py) consumes, processes and commits; the history must hold the group's
+//! generation, the member's assignment, its commits and the records produced, render with the
+//! simulation's renderers, survive a save and load, and pass the checker's black-box rules.
+//! With GROUPSIM_SKIP_REAL_CLIENTS=1 the test prints that it skipped; otherwise a missing client
+//! is a failure naming the install script (CI installs them first).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use groupsim::check_client::clients::{self, Interpreters};
+use groupsim::check_client::process::Adapter;
+use groupsim::check_client::processed::read_log;
+use groupsim::checker::black_box::check_black_box;
+use groupsim::checker::Verdict;
+use groupsim::history::{EventKind, History, WorldEvent};
+use groupsim::pictures::{self, Format};
+use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
+use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
+}
+
+fn committed(history: &History, partition: i32) -> Option<i64> {
+    history.events().iter().rev().find_map(|e| match &e.kind {
+        EventKind::Coordinator {
+            event: CoordinatorEvent::OffsetCommitAccepted { partition: tp, offset, .. },
+            ..
+        } if tp.partition == partition => Some(*offset),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_real_clients_served_run_records_a_history_that_renders_and_passes_the_black_box_rules() {
+    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
+        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (real kafka-python client not run)");
+        return;
+    }
+    let root = repo_root();
+    let launcher = clients::launcher(clients::CLIENTS[0], &Interpreters::defaults(&root))
+        .expect("probing kafka-python")
+        .expect("kafka-python is not installed: run `bash .ci/install-real-clients.sh`");
+    let cluster = Cluster::start(ClusterConfig {
+        brokers: 2,
+        topics: vec![TopicSpec::new("t", 2).unwrap()],
+        preload: 10,
+        coordinator: CoordinatorConfig {
+            initial_rebalance_delay_ms: 100,
+            ..CoordinatorConfig::default()
+        },
+        label: "served-history-test".into(),
+        ..ClusterConfig::default()
+    })
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("groupsim-served-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("m0.jsonl");
+    let args: Vec<String> = [
+        format!("bootstrap={}", cluster.bootstrap()),
+        "topic=t".into(),
+        "group=g".into(),
+        "client_id=m0.0".into(),
+        "commit=sync".into(),
+        format!("out={}", log.display()),
+    ]
+    .into();
+    let mut member = Adapter::spawn(&launcher, "m0", &args).unwrap();
+    let version = member.wait_ready(Duration::from_secs(30)).unwrap();
+    cluster.produce("t", 0, 5).unwrap();
+    cluster.produce("t", 1, 5).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (0..2).any(|p| committed(&cluster.history(), p) != Some(15)) {
+        assert!(
+            Instant::now() < deadline,
+            "kafka-python {version} did not commit 15 on both partitions in 60 s\n{}",
+            member.stderr_tail(30)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(member.close(Duration::from_secs(20)), "closes on SIGTERM\n{}", member.stderr_tail(30));
+    cluster.recorder().world(WorldEvent::RunEnded);
+    let history = cluster.history();
+    let started_unix_ms = cluster.recorder().started_unix_ms();
+    cluster.shutdown();
+
+    // The same events as a simulated history, from the same coordinator core.
+    let coordinator = |f: &dyn Fn(&CoordinatorEvent) -> bool| {
+        history
+            .events()
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Coordinator { event, .. } if f(event)))
+    };
+    assert!(coordinator(
+        &|e| matches!(e, CoordinatorEvent::MemberAdded { client_id, .. } if client_id == "m0.0")
+    ));
+    assert!(coordinator(&|e| matches!(e, CoordinatorEvent::AssignmentStored { assignments, .. }
+        if assignments.len() == 1 && assignments[0].partitions.len() == 2)));
+    let produced: i64 = history
+        .events()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::World(WorldEvent::Produced { count, .. }) => Some(*count),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(produced, 30, "preload 2 x 10 and 2 x 5 produced");
+
+    // It survives a save and load, and renders like a simulated one.
+    let loaded = History::from_jsonl(&history.to_jsonl()).unwrap();
+    assert_eq!(loaded, history);
+    let text = pictures::render(Format::Text, &history, &Verdict::default(), None).unwrap();
+    assert!(text.contains("run served-history-test"), "{text}");
+    assert!(text.contains("-> Stable"), "{text}");
+    for format in [Format::Svg, Format::Html] {
+        let picture = pictures::render(format, &history, &Verdict::default(), None).unwrap();
+        assert!(picture.contains("<svg"), "{format:?}");
+    }
+
+    // The black-box rules accept it: every record processed, nothing lost or split.
+    let processed = read_log(&log, started_unix_ms).unwrap();
+    let verdict = check_black_box(&history, Some(&processed));
+    assert!(verdict.anomalies.is_empty(), "{:?}", verdict.anomalies);
+    assert!(verdict.processed >= 30, "processed {}", verdict.processed);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
