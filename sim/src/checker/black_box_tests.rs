@@ -76,6 +76,7 @@ fn commit(at: u64, member: &str, generation: i32, p: i32, offset: i64) -> Event 
             generation,
             partition: tp(p),
             offset,
+            validated_at_ms: at,
         },
     )
 }
