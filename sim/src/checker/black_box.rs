@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::ranges::RangeSet;
+use super::views::AcceptedCommit;
 use super::{ownership, Verdict};
 use crate::history::{EventKind, History, WorldEvent};
 
@@ -216,18 +217,11 @@ impl Broker {
                 return ownership::split_assignment(idx, at, *generation, assignments);
             }
             loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
-            CoordinatorEvent::OffsetCommitAccepted {
-                group,
-                member_id,
-                generation,
-                partition,
-                offset,
-                validated_at_ms,
-            } => {
-                let g = self.groups.entry(group.clone()).or_default();
-                let commit = (member_id.as_str(), *generation, *validated_at_ms);
-                let found = commit_rules(g, idx, at, commit, partition, *offset);
-                g.committed.insert(partition.clone(), (*offset, idx));
+            CoordinatorEvent::OffsetCommitAccepted { .. } => {
+                let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                let g = self.groups.entry(c.group.to_string()).or_default();
+                let found = commit_rules(g, &c);
+                g.committed.insert(c.tp.clone(), (c.offset, idx));
                 return found;
             }
             _ => {}
@@ -256,14 +250,9 @@ impl Broker {
 }
 
 /// `unowned-commit`, `zombie-commit` and `offset-regression` for one accepted commit.
-fn commit_rules(
-    g: &Group,
-    idx: usize,
-    at: Millis,
-    (member, generation, validated_at): (&str, i32, Millis),
-    tp: &TopicPartition,
-    offset: i64,
-) -> Vec<Anomaly> {
+fn commit_rules(g: &Group, c: &AcceptedCommit<'_>) -> Vec<Anomaly> {
+    let (idx, at, member, generation) = (c.idx, c.at, c.member_id, c.generation);
+    let (tp, offset, validated_at) = (c.tp, c.offset, c.validated_at);
     let mut found = Vec::new();
     if let Some(&(prev, prev_idx)) = g.committed.get(tp) {
         if offset < prev {

@@ -231,3 +231,26 @@ fn a_group_first_seen_loaded_by_a_new_coordinator_has_its_stored_assignment() {
     assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit], "{:?}", v.anomalies);
     assert!(v.anomalies[0].message.contains("owned by b"), "{}", v.anomalies[0].message);
 }
+
+#[test]
+fn a_commit_validated_in_its_generation_whose_append_lands_in_the_next_is_not_a_zombie() {
+    // Kafka validates an OffsetCommit when it arrives and applies it when the offsets-log
+    // append completes, without a second check: the accepted event can follow the next
+    // generation's start. Judged when validated, it was current; validated later, a zombie's.
+    let landing = |validated_at: u64| {
+        let mut events = two_members();
+        events.push(generation(40, 2, &["a", "b"]));
+        let mut late = commit(42, "a", 1, 0, 5);
+        if let EventKind::Coordinator {
+            event: CoordinatorEvent::OffsetCommitAccepted { validated_at_ms, .. },
+            ..
+        } = &mut late.kind
+        {
+            *validated_at_ms = validated_at;
+        }
+        events.push(late);
+        classes(&check_black_box(&History::from_events(events), None))
+    };
+    assert!(!landing(39).contains(&AnomalyClass::ZombieCommit));
+    assert!(landing(41).contains(&AnomalyClass::ZombieCommit));
+}
