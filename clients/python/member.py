@@ -97,6 +97,24 @@ def process(batch, out, work_ms):
     out.flush()
 
 
+def consumer_timings(args):
+    """The timings every Java-style client (kafka-python, aiokafka) is given: short enough
+    that a seed's faults and heal phase play out in seconds, with Kafka's usual ratios."""
+    return dict(
+        bootstrap_servers=args["bootstrap"].split(","),
+        group_id=args["group"],
+        client_id=args["client_id"],
+        auto_offset_reset="earliest",
+        session_timeout_ms=int(args["session_timeout_ms"]),
+        heartbeat_interval_ms=500,
+        max_poll_interval_ms=10000,
+        fetch_max_wait_ms=200,
+        request_timeout_ms=10000,
+        metadata_max_age_ms=2000,
+        retry_backoff_ms=100,
+    )
+
+
 def next_offsets(batch):
     """{(topic, partition): offset after the last record of the batch}."""
     ends = {}

@@ -51,19 +51,9 @@ class Consumer:
 
         async def make():
             return AIOKafkaConsumer(
-                bootstrap_servers=args["bootstrap"],
-                group_id=args["group"],
-                client_id=args["client_id"],
+                **member.consumer_timings(args),
                 enable_auto_commit=False,
-                auto_offset_reset="earliest",
-                session_timeout_ms=int(args["session_timeout_ms"]),
-                heartbeat_interval_ms=500,
-                max_poll_interval_ms=10000,
                 rebalance_timeout_ms=10000,
-                fetch_max_wait_ms=200,
-                request_timeout_ms=10000,
-                metadata_max_age_ms=2000,
-                retry_backoff_ms=100,
                 partition_assignment_strategy=(assignor,),
             )
         self.c = self.loop.run_until_complete(make())

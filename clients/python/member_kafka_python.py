@@ -43,20 +43,10 @@ class Consumer:
 
     def __init__(self, args, on_revoke):
         self.c = KafkaConsumer(
-            bootstrap_servers=args["bootstrap"].split(","),
-            group_id=args["group"],
-            client_id=args["client_id"],
+            **member.consumer_timings(args),
             enable_auto_commit=args["commit"] == "auto",
             auto_commit_interval_ms=500,
-            auto_offset_reset="earliest",
-            session_timeout_ms=int(args["session_timeout_ms"]),
-            heartbeat_interval_ms=500,
-            max_poll_interval_ms=10000,
             max_poll_records=100,
-            fetch_max_wait_ms=200,
-            request_timeout_ms=10000,
-            metadata_max_age_ms=2000,
-            retry_backoff_ms=100,
             reconnect_backoff_ms=100,
             partition_assignment_strategy=[assignor_class(args["assignor"])],
         )
