@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
-use super::views::{AcceptedCommit, Holding, Views};
+use super::views::{AcceptedCommit, Views};
 
 /// `lost-commit` on resume: member `name` initialised its position on `partition` in
 /// `generation` from `committed`, below the last commit accepted or acknowledged before its
@@ -147,14 +147,7 @@ pub(super) fn uncovered_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<
     if !c.by_member() || offset <= start {
         return None;
     }
-    // Judged in the tenure of the committing generation, else the one the committer held the
-    // partition in when the coordinator validated the commit, else when it sent it.
-    let holding = match views.holding_at(c.member_id, c.generation, c.tp, c.validated_at) {
-        Holding::Generation(g) => {
-            views.tenure_when_sent(c).map_or(Holding::Generation(g), Holding::Tenure)
-        }
-        held => held,
-    };
+    let holding = views.commit_holding(c);
     let processed = views.processed.get(&(c.member_id.to_string(), holding, c.tp.clone()));
     let (gs, ge) = match processed {
         Some((set, _)) => set.first_gap(start, offset),

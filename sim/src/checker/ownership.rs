@@ -69,11 +69,7 @@ pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<An
         }
         // Revoking: the committer held the partition without a break and had not given it up
         // when the commit was validated, or when it sent it.
-        None if views.tenure_at(member_id, tp, c.validated_at).is_some()
-            || views.tenure_when_sent(c).is_some() =>
-        {
-            return None
-        }
+        None if views.commit_tenure(c).is_some() => return None,
         None => "no assignment of that generation gives it to anyone".to_string(),
     };
     Some(Anomaly::new(

@@ -455,16 +455,17 @@ impl Views {
         self.holding_with(member_id, generation, tp, now)
     }
 
-    /// [`Self::holding`] for a commit the coordinator validated at `at`: the tenure of the
-    /// committing generation, else the one the member held the partition in at `at`.
-    pub(super) fn holding_at(
-        &self,
-        member_id: &str,
-        generation: i32,
-        tp: &TopicPartition,
-        at: Millis,
-    ) -> Holding {
-        self.holding_with(member_id, generation, tp, self.tenure_at(member_id, tp, at))
+    /// The tenure a commit is judged in when its generation's assignment does not say: the one
+    /// its committer held the partition in when the coordinator validated it, else when the
+    /// committer sent it (its append, or the request itself, may outlast the holding).
+    pub(super) fn commit_tenure(&self, c: &AcceptedCommit<'_>) -> Option<usize> {
+        self.tenure_at(c.member_id, c.tp, c.validated_at).or_else(|| self.tenure_when_sent(c))
+    }
+
+    /// [`Self::holding`] for an accepted commit: the tenure of the committing generation, else
+    /// [`Self::commit_tenure`].
+    pub(super) fn commit_holding(&self, c: &AcceptedCommit<'_>) -> Holding {
+        self.holding_with(c.member_id, c.generation, c.tp, self.commit_tenure(c))
     }
 
     fn holding_with(
