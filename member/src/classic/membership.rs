@@ -84,9 +84,12 @@ impl Membership {
     /// generation: it is in one, and it is the one (and the member id) the request carried
     /// (KAFKA-9823: an error about an older generation says nothing about the current one).
     pub(super) fn is_current(&self, sent: &Sent) -> bool {
-        self.phase == Phase::Stable
-            && sent.generation == self.generation
-            && sent.member_id == self.member_id
+        self.phase == Phase::Stable && self.sent_under(sent)
+    }
+
+    /// Whether `sent` went out under the generation and member id the member holds now.
+    pub(super) fn sent_under(&self, sent: &Sent) -> bool {
+        sent.generation == self.generation && sent.member_id == self.member_id
     }
 
     /// Asks for a rebalance: a member in a generation rejoins; one between generations is

@@ -332,8 +332,7 @@ impl Member {
         api: &str,
     ) -> Option<GroupError> {
         self.membership.phase = Phase::Unjoined;
-        let current = sent.generation == self.membership.generation
-            && sent.member_id == self.membership.member_id;
+        let current = self.membership.sent_under(sent);
         self.handle_group_error(now, sent, code, api, current)
     }
 
@@ -391,9 +390,7 @@ impl Member {
     /// Generation (and maybe member id) reset after an error answering `sent`: partitions are
     /// lost, not revoked (no commit: the coordinator would reject it), and the member rejoins.
     fn reset_generation(&mut self, code: i16, reset_member_id: bool, sent: &Sent) {
-        let about_other = sent.generation != self.membership.generation
-            || sent.member_id != self.membership.member_id;
-        let answer_about = about_other
+        let answer_about = (!self.membership.sent_under(sent))
             .then(|| SentUnder { member_id: sent.member_id.clone(), generation: sent.generation });
         self.reset_generation_with(error_name(code), reset_member_id, answer_about);
     }
