@@ -22,6 +22,7 @@ use crate::history::{EventKind, WorldEvent};
 use crate::host::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 use crate::nemesis::{MemberCommand, MemberControls};
 use crate::scenario::MemberPlan;
+use crate::settle::SharedSettling;
 
 type Writer = RequestWriter<tokio::io::WriteHalf<turmoil::net::TcpStream>>;
 
@@ -31,6 +32,7 @@ pub async fn run_client_host(
     plans: Vec<MemberPlan>,
     history: SharedHistory,
     controls: MemberControls,
+    settling: SharedSettling,
 ) -> turmoil::Result {
     let tasks: Vec<_> = plans
         .into_iter()
@@ -40,6 +42,7 @@ pub async fn run_client_host(
                 plan,
                 history.clone(),
                 controls.clone(),
+                settling.clone(),
             ))
         })
         .collect();
@@ -65,6 +68,7 @@ async fn run_member_process(
     plan: MemberPlan,
     history: SharedHistory,
     controls: MemberControls,
+    settling: SharedSettling,
 ) {
     let wait = plan.start_ms.saturating_sub(sim_now());
     tokio::time::sleep(Duration::from_millis(wait)).await;
@@ -83,8 +87,16 @@ async fn run_member_process(
             }),
         );
         let seed = plan.seed.wrapping_add(incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let ending =
-            run_incarnation(&plan, &mut config, seed, &history, &mut ctl_rx, &mut leave_at).await;
+        let ending = run_incarnation(
+            &plan,
+            &mut config,
+            seed,
+            &history,
+            &settling,
+            &mut ctl_rx,
+            &mut leave_at,
+        )
+        .await;
         record(&history, EventKind::World(WorldEvent::MemberStopped { member: plan.name.clone() }));
         match ending {
             Ending::Finished => break,
@@ -93,6 +105,7 @@ async fn run_member_process(
                 tokio::time::sleep(Duration::from_millis(after_ms)).await;
                 while ctl_rx.try_recv().is_ok() {}
                 incarnation += 1;
+                settling.borrow_mut().settle(&plan.name);
                 let restarted = format!("{} restarted", plan.name);
                 record(
                     &history,
@@ -109,6 +122,7 @@ async fn run_incarnation(
     config: &mut MemberConfig,
     seed: u64,
     history: &SharedHistory,
+    settling: &SharedSettling,
     ctl_rx: &mut mpsc::UnboundedReceiver<MemberCommand>,
     leave_at: &mut Option<Millis>,
 ) -> Ending {
@@ -147,12 +161,16 @@ async fn run_incarnation(
                 MemberCommand::DropConnections => d.close_all(),
                 MemberCommand::Pause { duration_ms } => {
                     // Stop the world: nothing is read, no timer fires, nothing is sent.
+                    settling.borrow_mut().disturb(&plan.name);
                     tokio::time::sleep(Duration::from_millis(duration_ms)).await;
+                    settling.borrow_mut().settle(&plan.name);
                 }
                 MemberCommand::Crash { restart_after_ms } => {
+                    settling.borrow_mut().disturb(&plan.name);
                     break Ending::Restart { after_ms: restart_after_ms };
                 }
                 MemberCommand::Leave { restart_after_ms, upgrade } => {
+                    settling.borrow_mut().disturb(&plan.name);
                     restart_after = Some(restart_after_ms);
                     if let Some((profile, assignors)) = upgrade {
                         next_config.profile = profile;
@@ -161,12 +179,15 @@ async fn run_incarnation(
                     d.core().leave(sim_now());
                 }
                 MemberCommand::StaleAck { delay_ms } => {
+                    settling.borrow_mut().acts_until(sim_now() + delay_ms);
                     d.core().inject(sim_now(), MemberFault::StaleAck { delay_ms });
                 }
                 MemberCommand::SlowRevoke { extra_ms } => {
+                    settling.borrow_mut().acts_until(sim_now() + extra_ms);
                     d.core().inject(sim_now(), MemberFault::SlowRevoke { extra_ms });
                 }
                 MemberCommand::SlowRevokeUntil { until_ms } => {
+                    settling.borrow_mut().acts_until(until_ms);
                     d.core().inject(sim_now(), MemberFault::SlowRevokeUntil { until_ms });
                 }
                 MemberCommand::Heal => d.core().heal_pending_faults(),

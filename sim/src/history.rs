@@ -89,6 +89,9 @@ pub enum WorldEvent {
     },
     /// Leadership of a topic partition moved (a failover).
     PartitionLeaderMoved { partition: TopicPartition, from: i32, to: i32 },
+    /// The liveness rule has held since `since_ms` with every member's faults played out, for
+    /// the grace period `grace_ms`: the run ends here, before its deadline.
+    LivenessHeld { since_ms: Millis, grace_ms: Millis },
     /// The run ended.
     RunEnded,
 }

@@ -14,8 +14,8 @@
 //! - leaves: [`rng`] (seed streams), [`history`] (the record of a run), [`faults`] (fault kinds
 //!   and schedules), [`host`] (host names, broker port, simulated clock, shared history),
 //!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).
-//! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`driver`] (a
-//!   member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
+//! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`settle`]
+//!   (whether faults delivered to members have played out), [`driver`] (a member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
 //!   [`world`] assembles them into one turmoil simulation.
 //! - reading a run: [`checker`] (views over the history, one file per rule group), [`trace`]
 //!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
@@ -46,6 +46,7 @@ pub mod runner;
 pub mod scenario;
 pub mod scenarios;
 pub mod serve;
+pub mod settle;
 pub mod shrink;
 pub mod sweep;
 pub mod testing;

@@ -121,6 +121,17 @@ impl ScenarioSpec {
     pub fn end_ms(&self) -> Millis {
         self.liveness_start_ms + self.liveness_bound_ms
     }
+
+    /// How long the group must stay converged in the liveness phase before the run ends early:
+    /// long enough for late anomalies to surface — a zombie's session to expire and its next
+    /// commit to be sent — so the largest session timeout plus commit interval of any member.
+    pub fn liveness_grace_ms(&self) -> Millis {
+        self.members
+            .iter()
+            .map(|m| m.config.session_timeout_ms.max(0) as Millis + m.config.commit_interval_ms)
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 /// Member settings shared by every scenario: `profile`'s client defaults (its assignors) with

@@ -79,6 +79,11 @@ pub fn text(history: &History) -> String {
                 WorldEvent::LivenessPhase { deadline_ms } => {
                     line(&mut out, at, format!("liveness phase: converge by {deadline_ms}"))
                 }
+                WorldEvent::LivenessHeld { since_ms, grace_ms } => line(
+                    &mut out,
+                    at,
+                    format!("converged since {since_ms}, held for the {grace_ms} ms grace"),
+                ),
                 WorldEvent::RunEnded => line(&mut out, at, "run ends".into()),
                 WorldEvent::BrokerCrashed { node } => line(&mut out, at, format!("broker-{node} CRASHES")),
                 WorldEvent::BrokerFailureDetected { node } => {

@@ -12,15 +12,20 @@ use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
+use crate::checker::LivenessWatch;
 use crate::cluster::{Cluster, ClusterError};
 use crate::history::{History, WorldEvent};
 use crate::host::{broker_host, client_host, SharedHistory};
 use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis, NemesisTargets};
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
+use crate::settle::SharedSettling;
 
 /// How often the producer appends what is due (like a producer's linger).
 const PRODUCER_LINGER_MS: Millis = 100;
+
+/// How often, in the liveness phase, the world asks whether the group has converged.
+const LIVENESS_CHECK_MS: Millis = 100;
 
 /// A run that could not be carried out (not an anomaly: the harness itself failed).
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +38,9 @@ pub enum WorldError {
     InvalidScenario { name: String, reason: String },
 }
 
-/// Runs `spec` to its liveness deadline and returns the recorded history.
+/// Runs `spec` and returns the recorded history. The run ends once the liveness rule has held
+/// for the scenario's grace period with every member's faults played out, or at the liveness
+/// deadline when it does not (the checker then reports `stuck`).
 pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     validate(spec)?;
     let history: SharedHistory = Rc::new(RefCell::new(History::new()));
@@ -68,11 +75,13 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     cluster.install(&mut sim);
 
     let controls: MemberControls = Rc::default();
+    let settling: SharedSettling = Rc::default();
     for host in 0..spec.client_hosts {
         let plans: Vec<MemberPlan> =
             spec.members.iter().filter(|m| m.host == host).cloned().collect();
         let history = history.clone();
         let controls = controls.clone();
+        let settling = settling.clone();
         let name = client_host(host);
         sim.host(name.clone(), move || {
             crate::driver::run_client_host(
@@ -80,6 +89,7 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
                 plans.clone(),
                 history.clone(),
                 controls.clone(),
+                settling.clone(),
             )
         });
     }
@@ -110,9 +120,13 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     );
     let producer = Rc::new(RefCell::new(Producer::new(spec, logs.clone())));
     let mut liveness_marked = false;
+    let mut converged = Convergence::new(spec.liveness_grace_ms());
     loop {
         let now = sim.elapsed().as_millis() as Millis;
         if now >= end_ms {
+            break;
+        }
+        if liveness_marked && converged.ends_run(now, &history, &settling) {
             break;
         }
         producer.borrow_mut().tick(now, &history);
@@ -141,6 +155,47 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     drop(sim);
     let h = history.borrow().clone();
     Ok(h)
+}
+
+/// Decides when a run may end before its liveness deadline: the liveness rule holds, no member's
+/// fault is still playing out, and both have stayed so for the grace period.
+struct Convergence {
+    watch: LivenessWatch,
+    grace_ms: Millis,
+    next_check: Millis,
+    since: Option<Millis>,
+}
+
+impl Convergence {
+    fn new(grace_ms: Millis) -> Self {
+        Self { watch: LivenessWatch::default(), grace_ms, next_check: 0, since: None }
+    }
+
+    /// Whether the run ends at `now`; records `LivenessHeld` when it does.
+    fn ends_run(
+        &mut self,
+        now: Millis,
+        history: &SharedHistory,
+        settling: &SharedSettling,
+    ) -> bool {
+        if now < self.next_check {
+            return false;
+        }
+        self.next_check = now + LIVENESS_CHECK_MS;
+        self.watch.read(history.borrow().events());
+        if !(settling.borrow().settled(now) && self.watch.holds()) {
+            self.since = None;
+            return false;
+        }
+        let since = *self.since.get_or_insert(now);
+        if now < since + self.grace_ms {
+            return false;
+        }
+        history
+            .borrow_mut()
+            .world(now, WorldEvent::LivenessHeld { since_ms: since, grace_ms: self.grace_ms });
+        true
+    }
 }
 
 fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {

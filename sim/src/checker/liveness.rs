@@ -14,6 +14,30 @@ use super::views::{MemberView, Views};
 /// problems found, and how many more.
 pub(super) fn stuck(views: &Views, last_idx: usize) -> Option<Anomaly> {
     let deadline = views.liveness_deadline.unwrap_or(views.end_ms);
+    let problems = problems(views);
+    if problems.is_empty() {
+        return None;
+    }
+    let first_tp = problems.iter().find_map(|(tp, _)| tp.clone());
+    let n = problems.len();
+    let shown: Vec<String> = problems.into_iter().take(6).map(|(_, m)| m).collect();
+    let more = if n > 6 { format!(" (+{} more)", n - 6) } else { String::new() };
+    Some(Anomaly::new(
+        AnomalyClass::Stuck,
+        first_tp.as_ref(),
+        deadline,
+        format!("not converged by the liveness deadline: {}{more}", shown.join("; ")),
+        vec![last_idx],
+    ))
+}
+
+/// Whether the group has converged as the views stand: what `stuck` demands at the deadline.
+pub(super) fn holds(views: &Views) -> bool {
+    problems(views).is_empty()
+}
+
+/// Every way the views fall short of convergence, each with the partition it concerns.
+fn problems(views: &Views) -> Vec<(Option<TopicPartition>, String)> {
     let mut problems: Vec<(Option<TopicPartition>, String)> = Vec::new();
     let groups: BTreeSet<String> = views.members.values().map(|m| m.group.clone()).collect();
     for group in groups {
@@ -80,18 +104,5 @@ pub(super) fn stuck(views: &Views, last_idx: usize) -> Option<Anomaly> {
             }
         }
     }
-    if problems.is_empty() {
-        return None;
-    }
-    let first_tp = problems.iter().find_map(|(tp, _)| tp.clone());
-    let n = problems.len();
-    let shown: Vec<String> = problems.into_iter().take(6).map(|(_, m)| m).collect();
-    let more = if n > 6 { format!(" (+{} more)", n - 6) } else { String::new() };
-    Some(Anomaly::new(
-        AnomalyClass::Stuck,
-        first_tp.as_ref(),
-        deadline,
-        format!("not converged by the liveness deadline: {}{more}", shown.join("; ")),
-        vec![last_idx],
-    ))
+    problems
 }

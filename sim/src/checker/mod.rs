@@ -94,6 +94,32 @@ pub fn check(history: &History) -> Verdict {
     Verdict { anomalies, stats: metrics.finish(views.end_ms) }
 }
 
+/// The liveness rule read while a run records its history, so the world can end a run as soon
+/// as the group has converged instead of at the liveness deadline. It reads the history into
+/// the same views the checker builds and asks the same question `stuck` asks at the deadline.
+#[derive(Default)]
+pub struct LivenessWatch {
+    views: Views,
+    metrics: Metrics,
+    read: usize,
+}
+
+impl LivenessWatch {
+    /// Reads the events of `events` (the history from its start) not read yet.
+    pub fn read(&mut self, events: &[Event]) {
+        for (idx, event) in events.iter().enumerate().skip(self.read) {
+            self.views.apply(idx, event, &mut self.metrics);
+        }
+        self.read = self.read.max(events.len());
+    }
+
+    /// Whether the liveness phase has begun and the group has converged as far as the events
+    /// read show: `stuck` would find nothing if the run ended now.
+    pub fn holds(&self) -> bool {
+        self.views.liveness_deadline.is_some() && liveness::holds(&self.views)
+    }
+}
+
 /// Checks a saved history of either kind: a simulated one (it holds member events) against
 /// every rule, a served one (only the broker's events) against the black-box rules that need
 /// no processed-record logs.

@@ -328,6 +328,7 @@ impl Views {
             | WorldEvent::BrokerRestarted { .. }
             | WorldEvent::CoordinatorMoved { .. }
             | WorldEvent::PartitionLeaderMoved { .. }
+            | WorldEvent::LivenessHeld { .. }
             | WorldEvent::RunEnded => {}
         }
     }
