@@ -504,10 +504,12 @@ impl GroupCoordinator {
     /// not checked again: it is cached, recorded and acknowledged even if its member left or
     /// its generation ended while it was being replicated, as in Kafka, whose append callback
     /// (GroupMetadataManager.storeOffsets' putCacheCallback) applies the offsets to any group
-    /// that is not Dead and answers NONE. An assignment is stored only if the group is still
-    /// completing that generation, as Kafka's storeGroup callback for SyncGroup checks; one
-    /// whose generation was abandoned is not written either, so no coordinator ever loads an
-    /// assignment nobody received.
+    /// that is not Dead and answers NONE. An assignment takes effect (members answered, group
+    /// Stable) only if the group is still completing that generation, as Kafka's storeGroup
+    /// callback for SyncGroup checks; but its record is in the log either way — the callback
+    /// runs after the append — so a coordinator that loads the group before the next
+    /// generation's record is written loads the abandoned generation with its assignment, as
+    /// Kafka's would.
     fn complete_append(&mut self, now: Millis, append: PendingAppend) {
         let still_valid = match &append.then {
             AppendDone::Nothing => true,
@@ -518,12 +520,16 @@ impl GroupCoordinator {
                 true
             }
             AppendDone::Assignment { group, generation, .. } => {
-                self.groups.get(group).is_some_and(|g| {
+                let valid = self.groups.get(group).is_some_and(|g| {
                     g.state() == GroupState::CompletingRebalance && g.generation_id() == *generation
-                })
+                });
+                if !valid {
+                    probes::ASSIGNMENT_WRITTEN_FOR_ABANDONED_GENERATION.hit();
+                }
+                valid
             }
         };
-        if still_valid {
+        {
             let mut log = offsets_log::lock(&self.log);
             for record in append.records {
                 log.append(append.partition, record);

@@ -75,4 +75,10 @@ groupsim_wire::probes! {
     /// stands in for "sessions that ran out during the move".)
     LOAD_WITH_STALE_MEMBERS = optional "coordinator.load.members_silent_during_move":
         "a group loaded whose last logged activity is older than a session timeout";
+    /// A leader's assignment was appended to the offsets log after its generation was
+    /// abandoned (a member joined, or one left, while the append was being replicated): it takes
+    /// no effect, but the record is in the log, and a coordinator that loads the group before the
+    /// next generation is stored loads this one.
+    ASSIGNMENT_WRITTEN_FOR_ABANDONED_GENERATION = optional "coordinator.sync.assignment_written_for_abandoned_generation":
+        "a leader's assignment appended after its generation was abandoned";
 }

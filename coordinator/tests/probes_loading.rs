@@ -193,3 +193,39 @@ fn a_load_counts_members_silent_for_longer_than_their_session() {
         assert_eq!(hit(&hits, &probes::LOAD_WITH_STALE_MEMBERS), counted, "{behaviour}: {hits:?}");
     }
 }
+
+/// Kafka's storeGroup appends the leader's assignment first and checks in the append's callback
+/// whether the group is still completing that generation; if a member joined meanwhile the
+/// callback does nothing — but the record is already in the log. A coordinator that loads the
+/// group before the next generation is stored (a move, a failover) loads the abandoned
+/// generation, Stable, with the assignment nobody received, and answers a SyncGroup for it.
+#[test]
+fn an_abandoned_generations_assignment_is_in_the_log_and_loads() {
+    let cfg = CoordinatorConfig { offsets_append_delay_ms: 5, ..config() };
+    let log = OffsetsLog::new(1).shared();
+    let mut h = owning(cfg.clone(), &log, 0);
+    let ((), hits) = probe::record(|| {
+        let (m0, join) = h.join_new("c0");
+        h.advance(0);
+        let generation = h.join(join).generation_id;
+        let leader_sync =
+            h.send(3, sync_req(&m0, generation, &[(m0.as_str(), assignment(&[("t", 0)]))]));
+        // A member joins while the assignment's append is being replicated.
+        let _ = h.join_new("c1");
+        assert_eq!(h.state(), Some(GroupState::PreparingRebalance));
+        h.advance(5);
+        assert_eq!(h.state(), Some(GroupState::PreparingRebalance), "the callback does nothing");
+        assert_eq!(h.sync(leader_sync).error_code, code(E::RebalanceInProgress));
+        // The coordinator moves: a new one loads the partition from the log.
+        h.c.unload_partition(0);
+        h.c = GroupCoordinator::with_offsets_log(cfg, log.clone());
+        h.c.load_partition(h.now, 0, 1, 0);
+        h.advance(0);
+        assert_eq!(h.state(), Some(GroupState::Stable));
+        assert_eq!(h.generation(), generation);
+        let again = h.send(3, sync_req(&m0, generation, &[]));
+        assert_eq!(h.sync(again).error_code, 0);
+        assert_eq!(h.sync(again).assignment, assignment(&[("t", 0)]));
+    });
+    assert!(hit(&hits, &probes::ASSIGNMENT_WRITTEN_FOR_ABANDONED_GENERATION), "{hits:?}");
+}
