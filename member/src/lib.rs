@@ -13,6 +13,7 @@ pub mod compat;
 pub mod config;
 pub mod event;
 pub mod probes;
+mod shared;
 
 pub use app::{Application, ProfileApplication};
 pub use assignor::{

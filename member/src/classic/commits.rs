@@ -11,8 +11,8 @@ use kafka_protocol::messages::offset_commit_request::{
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, TopicName};
 
-use super::membership::{group_id, instance_id};
 use crate::compat::sb;
+use crate::shared::{group_id, instance_id};
 use crate::{MemberConfig, TopicPartition};
 
 /// Commit state.
