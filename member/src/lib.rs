@@ -11,6 +11,7 @@ pub mod assignor;
 pub mod classic;
 pub mod compat;
 pub mod config;
+pub mod consumer;
 pub mod event;
 pub mod probes;
 mod shared;
@@ -21,6 +22,7 @@ pub use assignor::{
     RoundRobinV2Assignor, StickyAssignor, StickyUserData,
 };
 pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
-pub use config::{ClientProfile, MemberBugs, MemberConfig};
+pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig};
+pub use consumer::{ConsumerGroupMember, MemberState};
 pub use event::{MemberEvent, SentUnder};
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};

@@ -7,6 +7,7 @@ use groupsim_wire::error_codes as codes;
 use kafka_protocol::messages::fetch_request::FetchTopic;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
+use uuid::Uuid;
 
 use crate::compat::sb;
 use crate::TopicPartition;
@@ -54,6 +55,15 @@ impl Metadata {
             .and_then(|m| m.leaders.get(&tp.partition))
             .copied()
             .filter(|l| *l >= 0)
+    }
+
+    /// The name of the topic with id `topic_id` (Metadata v10+ carries topic ids), if known.
+    pub(crate) fn topic_named_by_id(&self, topic_id: &Uuid) -> Option<&str> {
+        if topic_id.is_nil() {
+            return None;
+        }
+        let mut named = self.topics.iter().filter(|(_, m)| m.fetch_template.topic_id == *topic_id);
+        named.next().map(|(name, _)| name.as_str())
     }
 
     pub(crate) fn partition_count(&self, topic: &str) -> Option<i32> {

@@ -4,6 +4,7 @@
 //! the outputs queue, the deadline table and the in-flight request table live here; each
 //! protocol's member (`classic`, `consumer`) holds them as fields and adds its own membership.
 
+pub(crate) mod commit;
 pub(crate) mod discovery;
 pub(crate) mod fetch;
 pub(crate) mod in_flight;
