@@ -13,6 +13,7 @@ pub mod compat;
 pub mod config;
 pub mod consumer;
 pub mod event;
+mod group_member;
 pub mod probes;
 mod shared;
 
@@ -25,4 +26,5 @@ pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
 pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig};
 pub use consumer::{ConsumerGroupMember, MemberState};
 pub use event::{MemberEvent, SentUnder};
+pub use group_member::GroupMember;
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};
