@@ -115,6 +115,7 @@ impl ConsumerGroupMember {
                 let target: IdAssignment = a
                     .topic_partitions
                     .iter()
+                    .filter(|t| !t.partitions.is_empty())
                     .map(|t| (t.topic_id, t.partitions.iter().copied().collect()))
                     .collect();
                 self.on_target_assignment(target);
