@@ -46,8 +46,14 @@ pub struct MemberConfig {
     #[serde(default = "default_metadata_max_age_ms")]
     pub metadata_max_age_ms: u64,
     /// Which client this member behaves like (commit policy, rebalance protocol, error rules).
+    /// The profile also fixes the group protocol the member speaks ([`ClientProfile::group_protocol`]).
     #[serde(default)]
     pub profile: ClientProfile,
+    /// KIP-848 `group.remote.assignor`: the server-side assignor a consumer-protocol member asks
+    /// for (`uniform`, `range`); None leaves the choice to the coordinator's default. Classic
+    /// members ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_assignor: Option<String>,
     /// Deliberate misbehaviours, to prove the checker catches them (all off by default).
     #[serde(default)]
     pub bugs: MemberBugs,
@@ -84,11 +90,28 @@ pub enum ClientProfile {
     /// (the generation's commit loop just ends); a join backoff after errors; a partition
     /// watcher that rejoins when a subscribed topic's partition count changes.
     KafkaGo,
+    /// The Java consumer with `group.protocol=consumer` (KIP-848, `AsyncKafkaConsumer`):
+    /// server-side assignment through ConsumerGroupHeartbeat. See
+    /// [`consumer::profile_rules`](crate::consumer) for what it does and how it differs from
+    /// librdkafka.
+    JavaConsumer,
+    /// librdkafka with `group.protocol=consumer` (KIP-848): server-side assignment through
+    /// ConsumerGroupHeartbeat, incremental assign/unassign in the rebalance callback.
+    LibrdkafkaConsumer,
+}
+
+/// The group protocol a member speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum GroupProtocol {
+    /// JoinGroup / SyncGroup / Heartbeat, client-side assignment, generations.
+    Classic,
+    /// KIP-848: ConsumerGroupHeartbeat, server-side assignment, member epochs.
+    Consumer,
 }
 
 impl ClientProfile {
-    /// Every profile.
-    pub const ALL: [ClientProfile; 5] = [
+    /// Every classic-protocol profile.
+    pub const CLASSIC: [ClientProfile; 5] = [
         ClientProfile::JavaEager,
         ClientProfile::JavaCooperative,
         ClientProfile::Brod,
@@ -96,7 +119,12 @@ impl ClientProfile {
         ClientProfile::KafkaGo,
     ];
 
-    /// The kebab-case name (`java-eager`, `java-cooperative`, `brod`, `elsa`, `kafka-go`).
+    /// Every consumer-protocol (KIP-848) profile.
+    pub const CONSUMER: [ClientProfile; 2] =
+        [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer];
+
+    /// The kebab-case name (`java-eager`, `java-cooperative`, `brod`, `elsa`, `kafka-go`,
+    /// `java-consumer`, `librdkafka-consumer`).
     pub fn name(self) -> &'static str {
         match self {
             ClientProfile::JavaEager => "java-eager",
@@ -104,12 +132,23 @@ impl ClientProfile {
             ClientProfile::Brod => "brod",
             ClientProfile::Elsa => "elsa",
             ClientProfile::KafkaGo => "kafka-go",
+            ClientProfile::JavaConsumer => "java-consumer",
+            ClientProfile::LibrdkafkaConsumer => "librdkafka-consumer",
         }
     }
 
     /// Parses a kebab-case name.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.name() == name)
+        Self::CLASSIC.into_iter().chain(Self::CONSUMER).find(|p| p.name() == name)
+    }
+
+    /// The group protocol this client speaks.
+    pub fn group_protocol(self) -> GroupProtocol {
+        if Self::CONSUMER.contains(&self) {
+            GroupProtocol::Consumer
+        } else {
+            GroupProtocol::Classic
+        }
     }
 
     /// The assignors this client offers by default, in preference order.
@@ -119,6 +158,8 @@ impl ClientProfile {
             ClientProfile::JavaCooperative => vec![AssignorKind::CooperativeSticky],
             ClientProfile::Brod | ClientProfile::Elsa => vec![AssignorKind::RoundRobinV2],
             ClientProfile::KafkaGo => vec![AssignorKind::Range, AssignorKind::RoundRobin],
+            // KIP-848 assigns on the coordinator: no client-side assignor is offered.
+            ClientProfile::JavaConsumer | ClientProfile::LibrdkafkaConsumer => Vec::new(),
         }
     }
 
@@ -256,6 +297,7 @@ impl MemberConfig {
             fetch_max_wait_ms: default_fetch_max_wait_ms(),
             metadata_max_age_ms: default_metadata_max_age_ms(),
             profile: ClientProfile::JavaEager,
+            server_assignor: None,
             bugs: MemberBugs::default(),
         }
     }

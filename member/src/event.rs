@@ -70,6 +70,23 @@ pub enum MemberEvent {
     Left { member_id: String },
     /// A fatal error (FENCED_INSTANCE_ID): the member stopped without leaving the group.
     Fatal { member_id: String, generation: i32, error: String },
+    /// Consumer protocol (KIP-848): the coordinator gave the member a new member epoch
+    /// (`previous` is the epoch it held: 0 when joining).
+    MemberEpochChanged { member_id: String, previous: i32, epoch: i32 },
+    /// Consumer protocol: a ConsumerGroupHeartbeat answer carried a target assignment, resolved
+    /// to topic names through Metadata topic ids (`unresolved`: topic ids not known yet).
+    AssignmentReceived {
+        member_id: String,
+        epoch: i32,
+        partitions: Vec<TopicPartition>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unresolved: Vec<String>,
+    },
+    /// Consumer protocol: the coordinator fenced the member (FENCED_MEMBER_EPOCH or
+    /// UNKNOWN_MEMBER_ID); it releases its partitions as lost and rejoins with epoch 0.
+    Fenced { member_id: String, epoch: i32, error: String },
+    /// Consumer protocol: a ConsumerGroupHeartbeat was answered with an error (or got none).
+    HeartbeatFailed { member_id: String, epoch: i32, error: String },
 }
 
 /// The member id and generation a request was sent under.

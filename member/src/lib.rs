@@ -11,8 +11,11 @@ pub mod assignor;
 pub mod classic;
 pub mod compat;
 pub mod config;
+pub mod consumer;
 pub mod event;
+mod group_member;
 pub mod probes;
+mod shared;
 
 pub use app::{Application, ProfileApplication};
 pub use assignor::{
@@ -20,6 +23,8 @@ pub use assignor::{
     RoundRobinV2Assignor, StickyAssignor, StickyUserData,
 };
 pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
-pub use config::{ClientProfile, MemberBugs, MemberConfig};
+pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig};
+pub use consumer::{ConsumerGroupMember, MemberState};
 pub use event::{MemberEvent, SentUnder};
+pub use group_member::GroupMember;
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};

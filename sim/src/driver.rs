@@ -1,5 +1,6 @@
-//! The member driver: the thin async shell that runs a sans-IO [`Member`] on a simulated client
-//! host. It opens connections (one per [`Target`]), encodes requests at the negotiated version,
+//! The member driver: the thin async shell that runs a sans-IO [`GroupMember`] (classic or
+//! KIP-848, as its profile says) on a simulated client host. It opens connections (one per
+//! [`Target`]), encodes requests at the negotiated version,
 //! enforces each request's timeout by dropping the connection, and feeds answers, failures and
 //! timer firings back to the core with the simulated time.
 
@@ -8,7 +9,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use groupsim_member::compat::fit_request_to_version;
-use groupsim_member::{Member, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target};
+use groupsim_member::{
+    GroupMember, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target,
+};
 use groupsim_wire::client::{handshake, RequestWriter};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::probe;
@@ -131,7 +134,7 @@ async fn run_incarnation(
         name: plan.name.clone(),
         client_id: plan.config.client_id.clone(),
         actor: probe::is_tapping().then(|| Rc::from(plan.name.as_str())),
-        member: Member::new(config.clone(), seed),
+        member: GroupMember::new(config.clone(), seed),
         history: history.clone(),
         conns: BTreeMap::new(),
         next_epoch: 0,
@@ -246,7 +249,7 @@ struct Driver {
     client_id: String,
     /// This member's name as a probe actor, while the nemesis taps probes (else `None`).
     actor: Option<Rc<str>>,
-    member: Member,
+    member: GroupMember,
     history: SharedHistory,
     conns: BTreeMap<Target, Conn>,
     next_epoch: u64,
@@ -257,7 +260,7 @@ struct Driver {
 impl Driver {
     /// The member core, with this member named as the actor of any probe it hits (tasks of
     /// several members interleave on one host, so the actor is set before every input).
-    fn core(&mut self) -> &mut Member {
+    fn core(&mut self) -> &mut GroupMember {
         probe::set_actor(self.actor.clone());
         &mut self.member
     }

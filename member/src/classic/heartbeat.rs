@@ -3,8 +3,8 @@
 
 use kafka_protocol::messages::HeartbeatRequest;
 
-use super::membership::{group_id, instance_id};
 use crate::compat::sb;
+use crate::shared::{group_id, instance_id};
 use crate::{MemberConfig, Millis};
 
 /// The session as the member sees it.

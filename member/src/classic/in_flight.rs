@@ -5,17 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::outputs::{RequestFailure, Target};
+use crate::shared::in_flight::RequestTable;
+pub(super) use crate::shared::in_flight::{Failure, Sent};
+use crate::shared::outputs::Target;
 use crate::{RequestId, TopicPartition};
-
-/// The member's view when a request was sent: answers are judged against it, so an error for
-/// an older generation does not reset the current one (Kafka's KAFKA-9823 fix).
-#[derive(Clone, Debug)]
-pub(super) struct Sent {
-    pub(super) target: Target,
-    pub(super) generation: i32,
-    pub(super) member_id: String,
-}
 
 /// Why a commit was sent: periodic auto-commit, the single commit before giving partitions up
 /// (eager) or before rejoining (cooperative), or a cooperative member's commit in its revoke
@@ -80,66 +73,32 @@ impl Pending {
     }
 }
 
-/// Why a request got no usable answer, as the member sees it.
-#[derive(Clone, Debug)]
-pub(super) enum Failure {
-    /// The connection went away (timeout or disconnect): for the coordinator, it is lost.
-    Connection(RequestFailure),
-    /// An answer came but could not be used (wrong kind), or the API is unsupported: the name
-    /// reported in commit failures.
-    Unusable(&'static str),
-}
-
-impl Failure {
-    /// The error name reported in events (`TIMEOUT`, `DISCONNECTED`, ...).
-    pub(super) fn name(&self) -> String {
-        match self {
-            Failure::Connection(RequestFailure::Timeout) => "TIMEOUT".into(),
-            Failure::Connection(RequestFailure::Disconnected) => "DISCONNECTED".into(),
-            Failure::Connection(RequestFailure::Unsupported(_)) => "UNSUPPORTED_VERSION".into(),
-            Failure::Unusable(name) => (*name).into(),
-        }
-    }
-
-    /// An unsupported API is unusable; a timeout or disconnect is a lost connection.
-    pub(super) fn from_request_failure(f: RequestFailure) -> Self {
-        match f {
-            RequestFailure::Unsupported(_) => Failure::Unusable("UNSUPPORTED_VERSION"),
-            other => Failure::Connection(other),
-        }
-    }
-}
-
 /// One request in flight.
-#[derive(Clone, Debug)]
-pub(super) struct Request {
-    pub(super) sent: Sent,
-    pub(super) pending: Pending,
-}
+pub(super) type Request = crate::shared::in_flight::Request<Pending>;
 
 /// Every request the member sent and has not had an answer or failure for.
 #[derive(Debug, Default)]
 pub(super) struct InFlight {
-    requests: BTreeMap<RequestId, Request>,
+    requests: RequestTable<Pending>,
 }
 
 impl InFlight {
     pub(super) fn insert(&mut self, id: RequestId, sent: Sent, pending: Pending) {
-        self.requests.insert(id, Request { sent, pending });
+        self.requests.insert(id, sent, pending);
     }
 
     /// Takes request `id` out of the table (None: unknown, already answered or failed).
     pub(super) fn remove(&mut self, id: RequestId) -> Option<Request> {
-        self.requests.remove(&id)
+        self.requests.remove(id)
     }
 
     /// Ids of the requests sent on `target`'s connection, in id order.
     pub(super) fn on(&self, target: Target) -> Vec<RequestId> {
-        self.requests.iter().filter(|(_, r)| r.sent.target == target).map(|(id, _)| *id).collect()
+        self.requests.on(target)
     }
 
     fn any(&self, f: impl Fn(&Pending) -> bool) -> bool {
-        self.requests.values().any(|r| f(&r.pending))
+        self.requests.any(f)
     }
 
     pub(super) fn has_metadata(&self) -> bool {
@@ -175,8 +134,8 @@ impl InFlight {
 
     /// Stops waiting for every Heartbeat in flight (see [`Pending::Heartbeat`]).
     pub(super) fn stop_awaiting_heartbeats(&mut self) {
-        for r in self.requests.values_mut() {
-            if let Pending::Heartbeat { awaited } = &mut r.pending {
+        for p in self.requests.pending_mut() {
+            if let Pending::Heartbeat { awaited } = p {
                 *awaited = false;
             }
         }
@@ -224,15 +183,5 @@ mod tests {
         t.insert(RequestId(2), sent(Target::Broker(1)), Pending::Metadata);
         assert_eq!(t.on(Target::Coordinator(1)), vec![RequestId(1), RequestId(3)]);
         assert!(!t.has_leave() && !t.has_offset_fetch());
-    }
-
-    #[test]
-    fn unsupported_is_unusable_and_timeouts_lose_the_connection() {
-        let f = Failure::from_request_failure(RequestFailure::Unsupported("x".into()));
-        assert!(matches!(f, Failure::Unusable(_)));
-        assert_eq!(f.name(), "UNSUPPORTED_VERSION");
-        let f = Failure::from_request_failure(RequestFailure::Timeout);
-        assert!(matches!(f, Failure::Connection(_)));
-        assert_eq!(f.name(), "TIMEOUT");
     }
 }

@@ -6,13 +6,10 @@ use std::collections::BTreeMap;
 
 use groupsim_wire::consumer_protocol::Subscription;
 use groupsim_wire::error_codes as codes;
-use kafka_protocol::messages::GroupId;
-use kafka_protocol::protocol::StrBytes;
 
 use super::in_flight::Sent;
 use super::profile_rules::{JoinRetry, ProfileRules};
-use crate::compat::sb;
-use crate::{MemberConfig, Millis, TopicPartition};
+use crate::{Millis, TopicPartition};
 
 /// Generation id meaning "no generation" (Kafka's `Generation.NO_GENERATION`).
 pub(super) const NO_GENERATION: i32 = -1;
@@ -160,20 +157,10 @@ impl GroupError {
     }
 }
 
-/// The `group.id` field of a group request.
-pub(super) fn group_id(config: &MemberConfig) -> GroupId {
-    GroupId(sb(&config.group_id))
-}
-
-/// The `group.instance.id` field of a group request (static membership), if any.
-pub(super) fn instance_id(config: &MemberConfig) -> Option<StrBytes> {
-    config.group_instance_id.as_deref().map(sb)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::outputs::Target;
     use super::*;
+    use crate::shared::outputs::Target;
     use crate::ClientProfile;
 
     #[test]

@@ -24,37 +24,31 @@
 //! rejoin.
 
 mod commits;
-mod discovery;
-mod fetch;
 mod handlers;
 mod heartbeat;
 mod in_flight;
 mod membership;
-mod metadata;
-mod outputs;
-mod positions;
-mod processing;
 pub(crate) mod profile_rules;
 mod rebalance;
 mod timers;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
-pub use self::outputs::{MemberOutput, RequestFailure, Target};
+pub use crate::shared::outputs::{MemberOutput, RequestFailure, Target};
 
 use self::commits::Commits;
-use self::discovery::Discovery;
-use self::fetch::Fetcher;
 use self::heartbeat::Heartbeat;
 use self::in_flight::{CommitPurpose, Failure, InFlight, Pending, Request, Sent};
 use self::membership::{Membership, Phase};
-use self::metadata::Metadata;
-use self::outputs::Outputs;
-use self::positions::SubscriptionState;
-use self::processing::Processor;
 use self::profile_rules::ProfileRules;
 use self::rebalance::Rebalance;
 use self::timers::{Timer, Timers};
+use crate::shared::discovery::Discovery;
+use crate::shared::fetch::Fetcher;
+use crate::shared::metadata::Metadata;
+use crate::shared::outputs::Outputs;
+use crate::shared::positions::SubscriptionState;
+use crate::shared::processing::Processor;
 use crate::{
     Application, Assignor, MemberConfig, MemberEvent, Millis, ProfileApplication, RequestId,
     TopicPartition,

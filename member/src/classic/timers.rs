@@ -7,10 +7,6 @@
 //! or auto-commit deadline that is due but cannot act now (no coordinator, not in a stable
 //! generation, one already in flight) keeps its value but does not wake the member.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use crate::Millis;
-
 /// A kind of deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Timer {
@@ -40,67 +36,8 @@ pub(super) enum Timer {
     AutoCommit,
 }
 
-/// The deadline table.
-#[derive(Debug, Default)]
-pub(super) struct Timers {
-    deadlines: BTreeMap<Timer, Millis>,
-    held: BTreeSet<Timer>,
-}
-
-impl Timers {
-    /// Arms (or moves) `timer` to fire at `at`.
-    pub(super) fn set(&mut self, timer: Timer, at: Millis) {
-        self.deadlines.insert(timer, at);
-    }
-
-    /// Arms `timer` at `at`, or cancels it when `at` is None.
-    pub(super) fn set_or_cancel(&mut self, timer: Timer, at: Option<Millis>) {
-        match at {
-            Some(at) => self.set(timer, at),
-            None => self.cancel(timer),
-        }
-    }
-
-    /// Forgets `timer`.
-    pub(super) fn cancel(&mut self, timer: Timer) {
-        self.deadlines.remove(&timer);
-    }
-
-    /// When `timer` fires, if it is armed.
-    pub(super) fn get(&self, timer: Timer) -> Option<Millis> {
-        self.deadlines.get(&timer).copied()
-    }
-
-    /// Whether `timer` is armed.
-    pub(super) fn is_set(&self, timer: Timer) -> bool {
-        self.deadlines.contains_key(&timer)
-    }
-
-    /// Whether `timer` is armed and due by `now`.
-    pub(super) fn is_due(&self, timer: Timer, now: Millis) -> bool {
-        self.get(timer).is_some_and(|t| t <= now)
-    }
-
-    /// Forgets every timer `which` selects that is due by `now` (an expired backoff).
-    pub(super) fn expire(&mut self, now: Millis, which: impl Fn(Timer) -> bool) {
-        self.deadlines.retain(|timer, at| !which(*timer) || *at > now);
-    }
-
-    /// Puts `timer` on hold (or releases it): a held timer keeps its deadline but is left out
-    /// of [`Self::next_deadline`].
-    pub(super) fn hold(&mut self, timer: Timer, held: bool) {
-        if held {
-            self.held.insert(timer);
-        } else {
-            self.held.remove(&timer);
-        }
-    }
-
-    /// The earliest deadline of every armed timer not on hold.
-    pub(super) fn next_deadline(&self) -> Option<Millis> {
-        self.deadlines.iter().filter(|(t, _)| !self.held.contains(t)).map(|(_, at)| *at).min()
-    }
-}
+/// The member's deadline table.
+pub(super) type Timers = crate::shared::timers::Timers<Timer>;
 
 #[cfg(test)]
 mod tests {

@@ -3,10 +3,10 @@
 use groupsim_wire::{error_codes as codes, error_name};
 use kafka_protocol::messages::{OffsetCommitResponse, RequestKind};
 
-use crate::classic::commits::Commits;
 use crate::classic::in_flight::{CommitPurpose, Pending, Sent};
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
+use crate::shared::commit;
 use crate::{MemberEvent, Millis, TopicPartition};
 
 impl Member {
@@ -34,7 +34,7 @@ impl Member {
         let Some(node) = self.discovery.coordinator else {
             return;
         };
-        let req = Commits::request(
+        let req = commit::request(
             &self.config,
             self.membership.generation,
             &self.membership.member_id,
@@ -68,7 +68,7 @@ impl Member {
             self.rebalance.revoke_commit_hung = true;
             return;
         }
-        let answers = Commits::answers(&resp);
+        let answers = commit::answers(&resp);
         let mut first_error = None;
         for (tp, offset) in offsets {
             let code = answers.get(&tp).copied().unwrap_or(codes::UNKNOWN_SERVER_ERROR);

@@ -2,12 +2,12 @@
 
 use kafka_protocol::messages::{FindCoordinatorResponse, RequestKind};
 
-use crate::classic::discovery::Discovery;
 use crate::classic::in_flight::{Failure, Pending, Request};
 use crate::classic::membership::Phase;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, RequestFailure, Target};
 use crate::probes;
+use crate::shared::discovery::Discovery;
 use crate::{MemberEvent, Millis};
 
 impl Member {

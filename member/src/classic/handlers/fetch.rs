@@ -6,12 +6,12 @@ use groupsim_wire::error_codes as codes;
 use groupsim_wire::records::offsets_in;
 use kafka_protocol::messages::{FetchResponse, RequestKind};
 
-use crate::classic::fetch::{FetchedBatch, Fetcher};
 use crate::classic::in_flight::Pending;
-use crate::classic::positions::PositionState;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::probes;
+use crate::shared::fetch::{FetchedBatch, Fetcher};
+use crate::shared::positions::PositionState;
 use crate::{Millis, TopicPartition};
 
 impl Member {

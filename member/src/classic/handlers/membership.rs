@@ -17,14 +17,13 @@ use kafka_protocol::messages::{
 
 use crate::assignor::StickyUserData;
 use crate::classic::in_flight::{Pending, Sent};
-use crate::classic::membership::{
-    group_id, instance_id, GroupError, LeaderJob, Phase, NO_GENERATION,
-};
+use crate::classic::membership::{GroupError, LeaderJob, Phase, NO_GENERATION};
 use crate::classic::rebalance::RevokeStage;
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::compat::sb;
 use crate::probes;
+use crate::shared::{group_id, instance_id};
 use crate::{MemberEvent, Millis, SentUnder};
 
 impl Member {

@@ -7,12 +7,12 @@ use kafka_protocol::messages::{ListOffsetsResponse, OffsetFetchResponse, Request
 
 use crate::classic::in_flight::{Pending, Sent};
 use crate::classic::membership::Phase;
-use crate::classic::positions::{
-    list_offsets_answers, list_offsets_request, offset_fetch_answers, offset_fetch_request,
-};
 use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::probes;
+use crate::shared::positions::{
+    list_offsets_answers, list_offsets_request, offset_fetch_answers, offset_fetch_request,
+};
 use crate::{Millis, TopicPartition};
 
 impl Member {

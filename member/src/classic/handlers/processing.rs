@@ -1,9 +1,9 @@
 //! Starting batches, finishing them and their acks, and the `max.poll.interval.ms` stall.
 
-use crate::classic::positions::PositionState;
-use crate::classic::processing::ProcessingBatch;
 use crate::classic::Member;
 use crate::probes;
+use crate::shared::positions::PositionState;
+use crate::shared::processing::ProcessingBatch;
 use crate::{MemberEvent, Millis};
 
 impl Member {

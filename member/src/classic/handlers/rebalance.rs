@@ -4,11 +4,11 @@ use std::collections::BTreeSet;
 
 use crate::classic::in_flight::CommitPurpose;
 use crate::classic::membership::Phase;
-use crate::classic::positions::{PartitionState, PositionState};
 use crate::classic::profile_rules::InProgressOnRevoke;
 use crate::classic::rebalance::RevokeStage;
 use crate::classic::timers::Timer;
 use crate::classic::Member;
+use crate::shared::positions::{PartitionState, PositionState};
 use crate::{MemberEvent, Millis, TopicPartition};
 
 impl Member {

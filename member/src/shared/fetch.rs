@@ -19,24 +19,24 @@ const FETCH_MAX_BYTES: i32 = 50 << 20;
 
 /// Records fetched for one partition and not processed yet.
 #[derive(Clone, Debug)]
-pub(super) struct FetchedBatch {
-    pub(super) tp: TopicPartition,
-    pub(super) first: i64,
-    pub(super) last: i64,
-    pub(super) count: usize,
-    pub(super) epoch: u64,
+pub(crate) struct FetchedBatch {
+    pub(crate) tp: TopicPartition,
+    pub(crate) first: i64,
+    pub(crate) last: i64,
+    pub(crate) count: usize,
+    pub(crate) epoch: u64,
 }
 
 /// The fetched, unprocessed batches, oldest first.
 #[derive(Debug, Default)]
-pub(super) struct Fetcher {
-    pub(super) buffered: VecDeque<FetchedBatch>,
+pub(crate) struct Fetcher {
+    pub(crate) buffered: VecDeque<FetchedBatch>,
 }
 
 impl Fetcher {
     /// Drops fetched records that were not processed yet; their partitions fetch again from the
     /// first dropped offset.
-    pub(super) fn drop_buffered(&mut self, positions: &mut SubscriptionState) {
+    pub(crate) fn drop_buffered(&mut self, positions: &mut SubscriptionState) {
         while let Some(b) = self.buffered.pop_front() {
             if b.epoch != positions.epoch {
                 continue;
@@ -50,7 +50,7 @@ impl Fetcher {
 
     /// A Fetch of `parts` (partition, position; sorted) from one leader, and its timeout
     /// (`request.timeout.ms` plus `fetch.max.wait.ms`, as the broker may hold it that long).
-    pub(super) fn request(
+    pub(crate) fn request(
         config: &MemberConfig,
         metadata: &Metadata,
         parts: &[(TopicPartition, i64)],

@@ -8,19 +8,19 @@ use crate::compat::sb;
 
 /// The coordinator the member currently trusts.
 #[derive(Debug, Default)]
-pub(super) struct Discovery {
-    pub(super) coordinator: Option<i32>,
+pub(crate) struct Discovery {
+    pub(crate) coordinator: Option<i32>,
 }
 
 impl Discovery {
     /// FindCoordinator for group `group_id` (key type 0: a group).
-    pub(super) fn request(group_id: &str) -> FindCoordinatorRequest {
+    pub(crate) fn request(group_id: &str) -> FindCoordinatorRequest {
         FindCoordinatorRequest::default().with_key_type(0).with_coordinator_keys(vec![sb(group_id)])
     }
 
     /// The coordinator node an answer names for `group_id` (either shape: v4+ batches its
     /// keys), or None when it carries an error or no node.
-    pub(super) fn read_answer(resp: &FindCoordinatorResponse, group_id: &str) -> Option<i32> {
+    pub(crate) fn read_answer(resp: &FindCoordinatorResponse, group_id: &str) -> Option<i32> {
         let (code, node) = Self::answer(resp, group_id);
         if code != codes::NONE || node < 0 {
             None
@@ -30,7 +30,7 @@ impl Discovery {
     }
 
     /// The error code and node an answer gives for `group_id` (either shape).
-    pub(super) fn answer(resp: &FindCoordinatorResponse, group_id: &str) -> (i16, i32) {
+    pub(crate) fn answer(resp: &FindCoordinatorResponse, group_id: &str) -> (i16, i32) {
         if resp.coordinators.is_empty() {
             (resp.error_code, resp.node_id.0)
         } else {

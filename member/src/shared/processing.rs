@@ -11,33 +11,33 @@ use crate::{Millis, TopicPartition};
 /// member id, generation and assignment epoch it started in: its ack carries them, so an ack
 /// that arrives after a rebalance is recognised as stale.
 #[derive(Clone, Debug)]
-pub(super) struct ProcessingBatch {
-    pub(super) tp: TopicPartition,
-    pub(super) first: i64,
-    pub(super) last: i64,
-    pub(super) started_at: Millis,
-    pub(super) done_at: Millis,
-    pub(super) epoch: u64,
-    pub(super) generation: i32,
-    pub(super) member_id: String,
+pub(crate) struct ProcessingBatch {
+    pub(crate) tp: TopicPartition,
+    pub(crate) first: i64,
+    pub(crate) last: i64,
+    pub(crate) started_at: Millis,
+    pub(crate) done_at: Millis,
+    pub(crate) epoch: u64,
+    pub(crate) generation: i32,
+    pub(crate) member_id: String,
 }
 
 /// Processing state.
 #[derive(Debug)]
-pub(super) struct Processor {
+pub(crate) struct Processor {
     rng: ChaCha8Rng,
     /// Batches being processed (at most one, or one per partition for Elsa's workers).
-    pub(super) processing: Vec<ProcessingBatch>,
+    pub(crate) processing: Vec<ProcessingBatch>,
     /// Batches the member no longer waits for (StaleAck, or asynchronous work outliving a
     /// revoke): their acks arrive whenever they finish.
-    pub(super) detached: Vec<ProcessingBatch>,
+    pub(crate) detached: Vec<ProcessingBatch>,
     /// StaleAck delay for the next batch to start.
-    pub(super) stale_ack_ms: Option<u64>,
+    pub(crate) stale_ack_ms: Option<u64>,
 }
 
 impl Processor {
     /// `seed` drives the processing times.
-    pub(super) fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self {
             rng: ChaCha8Rng::seed_from_u64(seed),
             processing: Vec::new(),
@@ -48,7 +48,7 @@ impl Processor {
 
     /// One record's processing time, drawn uniformly from the inclusive range `(a, b)` (no
     /// draw when the range is a single value).
-    pub(super) fn draw_processing_ms(&mut self, (a, b): (u64, u64)) -> u64 {
+    pub(crate) fn draw_processing_ms(&mut self, (a, b): (u64, u64)) -> u64 {
         let (lo, hi) = (a.min(b), a.max(b));
         if lo == hi {
             lo
@@ -59,28 +59,28 @@ impl Processor {
 
     /// Whether a batch of `tp` from assignment `epoch` is processing or detached and
     /// unfinished.
-    pub(super) fn busy(&self, tp: &TopicPartition, epoch: u64) -> bool {
+    pub(crate) fn busy(&self, tp: &TopicPartition, epoch: u64) -> bool {
         self.processing.iter().chain(&self.detached).any(|p| p.tp == *tp && p.epoch == epoch)
     }
 
     /// When the first batch (processing or detached) finishes.
-    pub(super) fn next_done_at(&self) -> Option<Millis> {
+    pub(crate) fn next_done_at(&self) -> Option<Millis> {
         self.processing.iter().chain(&self.detached).map(|p| p.done_at).min()
     }
 
     /// When the oldest batch in progress runs past `max_poll_ms`.
-    pub(super) fn max_poll_deadline(&self, max_poll_ms: u64) -> Option<Millis> {
+    pub(crate) fn max_poll_deadline(&self, max_poll_ms: u64) -> Option<Millis> {
         self.processing.iter().map(|p| p.started_at + max_poll_ms).min()
     }
 
     /// Whether a batch in progress has run for `max_poll_ms` by `now`.
-    pub(super) fn stalled(&self, now: Millis, max_poll_ms: u64) -> bool {
+    pub(crate) fn stalled(&self, now: Millis, max_poll_ms: u64) -> bool {
         self.processing.iter().any(|p| now >= p.started_at + max_poll_ms)
     }
 
     /// Takes the batch that finishes first among those due by `now` (ties: one in progress
     /// before a detached one, then the earlier started).
-    pub(super) fn take_next_due(&mut self, now: Millis) -> Option<ProcessingBatch> {
+    pub(crate) fn take_next_due(&mut self, now: Millis) -> Option<ProcessingBatch> {
         let due = |p: &ProcessingBatch| p.done_at <= now;
         let next = self
             .processing
@@ -102,7 +102,7 @@ impl Processor {
 
     /// StaleAck: the batch in progress (or the next one) finishes `delay_ms` later and is
     /// detached from revocation.
-    pub(super) fn inject_stale_ack(&mut self, delay_ms: u64) {
+    pub(crate) fn inject_stale_ack(&mut self, delay_ms: u64) {
         if self.processing.is_empty() {
             self.stale_ack_ms = Some(delay_ms);
         } else {
@@ -113,7 +113,7 @@ impl Processor {
     }
 
     /// Forgets every batch (the member stopped).
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.processing.clear();
         self.detached.clear();
     }

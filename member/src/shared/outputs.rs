@@ -43,14 +43,14 @@ pub enum MemberOutput {
 
 /// The member's outputs in the order produced, and the counter request ids come from.
 #[derive(Debug, Default)]
-pub(super) struct Outputs {
+pub(crate) struct Outputs {
     queue: VecDeque<MemberOutput>,
     next_request_id: u64,
 }
 
 impl Outputs {
     /// Queues `request` for `target` under a fresh id (ids count up from 1) and returns the id.
-    pub(super) fn send(
+    pub(crate) fn send(
         &mut self,
         target: Target,
         request: RequestKind,
@@ -63,17 +63,17 @@ impl Outputs {
     }
 
     /// Queues a history event.
-    pub(super) fn emit(&mut self, event: MemberEvent) {
+    pub(crate) fn emit(&mut self, event: MemberEvent) {
         self.queue.push_back(MemberOutput::Event(event));
     }
 
     /// Queues closing `target`'s connection.
-    pub(super) fn close(&mut self, target: Target) {
+    pub(crate) fn close(&mut self, target: Target) {
         self.queue.push_back(MemberOutput::Close(target));
     }
 
     /// The oldest queued output.
-    pub(super) fn pop(&mut self) -> Option<MemberOutput> {
+    pub(crate) fn pop(&mut self) -> Option<MemberOutput> {
         self.queue.pop_front()
     }
 }

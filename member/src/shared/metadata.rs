@@ -7,40 +7,41 @@ use groupsim_wire::error_codes as codes;
 use kafka_protocol::messages::fetch_request::FetchTopic;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
+use uuid::Uuid;
 
 use crate::compat::sb;
 use crate::TopicPartition;
 
 /// What the member knows of one topic.
 #[derive(Clone, Debug)]
-pub(super) struct TopicMeta {
+pub(crate) struct TopicMeta {
     /// Partition index -> leader node id (-1: no leader).
-    pub(super) leaders: BTreeMap<i32, i32>,
+    pub(crate) leaders: BTreeMap<i32, i32>,
     /// Name and topic id for Fetch requests (the id is needed from Fetch v13).
-    pub(super) fetch_template: FetchTopic,
+    pub(crate) fetch_template: FetchTopic,
 }
 
 /// Cluster metadata and the refresh bookkeeping.
 #[derive(Debug, Default)]
-pub(super) struct Metadata {
-    pub(super) topics: BTreeMap<String, TopicMeta>,
-    pub(super) known_brokers: Vec<i32>,
+pub(crate) struct Metadata {
+    pub(crate) topics: BTreeMap<String, TopicMeta>,
+    pub(crate) known_brokers: Vec<i32>,
     /// Which listed broker cluster-wide requests go to next (moves on after each failure).
-    pub(super) broker_cursor: usize,
+    pub(crate) broker_cursor: usize,
     /// A Metadata answer was applied at least once.
-    pub(super) known: bool,
+    pub(crate) known: bool,
     /// Counts applied answers (the leader waits for one newer than its join).
-    pub(super) version: u64,
+    pub(crate) version: u64,
     /// A refresh is wanted.
-    pub(super) wanted: bool,
+    pub(crate) wanted: bool,
     /// Topics asked for besides the subscription (other members' topics, for the leader).
-    pub(super) extra_topics: BTreeSet<String>,
+    pub(crate) extra_topics: BTreeSet<String>,
 }
 
 impl Metadata {
     /// A broker for cluster-wide requests (Metadata, FindCoordinator): the bootstrap node until
     /// Metadata lists brokers, then the listed brokers in turn, moving on after each failure.
-    pub(super) fn any_broker(&self, bootstrap_node: i32) -> i32 {
+    pub(crate) fn any_broker(&self, bootstrap_node: i32) -> i32 {
         if self.known_brokers.is_empty() {
             bootstrap_node
         } else {
@@ -48,7 +49,7 @@ impl Metadata {
         }
     }
 
-    pub(super) fn leader_of(&self, tp: &TopicPartition) -> Option<i32> {
+    pub(crate) fn leader_of(&self, tp: &TopicPartition) -> Option<i32> {
         self.topics
             .get(&tp.topic)
             .and_then(|m| m.leaders.get(&tp.partition))
@@ -56,12 +57,21 @@ impl Metadata {
             .filter(|l| *l >= 0)
     }
 
-    pub(super) fn partition_count(&self, topic: &str) -> Option<i32> {
+    /// The name of the topic with id `topic_id` (Metadata v10+ carries topic ids), if known.
+    pub(crate) fn topic_named_by_id(&self, topic_id: &Uuid) -> Option<&str> {
+        if topic_id.is_nil() {
+            return None;
+        }
+        let mut named = self.topics.iter().filter(|(_, m)| m.fetch_template.topic_id == *topic_id);
+        named.next().map(|(name, _)| name.as_str())
+    }
+
+    pub(crate) fn partition_count(&self, topic: &str) -> Option<i32> {
         self.topics.get(topic).map(|m| m.leaders.len() as i32)
     }
 
     /// The partition count of each topic (None: unknown topic).
-    pub(super) fn partition_counts<'a>(
+    pub(crate) fn partition_counts<'a>(
         &self,
         topics: impl IntoIterator<Item = &'a String>,
     ) -> BTreeMap<String, Option<i32>> {
@@ -69,7 +79,7 @@ impl Metadata {
     }
 
     /// Whether a known topic's partition count differs from `watched`.
-    pub(super) fn counts_changed(&self, watched: &BTreeMap<String, Option<i32>>) -> bool {
+    pub(crate) fn counts_changed(&self, watched: &BTreeMap<String, Option<i32>>) -> bool {
         watched.iter().any(|(t, count)| {
             let now = self.partition_count(t);
             now.is_some() && now != *count
@@ -77,7 +87,7 @@ impl Metadata {
     }
 
     /// Wants a Metadata refresh that also covers `topic` (if it is not subscribed already).
-    pub(super) fn want_for(&mut self, topic: &str, subscribed: &[String]) {
+    pub(crate) fn want_for(&mut self, topic: &str, subscribed: &[String]) {
         if !subscribed.iter().any(|t| t == topic) {
             self.extra_topics.insert(topic.to_string());
         }
@@ -85,7 +95,7 @@ impl Metadata {
     }
 
     /// Metadata for the subscribed topics and the extra ones.
-    pub(super) fn request(&self, subscribed: &[String]) -> MetadataRequest {
+    pub(crate) fn request(&self, subscribed: &[String]) -> MetadataRequest {
         let topics: BTreeSet<&String> = subscribed.iter().chain(self.extra_topics.iter()).collect();
         MetadataRequest::default().with_topics(Some(
             topics
@@ -97,7 +107,7 @@ impl Metadata {
 
     /// Applies a successful answer: brokers and topics (a topic or partition without a leader
     /// wants another refresh).
-    pub(super) fn apply(&mut self, resp: MetadataResponse) {
+    pub(crate) fn apply(&mut self, resp: MetadataResponse) {
         let mut brokers: Vec<i32> = resp.brokers.iter().map(|b| b.node_id.0).collect();
         brokers.sort_unstable();
         brokers.dedup();

@@ -15,7 +15,7 @@ use kafka_protocol::messages::{
     TopicName,
 };
 
-use super::membership::group_id;
+use super::group_id;
 use super::outputs::Outputs;
 use crate::compat::sb;
 use crate::{MemberConfig, MemberEvent, TopicPartition};
@@ -25,7 +25,7 @@ const EARLIEST_TIMESTAMP: i64 = -2;
 
 /// How far an owned partition's starting position has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PositionState {
+pub(crate) enum PositionState {
     /// Waiting for OffsetFetch.
     AwaitingCommitted,
     /// No usable committed offset (or out of range): waiting for ListOffsets earliest.
@@ -36,23 +36,23 @@ pub(super) enum PositionState {
 
 /// Per owned partition state.
 #[derive(Clone, Debug)]
-pub(super) struct PartitionState {
-    pub(super) state: PositionState,
+pub(crate) struct PartitionState {
+    pub(crate) state: PositionState,
     /// Next offset to fetch.
-    pub(super) fetch_position: i64,
+    pub(crate) fetch_position: i64,
     /// Next offset to commit: one past the last processed record (or the starting position).
-    pub(super) processed: Option<i64>,
+    pub(crate) processed: Option<i64>,
     /// Last committed offset the member knows of (OffsetFetch answer or acknowledged commit).
-    pub(super) committed: Option<i64>,
+    pub(crate) committed: Option<i64>,
     /// The offset below which nothing needs committing: the last acknowledged commit, or the
     /// starting position when nothing was committed yet.
-    pub(super) commit_floor: Option<i64>,
-    pub(super) fetch_in_flight: bool,
-    pub(super) buffered: bool,
+    pub(crate) commit_floor: Option<i64>,
+    pub(crate) fetch_in_flight: bool,
+    pub(crate) buffered: bool,
 }
 
 impl PartitionState {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: PositionState::AwaitingCommitted,
             fetch_position: 0,
@@ -88,24 +88,24 @@ impl PartitionState {
 
 /// The assignment and the positions of its partitions.
 #[derive(Debug, Default)]
-pub(super) struct SubscriptionState {
+pub(crate) struct SubscriptionState {
     /// Partitions the member owns, sorted (for a cooperative member, those being revoked too).
-    pub(super) assigned: Vec<TopicPartition>,
+    pub(crate) assigned: Vec<TopicPartition>,
     /// Counts assignment changes: answers and batches of an older epoch are stale.
-    pub(super) epoch: u64,
-    pub(super) partitions: BTreeMap<TopicPartition, PartitionState>,
+    pub(crate) epoch: u64,
+    pub(crate) partitions: BTreeMap<TopicPartition, PartitionState>,
 }
 
 /// Owned partitions (sorted) and their positions, taken out of the subscription state.
-pub(super) type OwnedPartitions = (Vec<TopicPartition>, BTreeMap<TopicPartition, PartitionState>);
+pub(crate) type OwnedPartitions = (Vec<TopicPartition>, BTreeMap<TopicPartition, PartitionState>);
 
 /// The (offset, error code) answered for each partition.
-pub(super) type OffsetAnswers = BTreeMap<TopicPartition, (i64, i16)>;
+pub(crate) type OffsetAnswers = BTreeMap<TopicPartition, (i64, i16)>;
 
 impl SubscriptionState {
     /// Processed positions that moved since the last acknowledged commit. Bug
     /// `skip_revoke_commit_then_overcommit` (`overcommit`): the fetch position is committed.
-    pub(super) fn offsets_to_commit(&self, overcommit: bool) -> Vec<(TopicPartition, i64)> {
+    pub(crate) fn offsets_to_commit(&self, overcommit: bool) -> Vec<(TopicPartition, i64)> {
         self.partitions
             .iter()
             .filter_map(|(tp, ps)| {
@@ -125,18 +125,18 @@ impl SubscriptionState {
 
     /// Bug `keeps_owned_after_sync_error`: takes the owned partitions and their positions out
     /// (see [`Self::restore_owned`]).
-    pub(super) fn take_owned(&mut self) -> OwnedPartitions {
+    pub(crate) fn take_owned(&mut self) -> OwnedPartitions {
         (std::mem::take(&mut self.assigned), std::mem::take(&mut self.partitions))
     }
 
     /// Bug `keeps_owned_after_sync_error`: puts owned partitions taken out back.
-    pub(super) fn restore_owned(&mut self, (assigned, partitions): OwnedPartitions) {
+    pub(crate) fn restore_owned(&mut self, (assigned, partitions): OwnedPartitions) {
         self.assigned = assigned;
         self.partitions = partitions;
     }
 
     /// The processed position of each of `tps` that has one.
-    pub(super) fn processed_of(&self, tps: &[TopicPartition]) -> Vec<(TopicPartition, i64)> {
+    pub(crate) fn processed_of(&self, tps: &[TopicPartition]) -> Vec<(TopicPartition, i64)> {
         tps.iter()
             .filter_map(|tp| {
                 self.partitions.get(tp).and_then(|ps| ps.processed).map(|p| (tp.clone(), p))
@@ -145,7 +145,7 @@ impl SubscriptionState {
     }
 
     /// Partitions waiting for their committed offset.
-    pub(super) fn awaiting_committed(&self) -> Vec<TopicPartition> {
+    pub(crate) fn awaiting_committed(&self) -> Vec<TopicPartition> {
         self.partitions
             .iter()
             .filter(|(_, ps)| ps.state == PositionState::AwaitingCommitted)
@@ -163,7 +163,7 @@ impl SubscriptionState {
     }
 
     /// Partitions waiting for ListOffsets earliest, none sent yet.
-    pub(super) fn awaiting_reset(&self) -> impl Iterator<Item = &TopicPartition> {
+    pub(crate) fn awaiting_reset(&self) -> impl Iterator<Item = &TopicPartition> {
         self.partitions
             .iter()
             .filter(|(_, ps)| ps.state == (PositionState::AwaitingReset { in_flight: false }))
@@ -173,7 +173,7 @@ impl SubscriptionState {
     /// Applies the committed offsets of `partitions` (of the current epoch): a committed offset
     /// becomes the position; no committed offset waits for ListOffsets. Returns whether some
     /// partition needs another OffsetFetch.
-    pub(super) fn apply_committed(
+    pub(crate) fn apply_committed(
         &mut self,
         partitions: Vec<TopicPartition>,
         answers: &OffsetAnswers,
@@ -203,7 +203,7 @@ impl SubscriptionState {
     }
 
     /// Marks `tps` as having ListOffsets in flight.
-    pub(super) fn reset_sent(&mut self, tps: &[TopicPartition]) {
+    pub(crate) fn reset_sent(&mut self, tps: &[TopicPartition]) {
         for tp in tps {
             if let Some(ps) = self.partitions.get_mut(tp) {
                 ps.state = PositionState::AwaitingReset { in_flight: true };
@@ -212,7 +212,7 @@ impl SubscriptionState {
     }
 
     /// ListOffsets for `partitions` of `epoch` was answered or failed: they may ask again.
-    pub(super) fn reset_answered(&mut self, epoch: u64, partitions: &[TopicPartition]) {
+    pub(crate) fn reset_answered(&mut self, epoch: u64, partitions: &[TopicPartition]) {
         if epoch != self.epoch {
             return;
         }
@@ -227,7 +227,7 @@ impl SubscriptionState {
 
     /// Applies earliest offsets to `partitions` (of the current epoch). Returns whether some
     /// partition needs another ListOffsets, and the topics whose leader moved.
-    pub(super) fn apply_earliest(
+    pub(crate) fn apply_earliest(
         &mut self,
         partitions: Vec<TopicPartition>,
         answers: &OffsetAnswers,
@@ -261,7 +261,7 @@ impl SubscriptionState {
 }
 
 /// OffsetFetch of `partitions` (sorted) for the group.
-pub(super) fn offset_fetch_request(
+pub(crate) fn offset_fetch_request(
     config: &MemberConfig,
     partitions: &[TopicPartition],
 ) -> OffsetFetchRequest {
@@ -282,7 +282,7 @@ pub(super) fn offset_fetch_request(
 }
 
 /// The group's error code and per-partition committed offsets of an OffsetFetch answer.
-pub(super) fn offset_fetch_answers(
+pub(crate) fn offset_fetch_answers(
     resp: &OffsetFetchResponse,
     group: &str,
 ) -> (i16, OffsetAnswers) {
@@ -306,7 +306,7 @@ pub(super) fn offset_fetch_answers(
 }
 
 /// ListOffsets earliest for `partitions` (sorted), all led by one broker.
-pub(super) fn list_offsets_request(partitions: &[TopicPartition]) -> ListOffsetsRequest {
+pub(crate) fn list_offsets_request(partitions: &[TopicPartition]) -> ListOffsetsRequest {
     let mut topics: Vec<ListOffsetsTopic> = Vec::new();
     for tp in partitions {
         let part = ListOffsetsPartition::default()
@@ -325,7 +325,7 @@ pub(super) fn list_offsets_request(partitions: &[TopicPartition]) -> ListOffsets
 }
 
 /// The per-partition offsets of a ListOffsets answer.
-pub(super) fn list_offsets_answers(resp: &ListOffsetsResponse) -> OffsetAnswers {
+pub(crate) fn list_offsets_answers(resp: &ListOffsetsResponse) -> OffsetAnswers {
     let mut answers: OffsetAnswers = BTreeMap::new();
     for t in &resp.topics {
         for p in &t.partitions {

@@ -1,0 +1,249 @@
+//! The heartbeat loop: sending ConsumerGroupHeartbeat when due (at once when joining,
+//! acknowledging or leaving), and what its answers and errors do.
+
+use groupsim_wire::{error_codes as codes, error_name};
+use kafka_protocol::error::ResponseError as E;
+use kafka_protocol::messages::{ConsumerGroupHeartbeatResponse, RequestKind};
+
+use crate::consumer::heartbeat::HeartbeatView;
+use crate::consumer::in_flight::Pending;
+use crate::consumer::membership::{MemberState, Membership, JOIN_EPOCH};
+use crate::consumer::reconciliation::IdAssignment;
+use crate::consumer::timers::Timer;
+use crate::consumer::ConsumerGroupMember;
+use crate::shared::in_flight::{Failure, Sent};
+use crate::{probes, MemberEvent, Millis, Target};
+
+/// KIP-848 error codes (the wire table gains them with the coordinator's side).
+pub(in crate::consumer) const FENCED_MEMBER_EPOCH: i16 = E::FencedMemberEpoch.code();
+pub(in crate::consumer) const STALE_MEMBER_EPOCH: i16 = E::StaleMemberEpoch.code();
+
+impl ConsumerGroupMember {
+    pub(in crate::consumer) fn maybe_heartbeat(&mut self, now: Millis) {
+        let state = self.membership.state;
+        let Some(node) = self.discovery.coordinator else {
+            if state == MemberState::Leaving {
+                // Java's onHeartbeatRequestSkipped: no coordinator, the leave completes unsent.
+                self.finish_leave();
+            }
+            return;
+        };
+        if state.skips_heartbeat() {
+            return;
+        }
+        let in_flight = self.in_flight.any(|p| matches!(p, Pending::Heartbeat { .. }));
+        let due = self.timers.get(Timer::Heartbeat).is_none_or(|t| t <= now);
+        if state != MemberState::Leaving && (in_flight || !(state.heartbeats_now() || due)) {
+            return;
+        }
+        let leave = state == MemberState::Leaving;
+        let epoch = if leave {
+            Membership::leave_epoch(self.config.group_instance_id.is_some())
+        } else {
+            self.membership.epoch
+        };
+        let acknowledging = state == MemberState::Acknowledging;
+        let view = HeartbeatView {
+            member_id: &self.membership.member_id,
+            epoch,
+            joining: state == MemberState::Joining,
+            acknowledging,
+            owned: (&self.reconciliation.current, self.reconciliation.local_epoch),
+        };
+        let mut req = self.heartbeat.request(&self.config, &self.rules, view);
+        if leave {
+            req.topic_partitions = None;
+        }
+        let timeout = self.config.request_timeout_ms;
+        let target = Target::Coordinator(node);
+        self.send(
+            target,
+            RequestKind::ConsumerGroupHeartbeat(req),
+            timeout,
+            Pending::Heartbeat { leave },
+        );
+        self.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms.max(1));
+        if acknowledging {
+            // Java's onHeartbeatRequestGenerated: the ack is out; a newer target reconciles next.
+            probes::CONSUMER_RECONCILE_ACK.hit();
+            self.membership.state = if self.reconciliation.target_reconciled(&self.metadata) {
+                MemberState::Stable
+            } else {
+                MemberState::Reconciling
+            };
+        }
+        if leave {
+            self.membership.state = MemberState::Unsubscribed;
+        }
+    }
+
+    pub(in crate::consumer) fn on_heartbeat(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        leave: bool,
+        resp: ConsumerGroupHeartbeatResponse,
+    ) {
+        if leave {
+            probes::error_handled(self.config.profile, "ConsumerGroupHeartbeat", resp.error_code);
+            self.finish_leave();
+            return;
+        }
+        if resp.error_code != codes::NONE {
+            self.on_heartbeat_error(now, sent, resp.error_code);
+            return;
+        }
+        if resp.heartbeat_interval_ms > 0 {
+            self.heartbeat.interval_ms = resp.heartbeat_interval_ms as Millis;
+        }
+        self.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms);
+        if self.commit_after_heartbeat {
+            // librdkafka: the commit deferred after STALE_MEMBER_EPOCH goes out again now.
+            self.commit_after_heartbeat = false;
+            self.timers.set(Timer::AutoCommit, now);
+        }
+        let state = self.membership.state;
+        if !state.can_handle_new_assignment() || state == MemberState::Unsubscribed {
+            return;
+        }
+        if let Some(id) = resp.member_id.as_ref().filter(|id| !id.is_empty()) {
+            self.membership.member_id = id.to_string();
+        }
+        self.set_epoch(resp.member_epoch);
+        match resp.assignment {
+            Some(a) => {
+                let target: IdAssignment = a
+                    .topic_partitions
+                    .iter()
+                    .filter(|t| !t.partitions.is_empty())
+                    .map(|t| (t.topic_id, t.partitions.iter().copied().collect()))
+                    .collect();
+                self.on_target_assignment(target);
+            }
+            None if state == MemberState::Joining && self.membership.epoch > JOIN_EPOCH => {
+                self.membership.state = MemberState::Stable;
+            }
+            None => {}
+        }
+    }
+
+    /// A new epoch from the coordinator (recorded when it changes).
+    fn set_epoch(&mut self, epoch: i32) {
+        let previous = self.membership.epoch;
+        if epoch != previous {
+            self.membership.epoch = epoch;
+            self.emit(MemberEvent::MemberEpochChanged {
+                member_id: self.membership.member_id.clone(),
+                previous,
+                epoch,
+            });
+        }
+    }
+
+    fn heartbeat_failed(&mut self, sent: &Sent, error: String) {
+        self.emit(MemberEvent::HeartbeatFailed {
+            member_id: sent.member_id.clone(),
+            epoch: sent.generation,
+            error,
+        });
+    }
+
+    fn on_heartbeat_error(&mut self, now: Millis, sent: &Sent, code: i16) {
+        probes::error_handled(self.config.profile, "ConsumerGroupHeartbeat", code);
+        self.heartbeat_failed(sent, error_name(code));
+        self.heartbeat.reset();
+        match code {
+            codes::NOT_COORDINATOR | codes::COORDINATOR_NOT_AVAILABLE => {
+                probes::CONSUMER_HEARTBEAT_COORDINATOR_MOVED.hit();
+                self.mark_coordinator_unknown(
+                    now,
+                    &format!("ConsumerGroupHeartbeat {}", error_name(code)),
+                );
+                self.timers.set(Timer::Heartbeat, now);
+            }
+            codes::COORDINATOR_LOAD_IN_PROGRESS => {
+                probes::CONSUMER_HEARTBEAT_LOADING.hit();
+                self.retry_after_backoff(Timer::Heartbeat, now);
+            }
+            FENCED_MEMBER_EPOCH | codes::UNKNOWN_MEMBER_ID => {
+                if code == FENCED_MEMBER_EPOCH {
+                    probes::CONSUMER_FENCED_EPOCH.hit();
+                } else {
+                    probes::CONSUMER_UNKNOWN_MEMBER.hit();
+                }
+                self.fence(now, code);
+            }
+            _ => {
+                probes::CONSUMER_HEARTBEAT_FATAL.hit();
+                self.fatal(now, code);
+            }
+        }
+    }
+
+    /// A heartbeat got no answer: the next one is full, after a backoff (the coordinator is
+    /// forgotten by the caller); a leave heartbeat ends the leave.
+    pub(in crate::consumer) fn on_heartbeat_lost(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        leave: bool,
+        failure: &Failure,
+    ) {
+        if leave {
+            self.finish_leave();
+            return;
+        }
+        probes::CONSUMER_HEARTBEAT_LOST.hit();
+        self.heartbeat_failed(sent, failure.name());
+        self.heartbeat.reset();
+        self.retry_after_backoff(Timer::Heartbeat, now);
+    }
+
+    /// FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID (`transitionToFenced`): the partitions are lost
+    /// (no commit, `onPartitionsLost`), the epoch goes back to 0 and the member rejoins at once
+    /// with the member id it drew. A member already leaving just stops.
+    fn fence(&mut self, now: Millis, code: i16) {
+        let state = self.membership.state;
+        if matches!(state, MemberState::PrepareLeaving | MemberState::Leaving) {
+            self.release_lost(now, &error_name(code));
+            self.finish_leave();
+            return;
+        }
+        if state == MemberState::Unsubscribed {
+            return;
+        }
+        self.membership.state = MemberState::Fenced;
+        self.emit(MemberEvent::Fenced {
+            member_id: self.membership.member_id.clone(),
+            epoch: self.membership.epoch,
+            error: error_name(code),
+        });
+        self.release_lost(now, &error_name(code));
+        self.set_epoch(JOIN_EPOCH);
+        self.membership.state = MemberState::Joining;
+        self.timers.set(Timer::Heartbeat, now);
+    }
+
+    /// A fatal heartbeat error: partitions lost, the member stops for good.
+    fn fatal(&mut self, now: Millis, code: i16) {
+        let leaving =
+            matches!(self.membership.state, MemberState::PrepareLeaving | MemberState::Leaving);
+        if !leaving {
+            self.release_lost(now, &error_name(code));
+        }
+        self.emit(MemberEvent::Fatal {
+            member_id: self.membership.member_id.clone(),
+            generation: self.membership.epoch,
+            error: error_name(code),
+        });
+        self.membership.state = MemberState::Fatal;
+        self.finished = true;
+    }
+
+    /// The leave heartbeat was answered (or could not be sent): the member is out.
+    pub(in crate::consumer) fn finish_leave(&mut self) {
+        self.membership.state = MemberState::Unsubscribed;
+        self.emit(MemberEvent::Left { member_id: self.membership.member_id.clone() });
+        self.finished = true;
+    }
+}

@@ -1,0 +1,96 @@
+//! One member of either group protocol, chosen by its profile: what the world's driver runs.
+//! Each method hands the call to the classic [`Member`] or the KIP-848
+//! [`ConsumerGroupMember`]; both keep the same sans-IO contract.
+
+use kafka_protocol::messages::ResponseKind;
+
+use crate::{
+    ConsumerGroupMember, GroupProtocol, Member, MemberConfig, MemberFault, MemberOutput, Millis,
+    RequestFailure, RequestId,
+};
+
+/// A member speaking the group protocol its profile names.
+#[derive(Debug)]
+pub enum GroupMember {
+    /// JoinGroup / SyncGroup / Heartbeat.
+    Classic(Box<Member>),
+    /// KIP-848's ConsumerGroupHeartbeat.
+    Consumer(Box<ConsumerGroupMember>),
+}
+
+/// Calls `$call` on whichever member `$self` holds.
+macro_rules! each {
+    ($self:expr, $m:ident => $call:expr) => {
+        match $self {
+            GroupMember::Classic($m) => $call,
+            GroupMember::Consumer($m) => $call,
+        }
+    };
+}
+
+impl GroupMember {
+    /// The member `config.profile` calls for; `seed` as each member takes it.
+    pub fn new(config: MemberConfig, seed: u64) -> Self {
+        match config.profile.group_protocol() {
+            GroupProtocol::Classic => GroupMember::Classic(Box::new(Member::new(config, seed))),
+            GroupProtocol::Consumer => {
+                GroupMember::Consumer(Box::new(ConsumerGroupMember::new(config, seed)))
+            }
+        }
+    }
+
+    /// See [`Member::start`].
+    pub fn start(&mut self, now: Millis) {
+        each!(self, m => m.start(now))
+    }
+
+    /// See [`Member::leave`].
+    pub fn leave(&mut self, now: Millis) {
+        each!(self, m => m.leave(now))
+    }
+
+    /// See [`Member::handle_response`].
+    pub fn handle_response(&mut self, now: Millis, id: RequestId, response: ResponseKind) {
+        each!(self, m => m.handle_response(now, id, response))
+    }
+
+    /// See [`Member::handle_failure`].
+    pub fn handle_failure(&mut self, now: Millis, id: RequestId, failure: RequestFailure) {
+        each!(self, m => m.handle_failure(now, id, failure))
+    }
+
+    /// See [`Member::poll_timeout`].
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        each!(self, m => m.poll_timeout())
+    }
+
+    /// See [`Member::handle_timeout`].
+    pub fn handle_timeout(&mut self, now: Millis) {
+        each!(self, m => m.handle_timeout(now))
+    }
+
+    /// See [`Member::poll_output`].
+    pub fn poll_output(&mut self) -> Option<MemberOutput> {
+        each!(self, m => m.poll_output())
+    }
+
+    /// See [`Member::is_finished`].
+    pub fn is_finished(&self) -> bool {
+        each!(self, m => m.is_finished())
+    }
+
+    /// See [`Member::inject`].
+    pub fn inject(&mut self, now: Millis, fault: MemberFault) {
+        each!(self, m => m.inject(now, fault))
+    }
+
+    /// See [`Member::heal_pending_faults`].
+    pub fn heal_pending_faults(&mut self) {
+        each!(self, m => m.heal_pending_faults())
+    }
+
+    /// The member id (empty for a classic member before the coordinator gave one).
+    pub fn member_id(&self) -> &str {
+        each!(self, m => m.member_id())
+    }
+}
