@@ -283,6 +283,14 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                         lines.push(format!("Note over {}: t={t} process stops", mid(member)));
                         continue;
                     }
+                    WorldEvent::MemberExited { member, status, .. } => {
+                        add_member(member, &mut members);
+                        lines.push(format!(
+                            "Note over {}: t={t} process exits ({status})",
+                            mid(member)
+                        ));
+                        continue;
+                    }
                     WorldEvent::MemberLeaveRequested { member } => {
                         add_member(member, &mut members);
                         lines.push(format!("Note over {}: t={t} asked to leave", mid(member)));

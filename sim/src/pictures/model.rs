@@ -298,6 +298,11 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                 WorldEvent::BrokerCrashed { node } => {
                     t.points.push(PointMark { at, text: format!("broker-{node} crashed"), healed: false })
                 }
+                WorldEvent::MemberExited { member, client_id, status, .. } => t.points.push(PointMark {
+                    at,
+                    text: format!("{member} ({client_id}) exited by itself ({status})"),
+                    healed: false,
+                }),
                 WorldEvent::BrokerRestarted { node } => t.points.push(PointMark {
                     at,
                     text: format!("broker-{node} restarted (empty state)"),
@@ -435,6 +440,7 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                 },
                 EventKind::World(WorldEvent::MemberStarted { member, .. })
                 | EventKind::World(WorldEvent::MemberStopped { member })
+                | EventKind::World(WorldEvent::MemberExited { member, .. })
                 | EventKind::World(WorldEvent::MemberLeaveRequested { member }) => {
                     Spot::Member(member.clone())
                 }
