@@ -50,6 +50,11 @@ pub enum WorldEvent {
     MemberLeaveRequested { member: String },
     /// A member process stopped (after leaving, or at the end of the run).
     MemberStopped { member: String },
+    /// A member process exited by itself (its client library crashed, the application raised,
+    /// an unexpected exit code): to the group it is a crash, like a SIGKILL. `client_id` names
+    /// the incarnation, `status` how it exited, `stderr_tail` the last lines it wrote. A
+    /// `MemberStopped` follows.
+    MemberExited { member: String, client_id: String, status: String, stderr_tail: String },
     /// The producer stopped; these are the final log end offsets.
     ProducerStopped { log_end_offsets: Vec<(TopicPartition, i64)> },
     /// The safety phase ended: no more membership changes or faults. The group must converge

@@ -72,6 +72,10 @@ pub fn text(history: &History) -> String {
                     line(&mut out, at, format!("{member} asked to leave"))
                 }
                 WorldEvent::MemberStopped { member } => line(&mut out, at, format!("{member} stopped")),
+                WorldEvent::MemberExited { member, client_id, status, stderr_tail } => {
+                    let last = stderr_tail.lines().last().unwrap_or("");
+                    line(&mut out, at, format!("{member} ({client_id}) EXITED by itself ({status}): {last}"))
+                }
                 WorldEvent::ProducerStopped { log_end_offsets } => {
                     let total: i64 = log_end_offsets.iter().map(|(_, e)| e).sum();
                     line(&mut out, at, format!("producer stops: {total} records in all"))

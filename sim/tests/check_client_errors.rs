@@ -1,10 +1,12 @@
-//! `groupsim check-client` on bad input: an unknown client, a missing interpreter, an adapter
-//! that crashes on start and one that prints garbage each get a named error and exit 2, within
-//! a bounded time. The broken adapters are fake interpreters (shell scripts), so these tests run
-//! without any real client installed.
+//! `groupsim check-client` on bad input and broken adapters: an unknown client, a missing
+//! interpreter, an adapter that crashes on start and one that prints garbage each get a named
+//! error and exit 2, within a bounded time; so do a missing `--clients-dir` and an adapter missing
+//! from it. An adapter that exits by itself mid-run does not abort the campaign. The broken
+//! adapters are fake interpreters (shell scripts) or the fake adapter in
+//! sim/tests/fixtures/fake-clients, so these tests run without any real client installed.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -82,4 +84,111 @@ fn an_adapter_that_prints_garbage_is_named_with_the_line() {
     let err = stderr(&o);
     assert!(err.contains("printed garbage") && err.contains("hello, I am not JSON"), "{err}");
     assert!(took < Duration::from_secs(20), "bounded, the sleeping adapter killed: {took:?}");
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("groupsim-adapters-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn has_python3() -> bool {
+    Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// `check-client kafka-python` with `extra` arguments, its output under `out` (CARGO_TARGET_DIR).
+fn check(out: &Path, extra: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_groupsim"))
+        .args(["check-client", "kafka-python", "--seeds", "1", "--mode", "sync"])
+        .args(extra)
+        .env("CARGO_TARGET_DIR", out)
+        .output()
+        .expect("runs");
+    (o, started.elapsed())
+}
+
+#[test]
+fn an_adapter_exiting_mid_run_is_recorded_as_a_crash_and_the_campaign_goes_on() {
+    if !has_python3() {
+        println!("skipped: no python3");
+        return;
+    }
+    let dir = scratch("exit");
+    let python = fake_python("python3", "exec python3 \"$@\"");
+    let clients = repo_root().join("sim/tests/fixtures/fake-clients");
+    let (o, took) = check(
+        &dir,
+        &[
+            "--python",
+            python.to_str().unwrap(),
+            "--clients-dir",
+            clients.to_str().unwrap(),
+            "--fault-secs",
+            "3",
+            "--heal-secs",
+            "2",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // The campaign ran to its table: the fake joins no group, so the seed is judged stuck
+    // (exit 1), not aborted by the exit (exit 2).
+    assert_eq!(o.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("fake-adapter 0"), "the adapter came from --clients-dir:\n{stdout}");
+    assert!(
+        stdout.contains("adapter exited: kafka-python member m0 (m0.0), exit status: 3, restarted")
+            && stdout.contains("RuntimeError: fake adapter: injected failure"),
+        "the report names client, member, exit code and stderr tail:\n{stdout}"
+    );
+    assert_eq!(stdout.matches("adapter exited:").count(), 1, "only m0.0 exits:\n{stdout}");
+    assert!(took < Duration::from_secs(40), "bounded: {took:?}");
+
+    // The history records the exit, then the member stopped (a crash to the group), and the
+    // member started again.
+    let history = std::fs::read_to_string(
+        dir.join("groupsim/check-client-kafka-python-sync-0/history.jsonl"),
+    )
+    .expect("a failing seed writes its history");
+    let lines: Vec<&str> = history.lines().collect();
+    let exited = lines
+        .iter()
+        .position(|l| l.contains("MemberExited") && l.contains("\"m0.0\""))
+        .expect("a MemberExited event for m0.0");
+    assert!(lines[exited].contains("exit status: 3") && lines[exited].contains("injected failure"));
+    assert!(
+        lines[exited + 1].contains("MemberStopped") && lines[exited + 1].contains("\"m0\""),
+        "{}",
+        lines[exited + 1]
+    );
+    let m0_starts =
+        lines.iter().filter(|l| l.contains("MemberStarted") && l.contains("\"m0\"")).count();
+    assert_eq!(m0_starts, 2, "m0 restarted after its exit");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_clients_dir_or_adapter_in_it_is_named() {
+    let dir = scratch("missing");
+    let (o, _) = check(&dir, &["--clients-dir", "/nonexistent/clients"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--clients-dir /nonexistent/clients: no such folder"), "{err}");
+
+    let empty = dir.join("clients");
+    std::fs::create_dir_all(empty.join("python")).unwrap();
+    let (o, _) = check(&dir, &["--clients-dir", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("kafka-python: adapter")
+            && err.contains("python/member_kafka_python.py not found"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -126,3 +126,99 @@ fn a_real_clients_served_run_records_a_history_that_renders_and_passes_the_black
     assert!(verdict.processed >= 30, "processed {}", verdict.processed);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A served history has no member events (real clients report nothing to the broker), so its
+/// timeline draws ownership from the coordinator: each generation's stored assignment, on the
+/// lane of the process slot check-client started (incarnations `m0.0`, `m0.1` share lane `m0`),
+/// until the next generation starts, the member is removed or its process stops.
+#[test]
+fn a_served_history_draws_each_generations_stored_assignment_as_ownership_bars() {
+    use groupsim_coordinator::event::MemberAssignment;
+    use groupsim_coordinator::RemovalReason;
+    use groupsim_wire::TopicPartition;
+
+    let mut h = History::new();
+    let coord = |event| EventKind::Coordinator { broker: 0, event };
+    let group = || "check".to_string();
+    let tp = |p| TopicPartition::new("orders", p);
+    let started = |member: &str, host: &str| {
+        EventKind::World(WorldEvent::MemberStarted {
+            member: member.into(),
+            group: group(),
+            host: host.into(),
+        })
+    };
+    let added = |id: &str, client: &str| {
+        coord(CoordinatorEvent::MemberAdded {
+            group: group(),
+            member_id: id.into(),
+            group_instance_id: None,
+            client_id: client.into(),
+        })
+    };
+    let generation = |g: i32, members: &[&str]| {
+        coord(CoordinatorEvent::GenerationStarted {
+            group: group(),
+            generation: g,
+            protocol: Some("range".into()),
+            leader: Some(members[0].into()),
+            members: members.iter().map(|m| m.to_string()).collect(),
+        })
+    };
+    let stored = |g: i32, assignments: Vec<(&str, Vec<i32>)>| {
+        coord(CoordinatorEvent::AssignmentStored {
+            group: group(),
+            generation: g,
+            assignments: assignments
+                .into_iter()
+                .map(|(id, ps)| MemberAssignment {
+                    member_id: id.into(),
+                    partitions: ps.into_iter().map(tp).collect(),
+                })
+                .collect(),
+        })
+    };
+    h.world(0, WorldEvent::RunStarted { scenario: "check-client fake".into(), seed: 0 });
+    h.world(0, WorldEvent::TopicCreated { topic: "orders".into(), partitions: 2 });
+    h.record(5, started("m0", "m0.0 pid 1"));
+    h.record(6, started("m1", "m1.0 pid 2"));
+    h.record(10, added("m0.0-1", "m0.0"));
+    h.record(11, added("m1.0-2", "m1.0"));
+    h.record(300, generation(1, &["m0.0-1", "m1.0-2"]));
+    h.record(305, stored(1, vec![("m0.0-1", vec![0]), ("m1.0-2", vec![1])]));
+    h.record(
+        2_000,
+        coord(CoordinatorEvent::MemberRemoved {
+            group: group(),
+            member_id: "m0.0-1".into(),
+            reason: RemovalReason::SessionTimeout,
+        }),
+    );
+    h.record(2_100, generation(2, &["m1.0-2"]));
+    h.record(2_105, stored(2, vec![("m1.0-2", vec![0, 1])]));
+    h.record(2_500, EventKind::World(WorldEvent::MemberStopped { member: "m0".into() }));
+    h.record(2_600, started("m0", "m0.1 pid 3"));
+    h.record(2_610, added("m0.1-3", "m0.1"));
+    h.record(3_000, generation(3, &["m1.0-2", "m0.1-3"]));
+    h.record(3_005, stored(3, vec![("m1.0-2", vec![1]), ("m0.1-3", vec![0])]));
+    h.world(4_000, WorldEvent::RunEnded);
+
+    let svg = pictures::render(Format::Svg, &h, &Verdict::default(), None).unwrap();
+    let bars: Vec<&str> = svg
+        .split(r#"<rect class="owned""#)
+        .skip(1)
+        .map(|r| &r[r.find("<title>").unwrap() + 7..r.find("</title>").unwrap()])
+        .collect();
+    let expected = [
+        "m0 generation 1 owns orders[0] (t=305–2000 ms, ended: removed: SessionTimeout)",
+        "m0 generation 3 owns orders[0] (t=3005–4000 ms, ended: run ended)",
+        "m1 generation 1 owns orders[1] (t=305–2100 ms, ended: generation 2 started)",
+        "m1 generation 2 owns orders[0-1] (t=2105–3000 ms, ended: generation 3 started)",
+        "m1 generation 3 owns orders[1] (t=3005–4000 ms, ended: run ended)",
+    ];
+    for bar in expected {
+        assert!(bars.contains(&bar), "missing bar {bar:?} in {bars:#?}");
+    }
+    assert_eq!(bars.len(), expected.len(), "{bars:#?}");
+    assert!(!svg.contains(">m0.0<") && !svg.contains(">m0.1<"), "incarnations share lane m0");
+}

@@ -104,7 +104,7 @@ pub struct Interpreters {
     pub node_modules: PathBuf,
     /// Whether `node_modules` was given by the user.
     pub node_modules_given: bool,
-    /// The repository's `clients/` folder (the adapter scripts).
+    /// The folder of the adapter scripts: the repository's `clients/`, or `--clients-dir`.
     pub clients_dir: PathBuf,
 }
 
@@ -137,9 +137,28 @@ pub struct Launcher {
 /// Longest a version probe (`python -c 'import …'`) may take.
 const PROBE: Duration = Duration::from_secs(30);
 
+/// The adapter script of `kind` in `interp`'s clients folder, which must be there.
+pub fn adapter_script(kind: ClientKind, interp: &Interpreters) -> Result<PathBuf, CheckError> {
+    let sub = match kind.runtime {
+        Runtime::Python => "python",
+        Runtime::Node => "node",
+    };
+    let script = interp.clients_dir.join(sub).join(kind.script);
+    if !script.is_file() {
+        return Err(CheckError::MissingAdapter {
+            client: kind.name.into(),
+            path: script,
+            expected: format!("{sub}/{}", kind.script),
+        });
+    }
+    Ok(script)
+}
+
 /// The launcher for `kind`, or `Ok(None)` when the client is not installed (skipped). An
-/// interpreter the user named that is not there is an error.
+/// interpreter the user named that is not there, or an adapter missing from the clients
+/// folder, is an error.
 pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launcher>, CheckError> {
+    let script = adapter_script(kind, interp)?;
     match kind.runtime {
         Runtime::Python => {
             if !interp.python.exists() {
@@ -159,7 +178,7 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
             Ok(ok.then(|| Launcher {
                 kind,
                 program: interp.python.clone(),
-                script: interp.clients_dir.join("python").join(kind.script),
+                script,
                 env: vec![("PYTHONUNBUFFERED".into(), "1".into())],
             }))
         }
@@ -189,7 +208,7 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
             Ok(Some(Launcher {
                 kind,
                 program: "node".into(),
-                script: interp.clients_dir.join("node").join(kind.script),
+                script,
                 env: vec![("NODE_PATH".into(), modules.display().to_string())],
             }))
         }
@@ -248,9 +267,27 @@ mod tests {
     #[test]
     fn a_python_the_user_named_that_does_not_exist_is_an_error_not_a_skip() {
         let mut interp = Interpreters::defaults(Path::new("/nonexistent"));
+        interp.clients_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients");
         assert!(launcher(CLIENTS[0], &interp).unwrap().is_none(), "default missing: skipped");
         interp.python_given = true;
         let e = launcher(CLIENTS[0], &interp).unwrap_err().to_string();
         assert!(e.contains("interpreter /nonexistent") && e.contains("--python"), "{e}");
+    }
+
+    #[test]
+    fn an_adapter_missing_from_the_clients_folder_is_named_with_its_path() {
+        let mut interp = Interpreters::defaults(Path::new("/nonexistent"));
+        interp.clients_dir = std::env::temp_dir().join("groupsim-no-adapters-here");
+        for kind in CLIENTS {
+            let e = launcher(kind, &interp).unwrap_err().to_string();
+            assert!(
+                e.contains(kind.name) && e.contains(kind.script) && e.contains("not found"),
+                "{e}"
+            );
+        }
+        interp.clients_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients");
+        for kind in CLIENTS {
+            assert!(adapter_script(kind, &interp).is_ok(), "the repository has every adapter");
+        }
     }
 }

@@ -12,6 +12,12 @@ pub enum CheckError {
     /// The interpreter to run the adapter with is not there.
     #[error("{client}: interpreter {path} not found ({hint})")]
     MissingInterpreter { client: String, path: PathBuf, hint: String },
+    /// The folder `--clients-dir` names is not there.
+    #[error("--clients-dir {path}: no such folder (it should hold python/member_<client>.py and node/member_kafkajs.js, like the repository's clients/)")]
+    ClientsDir { path: PathBuf },
+    /// The adapter script for a client is not in the clients folder.
+    #[error("{client}: adapter {path} not found (a clients folder holds {expected})")]
+    MissingAdapter { client: String, path: PathBuf, expected: String },
     /// The adapter process could not be started.
     #[error("{client}: cannot start {program}")]
     Spawn {
@@ -23,12 +29,6 @@ pub enum CheckError {
     /// The adapter exited before it said it was ready.
     #[error("{client}: adapter {member} exited before it was ready ({status}); its stderr ends:\n{stderr}")]
     AdapterCrashed { client: String, member: String, status: String, stderr: String },
-    /// The adapter exited by itself in the middle of a run (its client raised to the
-    /// application more often than the adapter tolerates, or the adapter broke).
-    #[error(
-        "{client}: adapter {member} exited during the run ({status}); its stderr ends:\n{stderr}"
-    )]
-    AdapterExited { client: String, member: String, status: String, stderr: String },
     /// The adapter printed something that is not one of its JSON events.
     #[error("{client}: adapter {member} printed garbage instead of a JSON event: {line:?}")]
     AdapterGarbage { client: String, member: String, line: String },

@@ -19,6 +19,28 @@ use crate::serve::Cluster;
 pub const READY: Duration = Duration::from_secs(30);
 /// How long a graceful close may take before SIGKILL.
 pub const CLOSE: Duration = Duration::from_secs(10);
+/// How long after an adapter exited by itself its member is started again (as a supervisor
+/// would); in the heal phase, at once.
+pub const RESTART_AFTER_EXIT: Duration = Duration::from_secs(1);
+/// Exits by itself after which a member is no longer restarted (a client that crashes on every
+/// start would otherwise spin for the whole run).
+pub const MAX_EXITS_PER_MEMBER: u32 = 5;
+
+/// An adapter that exited by itself in the middle of a run: the member counts as crashed and
+/// the run goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterExit {
+    /// The member (`m0`, …).
+    pub member: String,
+    /// The incarnation's client id (`m0.1`, …).
+    pub client_id: String,
+    /// How it exited (`exit status: 3`, `signal: 6 (SIGABRT)`).
+    pub status: String,
+    /// The last lines it wrote to stderr.
+    pub stderr_tail: String,
+    /// Whether the member was started again.
+    pub restarted: bool,
+}
 
 /// What every incarnation is started with.
 pub struct MemberArgs {
@@ -40,6 +62,8 @@ struct Slot {
     restart_at: Option<Instant>,
     /// When to SIGCONT a paused process.
     resume_at: Option<Instant>,
+    /// How often its adapter exited by itself.
+    exits: u32,
     /// A SIGTERM was sent: SIGKILL if still running then.
     closing_until: Option<Instant>,
 }
@@ -51,6 +75,8 @@ pub struct Members<'a> {
     slots: Vec<Slot>,
     /// The client version the first incarnation reported.
     pub version: String,
+    /// Adapters that exited by themselves, in order.
+    pub exits: Vec<AdapterExit>,
 }
 
 impl<'a> Members<'a> {
@@ -62,13 +88,15 @@ impl<'a> Members<'a> {
         count: usize,
         cluster: &Cluster,
     ) -> Result<Self, CheckError> {
-        let mut members = Self { launcher, args, slots: Vec::new(), version: String::new() };
+        let mut members =
+            Self { launcher, args, slots: Vec::new(), version: String::new(), exits: Vec::new() };
         for i in 0..count {
             members.slots.push(Slot {
                 adapter: None,
                 incarnation: 0,
                 restart_at: None,
                 resume_at: None,
+                exits: 0,
                 closing_until: None,
             });
             let mut adapter = members.spawn(i, cluster)?;
@@ -164,8 +192,9 @@ impl<'a> Members<'a> {
         }
     }
 
-    /// Resumes, finishes closes and restarts whatever is due; an adapter that exited on its own
-    /// is an error. With `heal`, everything is due now.
+    /// Resumes, finishes closes and restarts whatever is due. An adapter that exited on its own
+    /// is recorded ([`WorldEvent::MemberExited`], then `MemberStopped`: to the group, a crash)
+    /// and its member restarted after [`RESTART_AFTER_EXIT`]. With `heal`, everything is due now.
     pub fn tend(&mut self, cluster: &Cluster, heal: bool) -> Result<(), CheckError> {
         let now = Instant::now();
         for i in 0..self.slots.len() {
@@ -189,16 +218,31 @@ impl<'a> Members<'a> {
                 }
             }
             // A closing member exits by itself: only the closing step above may see that.
-            if let Some(a) = slot.adapter.as_mut().filter(|_| slot.closing_until.is_none()) {
-                if let Some(status) = a.exited() {
-                    return Err(CheckError::AdapterExited {
-                        client: self.launcher.kind.name.into(),
-                        member,
-                        status: status.to_string(),
-                        stderr: a.stderr_tail(20),
-                    });
-                }
+            let exited = slot.adapter.as_mut().filter(|_| slot.closing_until.is_none());
+            if let Some(status) = exited.and_then(|a| a.exited()) {
+                let mut a = slot.adapter.take().expect("checked above");
+                a.drain_stderr(Duration::from_secs(1));
+                slot.exits += 1;
+                slot.resume_at = None;
+                let restarted = slot.exits < MAX_EXITS_PER_MEMBER;
+                slot.restart_at = restarted.then(|| now + RESTART_AFTER_EXIT);
+                let exit = AdapterExit {
+                    member: member.clone(),
+                    client_id: format!("{member}.{}", slot.incarnation - 1),
+                    status: status.to_string(),
+                    stderr_tail: a.stderr_tail(10),
+                    restarted,
+                };
+                cluster.recorder().world(WorldEvent::MemberExited {
+                    member: member.clone(),
+                    client_id: exit.client_id.clone(),
+                    status: exit.status.clone(),
+                    stderr_tail: exit.stderr_tail.clone(),
+                });
+                cluster.recorder().world(WorldEvent::MemberStopped { member: member.clone() });
+                self.exits.push(exit);
             }
+            let slot = &mut self.slots[i];
             if slot.adapter.is_none()
                 && slot.closing_until.is_none()
                 && slot.restart_at.is_some_and(|t| heal || t <= now)

@@ -47,6 +47,10 @@ pub struct CheckArgs {
     /// Folder whose node_modules holds kafkajs.
     #[arg(long)]
     pub node_modules: Option<PathBuf>,
+    /// Folder to load the adapters from instead of the repository's clients/ (your own
+    /// adapter: python/member_<client>.py, node/member_kafkajs.js, speaking the same events).
+    #[arg(long)]
+    pub clients_dir: Option<PathBuf>,
     /// Seconds of faults per seed.
     #[arg(long, default_value_t = 20)]
     pub fault_secs: u64,
@@ -70,6 +74,8 @@ pub struct Row {
     pub failed_seeds: Vec<u64>,
     pub duplicates: u64,
     pub processed: u64,
+    /// Adapters that exited by themselves (crashes the client or the adapter caused).
+    pub exits: u64,
     pub time: Duration,
     /// Why the client was skipped, if it was.
     pub skipped: Option<String>,
@@ -94,6 +100,12 @@ pub fn campaign(
     if let Some(d) = &args.node_modules {
         interp.node_modules = d.clone();
         interp.node_modules_given = true;
+    }
+    if let Some(d) = &args.clients_dir {
+        if !d.is_dir() {
+            return Err(CheckError::ClientsDir { path: d.clone() });
+        }
+        interp.clients_dir = d.clone();
     }
     let settings = Settings {
         fault_ms: args.fault_secs * 1000,
@@ -121,6 +133,7 @@ pub fn campaign(
                 row.seeds += 1;
                 row.duplicates += outcome.verdict.duplicates;
                 row.processed += outcome.verdict.processed;
+                row.exits += outcome.exits.len() as u64;
                 row.time += outcome.elapsed;
                 let mut classes: Vec<String> =
                     outcome.verdict.anomalies.iter().map(|a| a.class.to_string()).collect();
@@ -165,6 +178,18 @@ fn seed_report(kind: &ClientKind, mode: &str, o: &Outcome) -> Result<String, Che
         v.duplicates,
         o.elapsed.as_secs_f64()
     );
+    for e in &o.exits {
+        let _ = writeln!(
+            out,
+            "  adapter exited: {} member {} ({}), {}{}; its stderr ends:\n{}",
+            kind.name,
+            e.member,
+            e.client_id,
+            e.status,
+            if e.restarted { ", restarted" } else { ", not restarted (too many exits)" },
+            indent(&indent(&e.stderr_tail)).trim_end()
+        );
+    }
     if v.anomalies.is_empty() {
         return Ok(out);
     }
@@ -187,8 +212,8 @@ fn indent(s: &str) -> String {
 /// The campaign table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>8}\n",
-        "client", "version", "mode", "seeds", "failures", "duplicates", "time"
+        "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>8}\n",
+        "client", "version", "mode", "seeds", "failures", "duplicates", "exits", "time"
     );
     for r in rows {
         if let Some(why) = &r.skipped {
@@ -203,13 +228,14 @@ pub fn table(rows: &[Row]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>7.0}s",
+            "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>7.0}s",
             r.client,
             r.version,
             r.mode,
             r.seeds,
             failures,
             r.duplicates,
+            r.exits,
             r.time.as_secs_f64()
         );
     }

@@ -180,7 +180,7 @@ impl Adapter {
     }
 
     /// Waits (at most `timeout`) for everything an exited adapter wrote to stderr.
-    fn drain_stderr(&mut self, timeout: Duration) {
+    pub fn drain_stderr(&mut self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while self.stderr_reader.as_ref().is_some_and(|h| !h.is_finished()) {
             if Instant::now() >= deadline {

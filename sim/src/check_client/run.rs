@@ -11,7 +11,7 @@ use rand::RngExt;
 
 use super::clients::Launcher;
 use super::error::CheckError;
-use super::members::{MemberArgs, Members};
+use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
 use super::schedule::{self, ClientFault, Plan, PlanShape};
 use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
@@ -63,6 +63,8 @@ pub struct Outcome {
     pub assignor: String,
     /// Where the run's logs (and, on failure, history and timelines) are.
     pub dir: PathBuf,
+    /// Adapters that exited by themselves during the run (each member counted as crashed).
+    pub exits: Vec<AdapterExit>,
 }
 
 /// Runs `seed` for `launcher`'s client in commit mode `mode`.
@@ -128,6 +130,7 @@ pub fn run_seed(
         plan,
         assignor: assignor.to_string(),
         dir,
+        exits: std::mem::take(&mut members.exits),
     })
 }
 

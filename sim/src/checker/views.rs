@@ -318,6 +318,7 @@ impl Views {
             }
             WorldEvent::RunStarted { .. }
             | WorldEvent::MemberLeaveRequested { .. }
+            | WorldEvent::MemberExited { .. }
             | WorldEvent::SwarmChosen { .. }
             | WorldEvent::TriggerFired { .. }
             | WorldEvent::FaultInjected { .. }

@@ -270,22 +270,22 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                     WorldEvent::CoordinatorMoved { from, to, reason, .. } => {
                         format!("t={t} coordinator moves broker-{from} -> broker-{to} ({reason})")
                     }
-                    WorldEvent::MemberStarted { member, host, .. } => {
+                    WorldEvent::MemberStarted { member, .. }
+                    | WorldEvent::MemberStopped { member }
+                    | WorldEvent::MemberExited { member, .. }
+                    | WorldEvent::MemberLeaveRequested { member } => {
+                        let what = match w {
+                            WorldEvent::MemberStarted { host, .. } => {
+                                format!("process starts on {host}")
+                            }
+                            WorldEvent::MemberStopped { .. } => "process stops".to_string(),
+                            WorldEvent::MemberExited { status, .. } => {
+                                format!("process exits ({status})")
+                            }
+                            _ => "asked to leave".to_string(),
+                        };
                         add_member(member, &mut members);
-                        lines.push(format!(
-                            "Note over {}: t={t} process starts on {host}",
-                            mid(member)
-                        ));
-                        continue;
-                    }
-                    WorldEvent::MemberStopped { member } => {
-                        add_member(member, &mut members);
-                        lines.push(format!("Note over {}: t={t} process stops", mid(member)));
-                        continue;
-                    }
-                    WorldEvent::MemberLeaveRequested { member } => {
-                        add_member(member, &mut members);
-                        lines.push(format!("Note over {}: t={t} asked to leave", mid(member)));
+                        lines.push(format!("Note over {}: t={t} {what}", mid(member)));
                         continue;
                     }
                     _ => continue,

@@ -1,7 +1,7 @@
 //! The timeline model the SVG is drawn from: what each member owned when, the group's states,
 //! faults and anomalies, all read from the history alone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_coordinator::{CoordinatorEvent, GroupState};
 use groupsim_member::MemberEvent;
@@ -188,6 +188,29 @@ pub(crate) fn member_names(history: &History) -> BTreeMap<String, String> {
 pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
     let names = member_names(history);
     let name_of = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.to_string());
+    // A served history has no member events (real clients report nothing to the broker): its
+    // ownership bars are the coordinator's view, each generation's stored assignment from when
+    // it was stored until the group's next generation starts, the member is removed or its
+    // process stops. Its members' incarnations (client ids `m0.0`, `m0.1`) share the lane of
+    // the process slot `check-client` started (`m0`).
+    let served = !history.events().iter().any(|e| matches!(e.kind, EventKind::Member { .. }));
+    let started: BTreeSet<&str> = history
+        .events()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::World(WorldEvent::MemberStarted { member, .. }) => Some(member.as_str()),
+            _ => None,
+        })
+        .collect();
+    let lane_of = |id: &str| {
+        let name = name_of(id);
+        let slot = name
+            .rsplit_once('.')
+            .filter(|(m, n)| served && started.contains(m) && n.parse::<u32>().is_ok());
+        slot.map_or_else(|| name.clone(), |(m, _)| m.to_string())
+    };
+    // Served: the group each open ownership belongs to.
+    let mut open_group: BTreeMap<String, String> = BTreeMap::new();
     let mut t =
         Timeline { end_ms: history.events().last().map_or(0, |e| e.at_ms), ..Default::default() };
     let mut lanes: BTreeMap<(String, u64, String), Lane> = BTreeMap::new();
@@ -266,6 +289,7 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                     alive_since.insert(member.clone(), at);
                 }
                 WorldEvent::MemberStopped { member } => {
+                    open_group.remove(member);
                     close(&mut lanes, &mut open, member, at, "stopped");
                     if let Some(s) = alive_since.remove(member) {
                         lane(&mut lanes, member).alive.push((s, at));
@@ -298,6 +322,11 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                 WorldEvent::BrokerCrashed { node } => {
                     t.points.push(PointMark { at, text: format!("broker-{node} crashed"), healed: false })
                 }
+                WorldEvent::MemberExited { member, client_id, status, .. } => t.points.push(PointMark {
+                    at,
+                    text: format!("{member} ({client_id}) exited by itself ({status})"),
+                    healed: false,
+                }),
                 WorldEvent::BrokerRestarted { node } => t.points.push(PointMark {
                     at,
                     text: format!("broker-{node} restarted (empty state)"),
@@ -372,9 +401,47 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                 CoordinatorEvent::GenerationStarted { group, generation, leader, .. } => {
                     let leader = leader.as_deref().map(name_of).unwrap_or_else(|| "-".into());
                     t.generations.push((at, group.clone(), *generation, leader));
+                    if served {
+                        let ended: Vec<String> = open_group
+                            .iter()
+                            .filter(|(_, g)| *g == group)
+                            .map(|(m, _)| m.clone())
+                            .collect();
+                        let why = format!("generation {generation} started");
+                        for member in ended {
+                            open_group.remove(&member);
+                            close(&mut lanes, &mut open, &member, at, &why);
+                        }
+                    }
+                }
+                CoordinatorEvent::AssignmentStored { group, generation, assignments } if served => {
+                    for a in assignments {
+                        let member = lane_of(&a.member_id);
+                        close(&mut lanes, &mut open, &member, at, "reassigned");
+                        lane(&mut lanes, &member);
+                        if a.partitions.is_empty() {
+                            continue;
+                        }
+                        open_group.insert(member.clone(), group.clone());
+                        open.insert(
+                            member,
+                            Ownership {
+                                start: at,
+                                end: at,
+                                generation: *generation,
+                                partitions: a.partitions.clone(),
+                                ended_by: String::new(),
+                            },
+                        );
+                    }
+                }
+                CoordinatorEvent::MemberRemoved { member_id, reason, .. } if served => {
+                    let member = lane_of(member_id);
+                    open_group.remove(&member);
+                    close(&mut lanes, &mut open, &member, at, &format!("removed: {reason:?}"));
                 }
                 CoordinatorEvent::OffsetCommitRejected { member_id, generation, partition, offset, error, .. } => {
-                    let member = name_of(member_id);
+                    let member = lane_of(member_id);
                     lane(&mut lanes, &member).rejected.push((
                         at,
                         format!(
@@ -429,12 +496,13 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
                     | CoordinatorEvent::OffsetCommitRejected { member_id, .. }
                     | CoordinatorEvent::MemberAdded { member_id, .. }
                     | CoordinatorEvent::MemberRemoved { member_id, .. } => {
-                        Spot::Member(name_of(member_id))
+                        Spot::Member(lane_of(member_id))
                     }
                     other => Spot::Group(group_of(other)),
                 },
                 EventKind::World(WorldEvent::MemberStarted { member, .. })
                 | EventKind::World(WorldEvent::MemberStopped { member })
+                | EventKind::World(WorldEvent::MemberExited { member, .. })
                 | EventKind::World(WorldEvent::MemberLeaveRequested { member }) => {
                     Spot::Member(member.clone())
                 }
