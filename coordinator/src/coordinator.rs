@@ -33,6 +33,7 @@ use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::TopicName;
 
+use crate::consumer_group::ConsumerGroup;
 use crate::effects::Effects;
 use crate::event::MemberAssignment;
 use crate::group::Group;
@@ -40,6 +41,7 @@ use crate::offsets::{CommittedOffset, OffsetStore};
 use crate::offsets_log::{self, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
 use crate::placement::group_partition;
 use crate::timers::TimerKey;
+use crate::topics::TopicsImage;
 use crate::{
     probes, CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition,
 };
@@ -100,6 +102,9 @@ pub(crate) enum AppendDone {
     /// The leader's SyncGroup: store the assignment and move to Stable if the generation is
     /// still the one being completed.
     Assignment { group: String, generation: i32, assignment: BTreeMap<String, Bytes> },
+    /// A consumer group's change: answer the ConsumerGroupHeartbeat that made it (Kafka answers
+    /// once the records are committed). Failing, it is answered NOT_COORDINATOR.
+    Heartbeat { id: RequestId, response: kafka_protocol::messages::ConsumerGroupHeartbeatResponse },
 }
 
 /// An OffsetCommit waiting for its append.
@@ -132,6 +137,10 @@ pub(crate) struct PendingAppend {
 pub struct GroupCoordinator {
     pub(crate) config: CoordinatorConfig,
     pub(crate) groups: BTreeMap<String, Group>,
+    /// KIP-848 consumer groups. A group id names a classic group or a consumer group, never both.
+    pub(crate) consumer_groups: BTreeMap<String, ConsumerGroup>,
+    /// The topics consumer groups are assigned from (refreshed by the broker).
+    pub(crate) topics: TopicsImage,
     pub(crate) offsets: OffsetStore,
     pub(crate) fx: Effects,
     /// Suffix of the next generated member id (ids are `{client_id}-{n}`, never random).
@@ -163,6 +172,8 @@ impl GroupCoordinator {
         Self {
             config,
             groups: BTreeMap::new(),
+            consumer_groups: BTreeMap::new(),
+            topics: TopicsImage::default(),
             offsets: OffsetStore::default(),
             fx: Effects::default(),
             next_member_seq: 1,
@@ -258,6 +269,12 @@ impl GroupCoordinator {
                 }
             }
             TimerKey::Load { partition } => self.finish_load(now, partition),
+            TimerKey::ConsumerSession { group, member } => {
+                self.on_consumer_timer(now, &group, &member, false)
+            }
+            TimerKey::ConsumerRebalance { group, member } => {
+                self.on_consumer_timer(now, &group, &member, true)
+            }
         }
     }
 
@@ -335,6 +352,9 @@ impl GroupCoordinator {
         for (_, mut g) in groups {
             g.unload(&mut self.fx);
         }
+        for id in self.consumer_groups.keys().cloned().collect::<Vec<_>>() {
+            self.unload_consumer_group(&id);
+        }
         let seqs: Vec<u64> = self.appends.keys().copied().collect();
         for seq in seqs {
             self.fail_append(seq);
@@ -378,8 +398,12 @@ impl GroupCoordinator {
                 self.offsets.commit(group, tp.clone(), offset.clone());
             }
         }
+        for (id, value) in &loaded.consumer_groups {
+            self.load_consumer_group(now, partition, value);
+            self.groups.remove(id);
+        }
         let mut ids: BTreeSet<&String> = loaded.groups.keys().collect();
-        ids.extend(loaded.offsets.keys());
+        ids.extend(loaded.offsets.keys().filter(|g| !loaded.consumer_groups.contains_key(*g)));
         for id in ids {
             let group = match loaded.groups.get(id) {
                 Some(snapshot) => Group::from_snapshot(snapshot),
@@ -464,6 +488,17 @@ impl GroupCoordinator {
             }
             self.offsets.remove_group(&id);
         }
+        let consumer: Vec<String> = self
+            .consumer_groups
+            .keys()
+            .filter(|g| self.partition_for(g) == partition)
+            .cloned()
+            .collect();
+        for id in consumer {
+            self.unload_consumer_group(&id);
+            self.fx.event(CoordinatorEvent::GroupUnloaded { group: id.clone(), partition });
+            self.offsets.remove_group(&id);
+        }
         // Offsets of groups without group state (simple consumers) go too.
         let orphans: Vec<String> = self
             .offsets
@@ -522,6 +557,7 @@ impl GroupCoordinator {
                     g.state() == GroupState::CompletingRebalance && g.generation_id() == *generation
                 })
             }
+            AppendDone::Heartbeat { .. } => true,
         };
         if still_valid {
             let mut log = offsets_log::lock(&self.log);
@@ -538,6 +574,7 @@ impl GroupCoordinator {
                     g.store_assignment(assignment, now, fx);
                 }
             }
+            AppendDone::Heartbeat { id, response } => self.fx.respond(id, response),
         }
     }
 
@@ -555,8 +592,16 @@ impl GroupCoordinator {
     fn fail_append(&mut self, seq: u64) {
         let Some(append) = self.appends.remove(&seq) else { return };
         self.fx.timers.retain(|(_, k)| *k != TimerKey::Append { seq });
-        if let AppendDone::Commit(c) = append.then {
-            self.finish_commit(c, Some(ResponseError::NotCoordinator.code()));
+        match append.then {
+            AppendDone::Commit(c) => {
+                self.finish_commit(c, Some(ResponseError::NotCoordinator.code()))
+            }
+            AppendDone::Heartbeat { id, .. } => self.fx.respond(
+                id,
+                kafka_protocol::messages::ConsumerGroupHeartbeatResponse::default()
+                    .with_error_code(ResponseError::NotCoordinator.code()),
+            ),
+            AppendDone::Nothing | AppendDone::Assignment { .. } => {}
         }
     }
 
@@ -607,6 +652,11 @@ impl GroupCoordinator {
             let group = snapshot.group_id.clone();
             self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], AppendDone::Nothing);
         }
+        for snapshot in std::mem::take(&mut self.fx.consumer_stores) {
+            let group = snapshot.group_id.clone();
+            let record = OffsetsRecord::ConsumerGroup(snapshot);
+            self.append(now, &group, vec![record], AppendDone::Nothing);
+        }
     }
 }
 
@@ -628,3 +678,4 @@ pub(crate) fn generate_member_id(
 }
 
 mod admin;
+mod consumer;

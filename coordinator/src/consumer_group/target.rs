@@ -1,0 +1,68 @@
+//! The target assignment (Kafka's TargetAssignmentBuilder): when the group epoch moves ahead of
+//! the target assignment epoch, the group's assignor computes every member's target partitions
+//! from the members' subscriptions, the subscribed topics and the previous target (for
+//! stickiness), and the target assignment epoch becomes the group epoch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::assignor::{self, AssignmentSpec, SUPPORTED, UNIFORM};
+use super::{ConsumerGroup, ConsumerMember};
+use crate::consumer_event::{ConsumerGroupEvent, TargetShare};
+use crate::effects::Effects;
+use crate::topics::TopicsImage;
+
+/// The assignor most of `members` ask for (ties to the smaller name), else `uniform`.
+pub(super) fn preferred_among<'a>(members: impl Iterator<Item = &'a ConsumerMember>) -> &'static str {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in members {
+        if let Some(a) = m.server_assignor.as_deref() {
+            *counts.entry(a).or_default() += 1;
+        }
+    }
+    let best = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(a, _)| *a);
+    SUPPORTED.iter().copied().find(|s| Some(*s) == best).unwrap_or(UNIFORM)
+}
+
+impl ConsumerGroup {
+    /// The group's members with `updated` in place of (or added to) its stored self.
+    fn members_with<'a>(
+        &'a self,
+        updated: &'a ConsumerMember,
+    ) -> impl Iterator<Item = &'a ConsumerMember> {
+        self.members
+            .values()
+            .filter(move |m| m.member_id != updated.member_id)
+            .chain(std::iter::once(updated))
+    }
+
+    /// Computes the target assignment for the current group epoch, with `updated` counted as
+    /// a member, and records it.
+    pub(super) fn compute_target(
+        &mut self,
+        updated: &ConsumerMember,
+        topics: &TopicsImage,
+        fx: &mut Effects,
+    ) {
+        let name = preferred_among(self.members_with(updated));
+        let subscriptions: BTreeMap<String, BTreeSet<String>> = self
+            .members_with(updated)
+            .map(|m| (m.member_id.clone(), m.subscribed_topics.clone()))
+            .collect();
+        let spec = AssignmentSpec { subscriptions: &subscriptions, previous: &self.target, topics };
+        let target = assignor::assign(name, spec);
+        let assignments = target
+            .iter()
+            .map(|(m, p)| TargetShare { member_id: m.clone(), partitions: p.iter().cloned().collect() })
+            .collect();
+        self.target = target;
+        self.assignment_epoch = self.group_epoch;
+        crate::probes::CONSUMER_TARGET_COMPUTED.hit();
+        let event = ConsumerGroupEvent::TargetAssignmentComputed {
+            group: self.group_id.clone(),
+            epoch: self.assignment_epoch,
+            assignor: name.to_string(),
+            assignments,
+        };
+        self.record(fx, event);
+    }
+}
