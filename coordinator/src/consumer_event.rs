@@ -102,3 +102,20 @@ pub enum ConsumerGroupEvent {
         members: Vec<LoadedMember>,
     },
 }
+
+impl ConsumerGroupEvent {
+    /// The group the event is about.
+    pub fn group(&self) -> &str {
+        match self {
+            ConsumerGroupEvent::MemberJoined { group, .. }
+            | ConsumerGroupEvent::GroupEpochBumped { group, .. }
+            | ConsumerGroupEvent::TargetAssignmentComputed { group, .. }
+            | ConsumerGroupEvent::MemberEpochChanged { group, .. }
+            | ConsumerGroupEvent::PartitionsAssigned { group, .. }
+            | ConsumerGroupEvent::PartitionsRevoking { group, .. }
+            | ConsumerGroupEvent::PartitionsReleased { group, .. }
+            | ConsumerGroupEvent::MemberRemoved { group, .. }
+            | ConsumerGroupEvent::GroupLoaded { group, .. } => group,
+        }
+    }
+}
