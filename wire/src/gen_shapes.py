@@ -58,7 +58,12 @@ def parse_file(path):
                 known[tm.group(2)] = int(tm.group(1))
         tags[name] = known
         fm = re.search(r"if version >= (\d+) \{\s*let num_tagged_fields", body)
-        flex[name] = int(fm.group(1)) if fm else None
+        if fm:
+            flex[name] = int(fm.group(1))
+        elif "let num_tagged_fields" in body:
+            flex[name] = 0  # flexible in every version (KIP-848 APIs)
+        else:
+            flex[name] = None
     return structs, tags, flex
 
 

@@ -1213,10 +1213,10 @@ pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::Produce => (&PRODUCE_REQUEST_PRODUCE_REQUEST, 9),
         ApiKey::InitProducerId => (&INIT_PRODUCER_ID_REQUEST_INIT_PRODUCER_ID_REQUEST, 2),
         ApiKey::ConsumerGroupHeartbeat => {
-            (&CONSUMER_GROUP_HEARTBEAT_REQUEST_CONSUMER_GROUP_HEARTBEAT_REQUEST, i16::MAX)
+            (&CONSUMER_GROUP_HEARTBEAT_REQUEST_CONSUMER_GROUP_HEARTBEAT_REQUEST, 0)
         }
         ApiKey::ConsumerGroupDescribe => {
-            (&CONSUMER_GROUP_DESCRIBE_REQUEST_CONSUMER_GROUP_DESCRIBE_REQUEST, i16::MAX)
+            (&CONSUMER_GROUP_DESCRIBE_REQUEST_CONSUMER_GROUP_DESCRIBE_REQUEST, 0)
         }
         _ => return None,
     })
@@ -1241,10 +1241,10 @@ pub(crate) fn response_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::Produce => (&PRODUCE_RESPONSE_PRODUCE_RESPONSE, 9),
         ApiKey::InitProducerId => (&INIT_PRODUCER_ID_RESPONSE_INIT_PRODUCER_ID_RESPONSE, 2),
         ApiKey::ConsumerGroupHeartbeat => {
-            (&CONSUMER_GROUP_HEARTBEAT_RESPONSE_CONSUMER_GROUP_HEARTBEAT_RESPONSE, i16::MAX)
+            (&CONSUMER_GROUP_HEARTBEAT_RESPONSE_CONSUMER_GROUP_HEARTBEAT_RESPONSE, 0)
         }
         ApiKey::ConsumerGroupDescribe => {
-            (&CONSUMER_GROUP_DESCRIBE_RESPONSE_CONSUMER_GROUP_DESCRIBE_RESPONSE, i16::MAX)
+            (&CONSUMER_GROUP_DESCRIBE_RESPONSE_CONSUMER_GROUP_DESCRIBE_RESPONSE, 0)
         }
         _ => return None,
     })
