@@ -41,10 +41,10 @@ use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
 // stay for the crates that import them from here.
 use crate::log::SharedLogs;
 use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
-use crate::topics::TopicsImage;
 pub use crate::placement::{
     group_partition, java_string_hash_code, kafka_abs, partition_leader, BrokerAddress,
 };
+use crate::topics::TopicsImage;
 use crate::{probes, CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::versions::is_served;
@@ -520,10 +520,8 @@ impl Broker {
         }
         // Member ids are unique cluster-wide: a coordinator that took a group over must not hand
         // out an id an earlier coordinator of the group used.
-        let is_join = matches!(
-            request,
-            RequestKind::JoinGroup(_) | RequestKind::ConsumerGroupHeartbeat(_)
-        );
+        let is_join =
+            matches!(request, RequestKind::JoinGroup(_) | RequestKind::ConsumerGroupHeartbeat(_));
         if is_join {
             let seq =
                 cluster::lock(&self.cluster).take_member_seq(self.coordinator.next_member_seq());

@@ -51,10 +51,7 @@ impl TopicsImage {
         &self,
         topics: impl IntoIterator<Item = &'a String>,
     ) -> BTreeMap<String, i32> {
-        topics
-            .into_iter()
-            .filter_map(|t| self.partition_count(t).map(|n| (t.clone(), n)))
-            .collect()
+        topics.into_iter().filter_map(|t| self.partition_count(t).map(|n| (t.clone(), n))).collect()
     }
 
     /// Every partition of the existing topics among `topics`, sorted.

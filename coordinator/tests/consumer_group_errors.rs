@@ -25,26 +25,92 @@ fn each_rule_answers_its_error() {
     let cases: Vec<Case> = vec![
         ("v1 join without member id", 1, join("", &["t"]), E::InvalidRequest),
         ("empty group id", 1, join("x", &["t"]).with_group_id(GroupId(s(""))), E::InvalidRequest),
-        ("empty instance id", 1, join("x", &["t"]).with_instance_id(Some(s(""))), E::InvalidRequest),
+        (
+            "empty instance id",
+            1,
+            join("x", &["t"]).with_instance_id(Some(s(""))),
+            E::InvalidRequest,
+        ),
         ("empty rack id", 1, join("x", &["t"]).with_rack_id(Some(s(""))), E::InvalidRequest),
-        ("join without rebalance timeout", 1, join("x", &["t"]).with_rebalance_timeout_ms(-1), E::InvalidRequest),
-        ("join owning partitions", 1, join("x", &["t"]).with_topic_partitions(beat("x", 0, &set(&[("t", 0)])).topic_partitions), E::InvalidRequest),
-        ("join without owned list", 1, join("x", &["t"]).with_topic_partitions(None), E::InvalidRequest),
-        ("join without subscription", 1, join("x", &["t"]).with_subscribed_topic_names(None), E::InvalidRequest),
+        (
+            "join without rebalance timeout",
+            1,
+            join("x", &["t"]).with_rebalance_timeout_ms(-1),
+            E::InvalidRequest,
+        ),
+        (
+            "join owning partitions",
+            1,
+            join("x", &["t"])
+                .with_topic_partitions(beat("x", 0, &set(&[("t", 0)])).topic_partitions),
+            E::InvalidRequest,
+        ),
+        (
+            "join without owned list",
+            1,
+            join("x", &["t"]).with_topic_partitions(None),
+            E::InvalidRequest,
+        ),
+        (
+            "join without subscription",
+            1,
+            join("x", &["t"]).with_subscribed_topic_names(None),
+            E::InvalidRequest,
+        ),
         ("temporary leave without instance id", 1, leave("a", -2), E::InvalidRequest),
         ("epoch below -2", 1, leave("a", -3), E::InvalidRequest),
         ("heartbeat without member id", 0, beat("", 1, &set(&[])), E::InvalidRequest),
-        ("topic regex", 1, join("x", &["t"]).with_subscribed_topic_regex(Some(s("t.*"))), E::InvalidRequest),
-        ("unknown assignor", 1, join("x", &["t"]).with_server_assignor(Some(s("sticky"))), E::UnsupportedAssignor),
-        ("heartbeat to a group that does not exist", 1, beat("a", 1, &set(&[])).with_group_id(GroupId(s("nope"))), E::GroupIdNotFound),
-        ("leave from a group that does not exist", 1, leave("a", -1).with_group_id(GroupId(s("nope"))), E::GroupIdNotFound),
+        (
+            "topic regex",
+            1,
+            join("x", &["t"]).with_subscribed_topic_regex(Some(s("t.*"))),
+            E::InvalidRequest,
+        ),
+        (
+            "unknown assignor",
+            1,
+            join("x", &["t"]).with_server_assignor(Some(s("sticky"))),
+            E::UnsupportedAssignor,
+        ),
+        (
+            "heartbeat to a group that does not exist",
+            1,
+            beat("a", 1, &set(&[])).with_group_id(GroupId(s("nope"))),
+            E::GroupIdNotFound,
+        ),
+        (
+            "leave from a group that does not exist",
+            1,
+            leave("a", -1).with_group_id(GroupId(s("nope"))),
+            E::GroupIdNotFound,
+        ),
         ("unknown member heartbeat", 1, beat("x", 1, &set(&[])), E::UnknownMemberId),
         ("unknown member leave", 1, leave("x", -1), E::UnknownMemberId),
         ("epoch ahead of the member's", 1, beat("a", 2, &set(&[])), E::FencedMemberEpoch),
-        ("static join while the instance is held", 1, join("s2", &["u"]).with_instance_id(Some(s("i"))), E::UnreleasedInstanceId),
-        ("static heartbeat from another member id", 1, beat("s2", 1, &set(&[])).with_instance_id(Some(s("i"))), E::FencedInstanceId),
-        ("static leave from another member id", 1, leave("s2", -2).with_instance_id(Some(s("i"))), E::FencedInstanceId),
-        ("static heartbeat of an unknown instance", 1, beat("s", 1, &set(&[])).with_instance_id(Some(s("j"))), E::UnknownMemberId),
+        (
+            "static join while the instance is held",
+            1,
+            join("s2", &["u"]).with_instance_id(Some(s("i"))),
+            E::UnreleasedInstanceId,
+        ),
+        (
+            "static heartbeat from another member id",
+            1,
+            beat("s2", 1, &set(&[])).with_instance_id(Some(s("i"))),
+            E::FencedInstanceId,
+        ),
+        (
+            "static leave from another member id",
+            1,
+            leave("s2", -2).with_instance_id(Some(s("i"))),
+            E::FencedInstanceId,
+        ),
+        (
+            "static heartbeat of an unknown instance",
+            1,
+            beat("s", 1, &set(&[])).with_instance_id(Some(s("j"))),
+            E::UnknownMemberId,
+        ),
     ];
     for (name, v, req, expected) in cases {
         let mut h = setup();
@@ -126,8 +192,10 @@ fn a_classic_group_with_members_is_not_a_consumer_group() {
         .with_session_timeout_ms(10_000)
         .with_rebalance_timeout_ms(10_000)
         .with_protocol_type(s("consumer"))
-        .with_protocols(vec![kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol::default()
-            .with_name(s("range"))]);
+        .with_protocols(vec![
+            kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol::default()
+                .with_name(s("range")),
+        ]);
     h.send(3, join_classic); // v3: added at once (no MEMBER_ID_REQUIRED)
     let r = h.hb(join("a", &["t"]));
     assert_eq!(r.error_code, E::GroupIdNotFound.code());

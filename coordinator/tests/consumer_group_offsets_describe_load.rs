@@ -10,7 +10,9 @@ use groupsim_coordinator::{ConsumerGroupEvent, ConsumerGroupState, GroupCoordina
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::offset_fetch_request::{OffsetFetchRequestGroup, OffsetFetchRequestTopics};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
 use kafka_protocol::messages::*;
 
 fn commit(member: &str, epoch: i32, partition: i32, offset: i64) -> OffsetCommitRequest {
@@ -18,11 +20,11 @@ fn commit(member: &str, epoch: i32, partition: i32, offset: i64) -> OffsetCommit
         .with_group_id(GroupId(s(GROUP)))
         .with_member_id(s(member))
         .with_generation_id_or_member_epoch(epoch)
-        .with_topics(vec![OffsetCommitRequestTopic::default().with_name(TopicName(s("t"))).with_partitions(
-            vec![OffsetCommitRequestPartition::default()
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(TopicName(s("t")))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
                 .with_partition_index(partition)
-                .with_committed_offset(offset)],
-        )])
+                .with_committed_offset(offset)])])
 }
 
 fn commit_error(h: &mut Harness, v: i16, req: OffsetCommitRequest) -> i16 {
@@ -66,7 +68,12 @@ fn commits_are_checked_against_member_epochs() {
         ("epoch ahead", 9, commit("a", 2, 4, 12), E::StaleMemberEpoch.code()),
         ("unknown member", 9, commit("x", 1, 4, 13), E::UnknownMemberId.code()),
         ("consumer member below v9", 8, commit("a", 1, 4, 14), E::UnsupportedVersion.code()),
-        ("no member, negative epoch, group with members", 9, commit("", -1, 4, 15), E::UnknownMemberId.code()),
+        (
+            "no member, negative epoch, group with members",
+            9,
+            commit("", -1, 4, 15),
+            E::UnknownMemberId.code(),
+        ),
     ];
     for (name, v, req, expected) in cases {
         assert_eq!(commit_error(&mut h, v, req), expected, "{name}");
@@ -148,10 +155,16 @@ fn a_consumer_group_survives_a_coordinator_move() {
     h2.c.load_partition(h2.now, 0, 2, 0);
     h2.drain();
     let g = h2.group();
-    assert_eq!((g.group_epoch(), g.assignment_epoch()), (before.group_epoch(), before.assignment_epoch()));
+    assert_eq!(
+        (g.group_epoch(), g.assignment_epoch()),
+        (before.group_epoch(), before.assignment_epoch())
+    );
     assert_eq!(g.member("a").unwrap().member_epoch, 1);
     assert_eq!(g.member("a").unwrap().assigned, before.member("a").unwrap().assigned);
-    assert_eq!(g.member("a").unwrap().pending_revocation, before.member("a").unwrap().pending_revocation);
+    assert_eq!(
+        g.member("a").unwrap().pending_revocation,
+        before.member("a").unwrap().pending_revocation
+    );
     assert_eq!(g.target_of("b"), before.target_of("b"));
     assert_eq!(g.state(), ConsumerGroupState::Reconciling);
     assert!(h2.events.iter().any(|e| matches!(e, ConsumerGroupEvent::GroupLoaded { .. })));
@@ -176,7 +189,9 @@ fn the_heartbeat_answer_waits_for_its_append_and_fails_if_the_partition_moves() 
     let id = h.send(1, join("a", &["t"]));
     assert!(h.response(id).is_none(), "answered once the append completes");
     h.advance(5);
-    assert!(matches!(h.response(id), Some(ResponseKind::ConsumerGroupHeartbeat(r)) if r.error_code == 0));
+    assert!(
+        matches!(h.response(id), Some(ResponseKind::ConsumerGroupHeartbeat(r)) if r.error_code == 0)
+    );
     let id = h.send(1, join("b", &["t"]));
     h.c.unload_partition(0);
     h.drain();

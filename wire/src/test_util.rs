@@ -640,21 +640,21 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             .with_member_id(Some(s("m-1")))
             .with_member_epoch(4)
             .with_heartbeat_interval_ms(5_000)
-            .with_assignment(Some(consumer_group_heartbeat_response::Assignment::default()
-                .with_topic_partitions(vec![
-                    consumer_group_heartbeat_response::TopicPartitions::default()
+            .with_assignment(Some(
+                consumer_group_heartbeat_response::Assignment::default().with_topic_partitions(
+                    vec![consumer_group_heartbeat_response::TopicPartitions::default()
                         .with_topic_id(crate::topic_id("t1"))
-                        .with_partitions(vec![1]),
-                ])))
+                        .with_partitions(vec![1])],
+                ),
+            ))
             .into(),
         ApiKey::ConsumerGroupDescribe => {
             use consumer_group_describe_response as d;
-            let assignment = d::Assignment::default().with_topic_partitions(vec![
-                d::TopicPartitions::default()
+            let assignment =
+                d::Assignment::default().with_topic_partitions(vec![d::TopicPartitions::default()
                     .with_topic_id(crate::topic_id("t1"))
                     .with_topic_name(topic("t1"))
-                    .with_partitions(vec![0, 1]),
-            ]);
+                    .with_partitions(vec![0, 1])]);
             let mut member = d::Member::default()
                 .with_member_id(s("m-1"))
                 .with_instance_id(Some(s("i-1")))

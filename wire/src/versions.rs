@@ -126,7 +126,11 @@ mod tests {
         assert_eq!(r(ApiKey::ApiVersions), Some((0, 3)));
         assert_eq!(r(ApiKey::Produce), Some((3, 11)), "the request type starts at 3");
         assert_eq!(r(ApiKey::InitProducerId), Some((0, 4)));
-        assert_eq!(r(ApiKey::ConsumerGroupHeartbeat), Some((0, 1)), "every version kafka-protocol knows");
+        assert_eq!(
+            r(ApiKey::ConsumerGroupHeartbeat),
+            Some((0, 1)),
+            "every version kafka-protocol knows"
+        );
         assert_eq!(r(ApiKey::ConsumerGroupDescribe), Some((0, 1)));
         assert_eq!(r(ApiKey::AddPartitionsToTxn), None);
     }

@@ -38,7 +38,8 @@ use kafka_protocol::protocol::StrBytes;
 use crate::consumer_event::ConsumerRemovalReason;
 use crate::consumer_group::assignor;
 use crate::consumer_group::{
-    ConsumerGroup, HeartbeatContext, HeartbeatInput, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroup, HeartbeatContext, HeartbeatInput, LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
 };
 use crate::coordinator::{generate_member_id, AppendDone};
 use crate::offsets_log::OffsetsRecord;
@@ -105,11 +106,15 @@ pub(crate) fn validate(version: i16, r: &ConsumerGroupHeartbeatRequest) -> Resul
 
 /// Owned partitions of a request, by name (an unknown topic id keeps its id as name, so it
 /// matches nothing the group handed out).
-fn owned(topics: &TopicsImage, r: &ConsumerGroupHeartbeatRequest) -> Option<BTreeSet<TopicPartition>> {
+fn owned(
+    topics: &TopicsImage,
+    r: &ConsumerGroupHeartbeatRequest,
+) -> Option<BTreeSet<TopicPartition>> {
     r.topic_partitions.as_ref().map(|tps| {
         let mut out = BTreeSet::new();
         for t in tps {
-            let name = topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string(), str::to_string);
+            let name =
+                topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string(), str::to_string);
             out.extend(t.partitions.iter().map(|p| TopicPartition::new(name.clone(), *p)));
         }
         out
@@ -201,7 +206,10 @@ impl GroupCoordinator {
             Some(g) => g,
             None if epoch != 0 => return Err(not_found()),
             None if self.groups.get(&group_id).is_some_and(|g| g.members().next().is_some()) => {
-                return Err((ResponseError::GroupIdNotFound, format!("Group {group_id} is not a consumer group.")));
+                return Err((
+                    ResponseError::GroupIdNotFound,
+                    format!("Group {group_id} is not a consumer group."),
+                ));
             }
             None => ConsumerGroup::new(group_id.clone()),
         };

@@ -169,7 +169,11 @@ impl GroupCoordinator {
     /// INCONSISTENT_GROUP_PROTOCOL, SyncGroup, Heartbeat and LeaveGroup UNKNOWN_MEMBER_ID (Kafka's
     /// answer to a member that does not use the classic protocol). An empty consumer group gives
     /// way to a classic JoinGroup, as Kafka converts it. Commits and fetches are shared.
-    fn refuse_other_protocol(&mut self, version: i16, request: &RequestKind) -> Option<ResponseKind> {
+    fn refuse_other_protocol(
+        &mut self,
+        version: i16,
+        request: &RequestKind,
+    ) -> Option<ResponseKind> {
         let group = match request {
             RequestKind::JoinGroup(r) => r.group_id.as_str(),
             RequestKind::SyncGroup(r) => r.group_id.as_str(),

@@ -125,9 +125,10 @@ impl GroupCoordinator {
                             .with_error_code(e.code());
                     }
                     // v9+ name the member: a consumer group checks its epoch.
-                    let member_check = self.consumer_groups.get(g.group_id.as_str()).map(|cg| {
-                        cg.validate_offset_fetch(g.member_id.as_deref(), g.member_epoch)
-                    });
+                    let member_check = self
+                        .consumer_groups
+                        .get(g.group_id.as_str())
+                        .map(|cg| cg.validate_offset_fetch(g.member_id.as_deref(), g.member_epoch));
                     if let Some(Err(e)) = member_check {
                         return OffsetFetchResponseGroup::default()
                             .with_group_id(g.group_id)

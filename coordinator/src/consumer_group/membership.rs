@@ -47,7 +47,8 @@ impl ConsumerGroup {
             self.static_members.insert(instance.clone(), new.member_id.clone());
         }
         let new_owned = new.owned();
-        let released: BTreeSet<TopicPartition> = old_owned.difference(&new_owned).cloned().collect();
+        let released: BTreeSet<TopicPartition> =
+            old_owned.difference(&new_owned).cloned().collect();
         if !released.is_empty() {
             self.record(
                 fx,
@@ -84,8 +85,12 @@ impl ConsumerGroup {
                 },
             );
         }
-        let assigned: BTreeSet<TopicPartition> =
-            new.assigned.difference(&old_assigned).filter(|tp| !old_owned.contains(*tp)).cloned().collect();
+        let assigned: BTreeSet<TopicPartition> = new
+            .assigned
+            .difference(&old_assigned)
+            .filter(|tp| !old_owned.contains(*tp))
+            .cloned()
+            .collect();
         if !assigned.is_empty() {
             self.record(
                 fx,
@@ -161,8 +166,10 @@ impl ConsumerGroup {
     /// Bumps the group epoch by one.
     pub(super) fn bump_group_epoch(&mut self, fx: &mut Effects) {
         self.group_epoch += 1;
-        let event =
-            ConsumerGroupEvent::GroupEpochBumped { group: self.group_id.clone(), epoch: self.group_epoch };
+        let event = ConsumerGroupEvent::GroupEpochBumped {
+            group: self.group_id.clone(),
+            epoch: self.group_epoch,
+        };
         self.record(fx, event);
     }
 

@@ -33,7 +33,9 @@ pub fn reconcile(
 ) -> Result<ConsumerMember, MustRejoin> {
     let step = Step { member, target_epoch, target, owned, epochs };
     Ok(match member.state {
-        MemberState::Stable if member.member_epoch != target_epoch => step.next(member.member_epoch),
+        MemberState::Stable if member.member_epoch != target_epoch => {
+            step.next(member.member_epoch)
+        }
         MemberState::Stable => member.clone(),
         MemberState::UnrevokedPartitions if step.owns_any(&member.pending_revocation) => {
             member.clone()
@@ -72,7 +74,8 @@ impl Step<'_> {
         let m = self.member;
         let mut assigned: BTreeSet<TopicPartition> =
             m.assigned.intersection(self.target).cloned().collect();
-        let revoking: BTreeSet<TopicPartition> = m.assigned.difference(&assigned).cloned().collect();
+        let revoking: BTreeSet<TopicPartition> =
+            m.assigned.difference(&assigned).cloned().collect();
         let mut unreleased = false;
         let mut pending_assignment = BTreeSet::new();
         for tp in self.target.difference(&assigned) {
@@ -99,5 +102,154 @@ impl Step<'_> {
         next.assigned = assigned;
         next.pending_revocation = BTreeSet::new();
         next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(ps: &[i32]) -> BTreeSet<TopicPartition> {
+        ps.iter().map(|p| TopicPartition::new("t", *p)).collect()
+    }
+
+    fn member(
+        epoch: i32,
+        state: MemberState,
+        assigned: &[i32],
+        revoking: &[i32],
+    ) -> ConsumerMember {
+        let mut m = ConsumerMember::new("m");
+        m.member_epoch = epoch;
+        m.state = state;
+        m.assigned = set(assigned);
+        m.pending_revocation = set(revoking);
+        m
+    }
+
+    /// One case per rule: (name, member, target, owned report, partitions owned by others,
+    /// expected (state, epoch, assigned, pending revocation)).
+    #[test]
+    fn each_reconciliation_rule() {
+        use MemberState::*;
+        type Case = (
+            &'static str,
+            ConsumerMember,
+            &'static [i32],
+            Option<&'static [i32]>,
+            &'static [i32],
+            (MemberState, i32, &'static [i32], &'static [i32]),
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "reconciled: unchanged",
+                member(2, Stable, &[0, 1], &[]),
+                &[0, 1],
+                Some(&[0, 1]),
+                &[],
+                (Stable, 2, &[0, 1], &[]),
+            ),
+            (
+                "new target, free partitions: epoch moves",
+                member(1, Stable, &[0], &[]),
+                &[0, 1],
+                Some(&[0]),
+                &[],
+                (Stable, 2, &[0, 1], &[]),
+            ),
+            (
+                "new target, something to revoke: epoch stays",
+                member(1, Stable, &[0, 1], &[]),
+                &[0],
+                Some(&[0, 1]),
+                &[],
+                (UnrevokedPartitions, 1, &[0], &[1]),
+            ),
+            (
+                "revoked already (not reported): epoch moves",
+                member(1, Stable, &[0, 1], &[]),
+                &[0],
+                Some(&[0]),
+                &[],
+                (Stable, 2, &[0], &[]),
+            ),
+            (
+                "no owned report: assumed still owned",
+                member(1, Stable, &[0, 1], &[]),
+                &[0],
+                None,
+                &[],
+                (UnrevokedPartitions, 1, &[0], &[1]),
+            ),
+            (
+                "still revoking: unchanged",
+                member(1, UnrevokedPartitions, &[0], &[1]),
+                &[0],
+                Some(&[0, 1]),
+                &[],
+                (UnrevokedPartitions, 1, &[0], &[1]),
+            ),
+            (
+                "revocation acknowledged",
+                member(1, UnrevokedPartitions, &[0], &[1]),
+                &[0],
+                Some(&[0]),
+                &[],
+                (Stable, 2, &[0], &[]),
+            ),
+            (
+                "target owned by another: unreleased",
+                member(1, Stable, &[0], &[]),
+                &[0, 1],
+                Some(&[0]),
+                &[1],
+                (UnreleasedPartitions, 2, &[0], &[]),
+            ),
+            (
+                "unreleased, then released",
+                member(2, UnreleasedPartitions, &[0], &[]),
+                &[0, 1],
+                Some(&[0]),
+                &[],
+                (Stable, 2, &[0, 1], &[]),
+            ),
+            (
+                "partition back from own revocation is not waited for",
+                member(1, UnrevokedPartitions, &[0], &[1]),
+                &[0, 1],
+                Some(&[0]),
+                &[1],
+                (Stable, 2, &[0, 1], &[]),
+            ),
+            (
+                "unknown state owning nothing restarts",
+                member(1, Unknown, &[], &[]),
+                &[0],
+                Some(&[]),
+                &[],
+                (Stable, 2, &[0], &[]),
+            ),
+        ];
+        for (name, m, target, owned, others, (state, epoch, assigned, revoking)) in cases {
+            let mut epochs = PartitionEpochs::default();
+            let mut other = ConsumerMember::new("other");
+            other.member_epoch = 1;
+            other.assigned = set(others);
+            epochs.update(None, Some(&other));
+            let owned = owned.map(set);
+            let next = reconcile(&m, 2, &set(target), owned.as_ref(), &epochs).expect(name);
+            assert_eq!(
+                (next.state, next.member_epoch, next.assigned, next.pending_revocation),
+                (state, epoch, set(assigned), set(revoking)),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_state_owning_partitions_must_rejoin() {
+        let m = member(1, MemberState::Unknown, &[0], &[]);
+        let r = reconcile(&m, 2, &set(&[0]), Some(&set(&[0])), &PartitionEpochs::default());
+        assert_eq!(r, Err(MustRejoin));
     }
 }

@@ -12,7 +12,9 @@ use crate::effects::Effects;
 use crate::topics::TopicsImage;
 
 /// The assignor most of `members` ask for (ties to the smaller name), else `uniform`.
-pub(super) fn preferred_among<'a>(members: impl Iterator<Item = &'a ConsumerMember>) -> &'static str {
+pub(super) fn preferred_among<'a>(
+    members: impl Iterator<Item = &'a ConsumerMember>,
+) -> &'static str {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for m in members {
         if let Some(a) = m.server_assignor.as_deref() {
@@ -52,7 +54,10 @@ impl ConsumerGroup {
         let target = assignor::assign(name, spec);
         let assignments = target
             .iter()
-            .map(|(m, p)| TargetShare { member_id: m.clone(), partitions: p.iter().cloned().collect() })
+            .map(|(m, p)| TargetShare {
+                member_id: m.clone(),
+                partitions: p.iter().cloned().collect(),
+            })
             .collect();
         self.target = target;
         self.assignment_epoch = self.group_epoch;

@@ -38,7 +38,12 @@ impl ConsumerGroup {
     /// Arms or cancels the rebalance timeout after a reconciliation step changed the member
     /// (Kafka's maybeReconcile): (re)armed from `now` in UNREVOKED_PARTITIONS, cancelled in any
     /// other state.
-    pub(super) fn update_rebalance_timer(&self, m: &mut ConsumerMember, now: Millis, fx: &mut Effects) {
+    pub(super) fn update_rebalance_timer(
+        &self,
+        m: &mut ConsumerMember,
+        now: Millis,
+        fx: &mut Effects,
+    ) {
         let key = self.rebalance_key(&m.member_id);
         if m.state == MemberState::UnrevokedPartitions {
             let at = now + m.rebalance_timeout_ms.max(1) as u64;

@@ -2,8 +2,8 @@
 //! offsets log, unloading them, and the topics image they are assigned from.
 
 use crate::consumer_event::{ConsumerGroupEvent, LoadedMember};
-use crate::consumer_group::{ConsumerGroup, ConsumerGroupState};
 use crate::consumer_group::records::ConsumerGroupValue;
+use crate::consumer_group::{ConsumerGroup, ConsumerGroupState};
 use crate::topics::TopicsImage;
 use crate::{CoordinatorEvent, GroupCoordinator, Millis};
 

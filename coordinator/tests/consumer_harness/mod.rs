@@ -49,7 +49,9 @@ fn topic_partitions(parts: &BTreeSet<TopicPartition>) -> Vec<TopicPartitions> {
         let id = groupsim_wire::topic_id(&p.topic);
         match out.last_mut() {
             Some(t) if t.topic_id == id => t.partitions.push(p.partition),
-            _ => out.push(TopicPartitions::default().with_topic_id(id).with_partitions(vec![p.partition])),
+            _ => out.push(
+                TopicPartitions::default().with_topic_id(id).with_partitions(vec![p.partition]),
+            ),
         }
     }
     out
@@ -67,7 +69,11 @@ pub fn join(member: &str, topics: &[&str]) -> ConsumerGroupHeartbeatRequest {
 }
 
 /// A heartbeat at `epoch` reporting `owned` (nothing else changed).
-pub fn beat(member: &str, epoch: i32, owned: &BTreeSet<TopicPartition>) -> ConsumerGroupHeartbeatRequest {
+pub fn beat(
+    member: &str,
+    epoch: i32,
+    owned: &BTreeSet<TopicPartition>,
+) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest::default()
         .with_group_id(GroupId(s(GROUP)))
         .with_member_id(s(member))
@@ -139,7 +145,11 @@ impl Harness {
         self.hb_v(1, req)
     }
 
-    pub fn hb_v(&mut self, v: i16, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
+    pub fn hb_v(
+        &mut self,
+        v: i16,
+        req: ConsumerGroupHeartbeatRequest,
+    ) -> ConsumerGroupHeartbeatResponse {
         let id = self.send(v, req);
         match self.response(id) {
             Some(ResponseKind::ConsumerGroupHeartbeat(r)) => r.clone(),
