@@ -67,4 +67,14 @@ impl TopicsImage {
         }
         out
     }
+
+    /// `parts` grouped by topic (sorted by name), each with its partition indexes: the layout
+    /// consumer group answers carry assignments in.
+    pub fn by_topic(parts: &BTreeSet<TopicPartition>) -> BTreeMap<&str, Vec<i32>> {
+        let mut out: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+        for tp in parts {
+            out.entry(tp.topic.as_str()).or_default().push(tp.partition);
+        }
+        out
+    }
 }

@@ -17,7 +17,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::consumer_group::ConsumerGroup;
 use crate::topics::TopicsImage;
@@ -31,12 +31,8 @@ fn sb(s: &str) -> StrBytes {
 }
 
 fn described_assignment(topics: &TopicsImage, parts: &BTreeSet<TopicPartition>) -> Assignment {
-    let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-    for tp in parts {
-        by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition);
-    }
     Assignment::default().with_topic_partitions(
-        by_topic
+        TopicsImage::by_topic(parts)
             .into_iter()
             .map(|(t, ps)| {
                 TopicPartitions::default()

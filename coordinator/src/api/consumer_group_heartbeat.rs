@@ -28,7 +28,7 @@
 //! is appended to the offsets log; the answer goes out when the append completes, as Kafka
 //! answers once its records are committed (NOT_COORDINATOR if the partition moves first).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
@@ -123,11 +123,7 @@ fn owned(
 
 /// An assignment in the answer's layout: per topic id, its partitions, topics sorted by name.
 pub(crate) fn assignment(topics: &TopicsImage, parts: &BTreeSet<TopicPartition>) -> Assignment {
-    let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-    for tp in parts {
-        by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition);
-    }
-    let topic_partitions = by_topic
+    let topic_partitions = TopicsImage::by_topic(parts)
         .into_iter()
         .map(|(t, ps)| TopicPartitions::default().with_topic_id(topics.id(t)).with_partitions(ps))
         .collect();

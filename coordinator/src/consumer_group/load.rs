@@ -1,20 +1,11 @@
 //! A consumer group to and from its stored form (`records.rs`): what the coordinator appends to
 //! the offsets log after every change, and how a coordinator that takes the group's offsets
-//! partition over rebuilds it (Kafka's replay of the ConsumerGroup* records). Owner epochs are
-//! rebuilt from the members; timers are re-armed by the caller.
+//! partition over rebuilds it (Kafka's replay of the ConsumerGroup* records). Owner epochs and
+//! the static-member index are rebuilt from the members; timers are re-armed by the caller.
 
-use super::records::{ConsumerGroupValue, ConsumerMemberValue};
-use super::{ConsumerGroup, ConsumerMember, MemberState};
+use super::records::ConsumerGroupValue;
+use super::{ConsumerGroup, ConsumerMember};
 use crate::Millis;
-
-fn state_named(name: &str) -> MemberState {
-    match name {
-        "STABLE" => MemberState::Stable,
-        "UNREVOKED_PARTITIONS" => MemberState::UnrevokedPartitions,
-        "UNRELEASED_PARTITIONS" => MemberState::UnreleasedPartitions,
-        _ => MemberState::Unknown,
-    }
-}
 
 impl ConsumerGroup {
     /// The group as stored.
@@ -27,20 +18,10 @@ impl ConsumerGroup {
             members: self
                 .members
                 .values()
-                .map(|m| ConsumerMemberValue {
-                    member_id: m.member_id.clone(),
-                    instance_id: m.instance_id.clone(),
-                    rack_id: m.rack_id.clone(),
-                    client_id: m.client_id.clone(),
-                    client_host: m.client_host.clone(),
-                    rebalance_timeout_ms: m.rebalance_timeout_ms,
-                    subscribed_topics: m.subscribed_topics.clone(),
-                    server_assignor: m.server_assignor.clone(),
-                    member_epoch: m.member_epoch,
-                    previous_member_epoch: m.previous_member_epoch,
-                    state: m.state.kafka_name().to_string(),
-                    assigned: m.assigned.clone(),
-                    pending_revocation: m.pending_revocation.clone(),
+                .map(|m| ConsumerMember {
+                    session_deadline: None,
+                    rebalance_deadline: None,
+                    ..m.clone()
                 })
                 .collect(),
             target: self.target.clone(),
@@ -55,30 +36,12 @@ impl ConsumerGroup {
         g.assignment_epoch = v.assignment_epoch;
         g.subscription_metadata = v.subscription_metadata.clone();
         g.target = v.target.clone();
-        for m in &v.members {
-            let member = ConsumerMember {
-                member_id: m.member_id.clone(),
-                instance_id: m.instance_id.clone(),
-                rack_id: m.rack_id.clone(),
-                client_id: m.client_id.clone(),
-                client_host: m.client_host.clone(),
-                rebalance_timeout_ms: m.rebalance_timeout_ms,
-                subscribed_topics: m.subscribed_topics.clone(),
-                server_assignor: m.server_assignor.clone(),
-                member_epoch: m.member_epoch,
-                previous_member_epoch: m.previous_member_epoch,
-                state: state_named(&m.state),
-                assigned: m.assigned.clone(),
-                pending_revocation: m.pending_revocation.clone(),
-                session_deadline: None,
-                rebalance_deadline: None,
-                rebalance_epoch: m.member_epoch,
-            };
-            g.epochs.update(None, Some(&member));
+        for member in &v.members {
+            g.epochs.update(None, Some(member));
             if let Some(i) = &member.instance_id {
                 g.static_members.insert(i.clone(), member.member_id.clone());
             }
-            g.members.insert(member.member_id.clone(), member);
+            g.members.insert(member.member_id.clone(), member.clone());
         }
         g
     }

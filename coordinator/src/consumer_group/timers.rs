@@ -86,10 +86,7 @@ impl ConsumerGroup {
         topics: &TopicsImage,
         fx: &mut Effects,
     ) -> bool {
-        let Some(m) = self.members.get_mut(member_id) else { return false };
-        m.session_deadline = None;
-        probes::CONSUMER_FENCED_SESSION_TIMEOUT.hit();
-        self.fence_member(member_id, ConsumerRemovalReason::SessionTimeout, topics, fx)
+        self.on_timer(member_id, false, topics, fx)
     }
 
     /// A member's rebalance timeout ran out: fence it if it is still at the epoch it had when
@@ -100,12 +97,29 @@ impl ConsumerGroup {
         topics: &TopicsImage,
         fx: &mut Effects,
     ) -> bool {
+        self.on_timer(member_id, true, topics, fx)
+    }
+
+    fn on_timer(
+        &mut self,
+        member_id: &str,
+        rebalance: bool,
+        topics: &TopicsImage,
+        fx: &mut Effects,
+    ) -> bool {
         let Some(m) = self.members.get_mut(member_id) else { return false };
-        m.rebalance_deadline = None;
-        if m.member_epoch != m.rebalance_epoch {
-            return false;
-        }
-        probes::CONSUMER_FENCED_REBALANCE_TIMEOUT.hit();
-        self.fence_member(member_id, ConsumerRemovalReason::RebalanceTimeout, topics, fx)
+        let reason = if rebalance {
+            m.rebalance_deadline = None;
+            if m.member_epoch != m.rebalance_epoch {
+                return false;
+            }
+            probes::CONSUMER_FENCED_REBALANCE_TIMEOUT.hit();
+            ConsumerRemovalReason::RebalanceTimeout
+        } else {
+            m.session_deadline = None;
+            probes::CONSUMER_FENCED_SESSION_TIMEOUT.hit();
+            ConsumerRemovalReason::SessionTimeout
+        };
+        self.fence_member(member_id, reason, topics, fx)
     }
 }
