@@ -15,7 +15,8 @@
 //! - `assignor/`: the `uniform` and `range` server assignors;
 //! - `target.rs`: computing the target assignment (Kafka's TargetAssignmentBuilder);
 //! - `membership.rs`: putting and removing members, with their events and owner epochs;
-//! - `heartbeat.rs`: a member's heartbeat, from member lookup to reconciliation;
+//! - `request.rs` and `heartbeat.rs`: a member's heartbeat, from member lookup to
+//!   reconciliation;
 //! - `static_members.rs`: instance ids, replacement and temporary leave;
 //! - `timers.rs`: session and rebalance timeouts;
 //! - `offsets.rs`: member-epoch checks of OffsetCommit and OffsetFetch;
@@ -34,16 +35,17 @@ mod membership;
 mod offsets;
 pub mod reconciliation;
 pub mod records;
+mod request;
 mod static_members;
 mod target;
 mod timers;
 
 pub use epochs::PartitionEpochs;
-pub(crate) use heartbeat::HeartbeatContext;
-pub use heartbeat::{HeartbeatAnswer, HeartbeatInput};
 pub use member::{
     ConsumerMember, MemberState, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
 };
+pub(crate) use request::HeartbeatContext;
+pub use request::{HeartbeatAnswer, HeartbeatInput};
 
 /// Kafka's consumer group states, derived from the epochs and the members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -158,6 +160,6 @@ impl ConsumerGroup {
     /// The assignor the group uses: the one most members ask for (ties to the smaller name),
     /// else the default (`uniform`).
     pub fn preferred_assignor(&self) -> &'static str {
-        target::preferred_among(self.members.values())
+        assignor::preferred_among(self.members.values())
     }
 }

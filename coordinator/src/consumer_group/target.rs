@@ -5,25 +5,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::assignor::{self, AssignmentSpec, SUPPORTED, UNIFORM};
+use super::assignor::{self, preferred_among, AssignmentSpec};
 use super::{ConsumerGroup, ConsumerMember};
 use crate::consumer_event::{ConsumerGroupEvent, TargetShare};
 use crate::effects::Effects;
 use crate::topics::TopicsImage;
-
-/// The assignor most of `members` ask for (ties to the smaller name), else `uniform`.
-pub(super) fn preferred_among<'a>(
-    members: impl Iterator<Item = &'a ConsumerMember>,
-) -> &'static str {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for m in members {
-        if let Some(a) = m.server_assignor.as_deref() {
-            *counts.entry(a).or_default() += 1;
-        }
-    }
-    let best = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(a, _)| *a);
-    SUPPORTED.iter().copied().find(|s| Some(*s) == best).unwrap_or(UNIFORM)
-}
 
 impl ConsumerGroup {
     /// The group's members with `updated` in place of (or added to) its stored self.

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::member::ConsumerMember;
 use crate::topics::TopicsImage;
 use crate::TopicPartition;
 
@@ -39,6 +40,18 @@ pub struct AssignmentSpec<'a> {
 
 /// A target assignment: every member (even those given nothing) with its partitions.
 pub type TargetAssignment = BTreeMap<String, BTreeSet<TopicPartition>>;
+
+/// The assignor most of `members` ask for (ties to the smaller name), else `uniform`.
+pub fn preferred_among<'a>(members: impl Iterator<Item = &'a ConsumerMember>) -> &'static str {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in members {
+        if let Some(a) = m.server_assignor.as_deref() {
+            *counts.entry(a).or_default() += 1;
+        }
+    }
+    let best = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(a, _)| *a);
+    SUPPORTED.iter().copied().find(|s| Some(*s) == best).unwrap_or(UNIFORM)
+}
 
 /// Runs assignor `name` (the default, `uniform`, for an unknown name).
 pub fn assign(name: &str, spec: AssignmentSpec<'_>) -> TargetAssignment {
