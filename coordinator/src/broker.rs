@@ -44,6 +44,7 @@ use crate::offsets_log::{OffsetsLog, SharedOffsetsLog};
 pub use crate::placement::{
     group_partition, java_string_hash_code, kafka_abs, partition_leader, BrokerAddress,
 };
+use crate::topics::TopicsImage;
 use crate::{probes, CoordinatorConfig, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::versions::is_served;
@@ -260,6 +261,19 @@ impl Broker {
         self.pull_coordinator_outputs();
     }
 
+    /// Gives the coordinator the topics of the partition logs as they are now.
+    fn refresh_topics(&mut self) {
+        let image = {
+            let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+            let topics: Vec<(String, i32)> = logs
+                .topics()
+                .map(|t| (t.to_string(), logs.partition_count(t).unwrap_or(0)))
+                .collect();
+            TopicsImage::new(topics.iter().map(|(t, n)| (t.as_str(), *n)))
+        };
+        self.coordinator.set_topics(image);
+    }
+
     /// This broker's configuration.
     pub fn config(&self) -> &BrokerConfig {
         &self.config
@@ -423,6 +437,7 @@ impl Broker {
             RequestKind::LeaveGroup(r) => Some(r.group_id.as_str()),
             RequestKind::OffsetCommit(r) => Some(r.group_id.as_str()),
             RequestKind::OffsetFetch(r) if v < 8 => Some(r.group_id.as_str()),
+            RequestKind::ConsumerGroupHeartbeat(r) => Some(r.group_id.as_str()),
             _ => None,
         };
         let refused = match group {
@@ -474,11 +489,39 @@ impl Broker {
                 }
                 RequestKind::OffsetFetch(r)
             }
+            RequestKind::ConsumerGroupDescribe(mut r) => {
+                let groups: Vec<(StrBytes, bool)> =
+                    r.group_ids.iter().map(|g| (g.0.clone(), owns(g))).collect();
+                for _ in groups.iter().filter(|(_, owned)| !owned) {
+                    probes::NOT_COORDINATOR.hit();
+                }
+                if groups.iter().any(|(_, owned)| !owned) {
+                    r.group_ids.retain(|g| owns(g));
+                    if r.group_ids.is_empty() && !groups.is_empty() {
+                        let fixup = Fixup { groups };
+                        let empty = ResponseKind::ConsumerGroupDescribe(
+                            ConsumerGroupDescribeResponse::default(),
+                        );
+                        self.answer(id, fixup.apply(empty));
+                        return;
+                    }
+                    self.fixups.insert(id, Fixup { groups });
+                }
+                RequestKind::ConsumerGroupDescribe(r)
+            }
             other => other,
         };
+        // A consumer group is assigned from the topics that exist now (Kafka's metadata image).
+        if matches!(
+            request,
+            RequestKind::ConsumerGroupHeartbeat(_) | RequestKind::ConsumerGroupDescribe(_)
+        ) {
+            self.refresh_topics();
+        }
         // Member ids are unique cluster-wide: a coordinator that took a group over must not hand
         // out an id an earlier coordinator of the group used.
-        let is_join = matches!(request, RequestKind::JoinGroup(_));
+        let is_join =
+            matches!(request, RequestKind::JoinGroup(_) | RequestKind::ConsumerGroupHeartbeat(_));
         if is_join {
             let seq =
                 cluster::lock(&self.cluster).take_member_seq(self.coordinator.next_member_seq());
@@ -510,6 +553,18 @@ impl GroupEntry for DescribedGroup {
     }
 }
 
+impl GroupEntry for consumer_group_describe_response::DescribedGroup {
+    fn group_id(&self) -> &StrBytes {
+        &self.group_id.0
+    }
+    fn not_coordinator(group: StrBytes) -> Self {
+        Self::default()
+            .with_group_id(GroupId(group))
+            .with_error_code(NOT_COORDINATOR)
+            .with_authorized_operations(i32::MIN)
+    }
+}
+
 impl GroupEntry for OffsetFetchResponseGroup {
     fn group_id(&self) -> &StrBytes {
         &self.group_id.0
@@ -531,6 +586,10 @@ impl Fixup {
             ResponseKind::OffsetFetch(mut resp) => {
                 resp.groups = self.merge(std::mem::take(&mut resp.groups));
                 ResponseKind::OffsetFetch(resp)
+            }
+            ResponseKind::ConsumerGroupDescribe(mut resp) => {
+                resp.groups = self.merge(std::mem::take(&mut resp.groups));
+                ResponseKind::ConsumerGroupDescribe(resp)
             }
             other => other,
         }

@@ -23,6 +23,15 @@ pub struct CoordinatorConfig {
     /// before completing a commit or storing a group). 0 completes appends at once.
     #[serde(default = "default_offsets_append_delay_ms")]
     pub offsets_append_delay_ms: u64,
+    /// `group.consumer.session.timeout.ms`: a consumer group member's session (KIP-848).
+    #[serde(default = "default_consumer_session_timeout_ms")]
+    pub consumer_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms`: the interval returned to consumer group members.
+    #[serde(default = "default_consumer_heartbeat_interval_ms")]
+    pub consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.size`: most members a consumer group may hold.
+    #[serde(default = "default_consumer_group_max_size")]
+    pub consumer_group_max_size: i32,
     /// Deliberate coordinator bugs, to show the checker catches them. All off by default.
     #[serde(default)]
     pub bugs: CoordinatorBugs,
@@ -30,6 +39,18 @@ pub struct CoordinatorConfig {
 
 fn default_offsets_append_delay_ms() -> u64 {
     2
+}
+
+fn default_consumer_session_timeout_ms() -> i32 {
+    45_000
+}
+
+fn default_consumer_heartbeat_interval_ms() -> i32 {
+    5_000
+}
+
+fn default_consumer_group_max_size() -> i32 {
+    i32::MAX
 }
 
 /// Switches that break the coordinator on purpose (issue 5): each makes a class of anomaly
@@ -56,6 +77,9 @@ impl Default for CoordinatorConfig {
             group_max_size: i32::MAX,
             new_member_join_timeout_ms: 300_000,
             offsets_append_delay_ms: default_offsets_append_delay_ms(),
+            consumer_session_timeout_ms: default_consumer_session_timeout_ms(),
+            consumer_heartbeat_interval_ms: default_consumer_heartbeat_interval_ms(),
+            consumer_group_max_size: default_consumer_group_max_size(),
             bugs: CoordinatorBugs::default(),
         }
     }

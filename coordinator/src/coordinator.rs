@@ -33,6 +33,7 @@ use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::TopicName;
 
+use crate::consumer_group::ConsumerGroup;
 use crate::effects::Effects;
 use crate::event::MemberAssignment;
 use crate::group::Group;
@@ -40,6 +41,7 @@ use crate::offsets::{CommittedOffset, OffsetStore};
 use crate::offsets_log::{self, OffsetsLog, OffsetsRecord, SharedOffsetsLog};
 use crate::placement::group_partition;
 use crate::timers::TimerKey;
+use crate::topics::TopicsImage;
 use crate::{
     probes, CoordinatorConfig, CoordinatorEvent, GroupState, Millis, RequestId, TopicPartition,
 };
@@ -100,6 +102,9 @@ pub(crate) enum AppendDone {
     /// The leader's SyncGroup: store the assignment and move to Stable if the generation is
     /// still the one being completed.
     Assignment { group: String, generation: i32, assignment: BTreeMap<String, Bytes> },
+    /// A consumer group's change: answer the ConsumerGroupHeartbeat that made it (Kafka answers
+    /// once the records are committed). Failing, it is answered NOT_COORDINATOR.
+    Heartbeat { id: RequestId, response: kafka_protocol::messages::ConsumerGroupHeartbeatResponse },
 }
 
 /// An OffsetCommit waiting for its append.
@@ -132,6 +137,10 @@ pub(crate) struct PendingAppend {
 pub struct GroupCoordinator {
     pub(crate) config: CoordinatorConfig,
     pub(crate) groups: BTreeMap<String, Group>,
+    /// KIP-848 consumer groups. A group id names a classic group or a consumer group, never both.
+    pub(crate) consumer_groups: BTreeMap<String, ConsumerGroup>,
+    /// The topics consumer groups are assigned from (refreshed by the broker).
+    pub(crate) topics: TopicsImage,
     pub(crate) offsets: OffsetStore,
     pub(crate) fx: Effects,
     /// Suffix of the next generated member id (ids are `{client_id}-{n}`, never random).
@@ -163,6 +172,8 @@ impl GroupCoordinator {
         Self {
             config,
             groups: BTreeMap::new(),
+            consumer_groups: BTreeMap::new(),
+            topics: TopicsImage::default(),
             offsets: OffsetStore::default(),
             fx: Effects::default(),
             next_member_seq: 1,
@@ -258,6 +269,12 @@ impl GroupCoordinator {
                 }
             }
             TimerKey::Load { partition } => self.finish_load(now, partition),
+            TimerKey::ConsumerSession { group, member } => {
+                self.on_consumer_timer(now, &group, &member, false)
+            }
+            TimerKey::ConsumerRebalance { group, member } => {
+                self.on_consumer_timer(now, &group, &member, true)
+            }
         }
     }
 
@@ -335,6 +352,9 @@ impl GroupCoordinator {
         for (_, mut g) in groups {
             g.unload(&mut self.fx);
         }
+        for id in self.consumer_groups.keys().cloned().collect::<Vec<_>>() {
+            self.unload_consumer_group(&id);
+        }
         let seqs: Vec<u64> = self.appends.keys().copied().collect();
         for seq in seqs {
             self.fail_append(seq);
@@ -378,8 +398,12 @@ impl GroupCoordinator {
                 self.offsets.commit(group, tp.clone(), offset.clone());
             }
         }
+        for (id, value) in &loaded.consumer_groups {
+            self.load_consumer_group(now, partition, value);
+            self.groups.remove(id);
+        }
         let mut ids: BTreeSet<&String> = loaded.groups.keys().collect();
-        ids.extend(loaded.offsets.keys());
+        ids.extend(loaded.offsets.keys().filter(|g| !loaded.consumer_groups.contains_key(*g)));
         for id in ids {
             let group = match loaded.groups.get(id) {
                 Some(snapshot) => Group::from_snapshot(snapshot),
@@ -464,6 +488,17 @@ impl GroupCoordinator {
             }
             self.offsets.remove_group(&id);
         }
+        let consumer: Vec<String> = self
+            .consumer_groups
+            .keys()
+            .filter(|g| self.partition_for(g) == partition)
+            .cloned()
+            .collect();
+        for id in consumer {
+            self.unload_consumer_group(&id);
+            self.fx.event(CoordinatorEvent::GroupUnloaded { group: id.clone(), partition });
+            self.offsets.remove_group(&id);
+        }
         // Offsets of groups without group state (simple consumers) go too.
         let orphans: Vec<String> = self
             .offsets
@@ -473,145 +508,6 @@ impl GroupCoordinator {
             .collect();
         for id in orphans {
             self.offsets.remove_group(&id);
-        }
-    }
-
-    // ---- appends to the offsets log ---------------------------------------------------------
-
-    /// Starts an append; it completes `offsets_append_delay_ms` from now (at once when 0).
-    pub(crate) fn append(
-        &mut self,
-        now: Millis,
-        group: &str,
-        records: Vec<OffsetsRecord>,
-        then: AppendDone,
-    ) {
-        let append = PendingAppend { partition: self.partition_for(group), records, then };
-        let delay = self.config.offsets_append_delay_ms;
-        if delay == 0 {
-            self.complete_append(now, append);
-            return;
-        }
-        let seq = self.next_append;
-        self.next_append += 1;
-        self.appends.insert(seq, append);
-        self.fx.timers.insert((now + delay, TimerKey::Append { seq }));
-    }
-
-    /// The append is replicated: write it to the log and run what waited for it.
-    ///
-    /// A commit was validated when its request arrived (member, generation, group state) and is
-    /// not checked again: it is cached, recorded and acknowledged even if its member left or
-    /// its generation ended while it was being replicated, as in Kafka, whose append callback
-    /// (GroupMetadataManager.storeOffsets' putCacheCallback) applies the offsets to any group
-    /// that is not Dead and answers NONE. An assignment takes effect (members answered, group
-    /// Stable) only if the group is still completing that generation, as Kafka's storeGroup
-    /// callback for SyncGroup checks; but its record is in the log either way — the callback
-    /// runs after the append — so a coordinator that loads the group before the next
-    /// generation's record is written loads the abandoned generation with its assignment, as
-    /// Kafka's would.
-    fn complete_append(&mut self, now: Millis, append: PendingAppend) {
-        let still_valid = match &append.then {
-            AppendDone::Nothing => true,
-            AppendDone::Commit(c) => {
-                if self.commit_outlived_member(c) {
-                    probes::APPEND_OUTLIVED_MEMBER.hit();
-                }
-                true
-            }
-            AppendDone::Assignment { group, generation, .. } => {
-                let valid = self.groups.get(group).is_some_and(|g| {
-                    g.state() == GroupState::CompletingRebalance && g.generation_id() == *generation
-                });
-                if !valid {
-                    probes::ASSIGNMENT_WRITTEN_FOR_ABANDONED_GENERATION.hit();
-                }
-                valid
-            }
-        };
-        {
-            let mut log = offsets_log::lock(&self.log);
-            for record in append.records {
-                log.append(append.partition, record);
-            }
-        }
-        match append.then {
-            AppendDone::Nothing => {}
-            AppendDone::Commit(c) => self.finish_commit(c, None),
-            AppendDone::Assignment { group, assignment, .. } => {
-                let fx = &mut self.fx;
-                if let (true, Some(g)) = (still_valid, self.groups.get_mut(&group)) {
-                    g.store_assignment(assignment, now, fx);
-                }
-            }
-        }
-    }
-
-    /// Whether a member commit's member left the group, or its generation ended, while its
-    /// append was under way (Kafka applies it all the same).
-    fn commit_outlived_member(&self, c: &PendingCommit) -> bool {
-        c.generation >= 0
-            && self
-                .groups
-                .get(&c.group)
-                .is_some_and(|g| !g.has(&c.member_id) || g.generation_id() != c.generation)
-    }
-
-    /// An append that will never complete (the partition moved away).
-    fn fail_append(&mut self, seq: u64) {
-        let Some(append) = self.appends.remove(&seq) else { return };
-        self.fx.timers.retain(|(_, k)| *k != TimerKey::Append { seq });
-        if let AppendDone::Commit(c) = append.then {
-            self.finish_commit(c, Some(ResponseError::NotCoordinator.code()));
-        }
-    }
-
-    /// Answers an OffsetCommit: accepted partitions are cached and recorded unless `failure`
-    /// says the append failed, in which case they get that error.
-    pub(crate) fn finish_commit(&mut self, c: PendingCommit, failure: Option<i16>) {
-        let mut topics = Vec::with_capacity(c.topics.len());
-        for (name, parts) in c.topics {
-            let mut partitions = Vec::with_capacity(parts.len());
-            for (index, error, offset) in parts {
-                let error = match (offset, failure) {
-                    (Some(offset), None) => {
-                        let tp = TopicPartition::new(name.0.to_string(), index);
-                        self.fx.event(CoordinatorEvent::OffsetCommitAccepted {
-                            group: c.group.clone(),
-                            member_id: c.member_id.clone(),
-                            generation: c.generation,
-                            partition: tp.clone(),
-                            offset: offset.offset,
-                            validated_at_ms: c.validated_at,
-                        });
-                        self.offsets.commit(&c.group, tp, offset);
-                        error
-                    }
-                    (Some(offset), Some(code)) => {
-                        self.fx.event(CoordinatorEvent::OffsetCommitRejected {
-                            group: c.group.clone(),
-                            member_id: c.member_id.clone(),
-                            generation: c.generation,
-                            partition: TopicPartition::new(name.0.to_string(), index),
-                            offset: offset.offset,
-                            error: crate::error_name(code),
-                        });
-                        code
-                    }
-                    (None, _) => error,
-                };
-                partitions.push((index, error));
-            }
-            topics.push((name, partitions));
-        }
-        self.fx.answer_commit(c.id, topics);
-    }
-
-    /// Appends the snapshots groups queued (fire-and-forget).
-    pub(crate) fn flush_stores(&mut self, now: Millis) {
-        for snapshot in std::mem::take(&mut self.fx.stores) {
-            let group = snapshot.group_id.clone();
-            self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], AppendDone::Nothing);
         }
     }
 }
@@ -634,3 +530,5 @@ pub(crate) fn generate_member_id(
 }
 
 mod admin;
+mod appends;
+mod consumer;

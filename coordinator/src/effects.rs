@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, VecDeque};
 use kafka_protocol::messages::ResponseKind;
 
 use crate::answers::{Answer, CommitTopicResult, JoinResult, Parked, SyncResult};
+use crate::consumer_group::records::ConsumerGroupValue;
 use crate::offsets_log::GroupMetadataValue;
 use crate::timers::TimerKey;
 use crate::{CoordinatorEvent, Millis, RequestId};
@@ -44,6 +45,8 @@ pub(crate) struct Effects {
     /// Group metadata snapshots to append to the offsets log without waiting for them (the
     /// group became Empty, a static member was replaced); the coordinator drains these.
     pub stores: Vec<GroupMetadataValue>,
+    /// Consumer group snapshots to append without waiting for them (timer-driven changes).
+    pub consumer_stores: Vec<ConsumerGroupValue>,
 }
 
 impl Effects {

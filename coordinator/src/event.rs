@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::consumer_event::ConsumerGroupEvent;
 use crate::state::GroupState;
 use crate::{Millis, TopicPartition};
 
@@ -89,6 +90,8 @@ pub enum CoordinatorEvent {
     /// The group was unloaded from this broker (its offsets partition moved away): it went Dead
     /// here, parked requests were answered NOT_COORDINATOR and its cache was dropped.
     GroupUnloaded { group: String, partition: i32 },
+    /// A fact about a KIP-848 consumer group (see `consumer_event.rs`).
+    ConsumerGroup(ConsumerGroupEvent),
 }
 
 /// One member's share of a generation's assignment.

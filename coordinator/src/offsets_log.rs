@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
+use crate::consumer_group::records::ConsumerGroupValue;
 use crate::offsets::CommittedOffset;
 use crate::{Millis, TopicPartition};
 
@@ -76,6 +77,8 @@ pub enum OffsetsRecord {
     Commit { group: String, partition: TopicPartition, offset: CommittedOffset },
     /// A snapshot of a group's metadata.
     Group(GroupMetadataValue),
+    /// A snapshot of a KIP-848 consumer group (see `consumer_group/records.rs`).
+    ConsumerGroup(ConsumerGroupValue),
 }
 
 impl OffsetsRecord {
@@ -84,6 +87,7 @@ impl OffsetsRecord {
         match self {
             OffsetsRecord::Commit { group, .. } => group,
             OffsetsRecord::Group(g) => &g.group_id,
+            OffsetsRecord::ConsumerGroup(g) => &g.group_id,
         }
     }
 }
@@ -95,13 +99,22 @@ pub struct LoadedPartition {
     pub groups: BTreeMap<String, GroupMetadataValue>,
     /// Last committed offset of each (group, partition).
     pub offsets: BTreeMap<String, BTreeMap<TopicPartition, CommittedOffset>>,
+    /// Last snapshot of each consumer group. A group id has either a classic or a consumer
+    /// group, the later snapshot winning (a group converted between protocols).
+    pub consumer_groups: BTreeMap<String, ConsumerGroupValue>,
 }
 
 impl LoadedPartition {
     /// The latest instant the log shows activity of `group`: its snapshot being stored or one
     /// of its offsets being committed (`None` if it has neither).
     pub fn last_logged_at(&self, group: &str) -> Option<Millis> {
-        let stored = self.groups.get(group).map(|g| g.stored_at);
+        let stored = self
+            .groups
+            .get(group)
+            .map(|g| g.stored_at)
+            .into_iter()
+            .chain(self.consumer_groups.get(group).map(|g| g.stored_at))
+            .max();
         let committed =
             self.offsets.get(group).into_iter().flatten().map(|(_, c)| c.commit_timestamp);
         stored.into_iter().chain(committed).max()
@@ -159,7 +172,12 @@ impl OffsetsLog {
                         .insert(partition.clone(), offset.clone());
                 }
                 OffsetsRecord::Group(g) => {
+                    loaded.consumer_groups.remove(&g.group_id);
                     loaded.groups.insert(g.group_id.clone(), g.clone());
+                }
+                OffsetsRecord::ConsumerGroup(g) => {
+                    loaded.groups.remove(&g.group_id);
+                    loaded.consumer_groups.insert(g.group_id.clone(), g.clone());
                 }
             }
         }

@@ -20,4 +20,8 @@ pub(crate) enum TimerKey {
     Append { seq: u64 },
     /// An offsets partition finishes loading.
     Load { partition: i32 },
+    /// A consumer group member's session deadline.
+    ConsumerSession { group: String, member: String },
+    /// A consumer group member's rebalance deadline (it must have revoked by then).
+    ConsumerRebalance { group: String, member: String },
 }

@@ -171,6 +171,10 @@ pub fn text(history: &History) -> String {
                     at,
                     format!("broker-{broker} unloads group {group} (offsets partition {partition})"),
                 ),
+                // KIP-848 consumer groups: no scenario runs them yet; shown raw until one does.
+                CoordinatorEvent::ConsumerGroup(e) => {
+                    line(&mut out, at, format!("broker-{broker} consumer group: {e:?}"))
+                }
                 CoordinatorEvent::OffsetCommitRejected { member_id, generation, partition, offset, error, .. } => {
                     line(
                         &mut out,

@@ -199,6 +199,7 @@ pub fn request_api_key(request: &RequestKind) -> Option<ApiKey> {
         RequestKind::Produce(_) => ApiKey::Produce,
         RequestKind::InitProducerId(_) => ApiKey::InitProducerId,
         RequestKind::ConsumerGroupHeartbeat(_) => ApiKey::ConsumerGroupHeartbeat,
+        RequestKind::ConsumerGroupDescribe(_) => ApiKey::ConsumerGroupDescribe,
         _ => return None,
     })
 }
@@ -222,6 +223,7 @@ pub fn response_api_key(response: &ResponseKind) -> Option<ApiKey> {
         ResponseKind::Produce(_) => ApiKey::Produce,
         ResponseKind::InitProducerId(_) => ApiKey::InitProducerId,
         ResponseKind::ConsumerGroupHeartbeat(_) => ApiKey::ConsumerGroupHeartbeat,
+        ResponseKind::ConsumerGroupDescribe(_) => ApiKey::ConsumerGroupDescribe,
         _ => return None,
     })
 }

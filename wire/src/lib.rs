@@ -3,8 +3,8 @@
 //! The coordinator core (broker side) and the member core (client side) speak the same Kafka
 //! protocol; everything they must agree on lives here, so neither depends on the other:
 //!
-//! - [`types`]: simulated time ([`Millis`]), request tokens ([`RequestId`]) and
-//!   [`TopicPartition`].
+//! - [`types`]: simulated time ([`Millis`]), request tokens ([`RequestId`]),
+//!   [`TopicPartition`] and topic ids ([`topic_id`]).
 //! - [`error_codes`]: one table of the Kafka error codes groupsim uses, with Kafka's names.
 //! - [`consumer_protocol`]: the classic consumer protocol's subscription and assignment bytes.
 //! - [`records`]: v2 record batches as groupsim writes and reads them, defended against garbage.
@@ -39,7 +39,7 @@ pub use codec::{decode_request, decode_response, encode_request, encode_response
 pub use error::WireError;
 pub use error_codes::error_name;
 pub use frame::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
-pub use types::{Millis, RequestId, TopicPartition};
+pub use types::{topic_id, Millis, RequestId, TopicPartition};
 
 #[cfg(feature = "io")]
 pub use client::{

@@ -289,6 +289,30 @@ pub fn sample_request(api_key: ApiKey, v: i16) -> RequestKind {
             }
             r.into()
         }
+        ApiKey::ConsumerGroupHeartbeat => {
+            let mut r = ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(GroupId(s("g")))
+                .with_member_id(s("m-1"))
+                .with_member_epoch(3)
+                .with_instance_id(Some(s("i-1")))
+                .with_rack_id(Some(s("rack-a")))
+                .with_rebalance_timeout_ms(30_000)
+                .with_subscribed_topic_names(Some(vec![topic("t1")]))
+                .with_server_assignor(Some(s("uniform")))
+                .with_topic_partitions(Some(vec![
+                    consumer_group_heartbeat_request::TopicPartitions::default()
+                        .with_topic_id(crate::topic_id("t1"))
+                        .with_partitions(vec![0, 2]),
+                ]));
+            if v >= 1 {
+                r = r.with_subscribed_topic_regex(Some(s("t.*")));
+            }
+            r.into()
+        }
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::default()
+            .with_group_ids(vec![GroupId(s("g")), GroupId(s("h"))])
+            .with_include_authorized_operations(true)
+            .into(),
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -609,6 +633,57 @@ pub fn sample_response(api_key: ApiKey, v: i16) -> ResponseKind {
             .with_producer_id(ProducerId(4242))
             .with_producer_epoch(0)
             .into(),
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatResponse::default()
+            .with_throttle_time_ms(1)
+            .with_error_code(0)
+            .with_error_message(Some(s("fine")))
+            .with_member_id(Some(s("m-1")))
+            .with_member_epoch(4)
+            .with_heartbeat_interval_ms(5_000)
+            .with_assignment(Some(
+                consumer_group_heartbeat_response::Assignment::default().with_topic_partitions(
+                    vec![consumer_group_heartbeat_response::TopicPartitions::default()
+                        .with_topic_id(crate::topic_id("t1"))
+                        .with_partitions(vec![1])],
+                ),
+            ))
+            .into(),
+        ApiKey::ConsumerGroupDescribe => {
+            use consumer_group_describe_response as d;
+            let assignment =
+                d::Assignment::default().with_topic_partitions(vec![d::TopicPartitions::default()
+                    .with_topic_id(crate::topic_id("t1"))
+                    .with_topic_name(topic("t1"))
+                    .with_partitions(vec![0, 1])]);
+            let mut member = d::Member::default()
+                .with_member_id(s("m-1"))
+                .with_instance_id(Some(s("i-1")))
+                .with_rack_id(Some(s("rack-a")))
+                .with_member_epoch(4)
+                .with_client_id(s("c"))
+                .with_client_host(s("/10.0.0.1"))
+                .with_subscribed_topic_names(vec![topic("t1")])
+                .with_subscribed_topic_regex(Some(s("t.*")))
+                .with_assignment(assignment.clone())
+                .with_target_assignment(assignment);
+            if v >= 1 {
+                member = member.with_member_type(1);
+            }
+            let group = d::DescribedGroup::default()
+                .with_error_code(0)
+                .with_error_message(Some(s("fine")))
+                .with_group_id(GroupId(s("g")))
+                .with_group_state(s("Stable"))
+                .with_group_epoch(4)
+                .with_assignment_epoch(4)
+                .with_assignor_name(s("uniform"))
+                .with_members(vec![member])
+                .with_authorized_operations(-2_147_483_648);
+            ConsumerGroupDescribeResponse::default()
+                .with_throttle_time_ms(1)
+                .with_groups(vec![group])
+                .into()
+        }
         other => panic!("no sample for {other:?}"),
     }
 }

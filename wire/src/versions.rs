@@ -17,6 +17,8 @@ use kafka_protocol::protocol::{Message, VersionRange};
 /// semantics we do not model); DescribeGroups stops at 5 and ListGroups at 4 (later versions add
 /// error messages and group types for the new protocol). Produce stops at 11 (12 only marks
 /// transactions v2, 13 names topics by id) and InitProducerId at 4 (5 adds two-phase commit).
+/// ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848) are served in every version
+/// kafka-protocol knows (0–1).
 const CHOSEN: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Fetch, 4, 12),
     (ApiKey::ListOffsets, 1, 7),
@@ -33,6 +35,8 @@ const CHOSEN: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ApiVersions, 0, 3),
     (ApiKey::Produce, 3, 11),
     (ApiKey::InitProducerId, 0, 4),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
 
 /// The range the kafka-protocol request type for `api_key` can encode and decode, for the APIs
@@ -54,6 +58,8 @@ fn library_request_versions(api_key: ApiKey) -> Option<VersionRange> {
         ApiKey::ApiVersions => ApiVersionsRequest::VERSIONS,
         ApiKey::Produce => ProduceRequest::VERSIONS,
         ApiKey::InitProducerId => InitProducerIdRequest::VERSIONS,
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,
     })
 }
@@ -120,6 +126,12 @@ mod tests {
         assert_eq!(r(ApiKey::ApiVersions), Some((0, 3)));
         assert_eq!(r(ApiKey::Produce), Some((3, 11)), "the request type starts at 3");
         assert_eq!(r(ApiKey::InitProducerId), Some((0, 4)));
+        assert_eq!(
+            r(ApiKey::ConsumerGroupHeartbeat),
+            Some((0, 1)),
+            "every version kafka-protocol knows"
+        );
+        assert_eq!(r(ApiKey::ConsumerGroupDescribe), Some((0, 1)));
         assert_eq!(r(ApiKey::AddPartitionsToTxn), None);
     }
 

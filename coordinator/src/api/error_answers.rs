@@ -23,6 +23,7 @@ fn single_group_error(response: &ResponseKind) -> Option<(&'static str, i16)> {
         ResponseKind::JoinGroup(r) => ("JoinGroup", r.error_code),
         ResponseKind::SyncGroup(r) => ("SyncGroup", r.error_code),
         ResponseKind::Heartbeat(r) => ("Heartbeat", r.error_code),
+        ResponseKind::ConsumerGroupHeartbeat(r) => ("ConsumerGroupHeartbeat", r.error_code),
         ResponseKind::LeaveGroup(r) => (
             "LeaveGroup",
             first_error(
@@ -73,9 +74,10 @@ impl GroupCoordinator {
         match self.group_status(group) {
             GroupStatus::NotOwned => "NotCoordinator",
             GroupStatus::Loading => "Loading",
-            GroupStatus::Ready => {
-                self.groups.get(group).map_or("NoGroup", |g| g.state().kafka_name())
-            }
+            GroupStatus::Ready => match self.consumer_groups.get(group) {
+                Some(g) => g.state().kafka_name(),
+                None => self.groups.get(group).map_or("NoGroup", |g| g.state().kafka_name()),
+            },
         }
     }
 

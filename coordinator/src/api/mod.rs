@@ -22,6 +22,8 @@ use crate::{probes, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use refusal::group_error_response;
 
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod describe_groups;
 pub(crate) mod error_answers;
 pub mod fetch;
@@ -54,6 +56,8 @@ impl GroupCoordinator {
                 | RequestKind::OffsetFetch(_)
                 | RequestKind::DescribeGroups(_)
                 | RequestKind::ListGroups(_)
+                | RequestKind::ConsumerGroupHeartbeat(_)
+                | RequestKind::ConsumerGroupDescribe(_)
         )
     }
 
@@ -93,6 +97,10 @@ impl GroupCoordinator {
             self.fx.respond(id, response);
             return;
         }
+        if let Some(response) = self.refuse_other_protocol(version, &request) {
+            self.fx.respond(id, response);
+            return;
+        }
         match request {
             RequestKind::JoinGroup(r) => self.handle_join_group(now, id, version, client_id, r),
             RequestKind::SyncGroup(r) => self.handle_sync_group(now, id, version, r),
@@ -102,6 +110,10 @@ impl GroupCoordinator {
             RequestKind::OffsetFetch(r) => self.handle_offset_fetch(id, version, r),
             RequestKind::DescribeGroups(r) => self.handle_describe_groups(id, version, r),
             RequestKind::ListGroups(r) => self.handle_list_groups(id, version, r),
+            RequestKind::ConsumerGroupHeartbeat(r) => {
+                self.handle_consumer_group_heartbeat(now, id, version, client_id, r)
+            }
+            RequestKind::ConsumerGroupDescribe(r) => self.handle_consumer_group_describe(id, r),
             other => {
                 tracing::warn!(
                     ?id,
@@ -152,6 +164,35 @@ impl GroupCoordinator {
         group_error_response(version, request, code)
     }
 
+    /// A classic group API naming a consumer group (online migration between the protocols is
+    /// not modelled yet): JoinGroup to a consumer group with members gets
+    /// INCONSISTENT_GROUP_PROTOCOL, SyncGroup, Heartbeat and LeaveGroup UNKNOWN_MEMBER_ID (Kafka's
+    /// answer to a member that does not use the classic protocol). An empty consumer group gives
+    /// way to a classic JoinGroup, as Kafka converts it. Commits and fetches are shared.
+    fn refuse_other_protocol(
+        &mut self,
+        version: i16,
+        request: &RequestKind,
+    ) -> Option<ResponseKind> {
+        let group = match request {
+            RequestKind::JoinGroup(r) => r.group_id.as_str(),
+            RequestKind::SyncGroup(r) => r.group_id.as_str(),
+            RequestKind::Heartbeat(r) => r.group_id.as_str(),
+            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
+            _ => return None,
+        };
+        let consumer = self.consumer_groups.get(group)?;
+        let code = match request {
+            RequestKind::JoinGroup(_) if consumer.is_empty() => {
+                self.consumer_groups.remove(group);
+                return None;
+            }
+            RequestKind::JoinGroup(_) => ResponseError::InconsistentGroupProtocol.code(),
+            _ => ResponseError::UnknownMemberId.code(),
+        };
+        group_error_response(version, request, code)
+    }
+
     /// Next queued output, in the order produced; answers are put in their API's layout for
     /// the request's version here.
     pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
@@ -174,6 +215,7 @@ fn single_group(version: i16, request: &RequestKind) -> Option<&str> {
         RequestKind::LeaveGroup(r) => r.group_id.as_str(),
         RequestKind::OffsetCommit(r) => r.group_id.as_str(),
         RequestKind::OffsetFetch(r) if version < 8 => r.group_id.as_str(),
+        RequestKind::ConsumerGroupHeartbeat(r) => r.group_id.as_str(),
         _ => return None,
     })
 }

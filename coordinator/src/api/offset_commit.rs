@@ -13,6 +13,10 @@
 //!   counts as a heartbeat. (During PreparingRebalance Kafka still accepts commits of the old
 //!   generation so members can commit before revoking.)
 //!
+//! A KIP-848 consumer group checks member epochs instead (the generation field carries the
+//! member epoch): UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, UNSUPPORTED_VERSION below v9 (see
+//! `consumer_group/offsets.rs`); an accepted commit does not count as a heartbeat there.
+//!
 //! Per partition, metadata longer than `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
 //!
 //! Accepted partitions are appended to the offsets log; only when the append completes are they
@@ -77,36 +81,17 @@ impl GroupCoordinator {
             if version >= 7 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
 
         let bugs = self.config.bugs.clone();
-        let verdict: Result<(), ResponseError> = match self.groups.get_mut(&group_id) {
-            None if generation < 0 || bugs.skip_commit_generation_check => {
-                self.groups.insert(group_id.clone(), Group::new(group_id.clone()));
+        // A consumer group checks member epochs instead (`consumer_group/offsets.rs`).
+        let consumer_verdict = self.consumer_groups.get(&group_id).map(|g| {
+            if bugs.skip_commit_generation_check {
                 Ok(())
+            } else {
+                g.validate_offset_commit(&member_id, generation, version)
             }
-            None => Err(ResponseError::IllegalGeneration),
-            Some(g) => {
-                if g.state == GroupState::Dead {
-                    Err(ResponseError::CoordinatorNotAvailable)
-                } else if bugs.skip_commit_generation_check {
-                    // Deliberate bug: no member or generation fence at all.
-                    if g.has(&member_id) {
-                        g.touch(&member_id, now, &mut self.fx);
-                    }
-                    Ok(())
-                } else if g.is_static_member_fenced(&member_id, instance.as_deref()) {
-                    Err(ResponseError::FencedInstanceId)
-                } else if generation < 0 && g.state == GroupState::Empty {
-                    Ok(())
-                } else if g.state == GroupState::CompletingRebalance {
-                    Err(ResponseError::RebalanceInProgress)
-                } else if !g.has(&member_id) {
-                    Err(ResponseError::UnknownMemberId)
-                } else if generation != g.generation_id {
-                    Err(ResponseError::IllegalGeneration)
-                } else {
-                    g.touch(&member_id, now, &mut self.fx);
-                    Ok(())
-                }
-            }
+        });
+        let verdict: Result<(), ResponseError> = match consumer_verdict {
+            Some(v) => v,
+            None => self.classic_commit_verdict(now, &group_id, &member_id, generation, instance),
         };
         match verdict {
             Err(ResponseError::IllegalGeneration) => probes::COMMIT_STALE_GENERATION.hit(),
@@ -179,6 +164,49 @@ impl GroupCoordinator {
             self.append(now, &group_id, records, AppendDone::Nothing);
         } else {
             self.append(now, &group_id, records, AppendDone::Commit(commit));
+        }
+    }
+
+    /// The classic group's verdict on a commit (see the module docs).
+    fn classic_commit_verdict(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        instance: Option<String>,
+    ) -> Result<(), ResponseError> {
+        let bugs = self.config.bugs.clone();
+        match self.groups.get_mut(group_id) {
+            None if generation < 0 || bugs.skip_commit_generation_check => {
+                self.groups.insert(group_id.to_string(), Group::new(group_id));
+                Ok(())
+            }
+            None => Err(ResponseError::IllegalGeneration),
+            Some(g) => {
+                if g.state == GroupState::Dead {
+                    Err(ResponseError::CoordinatorNotAvailable)
+                } else if bugs.skip_commit_generation_check {
+                    // Deliberate bug: no member or generation fence at all.
+                    if g.has(member_id) {
+                        g.touch(member_id, now, &mut self.fx);
+                    }
+                    Ok(())
+                } else if g.is_static_member_fenced(member_id, instance.as_deref()) {
+                    Err(ResponseError::FencedInstanceId)
+                } else if generation < 0 && g.state == GroupState::Empty {
+                    Ok(())
+                } else if g.state == GroupState::CompletingRebalance {
+                    Err(ResponseError::RebalanceInProgress)
+                } else if !g.has(member_id) {
+                    Err(ResponseError::UnknownMemberId)
+                } else if generation != g.generation_id {
+                    Err(ResponseError::IllegalGeneration)
+                } else {
+                    g.touch(member_id, now, &mut self.fx);
+                    Ok(())
+                }
+            }
         }
     }
 }

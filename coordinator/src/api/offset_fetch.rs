@@ -6,6 +6,9 @@
 //! every committed partition. v1–7 name one group at the top level; v8+ batch several groups.
 //! A group whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS (per group from
 //! v8; v1–7 are refused before they get here), one not owned here NOT_COORDINATOR.
+//! From v9 a request names its member: for a KIP-848 consumer group an unknown member gets
+//! UNKNOWN_MEMBER_ID and another member epoch STALE_MEMBER_EPOCH (`consumer_group/offsets.rs`);
+//! no member id with a negative epoch (an admin client) is served.
 
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -117,6 +120,16 @@ impl GroupCoordinator {
                         GroupStatus::Ready => {}
                     }
                     if let Some(e) = status.batched_error() {
+                        return OffsetFetchResponseGroup::default()
+                            .with_group_id(g.group_id)
+                            .with_error_code(e.code());
+                    }
+                    // v9+ name the member: a consumer group checks its epoch.
+                    let member_check = self
+                        .consumer_groups
+                        .get(g.group_id.as_str())
+                        .map(|cg| cg.validate_offset_fetch(g.member_id.as_deref(), g.member_epoch));
+                    if let Some(Err(e)) = member_check {
                         return OffsetFetchResponseGroup::default()
                             .with_group_id(g.group_id)
                             .with_error_code(e.code());

@@ -9,7 +9,8 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 /// The answer to `request` (wire version `v`) carrying error `code` for its group, or `None`
-/// for requests that are not single-group APIs (DescribeGroups, ListGroups, OffsetFetch v8+).
+/// for requests that are not single-group APIs (DescribeGroups, ListGroups, OffsetFetch v8+,
+/// ConsumerGroupDescribe).
 pub fn group_error_response(v: i16, request: &RequestKind, code: i16) -> Option<ResponseKind> {
     Some(match request {
         RequestKind::JoinGroup(r) => {
@@ -33,6 +34,9 @@ pub fn group_error_response(v: i16, request: &RequestKind, code: i16) -> Option<
             ResponseKind::LeaveGroup(LeaveGroupResponse::default().with_error_code(code))
         }
         RequestKind::OffsetCommit(r) => ResponseKind::OffsetCommit(commit_error(r, code)),
+        RequestKind::ConsumerGroupHeartbeat(_) => ResponseKind::ConsumerGroupHeartbeat(
+            ConsumerGroupHeartbeatResponse::default().with_error_code(code),
+        ),
         RequestKind::OffsetFetch(r) if v < 8 => {
             ResponseKind::OffsetFetch(offset_fetch_error(v, r, code))
         }

@@ -202,6 +202,8 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                     CoordinatorEvent::GroupUnloaded { .. } => lines
                         .push(format!("Note over {b}: t={t} group unloaded (coordinator moved)")),
                     CoordinatorEvent::OffsetCommitAccepted { .. } => {}
+                    // KIP-848 consumer groups are not drawn yet.
+                    CoordinatorEvent::ConsumerGroup(_) => {}
                 }
             }
             EventKind::Member { member, event } => {

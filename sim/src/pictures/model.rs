@@ -481,6 +481,7 @@ pub(crate) fn build(history: &History, verdict: &Verdict) -> Timeline {
             | CoordinatorEvent::OffsetCommitRejected { group, .. }
             | CoordinatorEvent::GroupLoaded { group, .. }
             | CoordinatorEvent::GroupUnloaded { group, .. } => group.clone(),
+            CoordinatorEvent::ConsumerGroup(e) => e.group().to_string(),
         }
     };
     let first_group =

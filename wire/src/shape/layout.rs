@@ -42,4 +42,6 @@ pub(super) enum Ty {
     Array(&'static Shape),
     /// A nested struct (only as a tagged field in our messages).
     Struct(&'static Shape),
+    /// A nullable nested struct: an i8 marker (1 present, anything else null), then the struct.
+    OptionStruct(&'static Shape),
 }

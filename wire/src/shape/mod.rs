@@ -130,6 +130,14 @@ impl Walker<'_> {
                 (0..n).try_for_each(|_| self.walk_struct(shape))
             }
             Ty::Struct(shape) => self.walk_struct(shape),
+            Ty::OptionStruct(shape) => {
+                // kafka-protocol reads the struct only after a marker of exactly 1.
+                if self.take(1, what)?[0] == 1 {
+                    self.walk_struct(shape)
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 

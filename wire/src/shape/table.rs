@@ -1032,6 +1032,167 @@ static INIT_PRODUCER_ID_RESPONSE_INIT_PRODUCER_ID_RESPONSE: Shape = Shape {
         Field { name: "ongoing_txn_producer_epoch", min: 6, max: 6, tag: None, ty: Ty::I16 },
     ],
 };
+static CONSUMER_GROUP_HEARTBEAT_REQUEST_CONSUMER_GROUP_HEARTBEAT_REQUEST: Shape = Shape {
+    name: "ConsumerGroupHeartbeatRequest",
+    fields: &[
+        Field { name: "group_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "member_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "member_epoch", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "instance_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "rack_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "rebalance_timeout_ms", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field {
+            name: "subscribed_topic_names",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::PrimArray(&Ty::Str),
+        },
+        Field { name: "subscribed_topic_regex", min: 1, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "server_assignor", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field {
+            name: "topic_partitions",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::Array(&CONSUMER_GROUP_HEARTBEAT_REQUEST_TOPIC_PARTITIONS),
+        },
+    ],
+};
+static CONSUMER_GROUP_HEARTBEAT_REQUEST_TOPIC_PARTITIONS: Shape = Shape {
+    name: "TopicPartitions",
+    fields: &[
+        Field { name: "topic_id", min: 0, max: 1, tag: None, ty: Ty::Uuid },
+        Field { name: "partitions", min: 0, max: 1, tag: None, ty: Ty::PrimArray(&Ty::I32) },
+    ],
+};
+static CONSUMER_GROUP_HEARTBEAT_RESPONSE_ASSIGNMENT: Shape = Shape {
+    name: "Assignment",
+    fields: &[Field {
+        name: "topic_partitions",
+        min: 0,
+        max: 1,
+        tag: None,
+        ty: Ty::Array(&CONSUMER_GROUP_HEARTBEAT_RESPONSE_TOPIC_PARTITIONS),
+    }],
+};
+static CONSUMER_GROUP_HEARTBEAT_RESPONSE_CONSUMER_GROUP_HEARTBEAT_RESPONSE: Shape = Shape {
+    name: "ConsumerGroupHeartbeatResponse",
+    fields: &[
+        Field { name: "throttle_time_ms", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "error_code", min: 0, max: 1, tag: None, ty: Ty::I16 },
+        Field { name: "error_message", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "member_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "member_epoch", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "heartbeat_interval_ms", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field {
+            name: "assignment",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::OptionStruct(&CONSUMER_GROUP_HEARTBEAT_RESPONSE_ASSIGNMENT),
+        },
+    ],
+};
+static CONSUMER_GROUP_HEARTBEAT_RESPONSE_TOPIC_PARTITIONS: Shape = Shape {
+    name: "TopicPartitions",
+    fields: &[
+        Field { name: "topic_id", min: 0, max: 1, tag: None, ty: Ty::Uuid },
+        Field { name: "partitions", min: 0, max: 1, tag: None, ty: Ty::PrimArray(&Ty::I32) },
+    ],
+};
+static CONSUMER_GROUP_DESCRIBE_REQUEST_CONSUMER_GROUP_DESCRIBE_REQUEST: Shape = Shape {
+    name: "ConsumerGroupDescribeRequest",
+    fields: &[
+        Field { name: "group_ids", min: 0, max: 1, tag: None, ty: Ty::PrimArray(&Ty::Str) },
+        Field { name: "include_authorized_operations", min: 0, max: 1, tag: None, ty: Ty::Bool },
+    ],
+};
+static CONSUMER_GROUP_DESCRIBE_RESPONSE_ASSIGNMENT: Shape = Shape {
+    name: "Assignment",
+    fields: &[Field {
+        name: "topic_partitions",
+        min: 0,
+        max: 1,
+        tag: None,
+        ty: Ty::Array(&CONSUMER_GROUP_DESCRIBE_RESPONSE_TOPIC_PARTITIONS),
+    }],
+};
+static CONSUMER_GROUP_DESCRIBE_RESPONSE_CONSUMER_GROUP_DESCRIBE_RESPONSE: Shape = Shape {
+    name: "ConsumerGroupDescribeResponse",
+    fields: &[
+        Field { name: "throttle_time_ms", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field {
+            name: "groups",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::Array(&CONSUMER_GROUP_DESCRIBE_RESPONSE_DESCRIBED_GROUP),
+        },
+    ],
+};
+static CONSUMER_GROUP_DESCRIBE_RESPONSE_DESCRIBED_GROUP: Shape = Shape {
+    name: "DescribedGroup",
+    fields: &[
+        Field { name: "error_code", min: 0, max: 1, tag: None, ty: Ty::I16 },
+        Field { name: "error_message", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "group_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "group_state", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "group_epoch", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "assignment_epoch", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "assignor_name", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field {
+            name: "members",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::Array(&CONSUMER_GROUP_DESCRIBE_RESPONSE_MEMBER),
+        },
+        Field { name: "authorized_operations", min: 0, max: 1, tag: None, ty: Ty::I32 },
+    ],
+};
+static CONSUMER_GROUP_DESCRIBE_RESPONSE_MEMBER: Shape = Shape {
+    name: "Member",
+    fields: &[
+        Field { name: "member_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "instance_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "rack_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "member_epoch", min: 0, max: 1, tag: None, ty: Ty::I32 },
+        Field { name: "client_id", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "client_host", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field {
+            name: "subscribed_topic_names",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::PrimArray(&Ty::Str),
+        },
+        Field { name: "subscribed_topic_regex", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field {
+            name: "assignment",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::Struct(&CONSUMER_GROUP_DESCRIBE_RESPONSE_ASSIGNMENT),
+        },
+        Field {
+            name: "target_assignment",
+            min: 0,
+            max: 1,
+            tag: None,
+            ty: Ty::Struct(&CONSUMER_GROUP_DESCRIBE_RESPONSE_ASSIGNMENT),
+        },
+        Field { name: "member_type", min: 1, max: 1, tag: None, ty: Ty::I8 },
+    ],
+};
+static CONSUMER_GROUP_DESCRIBE_RESPONSE_TOPIC_PARTITIONS: Shape = Shape {
+    name: "TopicPartitions",
+    fields: &[
+        Field { name: "topic_id", min: 0, max: 1, tag: None, ty: Ty::Uuid },
+        Field { name: "topic_name", min: 0, max: 1, tag: None, ty: Ty::Str },
+        Field { name: "partitions", min: 0, max: 1, tag: None, ty: Ty::PrimArray(&Ty::I32) },
+    ],
+};
 
 /// The top-level request layout for `api_key` and its first flexible version.
 pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
@@ -1051,6 +1212,12 @@ pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::ListGroups => (&LIST_GROUPS_REQUEST_LIST_GROUPS_REQUEST, 3),
         ApiKey::Produce => (&PRODUCE_REQUEST_PRODUCE_REQUEST, 9),
         ApiKey::InitProducerId => (&INIT_PRODUCER_ID_REQUEST_INIT_PRODUCER_ID_REQUEST, 2),
+        ApiKey::ConsumerGroupHeartbeat => {
+            (&CONSUMER_GROUP_HEARTBEAT_REQUEST_CONSUMER_GROUP_HEARTBEAT_REQUEST, 0)
+        }
+        ApiKey::ConsumerGroupDescribe => {
+            (&CONSUMER_GROUP_DESCRIBE_REQUEST_CONSUMER_GROUP_DESCRIBE_REQUEST, 0)
+        }
         _ => return None,
     })
 }
@@ -1073,6 +1240,12 @@ pub(crate) fn response_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::ListGroups => (&LIST_GROUPS_RESPONSE_LIST_GROUPS_RESPONSE, 3),
         ApiKey::Produce => (&PRODUCE_RESPONSE_PRODUCE_RESPONSE, 9),
         ApiKey::InitProducerId => (&INIT_PRODUCER_ID_RESPONSE_INIT_PRODUCER_ID_RESPONSE, 2),
+        ApiKey::ConsumerGroupHeartbeat => {
+            (&CONSUMER_GROUP_HEARTBEAT_RESPONSE_CONSUMER_GROUP_HEARTBEAT_RESPONSE, 0)
+        }
+        ApiKey::ConsumerGroupDescribe => {
+            (&CONSUMER_GROUP_DESCRIBE_RESPONSE_CONSUMER_GROUP_DESCRIBE_RESPONSE, 0)
+        }
         _ => return None,
     })
 }

@@ -1,0 +1,121 @@
+//! History events of KIP-848 consumer groups: what the coordinator decided about member epochs,
+//! target assignments and partition ownership, recorded as it happens.
+//!
+//! A leaf module beside `event.rs`, wrapped in [`crate::CoordinatorEvent::ConsumerGroup`] so
+//! classic histories never see these. Ownership in a consumer group follows these events: a
+//! partition is the member's from `PartitionsAssigned` until `PartitionsReleased` (the member
+//! acknowledged revoking it, or was fenced or left), and the coordinator hands a partition to a
+//! new owner only after the previous owner's release. Every list is sorted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TopicPartition;
+
+/// Why a member left a consumer group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConsumerRemovalReason {
+    /// It sent a heartbeat with member epoch -1 (or a static member left for good).
+    Left,
+    /// No heartbeat within the session timeout.
+    SessionTimeout,
+    /// It did not acknowledge revoking its partitions within its rebalance timeout.
+    RebalanceTimeout,
+    /// A static member whose instance id a new member id took over.
+    Replaced,
+}
+
+/// One member's share of a target assignment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetShare {
+    /// The member id.
+    pub member_id: String,
+    /// Its target partitions.
+    pub partitions: Vec<TopicPartition>,
+}
+
+/// One member as loaded from the offsets log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadedMember {
+    /// The member id.
+    pub member_id: String,
+    /// Its member epoch.
+    pub member_epoch: i32,
+    /// Partitions it owns (assigned, and pending revocation).
+    pub owned: Vec<TopicPartition>,
+}
+
+/// One fact about a consumer group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConsumerGroupEvent {
+    /// A member joined (member epoch 0 heartbeat accepted).
+    MemberJoined {
+        group: String,
+        member_id: String,
+        group_instance_id: Option<String>,
+        client_id: String,
+    },
+    /// The group epoch was bumped (membership, subscriptions or subscribed topics changed).
+    GroupEpochBumped { group: String, epoch: i32 },
+    /// A new target assignment was computed for `epoch` by `assignor`.
+    TargetAssignmentComputed {
+        group: String,
+        epoch: i32,
+        assignor: String,
+        assignments: Vec<TargetShare>,
+    },
+    /// A member's epoch or reconciliation state changed.
+    MemberEpochChanged { group: String, member_id: String, from: i32, to: i32, state: String },
+    /// Partitions were handed to a member (it will find them in its heartbeat answer).
+    PartitionsAssigned {
+        group: String,
+        member_id: String,
+        member_epoch: i32,
+        partitions: Vec<TopicPartition>,
+    },
+    /// A member was asked to revoke partitions; it still owns them until it acknowledges.
+    PartitionsRevoking {
+        group: String,
+        member_id: String,
+        member_epoch: i32,
+        partitions: Vec<TopicPartition>,
+    },
+    /// A member no longer owns partitions: it acknowledged their revocation, or it was removed.
+    PartitionsReleased {
+        group: String,
+        member_id: String,
+        member_epoch: i32,
+        partitions: Vec<TopicPartition>,
+    },
+    /// A member was removed from the group (fenced, left, or replaced).
+    MemberRemoved {
+        group: String,
+        member_id: String,
+        member_epoch: i32,
+        reason: ConsumerRemovalReason,
+    },
+    /// The group was rebuilt from the offsets log by the coordinator that now owns its partition.
+    GroupLoaded {
+        group: String,
+        partition: i32,
+        group_epoch: i32,
+        assignment_epoch: i32,
+        members: Vec<LoadedMember>,
+    },
+}
+
+impl ConsumerGroupEvent {
+    /// The group the event is about.
+    pub fn group(&self) -> &str {
+        match self {
+            ConsumerGroupEvent::MemberJoined { group, .. }
+            | ConsumerGroupEvent::GroupEpochBumped { group, .. }
+            | ConsumerGroupEvent::TargetAssignmentComputed { group, .. }
+            | ConsumerGroupEvent::MemberEpochChanged { group, .. }
+            | ConsumerGroupEvent::PartitionsAssigned { group, .. }
+            | ConsumerGroupEvent::PartitionsRevoking { group, .. }
+            | ConsumerGroupEvent::PartitionsReleased { group, .. }
+            | ConsumerGroupEvent::MemberRemoved { group, .. }
+            | ConsumerGroupEvent::GroupLoaded { group, .. } => group,
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! A member's ConsumerGroupHeartbeat, once the API layer has validated the request and found
+//! or created the group (Kafka's GroupMetadataManager.consumerGroupHeartbeat), in three steps:
+//!
+//! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, or a static
+//!    replacement (`static_members.rs`); update what it reported (subscription, assignor,
+//!    rebalance timeout, rack). A changed subscription, or a change in the partition counts of
+//!    the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
+//!    metadata image; we compare the subscribed topics' partition counts on every heartbeat.)
+//! 2. If the group epoch is ahead of the target assignment epoch, compute a new target.
+//! 3. Reconcile the member one step towards its target (`reconciliation.rs`), re-arm its
+//!    session, and answer with its epoch and, when it sent a full request or its assignment
+//!    changed, its assigned partitions.
+
+use kafka_protocol::error::ResponseError;
+
+use super::reconciliation::reconcile;
+use super::request::{HeartbeatAnswer, HeartbeatContext, HeartbeatInput};
+use super::static_members::validate_member_epoch;
+use super::{ConsumerGroup, ConsumerMember};
+use crate::effects::Effects;
+use crate::{probes, Millis};
+
+impl ConsumerGroup {
+    /// Handles a (non-leave) heartbeat: see the module docs.
+    pub(crate) fn heartbeat(
+        &mut self,
+        now: Millis,
+        req: &HeartbeatInput,
+        ctx: HeartbeatContext<'_>,
+        fx: &mut Effects,
+    ) -> Result<HeartbeatAnswer, ResponseError> {
+        let known = self.members.contains_key(&req.member_id);
+        if self.members.len() >= ctx.max_size.max(0) as usize && !known {
+            probes::CONSUMER_GROUP_MAX_SIZE.hit();
+            return Err(ResponseError::GroupMaxSizeReached);
+        }
+        let member = match &req.instance_id {
+            None => match self.members.get(&req.member_id) {
+                Some(m) => {
+                    validate_member_epoch(m, req.member_epoch, req.owned.as_ref())?;
+                    m.clone()
+                }
+                None if req.member_epoch == 0 => ConsumerMember::new(req.member_id.clone()),
+                None => return Err(ResponseError::UnknownMemberId),
+            },
+            Some(instance) => self.static_member_for(
+                &req.member_id,
+                instance,
+                req.member_epoch,
+                req.owned.as_ref(),
+                fx,
+            )?,
+        };
+
+        // 1. The member as it reports itself now.
+        let mut updated = member.clone();
+        if req.instance_id.is_some() {
+            updated.instance_id = req.instance_id.clone();
+        }
+        if req.rack_id.is_some() {
+            updated.rack_id = req.rack_id.clone();
+        }
+        if req.rebalance_timeout_ms != -1 {
+            updated.rebalance_timeout_ms = req.rebalance_timeout_ms;
+        }
+        if let Some(a) = &req.server_assignor {
+            updated.server_assignor = Some(a.clone());
+        }
+        if let Some(topics) = &req.subscribed_topics {
+            updated.subscribed_topics = topics.clone();
+        }
+        updated.client_id = req.client_id.clone();
+        updated.client_host = req.client_host.clone();
+        let mut bump = updated.subscribed_topics != member.subscribed_topics;
+        let metadata = ctx.topics.subscription_metadata(
+            self.members
+                .values()
+                .filter(|m| m.member_id != updated.member_id)
+                .flat_map(|m| m.subscribed_topics.iter())
+                .chain(updated.subscribed_topics.iter()),
+        );
+        if metadata != self.subscription_metadata {
+            self.subscription_metadata = metadata;
+            bump = true;
+        }
+        if bump {
+            self.bump_group_epoch(fx);
+        }
+
+        // 2. A new target if the group moved on.
+        if self.group_epoch > self.assignment_epoch {
+            self.compute_target(&updated, ctx.topics, fx);
+        }
+
+        // 3. One reconciliation step.
+        if !updated.is_reconciled_to(self.assignment_epoch) {
+            let target = self.target_of(&updated.member_id);
+            let next = reconcile(
+                &updated,
+                self.assignment_epoch,
+                &target,
+                req.owned.as_ref(),
+                &self.epochs,
+            )
+            .map_err(|_| {
+                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
+                ResponseError::FencedMemberEpoch
+            })?;
+            if next != updated {
+                count_step(&updated, &next);
+                updated = next;
+                self.update_rebalance_timer(&mut updated, now, fx);
+            }
+        }
+        self.touch_session(&mut updated, now, ctx.session_timeout_ms, fx);
+
+        let full = req.member_epoch == 0
+            || (req.rebalance_timeout_ms != -1
+                && req.subscribed_topics.is_some()
+                && req.owned.is_some());
+        let changed = updated.assigned != member.assigned || !known;
+        let answer = HeartbeatAnswer {
+            member_id: updated.member_id.clone(),
+            member_epoch: updated.member_epoch,
+            assignment: (full || changed).then(|| updated.assigned.clone()),
+        };
+        self.put_member(updated, fx);
+        Ok(answer)
+    }
+}
+
+/// Counts a reconciliation step in the probes.
+fn count_step(before: &ConsumerMember, after: &ConsumerMember) {
+    use super::MemberState::*;
+    match after.state {
+        UnrevokedPartitions => probes::CONSUMER_RECONCILE_REVOKE.hit(),
+        UnreleasedPartitions => probes::CONSUMER_RECONCILE_UNRELEASED.hit(),
+        Stable | Unknown => {}
+    }
+    if before.state == UnrevokedPartitions && after.state != UnrevokedPartitions {
+        probes::CONSUMER_RECONCILE_REVOKED.hit();
+    }
+    if after.member_epoch != before.member_epoch {
+        probes::CONSUMER_RECONCILE_EPOCH_ADVANCED.hit();
+    }
+}

@@ -1,0 +1,117 @@
+//! One member of a consumer group (Kafka's ConsumerGroupMember): who it is, what it subscribes
+//! to, its member epoch and where it stands in reconciling towards its target assignment.
+
+use std::collections::BTreeSet;
+
+use crate::{Millis, TopicPartition};
+
+/// Member epoch a member sends to leave the group for good.
+pub const LEAVE_GROUP_MEMBER_EPOCH: i32 = -1;
+/// Member epoch a static member sends to leave temporarily (it keeps its instance id and
+/// assignment until its session ends or a new member id takes the instance id over).
+pub const LEAVE_GROUP_STATIC_MEMBER_EPOCH: i32 = -2;
+
+/// Where a member stands in reconciling its assignment (Kafka's MemberState).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MemberState {
+    /// Its assignment is its target at its epoch (or it waits for a newer target).
+    Stable,
+    /// It must revoke partitions before it may move to the target epoch.
+    UnrevokedPartitions,
+    /// It is at the target epoch but some target partitions are still owned by others.
+    UnreleasedPartitions,
+    /// A state this coordinator does not know (Kafka: after a downgrade); the member is fenced
+    /// unless it owns nothing.
+    Unknown,
+}
+
+impl MemberState {
+    /// Kafka's name for the state.
+    pub fn kafka_name(self) -> &'static str {
+        match self {
+            MemberState::Stable => "STABLE",
+            MemberState::UnrevokedPartitions => "UNREVOKED_PARTITIONS",
+            MemberState::UnreleasedPartitions => "UNRELEASED_PARTITIONS",
+            MemberState::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// A consumer group member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerMember {
+    /// Member id (chosen by the client from v1).
+    pub member_id: String,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
+    /// Rack id.
+    pub rack_id: Option<String>,
+    /// Client id from the request header.
+    pub client_id: String,
+    /// Client host.
+    pub client_host: String,
+    /// How long it may take to revoke partitions.
+    pub rebalance_timeout_ms: i32,
+    /// Subscribed topic names.
+    pub subscribed_topics: BTreeSet<String>,
+    /// The server assignor it asked for, if any.
+    pub server_assignor: Option<String>,
+    /// Its member epoch.
+    pub member_epoch: i32,
+    /// Its epoch before the last change (a heartbeat at this epoch is still accepted, since the
+    /// answer that moved it on may have been lost).
+    pub previous_member_epoch: i32,
+    /// Reconciliation state.
+    pub state: MemberState,
+    /// Partitions it owns and keeps.
+    pub assigned: BTreeSet<TopicPartition>,
+    /// Partitions it owns and must revoke.
+    pub pending_revocation: BTreeSet<TopicPartition>,
+    /// Session deadline (timer slot).
+    pub(crate) session_deadline: Option<Millis>,
+    /// Rebalance deadline (timer slot) and the epoch it was armed at.
+    pub(crate) rebalance_deadline: Option<Millis>,
+    pub(crate) rebalance_epoch: i32,
+}
+
+impl ConsumerMember {
+    /// A new member at epoch 0 with nothing assigned.
+    pub fn new(member_id: impl Into<String>) -> Self {
+        Self {
+            member_id: member_id.into(),
+            instance_id: None,
+            rack_id: None,
+            client_id: String::new(),
+            client_host: String::new(),
+            rebalance_timeout_ms: -1,
+            subscribed_topics: BTreeSet::new(),
+            server_assignor: None,
+            member_epoch: 0,
+            previous_member_epoch: 0,
+            state: MemberState::Stable,
+            assigned: BTreeSet::new(),
+            pending_revocation: BTreeSet::new(),
+            session_deadline: None,
+            rebalance_deadline: None,
+            rebalance_epoch: 0,
+        }
+    }
+
+    /// Whether it is fully reconciled to the target assignment of `epoch`.
+    pub fn is_reconciled_to(&self, epoch: i32) -> bool {
+        self.state == MemberState::Stable && self.member_epoch == epoch
+    }
+
+    /// Every partition it owns: assigned and pending revocation.
+    pub fn owned(&self) -> BTreeSet<TopicPartition> {
+        self.assigned.union(&self.pending_revocation).cloned().collect()
+    }
+
+    /// Kafka's updateMemberEpoch: moves it to `epoch` and remembers the epoch it had, even when
+    /// the two are equal (so a member that stays at its epoch through two steps of
+    /// reconciliation no longer has an older epoch accepted).
+    pub(crate) fn update_epoch(&mut self, epoch: i32) {
+        self.previous_member_epoch = self.member_epoch;
+        self.member_epoch = epoch;
+    }
+}
