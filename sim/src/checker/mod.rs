@@ -18,7 +18,9 @@
 //!   accepted event is recorded when the append completes, and Kafka does not check again then).
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
 //!   generation.
-//! - `split-assignment`: one generation's assignment gives a partition to two members.
+//! - `split-assignment`: one generation's assignment gives a partition to two members; in a
+//!   KIP-848 consumer group, a partition assigned while another member still owns it
+//!   (`consumer`).
 //! - `lost-commit`: a member resumed from an offset lower than a commit that had been accepted
 //!   before its assignment (the acknowledged commit vanished).
 //! - `stale-reset`: a member reset its generation or member id on an ILLEGAL_GENERATION or
@@ -30,6 +32,7 @@
 mod anomaly;
 pub mod black_box;
 mod commits;
+mod consumer;
 mod liveness;
 mod metrics;
 mod ownership;
@@ -155,6 +158,9 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             }
             CoordinatorEvent::GroupLoaded { group, offsets, .. } => {
                 commits::lost_on_load(views, idx, at, group, offsets)
+            }
+            CoordinatorEvent::ConsumerGroup(e) => {
+                consumer::assigned_before_release(&views.consumer_owners, idx, at, e)
             }
             _ => Vec::new(),
         },

@@ -8,6 +8,7 @@ use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
 use groupsim_member::MemberEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
+use super::consumer::ConsumerOwners;
 use super::metrics::Metrics;
 use super::ranges::RangeSet;
 use crate::history::{Event, EventKind, WorldEvent};
@@ -244,6 +245,8 @@ pub(super) struct Views {
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
     pub(super) topics: BTreeMap<String, i32>,
+    /// Who owns each partition of each KIP-848 consumer group, by the coordinator's events.
+    pub(super) consumer_owners: ConsumerOwners,
     /// When the liveness phase ends, once it has begun.
     pub(super) liveness_deadline: Option<Millis>,
     /// The time of the last event read.
@@ -588,7 +591,7 @@ impl Views {
             }
             CoordinatorEvent::GroupUnloaded { .. } => {}
             // KIP-848 consumer groups are not checked yet (the checker's part of issue 11).
-            CoordinatorEvent::ConsumerGroup(_) => {}
+            CoordinatorEvent::ConsumerGroup(e) => self.consumer_owners.apply(idx, e),
         }
     }
 
