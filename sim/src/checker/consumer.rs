@@ -144,8 +144,11 @@ mod tests {
         }
     }
 
+    /// The partitions flagged at each event: (event index, partitions).
+    type Splits = Vec<(usize, Vec<String>)>;
+
     /// Replays `events` and returns the partitions flagged at each event.
-    fn splits(events: &[ConsumerGroupEvent]) -> Vec<(usize, Vec<String>)> {
+    fn splits(events: &[ConsumerGroupEvent]) -> Splits {
         let mut owners = ConsumerOwners::default();
         let mut out = Vec::new();
         for (idx, e) in events.iter().enumerate() {
@@ -166,7 +169,7 @@ mod tests {
     #[test]
     fn a_partition_moves_only_after_its_owner_released_it() {
         // (behaviour, events, expected splits as (event index, partitions))
-        let cases: Vec<(&str, Vec<ConsumerGroupEvent>, Vec<(usize, Vec<String>)>)> = vec![
+        let cases: Vec<(&str, Vec<ConsumerGroupEvent>, Splits)> = vec![
             (
                 "released, then assigned elsewhere",
                 vec![assigned("a", &[0, 1]), released("a", &[1]), assigned("b", &[1])],
