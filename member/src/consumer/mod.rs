@@ -3,8 +3,11 @@
 //! ConsumerGroupHeartbeat (key 68) at the interval the coordinator returns, reconciles each new
 //! target assignment in Kafka's order (commit, revoke, assign, fetch committed offsets,
 //! acknowledge), commits under its member epoch, is fenced and rejoins with epoch 0, and leaves
-//! with epoch -1 (or -2 when static). Profiles: `java-consumer` and `librdkafka-consumer`
-//! (see `profile_rules` for what differs).
+//! with epoch -1 (or -2 when static). Between reconciliations it fetches and processes records
+//! with the classic member's loop (Fetch by leader, one batch at a time, acks, auto-commit of
+//! processed offsets); partitions being revoked are neither fetched nor processed, and the
+//! revoke callback waits for the batch in progress. Profiles: `java-consumer` and
+//! `librdkafka-consumer` (see `profile_rules` for what differs).
 //!
 //! As the classic member, it is an orchestrator over owned sub-states, each in its own file:
 //! `membership` (member id, epoch, state), `heartbeat` (interval, full and delta fields),

@@ -46,6 +46,12 @@ impl Protocol for ConsumerGroupMember {
             self.maybe_fetch_committed();
             self.maybe_list_offsets();
         }
+        if self.consuming() {
+            // As the classic member: start processing before fetching, so the partition being
+            // processed is fetched ahead.
+            self.maybe_start_processing(now);
+            self.maybe_fetch();
+        }
         self.maybe_send_metadata();
     }
 
@@ -53,7 +59,7 @@ impl Protocol for ConsumerGroupMember {
         (self.membership.epoch, self.membership.member_id.clone())
     }
 
-    /// The revoke callback's deadline; the heartbeat deadline is held while no heartbeat can go
+    /// When the first batch finishes and the revoke callback's deadline; the heartbeat deadline is held while no heartbeat can go
     /// out, the auto-commit deadline while the member is not in the group or a commit is in
     /// flight.
     fn arm_timers(&mut self) {
@@ -62,6 +68,7 @@ impl Protocol for ConsumerGroupMember {
             _ => None,
         };
         let core = &mut self.core;
+        core.timers.set_or_cancel(Timer::ProcessingDone, core.processor.next_done_at());
         core.timers.set_or_cancel(Timer::RevokeCallback, callback);
         let coordinator = core.discovery.coordinator.is_some();
         let heartbeat_in_flight =

@@ -243,13 +243,13 @@ impl ConsumerGroupMember {
             error: error_name(code),
         });
         self.membership.state = MemberState::Fatal;
-        self.core.finished = true;
+        self.core.finish();
     }
 
     /// The leave heartbeat was answered (or could not be sent): the member is out.
     pub(in crate::consumer) fn finish_leave(&mut self) {
         self.membership.state = MemberState::Unsubscribed;
         self.emit(MemberEvent::Left { member_id: self.membership.member_id.clone() });
-        self.core.finished = true;
+        self.core.finish();
     }
 }

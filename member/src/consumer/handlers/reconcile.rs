@@ -132,6 +132,10 @@ impl ConsumerGroupMember {
         if plan.revoked.is_empty() {
             return self.after_revoke_callback(now, plan);
         }
+        if !self.core.processor.processing.is_empty() {
+            // The application is inside a batch: the callback runs at its next poll.
+            return Step::AwaitingPoll { plan };
+        }
         probes::CONSUMER_RECONCILE_REVOKE.hit();
         probes::REVOKE_STARTED.hit();
         let took = self.core.app.on_partitions_revoked(now, self.membership.epoch, &plan.revoked);
