@@ -41,21 +41,13 @@ impl Protocol for Member {
         }
         self.maybe_find_coordinator();
         self.drive_membership(now);
-        if self.membership.phase == Phase::Stable
+        let stable = self.membership.phase == Phase::Stable
             && !self.membership.rejoin_needed
-            && !self.core.finished
-        {
+            && !self.core.finished;
+        if stable {
             self.maybe_auto_commit(now);
-            self.maybe_fetch_committed();
-            self.maybe_list_offsets();
         }
-        if self.consuming() {
-            // Start processing before fetching so the partition being processed is fetched
-            // ahead, as the Java consumer sends its next fetch while the application works.
-            self.maybe_start_processing(now);
-            self.maybe_fetch();
-        }
-        self.maybe_send_metadata();
+        self.drive_consumption(now, stable);
     }
 
     /// Writes the timer table's entries that follow from other state: when the first batch

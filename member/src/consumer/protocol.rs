@@ -41,18 +41,11 @@ impl Protocol for ConsumerGroupMember {
         self.maybe_find_coordinator();
         self.drive_reconciliation(now);
         self.maybe_heartbeat(now);
-        if self.membership.in_group() {
+        let in_group = self.membership.in_group();
+        if in_group {
             self.maybe_auto_commit(now);
-            self.maybe_fetch_committed();
-            self.maybe_list_offsets();
         }
-        if self.consuming() {
-            // As the classic member: start processing before fetching, so the partition being
-            // processed is fetched ahead.
-            self.maybe_start_processing(now);
-            self.maybe_fetch();
-        }
-        self.maybe_send_metadata();
+        self.drive_consumption(now, in_group);
     }
 
     fn sent_under(&self) -> (i32, String) {

@@ -5,6 +5,7 @@
 pub(crate) mod answers;
 pub(crate) mod cluster;
 pub(crate) mod commits;
+pub(crate) mod consumption;
 pub(crate) mod fetch;
 pub(crate) mod positions;
 pub(crate) mod processing;
@@ -14,8 +15,8 @@ pub(crate) mod prelude {
     pub(crate) use super::answers::Answers;
     pub(crate) use super::cluster::Cluster;
     pub(crate) use super::commits::Commits;
-    pub(crate) use super::fetch::Fetch;
-    pub(crate) use super::positions::{OffsetFetchRules, Positions};
+    pub(crate) use super::consumption::Consumption;
+    pub(crate) use super::positions::OffsetFetchRules;
     pub(crate) use super::processing::Processing;
     pub(crate) use crate::shared::core::Plumbing;
 }
