@@ -68,15 +68,20 @@ impl C {
     }
 
     /// Joined at `epoch` owning `parts` (committed offsets 10 + partition), the ack answered.
-    fn joined(&mut self, epoch: i32, parts: &[i32]) {
+    /// Returns the Fetch sent once the positions are known (left unanswered).
+    fn joined(&mut self, epoch: i32, parts: &[i32]) -> (RequestId, RequestKind) {
         let (id, _) = self.first_heartbeat();
         let outs = self.respond(id, hb_ok(epoch, Some(parts)));
         let (ack, _) = heartbeat(&outs);
         let (id, _) = request(&outs, "OffsetFetch");
         let committed: Vec<(i32, i64)> = parts.iter().map(|p| (*p, 10 + *p as i64)).collect();
-        assert!(requests(&self.respond(id, offset_fetch(&committed))).is_empty());
+        // Positions known: the partitions are fetched (the Fetch stays unanswered here).
+        let outs = self.respond(id, offset_fetch(&committed));
+        assert_eq!(requests(&outs).len(), 1, "{outs:#?}");
+        let fetch = request(&outs, "Fetch");
         assert!(requests(&self.respond(ack, hb_ok(epoch, None))).is_empty());
         assert_eq!(self.m.state(), MemberState::Stable);
+        fetch
     }
 }
 
@@ -88,6 +93,7 @@ fn name(r: &RequestKind) -> &'static str {
         RequestKind::OffsetCommit(_) => "OffsetCommit",
         RequestKind::OffsetFetch(_) => "OffsetFetch",
         RequestKind::ListOffsets(_) => "ListOffsets",
+        RequestKind::Fetch(_) => "Fetch",
         _ => "other",
     }
 }
@@ -380,5 +386,168 @@ fn a_stale_member_epoch_auto_commit_differs_between_profiles() {
             let RequestKind::OffsetCommit(r) = again else { unreachable!() };
             assert_eq!(r.generation_id_or_member_epoch, 4, "sent again under the new epoch");
         }
+    }
+}
+
+// ---- fetching and processing (the loop the classic member runs) ------------------------------
+
+/// A revoke callback that runs `ms` long.
+#[derive(Debug)]
+struct SlowRevoke {
+    ms: u64,
+}
+
+impl groupsim_member::Application for SlowRevoke {
+    fn on_partitions_revoked(
+        &mut self,
+        _: Millis,
+        _: i32,
+        _: &[groupsim_member::TopicPartition],
+    ) -> u64 {
+        self.ms
+    }
+}
+
+fn with_slow_revoke(profile: ClientProfile, ms: u64) -> C {
+    let mut config = MemberConfig::new("g", "c-1", vec!["t".into()]).with_profile(profile);
+    config.commit_interval_ms = 60_000;
+    C { m: ConsumerGroupMember::with_application(config, 7, Box::new(SlowRevoke { ms })), now: 0 }
+}
+
+/// `(partition, first, last, generation)` of each processed batch.
+fn processed(outs: &[MemberOutput]) -> Vec<(i32, i64, i64, i32)> {
+    events(outs)
+        .into_iter()
+        .filter_map(|e| match e {
+            MemberEvent::RecordsProcessed {
+                partition,
+                first_offset,
+                last_offset,
+                generation,
+                ..
+            } => Some((partition.partition, first_offset, last_offset, generation)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(partition, offset)` of an OffsetCommit request, and the epoch it carries.
+fn committed(req: &RequestKind) -> (Vec<(i32, i64)>, i32) {
+    let RequestKind::OffsetCommit(r) = req else { panic!("not a commit: {req:?}") };
+    let offsets = common::commit_offsets(req).into_iter().map(|(_, p, o)| (p, o)).collect();
+    (offsets, r.generation_id_or_member_epoch)
+}
+
+/// Records fetched once the assignment's committed offsets are known are processed under the
+/// member epoch, and the auto-commit sends their next offsets under that epoch.
+#[test]
+fn records_fetched_after_assignment_are_processed_and_committed_under_the_member_epoch() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = C::new(profile, None);
+        let (fid, fetch) = c.joined(5, &[0]);
+        assert_eq!(common::fetch_positions(&fetch), vec![("t".to_string(), 0, 10)]);
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13)]));
+        outs.extend(c.advance_to(1_000));
+        assert_eq!(processed(&outs), vec![(0, 10, 12, 5)], "{profile:?}");
+        let outs = c.advance_to(61_000);
+        let (cid, commit) = request(&outs, "OffsetCommit");
+        assert_eq!(committed(&commit), (vec![(0, 13)], 5), "{profile:?}");
+        let outs = c.respond(cid, commit_ok(&commit, 0));
+        assert!(events(&outs)
+            .iter()
+            .any(|e| matches!(e, MemberEvent::CommitAcked { generation: 5, offset: 13, .. })));
+    }
+}
+
+/// Giving a partition up commits what was processed on it before the acknowledging heartbeat:
+/// Java commits every consumed offset before the revoke callback; librdkafka commits the
+/// revoked partitions' offsets after the callback returns (here 500 ms later).
+#[test]
+fn a_revoked_partitions_processed_offsets_are_committed_before_the_ack_in_each_profiles_order() {
+    for (profile, expected, at_answer) in [
+        (ClientProfile::JavaConsumer, vec![(0, 13), (1, 15)], true),
+        (ClientProfile::LibrdkafkaConsumer, vec![(1, 15)], false),
+    ] {
+        let mut c = with_slow_revoke(profile, 500);
+        let (fid, _) = c.joined(3, &[0, 1]);
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13), (1, 0, 11..15)]));
+        outs.extend(c.advance_to(1_900));
+        let done: Vec<i32> = processed(&outs).iter().map(|b| b.0).collect();
+        assert_eq!(done, vec![0, 1], "{profile:?}: both batches processed");
+        let outs = c.advance_to(2_000);
+        let (id, _) = heartbeat(&outs);
+        let answer = c.respond(id, hb_ok(4, Some(&[0])));
+        let later = c.advance_to(2_600);
+        let (outs, other) = if at_answer { (&answer, &later) } else { (&later, &answer) };
+        assert!(steps(other).iter().all(|s| s != "OffsetCommit"), "{profile:?}: {other:#?}");
+        let (cid, commit) = request(outs, "OffsetCommit");
+        assert_eq!(committed(&commit), (expected, 4), "{profile:?}");
+        assert!(steps(outs).iter().all(|s| s != "ConsumerGroupHeartbeat"), "no ack before it");
+        let mut outs = c.respond(cid, commit_ok(&commit, 0));
+        outs.extend(c.advance_to(3_200));
+        let s = steps(&outs);
+        let pos = |x: &str| s.iter().position(|y| y == x);
+        assert!(pos("Revoked").is_some(), "{profile:?}: {s:?}");
+        assert!(pos("Revoked") < pos("ConsumerGroupHeartbeat"), "{profile:?}: {s:?}");
+        let (_, ack) = heartbeat(&outs);
+        assert_eq!(ack.topic_partitions.expect("owned")[0].partitions, vec![0]);
+    }
+}
+
+/// While a partition is being revoked its records are dropped and it is not fetched again;
+/// once revoked it is never fetched; the partition kept goes on.
+#[test]
+fn fetching_stops_for_revoked_partitions() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = with_slow_revoke(profile, 0);
+        let (fid, fetch) = c.joined(3, &[0, 1]);
+        assert_eq!(common::fetch_positions(&fetch).len(), 2);
+        let outs = c.advance_to(2_000);
+        let (id, _) = heartbeat(&outs);
+        let mut outs = c.respond(id, hb_ok(4, Some(&[0])));
+        let (cid, commit) = request(&outs, "OffsetCommit");
+        // The revocation waits for its commit; the old Fetch is answered meanwhile.
+        outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..12), (1, 0, 11..13)]));
+        outs.extend(c.advance_to(2_500));
+        let (_, next) = request(&outs, "Fetch");
+        assert_eq!(common::fetch_positions(&next), vec![("t".to_string(), 0, 12)], "{profile:?}");
+        assert_eq!(processed(&outs).iter().map(|b| b.0).collect::<Vec<_>>(), vec![0]);
+        let outs = c.respond(cid, commit_ok(&commit, 0));
+        assert!(steps(&outs).contains(&"Revoked".to_string()), "{profile:?}");
+        assert_eq!(c.m.assigned(), [tp("t", 0)]);
+        let fetched: Vec<i32> = requests(&c.advance_to(10_000))
+            .iter()
+            .filter(|(_, r)| name(r) == "Fetch")
+            .flat_map(|(_, r)| common::fetch_positions(r).into_iter().map(|(_, p, _)| p))
+            .collect();
+        assert!(!fetched.contains(&1), "{profile:?}: {fetched:?}");
+    }
+}
+
+/// StaleAck on the consumer-protocol member: the next batch is detached from revocation, so the
+/// revoke does not wait for it; its ack arrives after the partition was given up, carrying the
+/// epoch it ran under, and is dropped (its offset is never committed).
+#[test]
+fn a_stale_ack_outlives_the_revocation_and_is_not_committed() {
+    let mut c = with_slow_revoke(ClientProfile::LibrdkafkaConsumer, 0);
+    let (fid, _) = c.joined(3, &[0, 1]);
+    c.m.inject(c.now, groupsim_member::MemberFault::StaleAck { delay_ms: 10_000 });
+    let mut outs = c.respond(fid, common::fetch_answer(&[(1, 0, 11..13)]));
+    outs.extend(c.advance_to(2_000));
+    assert!(processed(&outs).is_empty(), "the detached batch is still running");
+    let (id, _) = heartbeat(&outs);
+    let outs = c.respond(id, hb_ok(4, Some(&[0])));
+    // The revoke does not wait for the detached batch: it commits partition 1 where it stands
+    // (its committed offset, nothing processed since) and completes.
+    let (cid, commit) = request(&outs, "OffsetCommit");
+    assert_eq!(committed(&commit), (vec![(1, 11)], 4));
+    let outs = c.respond(cid, commit_ok(&commit, 0));
+    assert!(steps(&outs).contains(&"Revoked".to_string()), "{outs:#?}");
+    assert_eq!(c.m.assigned(), [tp("t", 0)]);
+    let outs = c.advance_to(13_000);
+    assert_eq!(processed(&outs), vec![(1, 11, 12, 3)], "acked late, under epoch 3");
+    let outs = c.advance_to(70_000);
+    for (_, r) in requests(&outs).iter().filter(|(_, r)| name(r) == "OffsetCommit") {
+        assert!(committed(r).0.iter().all(|(p, _)| *p != 1), "stale ack committed: {r:?}");
     }
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use groupsim_wire::consumer_protocol::Subscription;
 use groupsim_wire::error_codes as codes;
 
-use super::in_flight::Sent;
 use super::profile_rules::{JoinRetry, ProfileRules};
+use crate::shared::in_flight::Sent;
 use crate::{Millis, TopicPartition};
 
 /// Generation id meaning "no generation" (Kafka's `Generation.NO_GENERATION`).

@@ -1,12 +1,15 @@
 //! The protocol-neutral half of a consumer: what a member does the same way whichever group
 //! protocol it speaks (classic JoinGroup/SyncGroup or KIP-848's ConsumerGroupHeartbeat). Cluster
 //! metadata, coordinator discovery, owned partitions and their positions, fetching, processing,
-//! the outputs queue, the deadline table and the in-flight request table live here; each
-//! protocol's member (`classic`, `consumer`) holds them as fields and adds its own membership.
+//! the outputs queue, the deadline table and the in-flight request table live here, gathered in
+//! one [`core::Core`] that each protocol's member (`classic`, `consumer`) embeds beside its own
+//! membership; the handlers both share are written once in `handlers`.
 
 pub(crate) mod commit;
+pub(crate) mod core;
 pub(crate) mod discovery;
 pub(crate) mod fetch;
+pub(crate) mod handlers;
 pub(crate) mod in_flight;
 pub(crate) mod metadata;
 pub(crate) mod outputs;

@@ -103,6 +103,22 @@ pub(crate) type OwnedPartitions = (Vec<TopicPartition>, BTreeMap<TopicPartition,
 pub(crate) type OffsetAnswers = BTreeMap<TopicPartition, (i64, i16)>;
 
 impl SubscriptionState {
+    /// The Fetch of `positions` (of assignment `epoch`) was answered or failed: its partitions
+    /// may be fetched again.
+    pub(crate) fn clear_fetch_in_flight(
+        &mut self,
+        epoch: u64,
+        positions: &BTreeMap<TopicPartition, i64>,
+    ) {
+        if epoch == self.epoch {
+            for tp in positions.keys() {
+                if let Some(ps) = self.partitions.get_mut(tp) {
+                    ps.fetch_in_flight = false;
+                }
+            }
+        }
+    }
+
     /// Processed positions that moved since the last acknowledged commit. Bug
     /// `skip_revoke_commit_then_overcommit` (`overcommit`): the fetch position is committed.
     pub(crate) fn offsets_to_commit(&self, overcommit: bool) -> Vec<(TopicPartition, i64)> {

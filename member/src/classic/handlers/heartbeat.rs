@@ -1,25 +1,26 @@
 //! Sending heartbeats and reading their answers.
 
+use crate::shared::handlers::prelude::*;
 use groupsim_wire::error_codes as codes;
 use kafka_protocol::messages::RequestKind;
 
 use crate::classic::heartbeat::Heartbeat;
-use crate::classic::in_flight::{Pending, Sent};
-use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
+use crate::shared::in_flight::{Pending, Sent};
+use crate::shared::timers::Timer;
 use crate::Millis;
 
 impl Member {
     pub(in crate::classic) fn maybe_heartbeat(&mut self, now: Millis) {
-        let Some(node) = self.discovery.coordinator else {
+        let Some(node) = self.core.discovery.coordinator else {
             return;
         };
-        if self.in_flight.has_awaited_heartbeat()
-            || self.timers.get(Timer::Heartbeat).is_none_or(|t| t > now)
+        if self.core.in_flight.has_awaited_heartbeat()
+            || self.core.timers.get(Timer::Heartbeat).is_none_or(|t| t > now)
         {
             return;
         }
-        if self.heartbeat.session_expired(now, self.config.session_timeout_ms) {
+        if self.heartbeat.session_expired(now, self.core.config.session_timeout_ms) {
             // No heartbeat got through for a whole session: the coordinator is presumed gone.
             self.probe_session_lost();
             self.mark_coordinator_unknown(
@@ -29,18 +30,18 @@ impl Member {
             return;
         }
         let req = Heartbeat::request(
-            &self.config,
+            &self.core.config,
             self.membership.generation,
             &self.membership.member_id,
         );
-        let timeout = self.config.request_timeout_ms;
+        let timeout = self.core.config.request_timeout_ms;
         self.send(
             Target::Coordinator(node),
             RequestKind::Heartbeat(req),
             timeout,
             Pending::Heartbeat { awaited: true },
         );
-        self.timers.set(Timer::Heartbeat, now + self.config.heartbeat_interval_ms);
+        self.core.timers.set(Timer::Heartbeat, now + self.core.config.heartbeat_interval_ms);
     }
 
     /// A Heartbeat answer (a late one, no longer awaited, is read the same way).

@@ -1,5 +1,6 @@
 //! Joining, syncing and leaving the group, and the one handler of group errors.
 
+use crate::shared::handlers::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::consumer_protocol::{
@@ -16,13 +17,13 @@ use kafka_protocol::messages::{
 };
 
 use crate::assignor::StickyUserData;
-use crate::classic::in_flight::{Pending, Sent};
 use crate::classic::membership::{GroupError, LeaderJob, Phase, NO_GENERATION};
 use crate::classic::rebalance::RevokeStage;
-use crate::classic::timers::Timer;
 use crate::classic::{Member, Target};
 use crate::compat::sb;
 use crate::probes;
+use crate::shared::in_flight::{Pending, Sent};
+use crate::shared::timers::Timer;
 use crate::shared::{group_id, instance_id};
 use crate::{MemberEvent, Millis, SentUnder};
 
@@ -34,7 +35,7 @@ impl Member {
                     .membership
                     .leader_job
                     .as_ref()
-                    .is_none_or(|j| self.metadata.version > j.after_metadata_version) =>
+                    .is_none_or(|j| self.core.metadata.version > j.after_metadata_version) =>
             {
                 match self.membership.leader_job.take() {
                     Some(job) => self.complete_leader_assignment(now, job.members),
@@ -57,14 +58,14 @@ impl Member {
             // Bug `revoke_commit_never_completes`: still waiting for the revoke commit.
             return;
         }
-        self.fetcher.drop_buffered(&mut self.positions);
+        self.core.fetcher.drop_buffered(&mut self.core.positions);
         if !self.prepare_revoke(now, false) {
             return;
         }
         if !self.rebalance.cooperative {
             self.revoke_all();
         }
-        if self.discovery.coordinator.is_none() || self.timers.is_set(Timer::JoinRetry) {
+        if self.core.discovery.coordinator.is_none() || self.core.timers.is_set(Timer::JoinRetry) {
             return;
         }
         if self.membership.reset_member_id_on_join {
@@ -76,15 +77,15 @@ impl Member {
     }
 
     fn send_join_group(&mut self) {
-        let Some(node) = self.discovery.coordinator else {
+        let Some(node) = self.core.discovery.coordinator else {
             return;
         };
         self.probe_join_situations();
         let (last_generation, previous) = self.membership.last_assignment.clone();
         let metadata = encode_subscription(&Subscription {
-            topics: self.config.topics.clone(),
+            topics: self.core.config.topics.clone(),
             owned_partitions: if self.rebalance.cooperative {
-                self.positions.assigned.clone()
+                self.core.positions.assigned.clone()
             } else {
                 Vec::new()
             },
@@ -105,15 +106,15 @@ impl Member {
             })
             .collect();
         let req = JoinGroupRequest::default()
-            .with_group_id(group_id(&self.config))
-            .with_session_timeout_ms(self.config.session_timeout_ms)
-            .with_rebalance_timeout_ms(self.config.rebalance_timeout_ms)
+            .with_group_id(group_id(&self.core.config))
+            .with_session_timeout_ms(self.core.config.session_timeout_ms)
+            .with_rebalance_timeout_ms(self.core.config.rebalance_timeout_ms)
             .with_member_id(sb(&self.membership.member_id))
-            .with_group_instance_id(instance_id(&self.config))
+            .with_group_instance_id(instance_id(&self.core.config))
             .with_protocol_type(sb("consumer"))
             .with_protocols(protocols);
-        let timeout =
-            self.config.rebalance_timeout_ms.max(0) as u64 + self.config.request_timeout_ms;
+        let timeout = self.core.config.rebalance_timeout_ms.max(0) as u64
+            + self.core.config.request_timeout_ms;
         self.membership.assignment_snapshot.clear();
         self.send(
             Target::Coordinator(node),
@@ -125,8 +126,8 @@ impl Member {
         self.membership.rejoin_needed = false;
         self.rebalance.revoke_commit_attempted = false;
         self.rebalance.revoke_stage = RevokeStage::Idle;
-        self.in_flight.stop_awaiting_heartbeats();
-        self.timers.cancel(Timer::Heartbeat);
+        self.core.in_flight.stop_awaiting_heartbeats();
+        self.core.timers.cancel(Timer::Heartbeat);
     }
 
     pub(in crate::classic) fn on_join_group(
@@ -169,7 +170,7 @@ impl Member {
                 let missing: BTreeSet<String> = members
                     .values()
                     .flat_map(|s| s.topics.iter())
-                    .filter(|t| !self.metadata.topics.contains_key(*t))
+                    .filter(|t| !self.core.metadata.topics.contains_key(*t))
                     .cloned()
                     .collect();
                 if missing.is_empty() {
@@ -178,14 +179,20 @@ impl Member {
                     for t in &missing {
                         self.want_metadata_for(t);
                     }
-                    self.membership.leader_job =
-                        Some(LeaderJob { members, after_metadata_version: self.metadata.version });
+                    self.membership.leader_job = Some(LeaderJob {
+                        members,
+                        after_metadata_version: self.core.metadata.version,
+                    });
                     self.membership.phase = Phase::AwaitingLeaderMetadata;
                 }
             }
             codes::MEMBER_ID_REQUIRED => {
                 // KIP-394: the coordinator hands out the member id first; rejoin with it at once.
-                probes::error_handled(self.config.profile, "JoinGroup", codes::MEMBER_ID_REQUIRED);
+                probes::error_handled(
+                    self.core.config.profile,
+                    "JoinGroup",
+                    codes::MEMBER_ID_REQUIRED,
+                );
                 self.membership.member_id = resp.member_id.to_string();
                 self.membership.phase = Phase::Unjoined;
             }
@@ -212,7 +219,7 @@ impl Member {
             members.values().flat_map(|s| s.topics.iter().cloned()).collect();
         let counts: BTreeMap<String, i32> = topics
             .iter()
-            .filter_map(|t| self.metadata.partition_count(t).map(|c| (t.clone(), c)))
+            .filter_map(|t| self.core.metadata.partition_count(t).map(|c| (t.clone(), c)))
             .collect();
         let mut result = assignor.assign(&counts, &members);
         result.retain(|m, _| members.contains_key(m));
@@ -223,7 +230,7 @@ impl Member {
             parts.sort();
             parts.dedup();
         }
-        if self.config.bugs.double_assign && result.len() >= 2 {
+        if self.core.config.bugs.double_assign && result.len() >= 2 {
             // Bug: the first member's first partition is also given to the next member.
             let members: Vec<String> = result.keys().cloned().collect();
             let pick = members.iter().enumerate().find_map(|(i, m)| {
@@ -242,7 +249,7 @@ impl Member {
             protocol,
             assignments: result.iter().map(|(m, p)| (m.clone(), p.clone())).collect(),
         });
-        self.membership.assignment_snapshot = self.metadata.partition_counts(&topics);
+        self.membership.assignment_snapshot = self.core.metadata.partition_counts(&topics);
         let assignments = result
             .into_iter()
             .map(|(m, partitions)| {
@@ -255,19 +262,19 @@ impl Member {
     }
 
     fn send_sync_group(&mut self, assignments: Vec<SyncGroupRequestAssignment>) {
-        let Some(node) = self.discovery.coordinator else {
+        let Some(node) = self.core.discovery.coordinator else {
             self.membership.phase = Phase::Unjoined;
             return;
         };
         let req = SyncGroupRequest::default()
-            .with_group_id(group_id(&self.config))
+            .with_group_id(group_id(&self.core.config))
             .with_generation_id(self.membership.generation)
             .with_member_id(sb(&self.membership.member_id))
-            .with_group_instance_id(instance_id(&self.config))
+            .with_group_instance_id(instance_id(&self.core.config))
             .with_protocol_type(Some(sb("consumer")))
             .with_protocol_name(self.membership.protocol.as_deref().map(sb))
             .with_assignments(assignments);
-        let timeout = self.config.request_timeout_ms;
+        let timeout = self.core.config.request_timeout_ms;
         self.send(
             Target::Coordinator(node),
             RequestKind::SyncGroup(req),
@@ -302,9 +309,9 @@ impl Member {
                 // Bug `keeps_owned_after_sync_error` (KAFKA-13419): a cooperative member hides
                 // its owned partitions from the error handling, so a generation reset does not
                 // drop them, and claims them under the failed SyncGroup's generation.
-                let keep =
-                    self.config.bugs.keeps_owned_after_sync_error && self.rebalance.cooperative;
-                let owned = keep.then(|| self.positions.take_owned());
+                let keep = self.core.config.bugs.keeps_owned_after_sync_error
+                    && self.rebalance.cooperative;
+                let owned = keep.then(|| self.core.positions.take_owned());
                 // REBALANCE_IN_PROGRESS: the rebalance restarted; rejoin at once. The rest of
                 // the errors that are not group errors: back off, retry.
                 if self.rebalance_failed(now, sent, code, "SyncGroup").is_none() {
@@ -312,7 +319,7 @@ impl Member {
                 }
                 if let Some(owned) = owned {
                     self.membership.last_assignment = (sent.generation, owned.0.clone());
-                    self.positions.restore_owned(owned);
+                    self.core.positions.restore_owned(owned);
                 }
             }
         }
@@ -348,12 +355,12 @@ impl Member {
         api: &str,
         current: bool,
     ) -> Option<GroupError> {
-        probes::error_handled(self.config.profile, api, code);
+        probes::error_handled(self.core.config.profile, api, code);
         let error = GroupError::from_code(code)?;
         // Bug `resets_generation_on_stale_response` (KAFKA-9823): the answer is taken to be
         // about the current generation whatever generation the request was sent under.
         let current = current
-            || (self.config.bugs.resets_generation_on_stale_response
+            || (self.core.config.bugs.resets_generation_on_stale_response
                 && matches!(error, GroupError::IllegalGeneration | GroupError::UnknownMemberId));
         match error {
             GroupError::RebalanceInProgress => {
@@ -419,7 +426,7 @@ impl Member {
         self.membership.phase = Phase::Unjoined;
         self.membership.rejoin_needed = false;
         self.membership.leader_job = None;
-        self.timers.cancel(Timer::Heartbeat);
+        self.core.timers.cancel(Timer::Heartbeat);
     }
 
     fn fatal(&mut self, code: i16) {
@@ -438,14 +445,14 @@ impl Member {
     /// a new member once the application polls again.
     pub(in crate::classic) fn poll_timeout_leave(&mut self) {
         self.probe_session_lost();
-        if let Some(node) = self.discovery.coordinator {
+        if let Some(node) = self.core.discovery.coordinator {
             let req = LeaveGroupRequest::default()
-                .with_group_id(group_id(&self.config))
+                .with_group_id(group_id(&self.core.config))
                 .with_members(vec![MemberIdentity::default()
                     .with_member_id(sb(&self.membership.member_id))
-                    .with_group_instance_id(instance_id(&self.config))
+                    .with_group_instance_id(instance_id(&self.core.config))
                     .with_reason(Some(sb("consumer poll timeout has expired")))]);
-            let timeout = self.config.request_timeout_ms;
+            let timeout = self.core.config.request_timeout_ms;
             self.send(
                 Target::Coordinator(node),
                 RequestKind::LeaveGroup(req),
@@ -458,22 +465,22 @@ impl Member {
     }
 
     pub(in crate::classic) fn drive_leave(&mut self, now: Millis) {
-        self.fetcher.drop_buffered(&mut self.positions);
+        self.core.fetcher.drop_buffered(&mut self.core.positions);
         if !self.prepare_revoke(now, true) {
             return;
         }
         self.revoke_all();
-        if self.in_flight.has_leave() {
+        if self.core.in_flight.has_leave() {
             return;
         }
-        match self.discovery.coordinator {
+        match self.core.discovery.coordinator {
             Some(node) if !self.membership.member_id.is_empty() => {
                 let req = LeaveGroupRequest::default()
-                    .with_group_id(group_id(&self.config))
+                    .with_group_id(group_id(&self.core.config))
                     .with_members(vec![MemberIdentity::default()
                         .with_member_id(sb(&self.membership.member_id))
-                        .with_group_instance_id(instance_id(&self.config))]);
-                let timeout = self.config.request_timeout_ms;
+                        .with_group_instance_id(instance_id(&self.core.config))]);
+                let timeout = self.core.config.request_timeout_ms;
                 self.send(
                     Target::Coordinator(node),
                     RequestKind::LeaveGroup(req),

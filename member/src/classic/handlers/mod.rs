@@ -5,12 +5,9 @@
 //! the reverse.
 
 mod commits;
-mod discovery;
-mod fetch;
 mod heartbeat;
 mod membership;
 mod metadata;
-mod positions;
 mod probes;
 mod processing;
 mod rebalance;

@@ -18,7 +18,7 @@ impl Member {
         let started = self.rebalance.revoke_stage != RevokeStage::Idle
             || self.rebalance.revoke_commit_attempted;
         self.rebalance.in_callback()
-            || (gives_up_all && started && !self.positions.assigned.is_empty())
+            || (gives_up_all && started && !self.core.positions.assigned.is_empty())
     }
 
     /// Probe `REVOKE_STARTED` (a trigger point): called just before each step that can begin a
@@ -42,10 +42,11 @@ impl Member {
     /// Probes of a JoinGroup about to be sent: an OffsetCommit still in flight, and for a
     /// cooperative member a kept partition whose processed progress is not committed.
     pub(in crate::classic) fn probe_join_situations(&self) {
-        if self.in_flight.has_commit() {
+        if self.core.in_flight.has_commit() {
             probes::REJOIN_WITH_COMMIT_IN_FLIGHT.hit();
         }
         let progress = self
+            .core
             .positions
             .partitions
             .values()
@@ -61,7 +62,7 @@ impl Member {
     pub(in crate::classic) fn probe_leave_errors(&self, resp: &LeaveGroupResponse) {
         let codes =
             std::iter::once(resp.error_code).chain(resp.members.iter().map(|m| m.error_code));
-        probes::errors_handled(self.config.profile, "LeaveGroup", codes);
+        probes::errors_handled(self.core.config.profile, "LeaveGroup", codes);
     }
 
     /// Probes of a processing ack carrying `generation`: older than the current generation

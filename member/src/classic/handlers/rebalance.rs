@@ -1,14 +1,15 @@
 //! Giving partitions up (revoke, lose) and taking them on (assign), eager and cooperative.
 
+use crate::shared::handlers::prelude::*;
 use std::collections::BTreeSet;
 
-use crate::classic::in_flight::CommitPurpose;
 use crate::classic::membership::Phase;
 use crate::classic::profile_rules::InProgressOnRevoke;
 use crate::classic::rebalance::RevokeStage;
-use crate::classic::timers::Timer;
 use crate::classic::Member;
+use crate::shared::in_flight::CommitPurpose;
 use crate::shared::positions::{PartitionState, PositionState};
+use crate::shared::timers::Timer;
 use crate::{MemberEvent, Millis, TopicPartition};
 
 impl Member {
@@ -21,19 +22,19 @@ impl Member {
             return false;
         }
         let waits = self.rules.in_progress_on_revoke == InProgressOnRevoke::Wait;
-        if waits && !self.processor.processing.is_empty() {
+        if waits && !self.core.processor.processing.is_empty() {
             // The application thread is busy: the poll loop (and so the rejoin) waits for it.
             return false;
         }
-        if self.positions.assigned.is_empty() {
+        if self.core.positions.assigned.is_empty() {
             return true;
         }
         match self.rules.in_progress_on_revoke {
             InProgressOnRevoke::Detach => {
-                let processor = &mut self.processor;
+                let processor = &mut self.core.processor;
                 processor.detached.append(&mut processor.processing);
             }
-            InProgressOnRevoke::Stop => self.processor.processing.clear(),
+            InProgressOnRevoke::Stop => self.core.processor.processing.clear(),
             InProgressOnRevoke::Wait => {}
         }
         let commit_first = self.rules.commit_before_revoke_callback;
@@ -44,9 +45,9 @@ impl Member {
         let run_callback = leaving || !self.rebalance.cooperative;
         if run_callback && self.rebalance.revoke_stage == RevokeStage::Idle {
             self.revoke_begins();
-            let assigned = self.positions.assigned.clone();
+            let assigned = self.core.positions.assigned.clone();
             let callback_ms =
-                self.app.on_partitions_revoked(now, self.membership.generation, &assigned);
+                self.core.app.on_partitions_revoked(now, self.membership.generation, &assigned);
             if self.rebalance.start_callback(now, callback_ms) {
                 return false;
             }
@@ -59,12 +60,12 @@ impl Member {
 
     /// The commit before giving partitions up: true once it is done (answered or not needed).
     fn revoke_commit(&mut self, leaving: bool) -> bool {
-        if self.in_flight.has_commit() {
+        if self.core.in_flight.has_commit() {
             return false;
         }
         if self.rebalance.revoke_commit_attempted
             && !self.commits.saved_for_retry.is_empty()
-            && self.discovery.coordinator.is_some()
+            && self.core.discovery.coordinator.is_some()
         {
             // Bug `retries_superseded_commit` (spring-kafka #3186): after the revoke commit,
             // the offsets saved from a refused commit are retried, however old they are.
@@ -72,10 +73,10 @@ impl Member {
             self.send_commit(saved.into_iter().collect(), CommitPurpose::Revoke);
             return false;
         }
-        let profile_commits = self.app.commits_on_revoke(self.config.profile);
+        let profile_commits = self.core.app.commits_on_revoke(self.core.config.profile);
         if self.rebalance.revoke_commit_attempted
             || !profile_commits
-            || self.config.bugs.skip_revoke_commit_then_overcommit
+            || self.core.config.bugs.skip_revoke_commit_then_overcommit
         {
             return true;
         }
@@ -86,12 +87,14 @@ impl Member {
             // before a retried JoinGroup, and never under a generation whose SyncGroup failed.
             return true;
         }
-        let offsets =
-            self.positions.offsets_to_commit(self.config.bugs.skip_revoke_commit_then_overcommit);
+        let offsets = self
+            .core
+            .positions
+            .offsets_to_commit(self.core.config.bugs.skip_revoke_commit_then_overcommit);
         if offsets.is_empty() {
             return true;
         }
-        if self.discovery.coordinator.is_none() {
+        if self.core.discovery.coordinator.is_none() {
             // The commit needs the coordinator: a leaving member gives up, a rejoining one waits
             // for it to be rediscovered.
             if leaving {
@@ -121,7 +124,7 @@ impl Member {
             self.finish_cooperative_revoke();
             return;
         }
-        let max_poll = since + self.config.rebalance_timeout_ms.max(0) as u64;
+        let max_poll = since + self.core.config.rebalance_timeout_ms.max(0) as u64;
         if self.rules.enforces_max_poll && now >= max_poll && !self.membership.member_id.is_empty()
         {
             self.poll_timeout_leave();
@@ -129,13 +132,13 @@ impl Member {
     }
 
     pub(in crate::classic) fn lose_partitions(&mut self, reason: &str) {
-        if !self.positions.assigned.is_empty() {
-            let lost = self.positions.assigned.clone();
-            self.app.on_partitions_lost(self.clock, self.membership.generation, &lost);
+        if !self.core.positions.assigned.is_empty() {
+            let lost = self.core.positions.assigned.clone();
+            self.core.app.on_partitions_lost(self.core.clock, self.membership.generation, &lost);
             self.emit(MemberEvent::Lost {
                 member_id: self.membership.member_id.clone(),
                 generation: self.membership.generation,
-                partitions: self.positions.assigned.clone(),
+                partitions: self.core.positions.assigned.clone(),
                 reason: reason.to_string(),
             });
         }
@@ -144,14 +147,14 @@ impl Member {
 
     pub(in crate::classic) fn revoke_all(&mut self) {
         self.rebalance.revoke_stage = RevokeStage::Idle;
-        if self.config.bugs.commit_after_revoke {
-            self.stash_extra_commits(&self.positions.assigned.clone());
+        if self.core.config.bugs.commit_after_revoke {
+            self.stash_extra_commits(&self.core.positions.assigned.clone());
         }
-        if !self.positions.assigned.is_empty() {
+        if !self.core.positions.assigned.is_empty() {
             self.emit(MemberEvent::Revoked {
                 member_id: self.membership.member_id.clone(),
                 generation: self.membership.generation,
-                partitions: self.positions.assigned.clone(),
+                partitions: self.core.positions.assigned.clone(),
             });
         }
         self.clear_assignment();
@@ -159,7 +162,7 @@ impl Member {
 
     /// Bug `commit_after_revoke`: remember what was processed on partitions being revoked.
     fn stash_extra_commits(&mut self, revoked: &[TopicPartition]) {
-        let processed = self.positions.processed_of(revoked);
+        let processed = self.core.positions.processed_of(revoked);
         self.commits.extra.extend(processed);
     }
 
@@ -168,11 +171,11 @@ impl Member {
     /// `sends_past_generation_commits` queues their uncommitted progress for the next
     /// auto-commit, whatever generation that is in.
     fn keep_past_generation_offsets(&mut self, given_up: &[TopicPartition]) {
-        if self.config.bugs.commits_stale_stored_offset {
-            self.commits.stale_stored.extend(self.positions.processed_of(given_up));
+        if self.core.config.bugs.commits_stale_stored_offset {
+            self.commits.stale_stored.extend(self.core.positions.processed_of(given_up));
         }
-        if self.config.bugs.sends_past_generation_commits {
-            let queued = self.positions.offsets_to_commit(false);
+        if self.core.config.bugs.sends_past_generation_commits {
+            let queued = self.core.positions.offsets_to_commit(false);
             self.commits.extra.extend(queued.into_iter().filter(|(tp, _)| given_up.contains(tp)));
         }
     }
@@ -182,7 +185,7 @@ impl Member {
     /// offset to commit (the stored-offset slot was never cleared).
     pub(in crate::classic) fn reuse_stale_stored_offsets(&mut self, tps: &[TopicPartition]) {
         for tp in tps {
-            let Some(ps) = self.positions.partitions.get_mut(tp) else { continue };
+            let Some(ps) = self.core.positions.partitions.get_mut(tp) else { continue };
             if ps.state == PositionState::Ready && ps.processed == Some(ps.fetch_position) {
                 if let Some(stored) = self.commits.stale_stored.remove(tp) {
                     ps.processed = Some(stored);
@@ -198,9 +201,9 @@ impl Member {
     fn commit_revoked_progress(&mut self) -> bool {
         let offsets = std::mem::take(&mut self.rebalance.revoked_progress);
         let commits = self.rules.commit_before_revoke_callback
-            && self.app.commits_on_revoke(self.config.profile)
-            && !self.config.bugs.skip_revoke_commit_then_overcommit;
-        if !commits || offsets.is_empty() || self.discovery.coordinator.is_none() {
+            && self.core.app.commits_on_revoke(self.core.config.profile)
+            && !self.core.config.bugs.skip_revoke_commit_then_overcommit;
+        if !commits || offsets.is_empty() || self.core.discovery.coordinator.is_none() {
             return false;
         }
         self.send_commit(offsets, CommitPurpose::RevokeCallback);
@@ -220,7 +223,7 @@ impl Member {
     fn run_cooperative_revoke_callback(&mut self, now: Millis) {
         let revoking = self.rebalance.pending_revoke.clone();
         let callback_ms =
-            self.app.on_partitions_revoked(now, self.membership.generation, &revoking);
+            self.core.app.on_partitions_revoked(now, self.membership.generation, &revoking);
         if !self.rebalance.start_callback(now, callback_ms) {
             self.finish_cooperative_revoke();
         }
@@ -233,7 +236,7 @@ impl Member {
             return;
         }
         let revoked = std::mem::take(&mut self.rebalance.pending_revoke);
-        self.positions.assigned.retain(|tp| !revoked.contains(tp));
+        self.core.positions.assigned.retain(|tp| !revoked.contains(tp));
         self.emit(MemberEvent::Revoked {
             member_id: self.membership.member_id.clone(),
             generation: self.membership.generation,
@@ -244,19 +247,20 @@ impl Member {
     }
 
     fn clear_assignment(&mut self) {
-        if self.config.bugs.commits_stale_stored_offset
-            || self.config.bugs.sends_past_generation_commits
+        if self.core.config.bugs.commits_stale_stored_offset
+            || self.core.config.bugs.sends_past_generation_commits
         {
-            let given_up: Vec<TopicPartition> = self.positions.partitions.keys().cloned().collect();
+            let given_up: Vec<TopicPartition> =
+                self.core.positions.partitions.keys().cloned().collect();
             self.keep_past_generation_offsets(&given_up);
         }
         self.rebalance.pending_revoke.clear();
         self.rebalance.revoked_progress.clear();
         self.rebalance.callback_commit_in_flight = false;
-        self.positions.assigned.clear();
-        self.positions.partitions.clear();
-        self.fetcher.buffered.clear();
-        self.positions.epoch += 1;
+        self.core.positions.assigned.clear();
+        self.core.positions.partitions.clear();
+        self.core.fetcher.buffered.clear();
+        self.core.positions.epoch += 1;
     }
 
     pub(in crate::classic) fn on_assigned(
@@ -268,17 +272,21 @@ impl Member {
         partitions.dedup();
         self.membership.join_attempts = 0;
         self.membership.last_assignment = (self.membership.generation, partitions.clone());
-        let added: Vec<TopicPartition> =
-            partitions.iter().filter(|tp| !self.positions.assigned.contains(tp)).cloned().collect();
+        let added: Vec<TopicPartition> = partitions
+            .iter()
+            .filter(|tp| !self.core.positions.assigned.contains(tp))
+            .cloned()
+            .collect();
         if self.rebalance.cooperative {
             self.assign_incrementally(&partitions);
         } else {
             self.clear_assignment();
-            self.positions.assigned = partitions.clone();
-            self.positions.partitions =
+            self.core.positions.assigned = partitions.clone();
+            self.core.positions.partitions =
                 partitions.iter().map(|tp| (tp.clone(), PartitionState::new())).collect();
         }
-        self.membership.watched_counts = self.metadata.partition_counts(&self.config.topics);
+        self.membership.watched_counts =
+            self.core.metadata.partition_counts(&self.core.config.topics);
         self.membership.phase = Phase::Stable;
         self.membership.rejoin_needed = false;
         self.emit(MemberEvent::Assigned {
@@ -286,23 +294,24 @@ impl Member {
             generation: self.membership.generation,
             partitions,
         });
-        self.app.on_partitions_assigned(now, self.membership.generation, &added);
+        self.core.app.on_partitions_assigned(now, self.membership.generation, &added);
         if self.rebalance.cooperative && !self.rebalance.pending_revoke.is_empty() {
             self.revoke_begins();
             if !self.commit_revoked_progress() {
                 self.run_cooperative_revoke_callback(now);
             }
         }
-        self.timers.set(Timer::Heartbeat, now + self.config.heartbeat_interval_ms);
+        self.core.timers.set(Timer::Heartbeat, now + self.core.config.heartbeat_interval_ms);
         self.heartbeat.last_ok = now;
-        if !self.timers.is_set(Timer::AutoCommit) {
-            self.timers.set(Timer::AutoCommit, now + self.config.commit_interval_ms);
+        if !self.core.timers.is_set(Timer::AutoCommit) {
+            self.core.timers.set(Timer::AutoCommit, now + self.core.config.commit_interval_ms);
         }
         let unknown: BTreeSet<String> = self
+            .core
             .positions
             .assigned
             .iter()
-            .filter(|tp| self.metadata.leader_of(tp).is_none())
+            .filter(|tp| self.core.metadata.leader_of(tp).is_none())
             .map(|tp| tp.topic.clone())
             .collect();
         for t in unknown {
@@ -316,17 +325,23 @@ impl Member {
     /// from their committed offsets; those taken away stop fetching at once and are revoked
     /// when the revoke callback returns.
     fn assign_incrementally(&mut self, partitions: &[TopicPartition]) {
-        let old = std::mem::take(&mut self.positions.partitions);
-        let revoked: Vec<TopicPartition> =
-            self.positions.assigned.iter().filter(|tp| !partitions.contains(tp)).cloned().collect();
-        if self.config.bugs.commit_after_revoke {
-            self.positions.partitions = old.clone();
+        let old = std::mem::take(&mut self.core.positions.partitions);
+        let revoked: Vec<TopicPartition> = self
+            .core
+            .positions
+            .assigned
+            .iter()
+            .filter(|tp| !partitions.contains(tp))
+            .cloned()
+            .collect();
+        if self.core.config.bugs.commit_after_revoke {
+            self.core.positions.partitions = old.clone();
             self.stash_extra_commits(&revoked);
         }
-        if self.config.bugs.commits_stale_stored_offset
-            || self.config.bugs.sends_past_generation_commits
+        if self.core.config.bugs.commits_stale_stored_offset
+            || self.core.config.bugs.sends_past_generation_commits
         {
-            self.positions.partitions = old.clone();
+            self.core.positions.partitions = old.clone();
             self.keep_past_generation_offsets(&revoked);
         }
         self.rebalance.revoked_progress = revoked
@@ -337,9 +352,9 @@ impl Member {
                 Some((tp.clone(), processed))
             })
             .collect();
-        self.fetcher.buffered.clear();
-        self.positions.epoch += 1;
-        self.positions.partitions = partitions
+        self.core.fetcher.buffered.clear();
+        self.core.positions.epoch += 1;
+        self.core.positions.partitions = partitions
             .iter()
             .map(|tp| {
                 let ps = match old.get(tp) {
@@ -358,7 +373,7 @@ impl Member {
         let mut assigned: Vec<TopicPartition> = partitions.to_vec();
         assigned.extend(revoked.iter().cloned());
         assigned.sort();
-        self.positions.assigned = assigned;
+        self.core.positions.assigned = assigned;
         self.rebalance.pending_revoke = revoked;
     }
 }

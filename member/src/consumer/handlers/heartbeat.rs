@@ -1,17 +1,18 @@
 //! The heartbeat loop: sending ConsumerGroupHeartbeat when due (at once when joining,
 //! acknowledging or leaving), and what its answers and errors do.
 
+use crate::shared::handlers::prelude::*;
 use groupsim_wire::{error_codes as codes, error_name};
 use kafka_protocol::error::ResponseError as E;
 use kafka_protocol::messages::{ConsumerGroupHeartbeatResponse, RequestKind};
 
 use crate::consumer::heartbeat::HeartbeatView;
-use crate::consumer::in_flight::Pending;
 use crate::consumer::membership::{MemberState, Membership, JOIN_EPOCH};
 use crate::consumer::reconciliation::IdAssignment;
-use crate::consumer::timers::Timer;
 use crate::consumer::ConsumerGroupMember;
+use crate::shared::in_flight::Pending;
 use crate::shared::in_flight::{Failure, Sent};
+use crate::shared::timers::Timer;
 use crate::{probes, MemberEvent, Millis, Target};
 
 /// KIP-848 error codes (the wire table gains them with the coordinator's side).
@@ -21,7 +22,7 @@ pub(in crate::consumer) const STALE_MEMBER_EPOCH: i16 = E::StaleMemberEpoch.code
 impl ConsumerGroupMember {
     pub(in crate::consumer) fn maybe_heartbeat(&mut self, now: Millis) {
         let state = self.membership.state;
-        let Some(node) = self.discovery.coordinator else {
+        let Some(node) = self.core.discovery.coordinator else {
             if state == MemberState::Leaving {
                 // Java's onHeartbeatRequestSkipped: no coordinator, the leave completes unsent.
                 self.finish_leave();
@@ -31,14 +32,15 @@ impl ConsumerGroupMember {
         if state.skips_heartbeat() {
             return;
         }
-        let in_flight = self.in_flight.any(|p| matches!(p, Pending::Heartbeat { .. }));
-        let due = self.timers.get(Timer::Heartbeat).is_none_or(|t| t <= now);
+        let in_flight =
+            self.core.in_flight.any(|p| matches!(p, Pending::ConsumerGroupHeartbeat { .. }));
+        let due = self.core.timers.get(Timer::Heartbeat).is_none_or(|t| t <= now);
         if state != MemberState::Leaving && (in_flight || !(state.heartbeats_now() || due)) {
             return;
         }
         let leave = state == MemberState::Leaving;
         let epoch = if leave {
-            Membership::leave_epoch(self.config.group_instance_id.is_some())
+            Membership::leave_epoch(self.core.config.group_instance_id.is_some())
         } else {
             self.membership.epoch
         };
@@ -50,23 +52,23 @@ impl ConsumerGroupMember {
             acknowledging,
             owned: (&self.reconciliation.current, self.reconciliation.local_epoch),
         };
-        let mut req = self.heartbeat.request(&self.config, &self.rules, view);
+        let mut req = self.heartbeat.request(&self.core.config, &self.rules, view);
         if leave {
             req.topic_partitions = None;
         }
-        let timeout = self.config.request_timeout_ms;
+        let timeout = self.core.config.request_timeout_ms;
         let target = Target::Coordinator(node);
         self.send(
             target,
             RequestKind::ConsumerGroupHeartbeat(req),
             timeout,
-            Pending::Heartbeat { leave },
+            Pending::ConsumerGroupHeartbeat { leave },
         );
-        self.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms.max(1));
+        self.core.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms.max(1));
         if acknowledging {
             // Java's onHeartbeatRequestGenerated: the ack is out; a newer target reconciles next.
             probes::CONSUMER_RECONCILE_ACK.hit();
-            self.membership.state = if self.reconciliation.target_reconciled(&self.metadata) {
+            self.membership.state = if self.reconciliation.target_reconciled(&self.core.metadata) {
                 MemberState::Stable
             } else {
                 MemberState::Reconciling
@@ -85,7 +87,11 @@ impl ConsumerGroupMember {
         resp: ConsumerGroupHeartbeatResponse,
     ) {
         if leave {
-            probes::error_handled(self.config.profile, "ConsumerGroupHeartbeat", resp.error_code);
+            probes::error_handled(
+                self.core.config.profile,
+                "ConsumerGroupHeartbeat",
+                resp.error_code,
+            );
             self.finish_leave();
             return;
         }
@@ -96,11 +102,11 @@ impl ConsumerGroupMember {
         if resp.heartbeat_interval_ms > 0 {
             self.heartbeat.interval_ms = resp.heartbeat_interval_ms as Millis;
         }
-        self.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms);
+        self.core.timers.set(Timer::Heartbeat, now + self.heartbeat.interval_ms);
         if self.commit_after_heartbeat {
             // librdkafka: the commit deferred after STALE_MEMBER_EPOCH goes out again now.
             self.commit_after_heartbeat = false;
-            self.timers.set(Timer::AutoCommit, now);
+            self.core.timers.set(Timer::AutoCommit, now);
         }
         let state = self.membership.state;
         if !state.can_handle_new_assignment() || state == MemberState::Unsubscribed {
@@ -149,7 +155,7 @@ impl ConsumerGroupMember {
     }
 
     fn on_heartbeat_error(&mut self, now: Millis, sent: &Sent, code: i16) {
-        probes::error_handled(self.config.profile, "ConsumerGroupHeartbeat", code);
+        probes::error_handled(self.core.config.profile, "ConsumerGroupHeartbeat", code);
         self.heartbeat_failed(sent, error_name(code));
         self.heartbeat.reset();
         match code {
@@ -159,7 +165,7 @@ impl ConsumerGroupMember {
                     now,
                     &format!("ConsumerGroupHeartbeat {}", error_name(code)),
                 );
-                self.timers.set(Timer::Heartbeat, now);
+                self.core.timers.set(Timer::Heartbeat, now);
             }
             codes::COORDINATOR_LOAD_IN_PROGRESS => {
                 probes::CONSUMER_HEARTBEAT_LOADING.hit();
@@ -221,7 +227,7 @@ impl ConsumerGroupMember {
         self.release_lost(now, &error_name(code));
         self.set_epoch(JOIN_EPOCH);
         self.membership.state = MemberState::Joining;
-        self.timers.set(Timer::Heartbeat, now);
+        self.core.timers.set(Timer::Heartbeat, now);
     }
 
     /// A fatal heartbeat error: partitions lost, the member stops for good.
@@ -237,13 +243,13 @@ impl ConsumerGroupMember {
             error: error_name(code),
         });
         self.membership.state = MemberState::Fatal;
-        self.finished = true;
+        self.core.finish();
     }
 
     /// The leave heartbeat was answered (or could not be sent): the member is out.
     pub(in crate::consumer) fn finish_leave(&mut self) {
         self.membership.state = MemberState::Unsubscribed;
         self.emit(MemberEvent::Left { member_id: self.membership.member_id.clone() });
-        self.finished = true;
+        self.core.finish();
     }
 }

@@ -1,8 +1,6 @@
 //! What the consumer-protocol member does on each input, per concern: `impl
 //! ConsumerGroupMember` blocks that read and write several sub-states at once.
 
-mod cluster;
 mod commits;
-mod heartbeat;
-mod positions;
+pub(super) mod heartbeat;
 mod reconcile;

@@ -3,13 +3,14 @@
 //! committed offsets are fetched next), then acknowledge. Leaving runs the same steps to an
 //! empty assignment; fencing releases everything as lost.
 
-use crate::consumer::in_flight::{CommitPurpose, Pending};
 use crate::consumer::membership::MemberState;
 use crate::consumer::profile_rules::RevokeCommit;
 use crate::consumer::reconciliation::{named, resolve, IdAssignment, Plan, Step};
-use crate::consumer::timers::Timer;
 use crate::consumer::ConsumerGroupMember;
+use crate::shared::handlers::prelude::*;
+use crate::shared::in_flight::CommitPurpose;
 use crate::shared::positions::PartitionState;
+use crate::shared::timers::Timer;
 use crate::{probes, MemberEvent, Millis};
 
 impl ConsumerGroupMember {
@@ -17,7 +18,7 @@ impl ConsumerGroupMember {
     pub(in crate::consumer) fn on_target_assignment(&mut self, target: IdAssignment) {
         let changed = target != self.reconciliation.target;
         self.reconciliation.target = target;
-        let (resolved, unresolved) = resolve(&self.reconciliation.target, &self.metadata);
+        let (resolved, unresolved) = resolve(&self.reconciliation.target, &self.core.metadata);
         if changed {
             if self.reconciliation.in_progress() {
                 probes::CONSUMER_TARGET_DURING_RECONCILE.hit();
@@ -25,13 +26,13 @@ impl ConsumerGroupMember {
             self.emit(MemberEvent::AssignmentReceived {
                 member_id: self.membership.member_id.clone(),
                 epoch: self.membership.epoch,
-                partitions: named(&resolved, &self.metadata),
+                partitions: named(&resolved, &self.core.metadata),
                 unresolved: unresolved.iter().map(|id| id.to_string()).collect(),
             });
         }
         if !unresolved.is_empty() {
             probes::CONSUMER_UNRESOLVED_TOPIC.hit();
-            self.metadata.wanted = true;
+            self.core.metadata.wanted = true;
         }
         let state = self.membership.state;
         if resolved == self.reconciliation.current {
@@ -64,14 +65,14 @@ impl ConsumerGroupMember {
             };
             let moved = next != before;
             self.reconciliation.step = next;
-            if !moved || self.finished {
+            if !moved || self.core.finished {
                 break;
             }
         }
     }
 
     fn commit_in_flight(&self) -> bool {
-        self.in_flight.any(|p| matches!(p, Pending::OffsetCommit { .. }))
+        self.core.in_flight.has_commit()
     }
 
     /// Starts a reconciliation when the member is reconciling and none is under way.
@@ -79,7 +80,8 @@ impl ConsumerGroupMember {
         if self.membership.state != MemberState::Reconciling {
             return Step::Idle;
         }
-        let (plan, _) = self.reconciliation.plan(&self.positions.assigned, &self.metadata);
+        let (plan, _) =
+            self.reconciliation.plan(&self.core.positions.assigned, &self.core.metadata);
         if plan.revoked.is_empty() && plan.added.is_empty() {
             // Same partitions (a partly resolved target): a new local assignment is acked.
             self.reconciliation.current = plan.target;
@@ -96,7 +98,7 @@ impl ConsumerGroupMember {
         self.reconciliation.pending_revocation = plan.revoked.iter().cloned().collect();
         match self.rules.revoke_commit {
             RevokeCommit::AllConsumedBeforeCallback if self.membership.epoch > 0 => {
-                let deadline = now + self.config.rebalance_timeout_ms.max(0) as u64;
+                let deadline = now + self.core.config.rebalance_timeout_ms.max(0) as u64;
                 Step::CommitBefore { plan, deadline, done: false }
             }
             _ => Step::AwaitingPoll { plan },
@@ -109,15 +111,15 @@ impl ConsumerGroupMember {
         if done {
             return Step::AwaitingPoll { plan };
         }
-        if self.commit_in_flight() || self.timers.is_set(Timer::CommitRetry) {
+        if self.commit_in_flight() || self.core.timers.is_set(Timer::CommitRetry) {
             return Step::CommitBefore { plan, deadline, done };
         }
         if now >= deadline {
             probes::CONSUMER_REVOKE_COMMIT_TIMED_OUT.hit();
             return Step::AwaitingPoll { plan };
         }
-        let offsets = self.positions.processed_of(&self.positions.assigned);
-        if offsets.is_empty() || self.discovery.coordinator.is_none() {
+        let offsets = self.core.positions.processed_of(&self.core.positions.assigned);
+        if offsets.is_empty() || self.core.discovery.coordinator.is_none() {
             return Step::AwaitingPoll { plan };
         }
         probes::CONSUMER_RECONCILE_COMMIT.hit();
@@ -130,9 +132,13 @@ impl ConsumerGroupMember {
         if plan.revoked.is_empty() {
             return self.after_revoke_callback(now, plan);
         }
+        if !self.core.processor.processing.is_empty() {
+            // The application is inside a batch: the callback runs at its next poll.
+            return Step::AwaitingPoll { plan };
+        }
         probes::CONSUMER_RECONCILE_REVOKE.hit();
         probes::REVOKE_STARTED.hit();
-        let took = self.app.on_partitions_revoked(now, self.membership.epoch, &plan.revoked);
+        let took = self.core.app.on_partitions_revoked(now, self.membership.epoch, &plan.revoked);
         let until = now + took + std::mem::take(&mut self.reconciliation.slow_revoke_ms);
         Step::RevokeCallback { plan, until }
     }
@@ -152,8 +158,8 @@ impl ConsumerGroupMember {
     /// librdkafka's commit of the removed partitions in `incremental_unassign` (one attempt).
     fn commit_after(&mut self, now: Millis, plan: Plan, sent: bool) -> Step {
         if !sent {
-            let offsets = self.positions.processed_of(&plan.revoked);
-            if !offsets.is_empty() && self.discovery.coordinator.is_some() {
+            let offsets = self.core.positions.processed_of(&plan.revoked);
+            if !offsets.is_empty() && self.core.discovery.coordinator.is_some() {
                 probes::CONSUMER_RECONCILE_COMMIT.hit();
                 self.send_commit(offsets, CommitPurpose::Revoke);
                 return Step::CommitAfter { plan, sent: true };
@@ -171,10 +177,10 @@ impl ConsumerGroupMember {
         let member_id = self.membership.member_id.clone();
         if !plan.revoked.is_empty() {
             for tp in &plan.revoked {
-                self.positions.partitions.remove(tp);
+                self.core.positions.partitions.remove(tp);
             }
-            self.positions.assigned.retain(|tp| !plan.revoked.contains(tp));
-            self.positions.epoch += 1;
+            self.core.positions.assigned.retain(|tp| !plan.revoked.contains(tp));
+            self.core.positions.epoch += 1;
             self.emit(MemberEvent::Revoked {
                 member_id: member_id.clone(),
                 generation: epoch,
@@ -189,22 +195,22 @@ impl ConsumerGroupMember {
         if !plan.added.is_empty() {
             probes::CONSUMER_RECONCILE_ASSIGN.hit();
             for tp in &plan.added {
-                self.positions.partitions.insert(tp.clone(), PartitionState::new());
-                self.positions.assigned.push(tp.clone());
+                self.core.positions.partitions.insert(tp.clone(), PartitionState::new());
+                self.core.positions.assigned.push(tp.clone());
             }
-            self.positions.assigned.sort();
-            self.positions.epoch += 1;
-            self.app.on_partitions_assigned(now, epoch, &plan.added);
+            self.core.positions.assigned.sort();
+            self.core.positions.epoch += 1;
+            self.core.app.on_partitions_assigned(now, epoch, &plan.added);
         }
         self.emit(MemberEvent::Assigned {
             member_id,
             generation: epoch,
-            partitions: self.positions.assigned.clone(),
+            partitions: self.core.positions.assigned.clone(),
         });
         self.reconciliation.current = plan.target;
         self.reconciliation.local_epoch += 1;
         if self.rules.resets_auto_commit_after_reconciliation {
-            self.timers.set(Timer::AutoCommit, now + self.config.commit_interval_ms);
+            self.core.timers.set(Timer::AutoCommit, now + self.core.config.commit_interval_ms);
         }
         if self.membership.state == MemberState::Reconciling {
             self.membership.state = MemberState::Acknowledging;
@@ -215,7 +221,7 @@ impl ConsumerGroupMember {
     /// `leaveGroup`: PREPARE_LEAVING gives every partition up (revoke when the member holds an
     /// epoch, lost otherwise), then LEAVING sends the leave heartbeat.
     pub(in crate::consumer) fn prepare_leaving(&mut self, now: Millis) {
-        let owned = self.positions.assigned.clone();
+        let owned = self.core.positions.assigned.clone();
         self.reconciliation.step = Step::Idle;
         if self.membership.epoch <= 0 || owned.is_empty() {
             self.release_lost(now, "LEAVING");
@@ -230,12 +236,12 @@ impl ConsumerGroupMember {
     /// Releases every owned partition without committing (`onPartitionsLost`) and forgets the
     /// assignments and the reconciliation under way.
     pub(in crate::consumer) fn release_lost(&mut self, now: Millis, reason: &str) {
-        let lost = std::mem::take(&mut self.positions.assigned);
-        self.positions.partitions.clear();
-        self.positions.epoch += 1;
+        let lost = std::mem::take(&mut self.core.positions.assigned);
+        self.core.positions.partitions.clear();
+        self.core.positions.epoch += 1;
         self.reconciliation.abort_and_clear();
         if !lost.is_empty() {
-            self.app.on_partitions_lost(now, self.membership.epoch, &lost);
+            self.core.app.on_partitions_lost(now, self.membership.epoch, &lost);
             self.emit(MemberEvent::Lost {
                 member_id: self.membership.member_id.clone(),
                 generation: self.membership.epoch,

@@ -1,4 +1,4 @@
-//! Sending Fetch requests and buffering what they return.
+//! Sending Fetch requests to partition leaders and buffering what they return.
 
 use std::collections::BTreeMap;
 
@@ -6,27 +6,35 @@ use groupsim_wire::error_codes as codes;
 use groupsim_wire::records::offsets_in;
 use kafka_protocol::messages::{FetchResponse, RequestKind};
 
-use crate::classic::in_flight::Pending;
-use crate::classic::timers::Timer;
-use crate::classic::{Member, Target};
+use super::cluster::Cluster;
 use crate::probes;
+use crate::shared::core::{Plumbing, Protocol};
 use crate::shared::fetch::{FetchedBatch, Fetcher};
+use crate::shared::in_flight::Pending;
+use crate::shared::outputs::Target;
 use crate::shared::positions::PositionState;
+use crate::shared::timers::Timer;
 use crate::{Millis, TopicPartition};
 
-impl Member {
-    pub(in crate::classic) fn maybe_fetch(&mut self) {
+/// Fetch by leader.
+pub(crate) trait Fetch: Protocol {
+    fn maybe_fetch(&mut self) {
         let mut by_node: BTreeMap<i32, Vec<(TopicPartition, i64)>> = BTreeMap::new();
         let mut no_leader = Vec::new();
-        for (tp, ps) in &self.positions.partitions {
-            if ps.state != PositionState::Ready || ps.fetch_in_flight || ps.buffered {
+        let core = self.core();
+        for (tp, ps) in &core.positions.partitions {
+            if ps.state != PositionState::Ready
+                || ps.fetch_in_flight
+                || ps.buffered
+                || !self.fetchable(tp)
+            {
                 continue;
             }
-            let Some(node) = self.metadata.leader_of(tp) else {
+            let Some(node) = core.metadata.leader_of(tp) else {
                 no_leader.push(tp.topic.clone());
                 continue;
             };
-            if self.in_flight.has_fetch_to(node) || self.timers.is_set(Timer::FetchRetry(node)) {
+            if core.in_flight.has_fetch_to(node) || core.timers.is_set(Timer::FetchRetry(node)) {
                 continue;
             }
             by_node.entry(node).or_default().push((tp.clone(), ps.fetch_position));
@@ -35,14 +43,15 @@ impl Member {
             self.want_metadata_for(&t);
         }
         for (node, parts) in by_node {
-            let (req, timeout) = Fetcher::request(&self.config, &self.metadata, &parts);
+            let core = self.core_mut();
+            let (req, timeout) = Fetcher::request(&core.config, &core.metadata, &parts);
             for (tp, _) in &parts {
-                if let Some(ps) = self.positions.partitions.get_mut(tp) {
+                if let Some(ps) = core.positions.partitions.get_mut(tp) {
                     ps.fetch_in_flight = true;
                 }
             }
             let pending = Pending::Fetch {
-                epoch: self.positions.epoch,
+                epoch: core.positions.epoch,
                 node,
                 positions: parts.into_iter().collect(),
             };
@@ -50,23 +59,7 @@ impl Member {
         }
     }
 
-    /// The Fetch of `positions` (of assignment `epoch`) was answered or failed: its partitions
-    /// may be fetched again.
-    pub(in crate::classic) fn clear_fetch_in_flight(
-        &mut self,
-        epoch: u64,
-        positions: &BTreeMap<TopicPartition, i64>,
-    ) {
-        if epoch == self.positions.epoch {
-            for tp in positions.keys() {
-                if let Some(ps) = self.positions.partitions.get_mut(tp) {
-                    ps.fetch_in_flight = false;
-                }
-            }
-        }
-    }
-
-    pub(in crate::classic) fn on_fetch(
+    fn on_fetch(
         &mut self,
         now: Millis,
         epoch: u64,
@@ -74,23 +67,27 @@ impl Member {
         positions: BTreeMap<TopicPartition, i64>,
         resp: FetchResponse,
     ) {
-        self.clear_fetch_in_flight(epoch, &positions);
-        if epoch != self.positions.epoch || !self.consuming() {
+        self.core_mut().positions.clear_fetch_in_flight(epoch, &positions);
+        if epoch != self.core().positions.epoch || !self.consuming() {
             return; // records for an assignment being given up are dropped
         }
         if resp.error_code != codes::NONE {
-            probes::error_handled(self.config.profile, "Fetch", resp.error_code);
+            probes::error_handled(self.core().config.profile, "Fetch", resp.error_code);
             self.retry_after_backoff(Timer::FetchRetry(node), now);
             return;
         }
-        let max = self.config.max_records_per_fetch.max(1);
+        let fetchable: Vec<bool> = positions.keys().map(|tp| self.fetchable(tp)).collect();
+        let fetchable: BTreeMap<&TopicPartition, bool> = positions.keys().zip(fetchable).collect();
+        let core = self.core_mut();
+        let max = core.config.max_records_per_fetch.max(1);
         let mut got_records = false;
         let mut errored = false;
+        let mut moved = Vec::new();
         for topic in &resp.responses {
             let name = if !topic.topic.0.is_empty() {
                 topic.topic.0.to_string()
             } else {
-                match self.metadata.topics.iter().find(|(_, m)| {
+                match core.metadata.topics.iter().find(|(_, m)| {
                     !topic.topic_id.is_nil() && m.fetch_template.topic_id == topic.topic_id
                 }) {
                     Some((n, _)) => n.clone(),
@@ -102,14 +99,17 @@ impl Member {
                 let Some(&requested) = positions.get(&tp) else {
                     continue;
                 };
-                let Some(ps) = self.positions.partitions.get_mut(&tp) else {
+                if fetchable.get(&tp) != Some(&true) {
+                    continue; // a partition being revoked: its records are dropped
+                }
+                let Some(ps) = core.positions.partitions.get_mut(&tp) else {
                     continue;
                 };
                 if ps.state != PositionState::Ready || ps.fetch_position != requested || ps.buffered
                 {
                     continue;
                 }
-                probes::error_handled(self.config.profile, "Fetch", pd.error_code);
+                probes::error_handled(core.config.profile, "Fetch", pd.error_code);
                 match pd.error_code {
                     codes::NONE => {
                         if let Some((first, last, count)) =
@@ -118,7 +118,7 @@ impl Member {
                             ps.fetch_position = last + 1;
                             ps.buffered = true;
                             let batch = FetchedBatch { tp, first, last, count, epoch };
-                            self.fetcher.buffered.push_back(batch);
+                            core.fetcher.buffered.push_back(batch);
                             got_records = true;
                         }
                     }
@@ -128,16 +128,22 @@ impl Member {
                     code if codes::is_leadership_error(code) => {
                         probes::FETCH_STALE_LEADER.hit();
                         errored = true;
-                        self.want_metadata_for(&tp.topic);
+                        moved.push(tp.topic.clone());
                     }
                     _ => errored = true,
                 }
             }
         }
+        for topic in moved {
+            self.want_metadata_for(&topic);
+        }
+        let core = self.core_mut();
         if errored {
-            self.retry_after_backoff(Timer::FetchRetry(node), now);
+            core.retry_after_backoff(Timer::FetchRetry(node), now);
         } else if !got_records {
-            self.timers.set(Timer::FetchRetry(node), now + self.config.fetch_backoff_ms);
+            core.timers.set(Timer::FetchRetry(node), now + core.config.fetch_backoff_ms);
         }
     }
 }
+
+impl<M: Protocol + ?Sized> Fetch for M {}
