@@ -53,6 +53,10 @@ pub const MEMBER_ID_REQUIRED: i16 = E::MemberIdRequired.code();
 pub const GROUP_MAX_SIZE_REACHED: i16 = E::GroupMaxSizeReached.code();
 /// Another instance with the same `group.instance.id` replaced this static member.
 pub const FENCED_INSTANCE_ID: i16 = E::FencedInstanceId.code();
+/// KIP-848: the member's epoch is not one the coordinator accepts; it must rejoin at epoch 0.
+pub const FENCED_MEMBER_EPOCH: i16 = E::FencedMemberEpoch.code();
+/// KIP-848: an offset request carried an older member epoch than the member's current one.
+pub const STALE_MEMBER_EPOCH: i16 = E::StaleMemberEpoch.code();
 
 /// Partition errors that mean a client's view of partition leadership is stale: refresh
 /// metadata and retry against the new leader.

@@ -4,7 +4,6 @@
 
 use kafka_protocol::messages::{OffsetFetchRequest, ResponseKind};
 
-use super::handlers::heartbeat::STALE_MEMBER_EPOCH;
 use super::reconciliation::Step;
 use super::ConsumerGroupMember;
 use crate::compat::sb;
@@ -114,12 +113,12 @@ impl Protocol for ConsumerGroupMember {
             codes::COORDINATOR_LOAD_IN_PROGRESS
                 | codes::NOT_COORDINATOR
                 | codes::COORDINATOR_NOT_AVAILABLE
-        ) || (code == STALE_MEMBER_EPOCH && self.membership.epoch > 0);
+        ) || (code == codes::STALE_MEMBER_EPOCH && self.membership.epoch > 0);
         self.after_commit_failed(now, p, retriable);
         if matches!(code, codes::NOT_COORDINATOR | codes::COORDINATOR_NOT_AVAILABLE) {
             self.coordinator_failed(now, sent.target, "OffsetCommit NOT_COORDINATOR");
         }
-        if code == STALE_MEMBER_EPOCH || code == codes::UNKNOWN_MEMBER_ID {
+        if code == codes::STALE_MEMBER_EPOCH || code == codes::UNKNOWN_MEMBER_ID {
             self.on_commit_epoch_error(now, code, p);
         }
     }

@@ -2,7 +2,6 @@
 //! auto-commit of all consumed offsets, the commit a reconciliation makes before giving
 //! partitions up, and their answers (STALE_MEMBER_EPOCH per profile).
 
-use super::heartbeat::STALE_MEMBER_EPOCH;
 use crate::consumer::profile_rules::StaleEpochCommit;
 use crate::consumer::reconciliation::Step;
 use crate::consumer::ConsumerGroupMember;
@@ -10,6 +9,7 @@ use crate::shared::handlers::prelude::*;
 use crate::shared::in_flight::CommitPurpose;
 use crate::shared::timers::Timer;
 use crate::{probes, Millis, TopicPartition};
+use groupsim_wire::error_codes as codes;
 
 impl ConsumerGroupMember {
     /// `auto.commit.interval.ms`: the consumed position of every owned partition not being
@@ -59,12 +59,12 @@ impl ConsumerGroupMember {
         code: i16,
         purpose: CommitPurpose,
     ) {
-        if code == STALE_MEMBER_EPOCH {
+        if code == codes::STALE_MEMBER_EPOCH {
             probes::CONSUMER_STALE_EPOCH_COMMIT.hit();
         }
         if self.rules.stale_epoch_commit == StaleEpochCommit::RetryAfterHeartbeat {
             self.core.timers.set(Timer::Heartbeat, now);
-            if code == STALE_MEMBER_EPOCH && purpose == CommitPurpose::Auto {
+            if code == codes::STALE_MEMBER_EPOCH && purpose == CommitPurpose::Auto {
                 self.commit_after_heartbeat = true;
             }
         }

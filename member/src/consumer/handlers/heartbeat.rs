@@ -3,7 +3,6 @@
 
 use crate::shared::handlers::prelude::*;
 use groupsim_wire::{error_codes as codes, error_name};
-use kafka_protocol::error::ResponseError as E;
 use kafka_protocol::messages::{ConsumerGroupHeartbeatResponse, RequestKind};
 
 use crate::consumer::heartbeat::HeartbeatView;
@@ -14,10 +13,6 @@ use crate::shared::in_flight::Pending;
 use crate::shared::in_flight::{Failure, Sent};
 use crate::shared::timers::Timer;
 use crate::{probes, MemberEvent, Millis, Target};
-
-/// KIP-848 error codes (the wire table gains them with the coordinator's side).
-pub(in crate::consumer) const FENCED_MEMBER_EPOCH: i16 = E::FencedMemberEpoch.code();
-pub(in crate::consumer) const STALE_MEMBER_EPOCH: i16 = E::StaleMemberEpoch.code();
 
 impl ConsumerGroupMember {
     pub(in crate::consumer) fn maybe_heartbeat(&mut self, now: Millis) {
@@ -171,8 +166,8 @@ impl ConsumerGroupMember {
                 probes::CONSUMER_HEARTBEAT_LOADING.hit();
                 self.retry_after_backoff(Timer::Heartbeat, now);
             }
-            FENCED_MEMBER_EPOCH | codes::UNKNOWN_MEMBER_ID => {
-                if code == FENCED_MEMBER_EPOCH {
+            codes::FENCED_MEMBER_EPOCH | codes::UNKNOWN_MEMBER_ID => {
+                if code == codes::FENCED_MEMBER_EPOCH {
                     probes::CONSUMER_FENCED_EPOCH.hit();
                 } else {
                     probes::CONSUMER_UNKNOWN_MEMBER.hit();
