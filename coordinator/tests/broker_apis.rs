@@ -11,6 +11,7 @@ use groupsim_coordinator::CoordinatorOutput;
 use groupsim_wire::codec::{encode_response, request_api_key};
 use groupsim_wire::versions::is_served;
 use groupsim_wire::{RequestId, TopicPartition};
+use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
@@ -125,6 +126,33 @@ fn metadata_unknown_topic_is_an_error_and_is_not_created() {
     assert_eq!(r.topics[0].error_code, UNKNOWN_TOPIC_OR_PARTITION);
     assert!(r.topics[0].partitions.is_empty());
     assert_eq!(logs.lock().unwrap().partition_count("nope"), None);
+}
+
+/// KIP-848 assignments name topics by id only; a consumer-protocol client learns the names
+/// from Metadata v10+. Without ids there, every assigned partition stays unresolved and the
+/// member never fetches (what groupsim's consumer members did before ids were served).
+#[test]
+fn metadata_carries_topic_ids_and_answers_a_topic_asked_for_by_id() {
+    let mut broker = Broker::new(cluster(1, 100), logs());
+    let r = answer!(&mut broker, 12, MetadataRequest::default().with_topics(None), Metadata);
+    for t in &r.topics {
+        let name = t.name.as_deref().unwrap();
+        assert_eq!(t.topic_id, groupsim_wire::topic_id(name), "{name}");
+    }
+    let by_id = |id| MetadataRequestTopic::default().with_name(None).with_topic_id(id);
+    let req = MetadataRequest::default().with_topics(Some(vec![
+        by_id(groupsim_wire::topic_id("t")),
+        by_id(groupsim_wire::topic_id("nope")),
+    ]));
+    let r = answer!(&mut broker, 12, req, Metadata);
+    assert_eq!(r.topics[0].name.as_deref().map(|n| n.as_str()), Some("t"));
+    assert_eq!(r.topics[0].partitions.len(), 3);
+    assert_eq!(r.topics[1].error_code, ResponseError::UnknownTopicId.code());
+    assert_eq!(r.topics[1].topic_id, groupsim_wire::topic_id("nope"));
+    let unknown_name = MetadataRequest::default()
+        .with_topics(Some(vec![MetadataRequestTopic::default().with_name(Some(topic("nope")))]));
+    let r = answer!(&mut broker, 12, unknown_name, Metadata);
+    assert!(r.topics[0].topic_id.is_nil(), "an unknown name gets the zero id");
 }
 
 /// Group ids coordinated by each broker of a 2-broker cluster.

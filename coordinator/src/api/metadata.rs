@@ -6,8 +6,10 @@
 //!   an empty list means none (Kafka's rule). "All" lists topics in name order.
 //! - Topics are never created here: an unknown name gets UNKNOWN_TOPIC_OR_PARTITION, whatever
 //!   `allow_auto_topic_creation` says, so a scenario controls exactly which topics exist.
-//! - v10+ may name a topic by id only; we have no topic ids (they are all zero), so such a
-//!   topic gets UNKNOWN_TOPIC_ID.
+//! - Every topic carries its id (v10+; [`groupsim_wire::topic_id`], the id the consumer-group
+//!   coordinator hands out in KIP-848 assignments, which clients resolve to names here). A
+//!   topic asked for by id only (v10+, name null) is answered by that id's topic, or
+//!   UNKNOWN_TOPIC_ID when no topic has it.
 //! - Leaders come from the shared cluster state (`cluster.rs`: initial placement `p % n`, then
 //!   whatever moves happened); replicas and ISR are the leader alone; the leader epoch reported
 //!   is 0 (Fetch and ListOffsets do not fence on epochs). A partition whose leader is unknown
@@ -47,10 +49,15 @@ pub fn handle(
             .flatten()
             .map(|t| match &t.name {
                 Some(name) => topic(name, cluster, logs),
-                None => MetadataResponseTopic::default()
-                    .with_name(None)
-                    .with_topic_id(t.topic_id)
-                    .with_error_code(ResponseError::UnknownTopicId.code()),
+                None => {
+                    match logs.topics().find(|name| groupsim_wire::topic_id(name) == t.topic_id) {
+                        Some(name) => topic(name, cluster, logs),
+                        None => MetadataResponseTopic::default()
+                            .with_name(None)
+                            .with_topic_id(t.topic_id)
+                            .with_error_code(ResponseError::UnknownTopicId.code()),
+                    }
+                }
             })
             .collect()
     };
@@ -75,8 +82,10 @@ fn topic(name: &str, cluster: &ClusterState, logs: &PartitionLogs) -> MetadataRe
     let response = MetadataResponseTopic::default()
         .with_name(Some(TopicName(StrBytes::from_string(name.to_string()))));
     let Some(count) = logs.partition_count(name) else {
+        // Kafka answers an unknown name with the zero id.
         return response.with_error_code(ResponseError::UnknownTopicOrPartition.code());
     };
+    let response = response.with_topic_id(groupsim_wire::topic_id(name));
     let partitions = (0..count)
         .map(|p| {
             let partition =
