@@ -65,6 +65,31 @@ pub struct CoordinatorBugs {
     /// broker crash in between loses an acknowledged commit.
     #[serde(default)]
     pub ack_commit_before_log_append: bool,
+    /// robot-head/crabka#521 (a KIP-848 coordinator of a Kafka-compatible broker, found by its
+    /// model checker). KIP-848 lets a member move to a new target only by steps: it first gives
+    /// up what moves away, and a partition reaches its new owner only once the previous owner
+    /// has released it (Kafka's CurrentAssignmentBuilder checks each partition's owner epoch).
+    /// That coordinator answered every heartbeat with the member's whole target, withholding
+    /// nothing: during a rebalance that moved a partition between two live members, the new
+    /// owner was told to take it while the old owner was still consuming it.
+    ///
+    /// In groupsim (consumer groups): reconciliation treats every target partition as free, so
+    /// a member gets partitions another member still owns (assigned or pending revocation), and
+    /// the owner epochs move to the new owner at once.
+    #[serde(default)]
+    pub assigns_unreleased_partitions: bool,
+    /// KAFKA-16147 (apache/kafka#15212). The coordinator tracks, per partition, the epoch of
+    /// the member owning it, and hands a partition to a new owner only when no member does.
+    /// When a member had a partition pending revocation given back to it by a newer target
+    /// before the revocation completed, the bookkeeping removed the partition's owner epoch
+    /// and never put it back: the partition read as free while the member still owned it, and
+    /// the next target that moved it elsewhere handed it to its new owner at once, while the
+    /// old owner was only then told to revoke it. A partition was owned by two members.
+    ///
+    /// In groupsim (consumer groups): when a member's partition moves from pending revocation
+    /// back to its assigned partitions, the owner epoch of that partition is forgotten.
+    #[serde(default)]
+    pub forgets_owner_of_reclaimed_partition: bool,
 }
 
 impl Default for CoordinatorConfig {

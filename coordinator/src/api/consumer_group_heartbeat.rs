@@ -233,6 +233,7 @@ impl GroupCoordinator {
             topics: &self.topics,
             session_timeout_ms: self.config.consumer_session_timeout_ms,
             max_size: self.config.consumer_group_max_size,
+            bugs: &self.config.bugs,
         };
         let result = group.heartbeat(now, &input, ctx, &mut self.fx);
         let keep = result.is_ok() || group.group_epoch() > 0 || !group.is_empty();

@@ -3,7 +3,7 @@
 //! released it, and reconciliation hands a partition to its new owner only when it is free:
 //! this is what keeps two members from owning a partition at once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::member::ConsumerMember;
 use crate::TopicPartition;
@@ -30,19 +30,56 @@ impl PartitionEpochs {
     /// for that, and here the later owner simply does not take a partition already owned by
     /// another member (the `debug_assert` catches the bug in tests).
     pub fn update(&mut self, old: Option<&ConsumerMember>, new: Option<&ConsumerMember>) {
-        if let Some(old) = old {
-            for tp in old.owned() {
-                if self.owners.get(&tp).is_some_and(|(m, _)| *m == old.member_id) {
-                    self.owners.remove(&tp);
-                }
-            }
-        }
+        self.release(old);
         if let Some(new) = new {
             for tp in new.owned() {
                 let taken = self.owners.get(&tp).is_some_and(|(m, _)| *m != new.member_id);
                 debug_assert!(!taken, "{tp} is owned by two members");
                 if !taken {
                     self.owners.insert(tp, (new.member_id.clone(), new.member_epoch));
+                }
+            }
+        }
+    }
+
+    /// A member as a load rebuilds it: it owns what it owned when stored, except partitions a
+    /// member restored before it already owns (a log written by a faulty coordinator may hold
+    /// two owners; the load takes the log as it is).
+    pub(crate) fn restore(&mut self, member: &ConsumerMember) {
+        for tp in member.owned() {
+            self.owners
+                .entry(tp)
+                .or_insert_with(|| (member.member_id.clone(), member.member_epoch));
+        }
+    }
+
+    /// As [`Self::update`], but `new` takes its partitions even from other owners: the
+    /// `assigns_unreleased_partitions` bug switch.
+    pub(crate) fn update_taking_over(
+        &mut self,
+        old: Option<&ConsumerMember>,
+        new: &ConsumerMember,
+    ) {
+        self.release(old);
+        for tp in new.owned() {
+            self.owners.insert(tp, (new.member_id.clone(), new.member_epoch));
+        }
+    }
+
+    /// Forgets the owners of `partitions`: the `forgets_owner_of_reclaimed_partition` bug
+    /// switch (KAFKA-16147), where they then read as free while still owned.
+    pub(crate) fn forget(&mut self, partitions: &BTreeSet<TopicPartition>) {
+        for tp in partitions {
+            self.owners.remove(tp);
+        }
+    }
+
+    /// Removes `old`'s entries (only those it holds itself).
+    fn release(&mut self, old: Option<&ConsumerMember>) {
+        if let Some(old) = old {
+            for tp in old.owned() {
+                if self.owners.get(&tp).is_some_and(|(m, _)| *m == old.member_id) {
+                    self.owners.remove(&tp);
                 }
             }
         }

@@ -13,7 +13,7 @@
 
 use kafka_protocol::error::ResponseError;
 
-use super::reconciliation::reconcile;
+use super::reconciliation::{reconcile, Owners};
 use super::request::{HeartbeatAnswer, HeartbeatContext, HeartbeatInput};
 use super::static_members::validate_member_epoch;
 use super::{ConsumerGroup, ConsumerMember};
@@ -95,12 +95,18 @@ impl ConsumerGroup {
         // 3. One reconciliation step.
         if !updated.is_reconciled_to(self.assignment_epoch) {
             let target = self.target_of(&updated.member_id);
+            let owners = if ctx.bugs.assigns_unreleased_partitions {
+                Owners::Ignored
+            } else {
+                Owners::Respected
+            };
             let next = reconcile(
                 &updated,
                 self.assignment_epoch,
                 &target,
                 req.owned.as_ref(),
                 &self.epochs,
+                owners,
             )
             .map_err(|_| {
                 probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
@@ -124,7 +130,7 @@ impl ConsumerGroup {
             member_epoch: updated.member_epoch,
             assignment: (full || changed).then(|| updated.assigned.clone()),
         };
-        self.put_member(updated, fx);
+        self.put_member(updated, ctx.bugs, fx);
         Ok(answer)
     }
 }

@@ -37,7 +37,7 @@ impl ConsumerGroup {
         g.subscription_metadata = v.subscription_metadata.clone();
         g.target = v.target.clone();
         for member in &v.members {
-            g.epochs.update(None, Some(member));
+            g.epochs.restore(member);
             if let Some(i) = &member.instance_id {
                 g.static_members.insert(i.clone(), member.member_id.clone());
             }

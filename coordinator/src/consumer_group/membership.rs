@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::{ConsumerGroup, ConsumerMember};
+use crate::config::CoordinatorBugs;
 use crate::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
 use crate::effects::Effects;
 use crate::topics::TopicsImage;
@@ -21,7 +22,13 @@ impl ConsumerGroup {
     }
 
     /// Stores `new` in place of the member with the same id (if any), recording the differences.
-    pub(crate) fn put_member(&mut self, new: ConsumerMember, fx: &mut Effects) {
+    /// `bugs` are the coordinator's deliberate bugs that touch owner epochs (all off normally).
+    pub(crate) fn put_member(
+        &mut self,
+        new: ConsumerMember,
+        bugs: &CoordinatorBugs,
+        fx: &mut Effects,
+    ) {
         let group = self.group_id.clone();
         let old = self.members.remove(&new.member_id);
         let (old_epoch, old_state) = match &old {
@@ -31,7 +38,16 @@ impl ConsumerGroup {
         let old_owned = old.as_ref().map(ConsumerMember::owned).unwrap_or_default();
         let old_assigned = old.as_ref().map(|o| o.assigned.clone()).unwrap_or_default();
         let old_revoking = old.as_ref().map(|o| o.pending_revocation.clone()).unwrap_or_default();
-        self.epochs.update(old.as_ref(), Some(&new));
+        if bugs.assigns_unreleased_partitions {
+            self.epochs.update_taking_over(old.as_ref(), &new);
+        } else {
+            self.epochs.update(old.as_ref(), Some(&new));
+        }
+        if bugs.forgets_owner_of_reclaimed_partition {
+            let reclaimed: BTreeSet<TopicPartition> =
+                old_revoking.intersection(&new.assigned).cloned().collect();
+            self.epochs.forget(&reclaimed);
+        }
         if old.is_none() {
             self.record(
                 fx,

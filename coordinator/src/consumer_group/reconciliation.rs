@@ -23,6 +23,15 @@ use crate::TopicPartition;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MustRejoin;
 
+/// Whether a target partition another member owns is withheld until its release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owners {
+    /// Kafka's rule: the member waits for it (UNRELEASED_PARTITIONS).
+    Respected,
+    /// The `assigns_unreleased_partitions` bug switch: it is handed over at once.
+    Ignored,
+}
+
 /// The member's next state, or `member` unchanged when it cannot progress.
 pub fn reconcile(
     member: &ConsumerMember,
@@ -30,8 +39,9 @@ pub fn reconcile(
     target: &BTreeSet<TopicPartition>,
     owned: Option<&BTreeSet<TopicPartition>>,
     epochs: &PartitionEpochs,
+    owners: Owners,
 ) -> Result<ConsumerMember, MustRejoin> {
-    let step = Step { member, target_epoch, target, owned, epochs };
+    let step = Step { member, target_epoch, target, owned, epochs, owners };
     Ok(match member.state {
         MemberState::Stable if member.member_epoch != target_epoch => {
             step.next(member.member_epoch)
@@ -58,6 +68,7 @@ struct Step<'a> {
     target: &'a BTreeSet<TopicPartition>,
     owned: Option<&'a BTreeSet<TopicPartition>>,
     epochs: &'a PartitionEpochs,
+    owners: Owners,
 }
 
 impl Step<'_> {
@@ -81,7 +92,8 @@ impl Step<'_> {
         for tp in self.target.difference(&assigned) {
             // Owned by someone else: wait for its release. A partition this member itself still
             // holds pending revocation is not waited for (only one member owns a partition).
-            if self.epochs.epoch(tp) != -1 && !m.pending_revocation.contains(tp) {
+            let held = self.epochs.epoch(tp) != -1 && !m.pending_revocation.contains(tp);
+            if held && self.owners == Owners::Respected {
                 unreleased = true;
             } else {
                 pending_assignment.insert(tp.clone());
@@ -237,7 +249,8 @@ mod tests {
             other.assigned = set(others);
             epochs.update(None, Some(&other));
             let owned = owned.map(set);
-            let next = reconcile(&m, 2, &set(target), owned.as_ref(), &epochs).expect(name);
+            let next = reconcile(&m, 2, &set(target), owned.as_ref(), &epochs, Owners::Respected)
+                .expect(name);
             assert_eq!(
                 (next.state, next.member_epoch, next.assigned, next.pending_revocation),
                 (state, epoch, set(assigned), set(revoking)),
@@ -249,7 +262,8 @@ mod tests {
     #[test]
     fn unknown_state_owning_partitions_must_rejoin() {
         let m = member(1, MemberState::Unknown, &[0], &[]);
-        let r = reconcile(&m, 2, &set(&[0]), Some(&set(&[0])), &PartitionEpochs::default());
+        let epochs = PartitionEpochs::default();
+        let r = reconcile(&m, 2, &set(&[0]), Some(&set(&[0])), &epochs, Owners::Respected);
         assert_eq!(r, Err(MustRejoin));
     }
 }

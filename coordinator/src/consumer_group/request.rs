@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::config::CoordinatorBugs;
 use crate::topics::TopicsImage;
 use crate::TopicPartition;
 
@@ -48,4 +49,6 @@ pub(crate) struct HeartbeatContext<'a> {
     pub topics: &'a TopicsImage,
     pub session_timeout_ms: i32,
     pub max_size: i32,
+    /// Deliberate coordinator bugs (all off normally).
+    pub bugs: &'a CoordinatorBugs,
 }

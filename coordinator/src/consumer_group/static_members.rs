@@ -16,6 +16,7 @@ use kafka_protocol::error::ResponseError;
 
 use super::member::LEAVE_GROUP_STATIC_MEMBER_EPOCH;
 use super::{ConsumerGroup, ConsumerMember};
+use crate::config::CoordinatorBugs;
 use crate::consumer_event::ConsumerRemovalReason;
 use crate::effects::Effects;
 use crate::{probes, TopicPartition};
@@ -74,7 +75,7 @@ impl ConsumerGroup {
         left.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
         left.pending_revocation.clear();
         probes::CONSUMER_STATIC_TEMPORARY_LEAVE.hit();
-        self.put_member(left, fx);
+        self.put_member(left, &CoordinatorBugs::default(), fx);
     }
 }
 
