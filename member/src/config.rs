@@ -245,6 +245,25 @@ pub struct MemberBugs {
     /// In groupsim: the answer to the commit made before rejoining is lost to the member, which
     /// waits for it for ever: it never sends JoinGroup again.
     pub revoke_commit_never_completes: bool,
+    /// KAFKA-18641 (apache/kafka#18737). The Java consumer of KIP-848 (`AsyncKafkaConsumer`)
+    /// runs the group protocol on a background thread. Its auto-commit (and the commit before
+    /// a revocation) read the consumed positions there while the application thread was still
+    /// processing the records the last `poll` had handed it, so a commit could cover records
+    /// the application had not processed yet; a crash before it finished lost them, since the
+    /// next owner starts at the committed offset.
+    ///
+    /// In groupsim (`java-consumer` members): the auto-commit and the commit before revocation
+    /// take, for a partition with a batch in progress, the offset after that batch.
+    pub commits_unprocessed_positions: bool,
+    /// A KIP-848 member answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID is out of the group:
+    /// its partitions are already the coordinator's to give away, so it must drop them as lost
+    /// (no commit, `onPartitionsLost`) before it rejoins with epoch 0. A client that rejoins
+    /// keeping its partitions and positions goes on consuming them, and once it is back in the
+    /// group commits them under its new epoch, over what their new owners committed.
+    ///
+    /// In groupsim (consumer-protocol members): fencing resets the epoch and rejoins, but keeps
+    /// the owned partitions, their positions and the reported assignment.
+    pub keeps_partitions_when_fenced: bool,
 }
 
 impl MemberBugs {
@@ -260,6 +279,8 @@ impl MemberBugs {
             || self.sends_past_generation_commits
             || self.retries_superseded_commit
             || self.revoke_commit_never_completes
+            || self.commits_unprocessed_positions
+            || self.keeps_partitions_when_fenced
     }
 }
 

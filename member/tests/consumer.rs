@@ -551,3 +551,76 @@ fn a_stale_ack_outlives_the_revocation_and_is_not_committed() {
         assert!(committed(r).0.iter().all(|(p, _)| *p != 1), "stale ack committed: {r:?}");
     }
 }
+
+// ---- bug switches (each shown with the switch on and off on the same script) ----------------
+
+/// A member of `profile` with `bugs`, `commit_interval_ms` and each record taking `record_ms`.
+fn with_bugs(
+    profile: ClientProfile,
+    bugs: groupsim_member::MemberBugs,
+    commit_interval_ms: u64,
+    record_ms: u64,
+) -> C {
+    let mut config = MemberConfig::new("g", "c-1", vec!["t".into()]).with_profile(profile);
+    config.commit_interval_ms = commit_interval_ms;
+    config.processing_ms_per_record = (record_ms, record_ms);
+    config.bugs = bugs;
+    C { m: ConsumerGroupMember::new(config, 7), now: 0 }
+}
+
+/// KAFKA-18641: the Java consumer's background thread read the consumed positions for its
+/// auto-commit while the application was still processing the records the last poll handed
+/// it. With the switch, the auto-commit at 1 s covers the batch that finishes at 1.5 s; a
+/// crash in between would lose those records. Without it, the commit stays at what was
+/// processed.
+#[test]
+fn committing_unprocessed_positions_covers_the_batch_in_progress() {
+    for (on, expected) in [(false, 10), (true, 13)] {
+        let bugs =
+            groupsim_member::MemberBugs { commits_unprocessed_positions: on, ..Default::default() };
+        let mut c = with_bugs(ClientProfile::JavaConsumer, bugs, 1_000, 500);
+        let (fid, _) = c.joined(3, &[0]);
+        let start = c.now;
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13)]));
+        outs.extend(c.advance_to(start + 1_000));
+        assert!(processed(&outs).is_empty(), "the batch runs until 1.5 s");
+        let (_, commit) = request(&outs, "OffsetCommit");
+        assert_eq!(committed(&commit), (vec![(0, expected)], 3), "switch on: {on}");
+        let outs = c.advance_to(start + 1_600);
+        assert_eq!(processed(&outs), vec![(0, 10, 12, 3)]);
+    }
+}
+
+/// A member that keeps its partitions when fenced rejoins still consuming them and, back in
+/// the group, commits them under its new epoch although the coordinator gave them to others
+/// with the fencing. Without the switch they are lost (no commit) before the rejoin.
+#[test]
+fn keeping_partitions_when_fenced_commits_them_under_the_new_epoch() {
+    for on in [false, true] {
+        let bugs =
+            groupsim_member::MemberBugs { keeps_partitions_when_fenced: on, ..Default::default() };
+        let mut c = with_bugs(ClientProfile::JavaConsumer, bugs, 60_000, 1);
+        c.joined(3, &[0, 1]);
+        let outs = c.advance_to(2_000);
+        let (id, _) = heartbeat(&outs);
+        let outs = c.respond(id, hb_err(E::FencedMemberEpoch.code()));
+        assert_eq!(steps(&outs).contains(&"Lost".to_string()), !on, "{outs:#?}");
+        let (id, rejoin) = heartbeat(&outs);
+        assert_eq!(rejoin.member_epoch, 0);
+        let reported = rejoin.topic_partitions.expect("a full heartbeat");
+        let reported: Vec<i32> = reported.iter().flat_map(|t| t.partitions.clone()).collect();
+        assert_eq!(reported, if on { vec![0, 1] } else { vec![] });
+        // Back in the group at epoch 5 with partition 2 only.
+        let outs = c.respond(id, hb_ok(5, Some(&[2])));
+        let commits: Vec<_> = requests(&outs)
+            .into_iter()
+            .filter(|(_, r)| name(r) == "OffsetCommit")
+            .map(|(_, r)| committed(&r))
+            .collect();
+        if on {
+            assert_eq!(commits, vec![(vec![(0, 10), (1, 11)], 5)], "lost partitions committed");
+        } else {
+            assert!(commits.is_empty(), "{commits:?}");
+        }
+    }
+}

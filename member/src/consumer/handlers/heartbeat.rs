@@ -219,7 +219,13 @@ impl ConsumerGroupMember {
             epoch: self.membership.epoch,
             error: error_name(code),
         });
-        self.release_lost(now, &error_name(code));
+        if self.core.config.bugs.keeps_partitions_when_fenced {
+            // Bug: the partitions, their positions and the reported assignment stay.
+            self.reconciliation.step = Default::default();
+            self.reconciliation.pending_revocation.clear();
+        } else {
+            self.release_lost(now, &error_name(code));
+        }
         self.set_epoch(JOIN_EPOCH);
         self.membership.state = MemberState::Joining;
         self.core.timers.set(Timer::Heartbeat, now);

@@ -118,7 +118,7 @@ impl ConsumerGroupMember {
             probes::CONSUMER_REVOKE_COMMIT_TIMED_OUT.hit();
             return Step::AwaitingPoll { plan };
         }
-        let offsets = self.core.positions.processed_of(&self.core.positions.assigned);
+        let offsets = self.consumed_of(&self.core.positions.assigned);
         if offsets.is_empty() || self.core.discovery.coordinator.is_none() {
             return Step::AwaitingPoll { plan };
         }
