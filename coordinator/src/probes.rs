@@ -121,6 +121,10 @@ groupsim_wire::probes! {
     /// A member waits for partitions another member has not released yet.
     CONSUMER_RECONCILE_UNRELEASED = optional "coordinator.consumer.reconcile.unreleased":
         "reconciliation left a member in UNRELEASED_PARTITIONS";
+    /// A partition pending revocation came back to the member revoking it (a newer target
+    /// gave it back): the bookkeeping KAFKA-16147 got wrong.
+    CONSUMER_RECONCILE_RECLAIMED = optional "coordinator.consumer.reconcile.reclaimed":
+        "a partition pending revocation was given back to the member revoking it";
     /// A member's epoch moved to the target epoch.
     CONSUMER_RECONCILE_EPOCH_ADVANCED = optional "coordinator.consumer.reconcile.epoch_advanced":
         "a member's epoch advanced to the target assignment epoch";

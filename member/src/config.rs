@@ -261,8 +261,10 @@ pub struct MemberBugs {
     /// keeping its partitions and positions goes on consuming them, and once it is back in the
     /// group commits them under its new epoch, over what their new owners committed.
     ///
-    /// In groupsim (consumer-protocol members): fencing resets the epoch and rejoins, but keeps
-    /// the owned partitions, their positions and the reported assignment.
+    /// In groupsim (consumer-protocol members): fencing forgets the assignment the member
+    /// reports (its rejoin with epoch 0 reports no partitions, as the coordinator demands:
+    /// INVALID_REQUEST otherwise) and rejoins, but keeps the partitions, their positions and
+    /// the consumption of them.
     pub keeps_partitions_when_fenced: bool,
 }
 

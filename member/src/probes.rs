@@ -82,6 +82,14 @@ groupsim_wire::probes! {
     /// Consumer protocol: an OffsetCommit answered STALE_MEMBER_EPOCH.
     CONSUMER_STALE_EPOCH_COMMIT = optional "member.consumer.commit.stale_member_epoch":
         "an OffsetCommit answered STALE_MEMBER_EPOCH";
+    /// Consumer protocol: a member gave up partitions it was asked to revoke; the heartbeat
+    /// acknowledging it goes out next (a trigger point).
+    CONSUMER_REVOCATION_DONE = optional "member.consumer.reconcile.revocation_done":
+        "a member gave up revoked partitions; its acknowledging heartbeat goes out next";
+    /// Consumer protocol: a fenced member (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) gave its
+    /// partitions up and rejoins with epoch 0 (a trigger point).
+    CONSUMER_FENCED_REJOINING = optional "member.consumer.heartbeat.fenced_rejoining":
+        "a fenced member gave its partitions up and rejoins with epoch 0";
     /// Consumer protocol: the commit before revocation ran out of the rebalance timeout.
     CONSUMER_REVOKE_COMMIT_TIMED_OUT = optional "member.consumer.reconcile.commit_timed_out":
         "the commit before revocation gave up at the rebalance timeout";

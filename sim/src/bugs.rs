@@ -209,6 +209,50 @@ pub fn all() -> Vec<BugSwitch> {
                     .for_each(|m| m.config.bugs.revoke_commit_never_completes = true)
             },
         },
+        // KIP-848 (consumer group protocol) switches: they bite consumer-protocol groups only.
+        BugSwitch {
+            name: "coordinator-assigns-unreleased-partitions",
+            reference: "robot-head/crabka#521",
+            summary: "coordinator (KIP-848): a heartbeat answer hands a member its whole target, \
+                      partitions another member has not released included",
+            expected: &[AnomalyClass::SplitAssignment],
+            apply: |s| s.coordinator.bugs.assigns_unreleased_partitions = true,
+        },
+        BugSwitch {
+            name: "coordinator-forgets-reclaimed-partition-owner",
+            reference: "KAFKA-16147 (apache/kafka#15212)",
+            summary: "coordinator (KIP-848): a partition given back to the member revoking it \
+                      loses its owner epoch, so the next target hands it over unreleased",
+            expected: &[AnomalyClass::SplitAssignment],
+            apply: |s| s.coordinator.bugs.forgets_owner_of_reclaimed_partition = true,
+        },
+        BugSwitch {
+            name: "member-commits-unprocessed-positions",
+            reference: "KAFKA-18641 (apache/kafka#18737)",
+            summary: "member (KIP-848 Java consumer): commits cover the batch the application \
+                      is still processing; a crash before it finishes loses those records",
+            expected: &[AnomalyClass::UncoveredCommit],
+            apply: |s| {
+                s.members
+                    .iter_mut()
+                    .for_each(|m| m.config.bugs.commits_unprocessed_positions = true)
+            },
+        },
+        BugSwitch {
+            name: "member-keeps-partitions-when-fenced",
+            reference: "groupsim model",
+            summary: "member (KIP-848): fenced, it rejoins keeping its partitions and commits \
+                      them under its new member epoch though they were given to others",
+            expected: &[
+                AnomalyClass::UnownedCommit,
+                AnomalyClass::OffsetRegression,
+                AnomalyClass::DuplicateCommit,
+                AnomalyClass::UncoveredCommit,
+            ],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| m.config.bugs.keeps_partitions_when_fenced = true)
+            },
+        },
     ]
 }
 

@@ -194,6 +194,10 @@ impl Nemesis {
                     Seen::PreparingRebalance { members } => {
                         (TriggerEvent::PreparingRebalance, members)
                     }
+                    Seen::RevocationRequested { members } => {
+                        (TriggerEvent::RevocationRequested, members)
+                    }
+                    Seen::HandedOver { members } => (TriggerEvent::PartitionHandedOver, members),
                 };
                 self.on_event(sim, cluster, now, event, &targets);
             }
@@ -293,6 +297,9 @@ impl Nemesis {
                         }
                         TriggerAction::Crash { restart_after_ms } => {
                             Fault::MemberCrash { member: member.clone(), restart_after_ms }
+                        }
+                        TriggerAction::Leave { restart_after_ms } => {
+                            Fault::MemberLeave { member: member.clone(), restart_after_ms }
                         }
                         TriggerAction::SlowRevokeToDeadline { margin_ms } => {
                             // Aimed at the join phase's end: without a rebalance under way, or

@@ -45,11 +45,25 @@ pub enum TriggerEvent {
     /// ends when all have rejoined or a rebalance timeout from now. Target: one member of the
     /// current generation, drawn.
     PreparingRebalance,
+    /// KIP-848: the coordinator asked a consumer-group member to revoke partitions (the
+    /// heartbeat answer with its smaller assignment is on its way). Target: that member, or
+    /// one of the members the target assignment gives the partitions to, drawn.
+    RevocationRequested,
+    /// KIP-848: a consumer-group member gave up the partitions it was asked to revoke; the
+    /// heartbeat acknowledging it goes out now. Target: that member.
+    RevocationDone,
+    /// KIP-848: a partition another member released was handed to its new owner (the
+    /// coordinator's answer is on its way; the new owner will fetch its committed offset).
+    /// Target: the new owner, or the previous owner if still in the group, drawn.
+    PartitionHandedOver,
+    /// KIP-848: a member was answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, gave its
+    /// partitions up and rejoins with epoch 0. Target: that member.
+    MemberFenced,
 }
 
 impl TriggerEvent {
-    /// Every event, in a fixed order.
-    pub const ALL: [TriggerEvent; 8] = [
+    /// Every event, in a fixed order (the classic protocol's, then KIP-848's).
+    pub const ALL: [TriggerEvent; 12] = [
         TriggerEvent::CompletingRebalance,
         TriggerEvent::JoinResponses,
         TriggerEvent::SyncResponses,
@@ -58,14 +72,37 @@ impl TriggerEvent {
         TriggerEvent::RevokeStarted,
         TriggerEvent::ProcessingStarted,
         TriggerEvent::PreparingRebalance,
+        TriggerEvent::RevocationRequested,
+        TriggerEvent::RevocationDone,
+        TriggerEvent::PartitionHandedOver,
+        TriggerEvent::MemberFenced,
     ];
 
-    /// Whether the swarm draws a trigger for this event (with a drop, pause, crash or move).
-    /// `preparing_rebalance` is left to scenarios that aim a slow revoke callback at the end of
-    /// the join phase it starts.
-    pub fn swarm_draws(self) -> bool {
-        self != TriggerEvent::PreparingRebalance
-    }
+    /// The events a swarm of classic-protocol members draws triggers for (with a drop, pause,
+    /// crash or move). `preparing_rebalance` is left to scenarios that aim a slow revoke
+    /// callback at the end of the join phase it starts; the KIP-848 events never happen there.
+    pub const CLASSIC_SWARM: [TriggerEvent; 7] = [
+        TriggerEvent::CompletingRebalance,
+        TriggerEvent::JoinResponses,
+        TriggerEvent::SyncResponses,
+        TriggerEvent::CommitAppended,
+        TriggerEvent::OffsetFetchArrived,
+        TriggerEvent::RevokeStarted,
+        TriggerEvent::ProcessingStarted,
+    ];
+
+    /// The events a swarm of consumer-protocol (KIP-848) members draws triggers for: those of
+    /// the classic protocol that also happen there, and KIP-848's own.
+    pub const CONSUMER_SWARM: [TriggerEvent; 8] = [
+        TriggerEvent::CommitAppended,
+        TriggerEvent::OffsetFetchArrived,
+        TriggerEvent::RevokeStarted,
+        TriggerEvent::ProcessingStarted,
+        TriggerEvent::RevocationRequested,
+        TriggerEvent::RevocationDone,
+        TriggerEvent::PartitionHandedOver,
+        TriggerEvent::MemberFenced,
+    ];
 
     /// The event's name in schedules and reports.
     pub fn name(self) -> &'static str {
@@ -78,6 +115,10 @@ impl TriggerEvent {
             TriggerEvent::RevokeStarted => "revoke_started",
             TriggerEvent::ProcessingStarted => "processing_started",
             TriggerEvent::PreparingRebalance => "preparing_rebalance",
+            TriggerEvent::RevocationRequested => "revocation_requested",
+            TriggerEvent::RevocationDone => "revocation_done",
+            TriggerEvent::PartitionHandedOver => "partition_handed_over",
+            TriggerEvent::MemberFenced => "member_fenced",
         }
     }
 
@@ -91,6 +132,12 @@ impl TriggerEvent {
             TriggerEvent::RevokeStarted => Some(groupsim_member::probes::REVOKE_STARTED.name),
             TriggerEvent::ProcessingStarted => {
                 Some(groupsim_member::probes::PROCESSING_STARTED.name)
+            }
+            TriggerEvent::RevocationDone => {
+                Some(groupsim_member::probes::CONSUMER_REVOCATION_DONE.name)
+            }
+            TriggerEvent::MemberFenced => {
+                Some(groupsim_member::probes::CONSUMER_FENCED_REJOINING.name)
             }
             _ => None,
         }
@@ -107,6 +154,9 @@ pub enum TriggerAction {
     Pause { duration_ms: Millis },
     /// Crash the target member; it restarts as a new member later.
     Crash { restart_after_ms: Millis },
+    /// The target member leaves the group gracefully (commit, revoke, leave heartbeat) and
+    /// starts again as a new member later: a scale-down at a protocol moment.
+    Leave { restart_after_ms: Millis },
     /// Move the group's coordinator to another broker, whose load takes `load_ms`.
     MoveCoordinator { load_ms: Millis },
     /// Make the target's revoke callback (the one under way, or else its next) last until
@@ -141,6 +191,9 @@ impl fmt::Display for Trigger {
             TriggerAction::Crash { restart_after_ms } => {
                 format!("crash it (restart after {restart_after_ms} ms)")
             }
+            TriggerAction::Leave { restart_after_ms } => {
+                format!("make it leave (restart after {restart_after_ms} ms)")
+            }
             TriggerAction::MoveCoordinator { load_ms } => {
                 format!("move the coordinator (load {load_ms} ms)")
             }
@@ -159,14 +212,28 @@ impl fmt::Display for Trigger {
     }
 }
 
-/// Draws a swarm's triggers: each event it draws for ([`TriggerEvent::swarm_draws`]) is switched on with probability one half, with an
-/// action that makes sense for it and a firing chance of 5% to 50%. `session_timeout_ms` sizes
-/// the pauses (half of them outlast the session: zombies).
+/// Draws a classic swarm's triggers ([`TriggerEvent::CLASSIC_SWARM`]): see [`draw_for`].
 pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) -> Vec<Trigger> {
+    draw_for(rng, &TriggerEvent::CLASSIC_SWARM, session_timeout_ms, allow_move, false)
+}
+
+/// Draws a swarm's triggers: each of `events` is switched on with probability one half, with
+/// an action that makes sense for it (a drop, pause, crash, coordinator move when
+/// `allow_move`, and a leave when `allow_leave`) and a firing chance of 5% to 50%; trigger ids
+/// are the events' places in `events`. `session_timeout_ms` sizes the pauses (half of them
+/// outlast the session: zombies).
+pub fn draw_for(
+    rng: &mut ChaCha8Rng,
+    events: &[TriggerEvent],
+    session_timeout_ms: Millis,
+    allow_move: bool,
+    allow_leave: bool,
+) -> Vec<Trigger> {
     let mut out = Vec::new();
-    for (i, on) in TriggerEvent::ALL.into_iter().filter(|e| e.swarm_draws()).enumerate() {
+    let actions = if allow_leave { 5 } else { 4 };
+    for (i, &on) in events.iter().enumerate() {
         let enabled = rng.random_bool(0.5);
-        let choice = rng.random_range(0..4u32);
+        let choice = rng.random_range(0..actions);
         let per_mille = rng.random_range(50..=500u16);
         let max_fires = rng.random_range(1..=3u16);
         let pause = rng.random_range(session_timeout_ms / 2..=session_timeout_ms * 2);
@@ -179,6 +246,7 @@ pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) 
             0 => TriggerAction::DropConnections,
             1 => TriggerAction::Pause { duration_ms: pause },
             2 => TriggerAction::Crash { restart_after_ms: restart },
+            4 => TriggerAction::Leave { restart_after_ms: restart },
             _ if allow_move => TriggerAction::MoveCoordinator { load_ms: load },
             _ => TriggerAction::DropConnections,
         };
@@ -222,6 +290,47 @@ mod tests {
             assert!(ts.iter().all(|t| t.on != TriggerEvent::PreparingRebalance));
         }
         assert!(TriggerEvent::ALL.contains(&TriggerEvent::PreparingRebalance));
+    }
+
+    #[test]
+    fn a_consumer_swarm_draws_kip_848_events_and_no_classic_only_one() {
+        let classic_only = [
+            TriggerEvent::CompletingRebalance,
+            TriggerEvent::JoinResponses,
+            TriggerEvent::SyncResponses,
+            TriggerEvent::PreparingRebalance,
+        ];
+        let mut drawn = std::collections::BTreeSet::new();
+        for seed in 0..50 {
+            let rng = &mut ChaCha8Rng::seed_from_u64(seed);
+            for t in draw_for(rng, &TriggerEvent::CONSUMER_SWARM, 10_000, true, true) {
+                assert!(!classic_only.contains(&t.on), "{t}");
+                assert_eq!(TriggerEvent::CONSUMER_SWARM[t.id as usize], t.on, "id is the place");
+                drawn.insert(t.on);
+            }
+        }
+        assert_eq!(drawn.len(), TriggerEvent::CONSUMER_SWARM.len(), "each drawn by some seed");
+        for e in TriggerEvent::CONSUMER_SWARM {
+            assert!(TriggerEvent::ALL.contains(&e));
+        }
+    }
+
+    #[test]
+    fn kip_848_events_print_and_round_trip() {
+        let t = Trigger {
+            id: 5,
+            on: TriggerEvent::PartitionHandedOver,
+            action: TriggerAction::Leave { restart_after_ms: 2_000 },
+            per_mille: 100,
+            max_fires: 1,
+        };
+        assert_eq!(
+            t.to_string(),
+            "on partition_handed_over: make it leave (restart after 2000 ms), p=0.100, at most 1x"
+        );
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"partition_handed_over\""), "{json}");
+        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
     }
 
     #[test]

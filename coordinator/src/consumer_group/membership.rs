@@ -38,15 +38,24 @@ impl ConsumerGroup {
         let old_owned = old.as_ref().map(ConsumerMember::owned).unwrap_or_default();
         let old_assigned = old.as_ref().map(|o| o.assigned.clone()).unwrap_or_default();
         let old_revoking = old.as_ref().map(|o| o.pending_revocation.clone()).unwrap_or_default();
+        // Kafka updates owner epochs when it replays a member's current-assignment record,
+        // written only when the epoch or the partitions change (a no-op otherwise).
+        let assignment_changed = old.as_ref().is_none_or(|o| {
+            (o.member_epoch, &o.assigned, &o.pending_revocation)
+                != (new.member_epoch, &new.assigned, &new.pending_revocation)
+        });
         if bugs.assigns_unreleased_partitions {
             self.epochs.update_taking_over(old.as_ref(), &new);
-        } else {
+        } else if assignment_changed {
             self.epochs.update(old.as_ref(), Some(&new));
         }
-        if bugs.forgets_owner_of_reclaimed_partition {
-            let reclaimed: BTreeSet<TopicPartition> =
-                old_revoking.intersection(&new.assigned).cloned().collect();
-            self.epochs.forget(&reclaimed);
+        let reclaimed: BTreeSet<TopicPartition> =
+            old_revoking.intersection(&new.assigned).cloned().collect();
+        if !reclaimed.is_empty() {
+            crate::probes::CONSUMER_RECONCILE_RECLAIMED.hit();
+            if bugs.forgets_owner_of_reclaimed_partition {
+                self.epochs.forget(&reclaimed);
+            }
         }
         if old.is_none() {
             self.record(

@@ -6,6 +6,7 @@
 //! commits at the log end).
 
 pub mod churn;
+pub mod consumer_swarm;
 pub mod coordinator;
 pub mod faults;
 pub mod profiles;
@@ -108,6 +109,13 @@ pub fn catalogue() -> Vec<Scenario> {
             "membership churn in one group mixing Java eager, Java cooperative (eager mode: it \
              also offers roundrobin), brod, Elsa and kafka-go members; roundrobin wins the vote",
             profiles::mixed_profiles,
+        ),
+        Scenario::new(
+            "consumer_protocol_swarm",
+            "the swarm's fault kinds on KIP-848 consumer-protocol members (Java and librdkafka), \
+             with triggers at a revocation asked for, its acknowledgement, a partition handed \
+             over and a fenced member rejoining",
+            consumer_swarm::consumer_protocol_swarm,
         ),
     ]
 }

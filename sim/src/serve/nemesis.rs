@@ -308,6 +308,8 @@ impl Nemesis {
                     // A real client's revoke callback is the application's: the served
                     // nemesis cannot stretch it (the simulation's members only).
                     TriggerAction::SlowRevokeToDeadline { .. } => {}
+                    // Served schedules are drawn without leaves (`triggers::draw`).
+                    TriggerAction::Leave { .. } => {}
                 }
             }
         }

@@ -213,6 +213,7 @@ impl ConsumerGroupMember {
         if state == MemberState::Unsubscribed {
             return;
         }
+        probes::CONSUMER_FENCED_REJOINING.hit();
         self.membership.state = MemberState::Fenced;
         self.emit(MemberEvent::Fenced {
             member_id: self.membership.member_id.clone(),
@@ -220,9 +221,9 @@ impl ConsumerGroupMember {
             error: error_name(code),
         });
         if self.core.config.bugs.keeps_partitions_when_fenced {
-            // Bug: the partitions, their positions and the reported assignment stay.
-            self.reconciliation.step = Default::default();
-            self.reconciliation.pending_revocation.clear();
+            // Bug: the group's view of the assignment is reset (the rejoin reports nothing
+            // owned, as the coordinator demands), but the partitions and positions stay.
+            self.reconciliation.abort_and_clear();
         } else {
             self.release_lost(now, &error_name(code));
         }

@@ -192,6 +192,9 @@ impl ConsumerGroupMember {
             self.membership.state = MemberState::Leaving;
             return Step::Idle;
         }
+        if !plan.revoked.is_empty() {
+            probes::CONSUMER_REVOCATION_DONE.hit();
+        }
         if !plan.added.is_empty() {
             probes::CONSUMER_RECONCILE_ASSIGN.hit();
             for tp in &plan.added {

@@ -3,11 +3,16 @@
 //! from the history as the run records it. Triggers pick their targets from it, and the world's
 //! probes name the group state a fault struck in.
 //!
-//! It only reads the history, so it can never change a run.
+//! It only reads the history, so it can never change a run. KIP-848 consumer groups have a
+//! view of their own (`consumer`).
+
+pub mod consumer;
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
+
+use self::consumer::{ConsumerSeen, ConsumerWatch};
 use groupsim_wire::Millis;
 
 use crate::history::{Event, EventKind, WorldEvent};
@@ -25,6 +30,12 @@ pub enum Seen {
     CommitAppended { member: String },
     /// A rebalance of a group with members began; the current generation's members.
     PreparingRebalance { members: Vec<String> },
+    /// A consumer-group member was asked to revoke partitions: that member, then the members
+    /// the latest target gives those partitions to (names).
+    RevocationRequested { members: Vec<String> },
+    /// A consumer-group member was handed partitions another member released: the new owner,
+    /// then the previous owners still in the group (names).
+    HandedOver { members: Vec<String> },
 }
 
 /// The group as the history shows it so far.
@@ -48,8 +59,10 @@ pub struct GroupWatch {
     generation: i32,
     /// The group entered CompletingRebalance for a generation whose start is not read yet.
     completing: Option<i32>,
-    /// Member id -> member name (the client id).
+    /// Member id -> member name (the client id), classic and consumer-group members alike.
     names: BTreeMap<String, String>,
+    /// KIP-848 consumer groups.
+    consumer: ConsumerWatch,
     /// Events read so far.
     seen: usize,
 }
@@ -149,6 +162,29 @@ impl GroupWatch {
                 }
                 CoordinatorEvent::OffsetCommitAccepted { member_id, .. } => {
                     out.push(Seen::CommitAppended { member: self.name(member_id) });
+                }
+                CoordinatorEvent::ConsumerGroup(event) => {
+                    let mut seen = Vec::new();
+                    self.consumer.observe(event, &mut seen);
+                    if let ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } = event {
+                        self.names.insert(member_id.clone(), client_id.clone());
+                    }
+                    for s in seen {
+                        out.push(match s {
+                            ConsumerSeen::RevocationRequested { member, new_owners } => {
+                                let members = std::iter::once(&member).chain(&new_owners);
+                                Seen::RevocationRequested {
+                                    members: members.map(|m| self.name(m)).collect(),
+                                }
+                            }
+                            ConsumerSeen::HandedOver { new_owner, previous } => {
+                                let members = std::iter::once(&new_owner).chain(&previous);
+                                Seen::HandedOver {
+                                    members: members.map(|m| self.name(m)).collect(),
+                                }
+                            }
+                        });
+                    }
                 }
                 _ => {}
             },
