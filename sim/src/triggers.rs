@@ -46,8 +46,10 @@ pub enum TriggerEvent {
     /// current generation, drawn.
     PreparingRebalance,
     /// KIP-848: the coordinator asked a consumer-group member to revoke partitions (the
-    /// heartbeat answer with its smaller assignment is on its way). Target: that member, or
-    /// one of the members the target assignment gives the partitions to, drawn.
+    /// heartbeat answer with its smaller assignment is on its way). Target: one of the members
+    /// the target assignment gives those partitions to, drawn (their new owner, waiting for the
+    /// release), or the revoking member when there is none. (`revoke_started` and
+    /// `revocation_done` aim at the revoking member.)
     RevocationRequested,
     /// KIP-848: a consumer-group member gave up the partitions it was asked to revoke; the
     /// heartbeat acknowledging it goes out now. Target: that member.

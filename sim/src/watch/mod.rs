@@ -30,8 +30,8 @@ pub enum Seen {
     CommitAppended { member: String },
     /// A rebalance of a group with members began; the current generation's members.
     PreparingRebalance { members: Vec<String> },
-    /// A consumer-group member was asked to revoke partitions: that member, then the members
-    /// the latest target gives those partitions to (names).
+    /// A consumer-group member was asked to revoke partitions: the members the latest target
+    /// gives those partitions to (their new owners), or the revoking member when none (names).
     RevocationRequested { members: Vec<String> },
     /// A consumer-group member was handed partitions another member released: the new owner,
     /// then the previous owners still in the group (names).
@@ -172,9 +172,10 @@ impl GroupWatch {
                     for s in seen {
                         out.push(match s {
                             ConsumerSeen::RevocationRequested { member, new_owners } => {
-                                let members = std::iter::once(&member).chain(&new_owners);
+                                let members =
+                                    if new_owners.is_empty() { vec![member] } else { new_owners };
                                 Seen::RevocationRequested {
-                                    members: members.map(|m| self.name(m)).collect(),
+                                    members: members.iter().map(|m| self.name(m)).collect(),
                                 }
                             }
                             ConsumerSeen::HandedOver { new_owner, previous } => {
