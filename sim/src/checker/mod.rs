@@ -28,16 +28,25 @@
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
+//!
+//! A KIP-848 consumer group is judged by member epochs, not generations (`consumer_view` reads
+//! its events, `consumer` holds its rules): `zombie-commit` is a commit accepted under a member
+//! epoch that was not the committer's when validated, or from a member the group no longer held;
+//! `unowned-commit` a commit for a partition the coordinator did not count the committer the
+//! owner of; the commit rules follow a member's holding of a partition across epochs; `stuck`
+//! asks for every live member reconciled to the target of the group epoch.
 
 mod anomaly;
 pub mod black_box;
 mod commits;
 mod consumer;
+mod consumer_view;
 mod liveness;
 mod metrics;
 mod ownership;
 mod ranges;
 mod resets;
+mod spans;
 mod views;
 
 use std::collections::BTreeMap;
@@ -145,9 +154,15 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             }
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                let (zombie, unowned) = match views.consumer_group_of(&c) {
+                    Some(cg) => (consumer::zombie_commit(cg, &c), consumer::unowned_commit(cg, &c)),
+                    None => {
+                        (ownership::zombie_commit(views, &c), ownership::unowned_commit(views, &c))
+                    }
+                };
                 [
-                    ownership::zombie_commit(views, &c),
-                    ownership::unowned_commit(views, &c),
+                    zombie,
+                    unowned,
                     commits::offset_regression(views, &c),
                     commits::duplicate_commit(views, &c),
                     commits::uncovered_commit(views, &c),
@@ -160,7 +175,7 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
                 commits::lost_on_load(views, idx, at, group, offsets)
             }
             CoordinatorEvent::ConsumerGroup(e) => {
-                consumer::assigned_before_release(&views.consumer_owners, idx, at, e)
+                consumer::assigned_before_release(views.consumer_groups.get(e.group()), idx, at, e)
             }
             _ => Vec::new(),
         },
@@ -177,5 +192,7 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
     }
 }
 
+#[cfg(test)]
+mod consumer_tests;
 #[cfg(test)]
 mod tests;

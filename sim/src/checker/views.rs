@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
 use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
 use groupsim_member::MemberEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
-use super::consumer::ConsumerOwners;
+use super::consumer_view::ConsumerGroupView;
 use super::metrics::Metrics;
 use super::ranges::RangeSet;
+use super::spans::Belonging;
 use crate::history::{Event, EventKind, WorldEvent};
 
 /// One group as its coordinators reported it.
@@ -39,24 +41,14 @@ pub(super) struct GroupView {
     pub(super) coordinator: Option<i32>,
 }
 
-/// A stretch of time in which a member belonged to one generation of its group: from the event
-/// that put it there (the generation's start, a load, a static member's takeover) to the one
-/// that ended it (its removal, the next generation, a load).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Belonging {
-    pub(super) from: Millis,
-    /// When it ended and the event that ended it; `None` while it lasts.
-    pub(super) until: Option<(Millis, usize)>,
-}
-
 impl GroupView {
     /// Whether `member_id` belonged to `generation` at some moment of millisecond `at`. The
     /// history stamps events in milliseconds, so within the millisecond of a change either side
     /// counts: a correct coordinator validated the commit at a moment it belonged.
     pub(super) fn belonged_at(&self, member_id: &str, generation: i32, at: Millis) -> bool {
-        self.belonged.get(&(member_id.to_string(), generation)).is_some_and(|spans| {
-            spans.iter().any(|b| b.from <= at && b.until.is_none_or(|(until, _)| until >= at))
-        })
+        self.belonged
+            .get(&(member_id.to_string(), generation))
+            .is_some_and(|spans| spans.iter().any(|b| b.covers(at)))
     }
 
     /// The event that last ended `member_id`'s belonging to `generation` before `at`, if any.
@@ -151,6 +143,8 @@ pub(super) struct MemberView {
     pub(super) assigned_at: BTreeMap<i32, usize>,
     /// Partitions it owns now.
     pub(super) owned: BTreeSet<TopicPartition>,
+    /// Whether it speaks the consumer protocol (KIP-848): `generation` is its member epoch.
+    pub(super) consumer: bool,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -245,8 +239,8 @@ pub(super) struct Views {
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
     pub(super) topics: BTreeMap<String, i32>,
-    /// Who owns each partition of each KIP-848 consumer group, by the coordinator's events.
-    pub(super) consumer_owners: ConsumerOwners,
+    /// KIP-848 consumer groups by group id, as the coordinators' events describe them.
+    pub(super) consumer_groups: BTreeMap<String, ConsumerGroupView>,
     /// When the liveness phase ends, once it has begun.
     pub(super) liveness_deadline: Option<Millis>,
     /// The time of the last event read.
@@ -258,6 +252,21 @@ impl Views {
     pub(super) fn group(&self, group: &str) -> &GroupView {
         static EMPTY: std::sync::OnceLock<GroupView> = std::sync::OnceLock::new();
         self.groups.get(group).unwrap_or_else(|| EMPTY.get_or_init(GroupView::default))
+    }
+
+    /// `group` as a KIP-848 consumer group, when it is one: it has a consumer view and no
+    /// classic generation.
+    pub(super) fn consumer_group(&self, group: &str) -> Option<&ConsumerGroupView> {
+        let cg = self.consumer_groups.get(group)?;
+        self.groups.get(group).is_none_or(|g| g.generations.is_empty()).then_some(cg)
+    }
+
+    /// The consumer group a commit is judged in, when it is one: the group has a KIP-848 view
+    /// that knows the committer, or the committer never belonged to a classic generation of it.
+    pub(super) fn consumer_group_of(&self, c: &AcceptedCommit<'_>) -> Option<&ConsumerGroupView> {
+        let cg = self.consumer_groups.get(c.group)?;
+        let classic = || self.group(c.group).belonged.keys().any(|(m, _)| m == c.member_id);
+        (cg.known.contains(c.member_id) || !classic()).then_some(cg)
     }
 
     /// The partition's view, or an empty one if no event named it yet.
@@ -419,6 +428,12 @@ impl Views {
                     Some(&tenure) => self.sent_in_tenure.insert(key, tenure),
                     None => self.sent_in_tenure.remove(&key),
                 };
+            }
+            MemberEvent::MemberEpochChanged { member_id, epoch, .. } => {
+                let m = self.members.entry(name.to_string()).or_default();
+                m.consumer = true;
+                m.member_id = Some(member_id.clone());
+                m.generation = *epoch;
             }
             MemberEvent::CommitAcked { partition, offset, .. } => {
                 let pv = self.partitions.entry(partition.clone()).or_default();
@@ -590,8 +605,13 @@ impl Views {
                 }
             }
             CoordinatorEvent::GroupUnloaded { .. } => {}
-            // KIP-848 consumer groups are not checked yet (the checker's part of issue 11).
-            CoordinatorEvent::ConsumerGroup(e) => self.consumer_owners.apply(idx, e),
+            CoordinatorEvent::ConsumerGroup(e) => {
+                if let ConsumerGroupEvent::TargetAssignmentComputed { .. } = e {
+                    metrics.stats.rebalances += 1;
+                    metrics.stats.last_generation_at_ms = Some(at);
+                }
+                self.consumer_groups.entry(e.group().to_string()).or_default().apply(idx, at, e)
+            }
         }
     }
 
