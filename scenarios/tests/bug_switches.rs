@@ -32,6 +32,38 @@ fn check_switch(name: &str, scenario_name: &str, max_seeds: u64) {
 fn check_switch_shrinking_to(name: &str, scenario_name: &str, max_seeds: u64, max_faults: usize) {
     let bug = bugs::find(name).expect("known switch");
     let (seed, class) = first_caught(scenario_name, bug, max_seeds);
+    check_caught(bug, scenario_name, seed, class, max_faults);
+}
+
+/// `scenario_name`'s `seed` with switch `name` on shows `class` (one of the switch's expected
+/// classes); then as [`check_switch_shrinking_to`].
+fn check_switch_at(
+    name: &str,
+    scenario_name: &str,
+    seed: u64,
+    class: AnomalyClass,
+    max_faults: usize,
+) {
+    let bug = bugs::find(name).expect("known switch");
+    assert!(bug.expected.contains(&class), "{class} is not expected of {name}");
+    let s = scenarios::find(scenario_name).expect("in catalogue");
+    let r = run_seed_with(&s, seed, &RunOptions { bug: Some(bug), ..RunOptions::default() })
+        .expect("run");
+    let classes: Vec<AnomalyClass> = r.verdict.anomalies.iter().map(|a| a.class).collect();
+    assert!(classes.contains(&class), "{name}: seed {seed} shows {classes:?}, not {class}");
+    check_caught(bug, scenario_name, seed, class, max_faults);
+}
+
+/// The caught `seed` passes with the switch off, replays bit for bit with it on, and shrinks to
+/// at most `max_faults` faults that still show `class`.
+fn check_caught(
+    bug: BugSwitch,
+    scenario_name: &str,
+    seed: u64,
+    class: AnomalyClass,
+    max_faults: usize,
+) {
+    let name = bug.name;
     let s = scenarios::find(scenario_name).expect("in catalogue");
     // Same seed, switch off: clean.
     let clean = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
@@ -142,4 +174,51 @@ fn member_whose_revoke_commit_never_completes_is_caught() {
 #[test]
 fn member_resetting_on_a_stale_response_is_caught() {
     check_switch("member-resets-generation-on-stale-response", "swarm", 5);
+}
+
+// KIP-848 (consumer group protocol) switches, caught by `consumer_protocol_swarm` at fixed
+// seeds. Each switch's doc comment (`CoordinatorBugs`, `MemberBugs`) opens with its mechanism.
+
+/// robot-head/crabka#521: the coordinator answers a heartbeat with the member's whole target,
+/// withholding nothing, so a partition goes to its new owner while the previous owner still
+/// owns it. Any reassignment between live members shows it: no fault needed.
+#[test]
+fn coordinator_assigning_unreleased_partitions_is_caught() {
+    let class = AnomalyClass::SplitAssignment;
+    check_switch_at(
+        "coordinator-assigns-unreleased-partitions",
+        "consumer_protocol_swarm",
+        0,
+        class,
+        0,
+    );
+}
+
+/// KAFKA-16147: a partition pending revocation given back to the member revoking it loses its
+/// owner epoch, and the next target that moves it away hands it over before the member
+/// released it. It takes a member asked to give a partition up while the partition's new
+/// owner leaves, so the next target gives it back: the caught seed shrinks to exactly that,
+/// the `revocation_requested` trigger making the new owner leave.
+#[test]
+fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
+    let name = "coordinator-forgets-reclaimed-partition-owner";
+    check_switch_at(name, "consumer_protocol_swarm", 53, AnomalyClass::SplitAssignment, 1);
+}
+
+/// KAFKA-18641: the Java consumer's commits cover the batch the application is still
+/// processing. They are lost when the member loses the partition before the batch finishes (in
+/// the caught seed, a broker crash and connection drops around a reassignment keep four faults).
+#[test]
+fn member_committing_unprocessed_positions_is_caught() {
+    let name = "member-commits-unprocessed-positions";
+    check_switch_at(name, "consumer_protocol_swarm", 0, AnomalyClass::UncoveredCommit, 4);
+}
+
+/// A fenced member that rejoins keeping its partitions commits them under its new epoch, though
+/// the coordinator gave them to others with the fencing: a network partition long enough to
+/// expire its session is all it takes.
+#[test]
+fn member_keeping_partitions_when_fenced_is_caught() {
+    let name = "member-keeps-partitions-when-fenced";
+    check_switch_at(name, "consumer_protocol_swarm", 1, AnomalyClass::UnownedCommit, 1);
 }
