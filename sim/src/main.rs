@@ -9,7 +9,7 @@ use groupsim::coverage::Coverage;
 use groupsim::faults::FaultSchedule;
 use groupsim::merge::{self, ShardFile};
 use groupsim::pictures;
-use groupsim::runner::{self, RunOptions, RunReport};
+use groupsim::runner::{self, RunOptions, RunReport, WorldKind};
 use groupsim::scenario::Scenario;
 use groupsim::scenarios;
 use groupsim::sweep::{self, Seeds, Shard, Sweep};
@@ -134,6 +134,10 @@ enum Command {
         /// Seeds run in parallel (default: every available core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -162,6 +166,10 @@ enum Command {
         /// Drop the event triggers from every schedule, keeping the timed faults.
         #[arg(long)]
         no_triggers: bool,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
     /// required probe was never hit.
@@ -172,6 +180,10 @@ enum Command {
         /// timed faults alone reach.
         #[arg(long)]
         no_triggers: bool,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Merge the --json files of `sweep --shard K/N` runs: print the table (and exit with the
     /// code) one unsharded sweep would have; refuse files of different sweeps, overlapping
@@ -230,6 +242,10 @@ struct Variant {
     /// Drop the event triggers from the schedule, keeping the timed faults.
     #[arg(long)]
     no_triggers: bool,
+    /// The world that simulates the run: turmoil (fixed 5 ms steps) or event (an event queue;
+    /// a different history).
+    #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+    world: WorldKind,
 }
 
 impl Variant {
@@ -246,7 +262,7 @@ impl Variant {
                 )
             }
         };
-        Ok(RunOptions { bug, schedule, no_triggers: self.no_triggers })
+        Ok(RunOptions { bug, schedule, no_triggers: self.no_triggers, world: self.world })
     }
 }
 
@@ -323,7 +339,7 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { scenarios, all, seeds, jobs } => {
+        Command::Bench { scenarios, all, seeds, jobs, world } => {
             if seeds == 0 {
                 bail!("--seeds must be at least 1");
             }
@@ -332,7 +348,7 @@ fn real_main() -> Result<ExitCode> {
                 bail!("--jobs must be at least 1");
             }
             let plan = groupsim::bench::plan(&scenarios, all, seeds)?;
-            out!("{}", groupsim::bench::run(&plan, jobs));
+            out!("{}", groupsim::bench::run(&plan, jobs, world));
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { files, json, coverage, replays } => {
@@ -355,10 +371,20 @@ fn real_main() -> Result<ExitCode> {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast, no_triggers } => {
+        Command::Sweep {
+            scenarios,
+            range,
+            bug,
+            shard,
+            json,
+            coverage,
+            fail_fast,
+            no_triggers,
+            world,
+        } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = Seeds { start: range.start, count: range.seeds, shard };
-            let options = RunOptions { bug, schedule: None, no_triggers };
+            let options = RunOptions { bug, schedule: None, no_triggers, world };
             let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?.fail_fast(fail_fast);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage && !json {
@@ -366,9 +392,9 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(code)
         }
-        Command::Coverage { range, no_triggers } => {
+        Command::Coverage { range, no_triggers, world } => {
             let seeds = Seeds { start: range.start, count: range.seeds, shard: None };
-            let options = RunOptions { no_triggers, ..RunOptions::default() };
+            let options = RunOptions { no_triggers, world, ..RunOptions::default() };
             let sweep = Sweep::new(&[], seeds, range.jobs(), options)?;
             let (code, rows) = run_sweep(&sweep, false)?;
             let coverage = Coverage::from_rows(&rows);
