@@ -10,7 +10,8 @@
 //! - **A partition** drops every frame in flight on the cut links, and every frame sent while
 //!   they are cut. A lane that lost a frame is dead for good: TCP's receiver waits for the
 //!   missing segment forever (turmoil does not retransmit), so the client only learns of it by
-//!   its request timeout, and a lost connection attempt hangs the same way.
+//!   its request timeout. A lost connection attempt is refused at once (turmoil's SYN carries
+//!   the channel its answer comes back on; losing it closes that channel).
 //! - **Closing** a connection is a frame of its own (FIN, or RST when a host answers for a
 //!   connection it does not have), sequenced behind the data, so what was sent before still
 //!   arrives.
@@ -27,7 +28,6 @@ use rand_chacha::ChaCha8Rng;
 
 use super::queue::{ConnId, Dir, Event, EventQueue};
 use crate::host::{broker_host, client_host};
-use crate::nemesis::NetworkOps;
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
 
@@ -168,6 +168,9 @@ impl Network {
         }
         if link.cut {
             self.conns[conn].lane(dir).dead = true;
+            if frame == Frame::Syn {
+                queue.push(now, Event::Refused { conn });
+            }
             return;
         }
         let delay = self.draw_latency(link.max_ms);
@@ -207,12 +210,17 @@ impl Network {
     }
 }
 
-impl NetworkOps for Network {
-    fn partition(&mut self, a: &str, b: &str) {
+impl Network {
+    /// Cuts the link between hosts `a` and `b` (names as in [`crate::host`]): every frame in
+    /// flight on it is lost, its lane dead, and a lost connection attempt refused now.
+    pub(super) fn partition(&mut self, queue: &mut EventQueue, now: Millis, a: &str, b: &str) {
         let Some((a, b)) = self.pair(a, b) else { return };
         self.set_link(a, b, |l| l.cut = true);
-        for conn in self.conns.iter_mut().filter(|c| c.joins(a, b)) {
+        for (id, conn) in self.conns.iter_mut().enumerate().filter(|(_, c)| c.joins(a, b)) {
             for lane in [&mut conn.to_broker, &mut conn.to_client] {
+                if lane.flights.iter().any(|(_, f)| *f == Frame::Syn) {
+                    queue.push(now, Event::Refused { conn: id });
+                }
                 if !lane.flights.is_empty() {
                     lane.flights.clear();
                     lane.dead = true;
@@ -221,13 +229,15 @@ impl NetworkOps for Network {
         }
     }
 
-    fn repair(&mut self, a: &str, b: &str) {
+    /// Restores the link between hosts `a` and `b` (dead lanes stay dead).
+    pub(super) fn repair(&mut self, a: &str, b: &str) {
         if let Some((a, b)) = self.pair(a, b) {
             self.set_link(a, b, |l| l.cut = false);
         }
     }
 
-    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
+    /// Sets the largest latency of a frame between hosts `a` and `b`.
+    pub(super) fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
         if let Some((a, b)) = self.pair(a, b) {
             self.set_link(a, b, |l| l.max_ms = max_ms);
         }
@@ -279,7 +289,9 @@ mod tests {
     fn a_partition_loses_what_is_in_flight_and_kills_the_lane_until_the_end() {
         let (mut net, mut q) = net();
         let c = net.open(&mut q, 0, 0, 0, 0);
-        net.partition("client-0", "broker-0");
+        net.partition(&mut q, 0, "client-0", "broker-0");
+        assert_eq!(q.pop(), Some((0, Event::Refused { conn: c })), "the lost attempt is refused");
+        assert!(landed(&mut net, &mut q).is_empty(), "the attempt was lost");
         net.repair("client-0", "broker-0");
         net.send(&mut q, 10, c, Dir::ToBroker, Frame::Close);
         net.send(&mut q, 10, c, Dir::ToClient, Frame::Close);
@@ -287,8 +299,10 @@ mod tests {
         assert_eq!(got.len(), 1, "only the untouched lane delivers: {got:?}");
         assert_eq!(got[0].2, Frame::Close);
         let other = net.open(&mut q, 20, 1, 0, 0);
-        net.partition("broker-0", "client-0");
+        let _ = landed(&mut net, &mut q);
+        net.partition(&mut q, 20, "broker-0", "client-0");
         net.send(&mut q, 20, other, Dir::ToClient, Frame::Close);
+        net.send(&mut q, 30, other, Dir::ToBroker, Frame::Close);
         assert!(landed(&mut net, &mut q).is_empty(), "sent while cut: lost");
     }
 
