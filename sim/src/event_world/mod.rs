@@ -25,6 +25,8 @@ mod incarnation;
 mod member;
 mod network;
 mod queue;
+#[cfg(test)]
+mod tests;
 
 use groupsim_wire::Millis;
 
