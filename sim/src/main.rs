@@ -92,6 +92,10 @@ enum Command {
         /// Where to write the minimal schedule (default: target/groupsim/<scenario>-<seed>.min-schedule.json).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline:
     /// a scenario and seed, or a saved history (`--history FILE`, simulated or served).
@@ -354,7 +358,9 @@ fn real_main() -> Result<ExitCode> {
         Command::Merge { files, json, coverage, replays } => {
             merge_shards(&files, json, coverage, replays.as_deref())
         }
-        Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
+        Command::Shrink { scenario, seed, bug, out, world } => {
+            shrink(&scenario, seed, bug, out, world)
+        }
         Command::CheckClient(args) => {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
@@ -432,10 +438,11 @@ fn shrink(
     seed: u64,
     bug: Option<String>,
     out: Option<std::path::PathBuf>,
+    world: WorldKind,
 ) -> Result<ExitCode> {
     let s = scenarios::find(name)?;
     let bug = bug.as_deref().map(bugs::find).transpose()?;
-    let options = RunOptions { bug, ..RunOptions::default() };
+    let options = RunOptions { bug, world, ..RunOptions::default() };
     let report = run_one(&s, seed, &options)?;
     let Some(first) = report.verdict.first() else {
         outln!("{name} seed {seed} passes: nothing to shrink");
@@ -446,7 +453,7 @@ fn shrink(
         "{name} seed {seed} fails with {class}; shrinking {} faults and triggers",
         report.spec.faults.len()
     );
-    let shrunk = groupsim::shrink::shrink(&report.spec, class).context("shrinking")?;
+    let shrunk = groupsim::shrink::shrink_in(&report.spec, class, world).context("shrinking")?;
     let path = match out {
         Some(p) => p,
         None => {
@@ -472,7 +479,8 @@ fn shrink(
     outln!("written to {}", path.display());
     let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
     outln!(
-        "replay: cargo run --release -- run {name} --seed {seed}{bug_arg} --schedule {}",
+        "replay: cargo run --release -- run {name} --seed {seed}{bug_arg}{} --schedule {}",
+        world.arg(),
         path.display()
     );
     Ok(ExitCode::from(1))
