@@ -13,12 +13,12 @@ use std::rc::Rc;
 use bytes::Bytes;
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_wire::client::{NegotiatedVersions, CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION};
-use groupsim_wire::codec::{decode_response, encode_request, peek_correlation_id, request_api_key};
+use groupsim_wire::codec::{
+    decode_response, encode_request, peek_correlation_id, request_api_key, request_header,
+};
 use groupsim_wire::versions::served_apis;
 use groupsim_wire::{Millis, RequestId, WireError};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, RequestHeader, RequestKind, ResponseKind,
-};
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 
 use super::network::Frame;
@@ -230,11 +230,7 @@ impl ClientConn {
         request: &RequestKind,
     ) -> Result<Bytes, WireError> {
         let correlation_id = self.next_correlation_id;
-        let header = RequestHeader::default()
-            .with_request_api_key(api_key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation_id)
-            .with_client_id(Some(self.client_id.clone()));
+        let header = request_header(api_key, version, correlation_id, &self.client_id);
         let frame = encode_request(&header, request)?;
         self.next_correlation_id = correlation_id.wrapping_add(1);
         self.decoding.push_back((correlation_id, api_key, version));

@@ -152,16 +152,11 @@ impl Incarnation {
         }
     }
 
-    /// Drops the connections with a request past its deadline.
+    /// Drops the connections with a request past its deadline, in target order.
     pub(super) fn expire_requests(&mut self, ctx: &mut Ctx) {
         let now = ctx.now;
-        let expired: Vec<Target> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.earliest_deadline().is_some_and(|d| d <= now))
-            .map(|(t, _)| *t)
-            .collect();
-        for target in expired {
+        let overdue = |c: &ClientConn| c.earliest_deadline().is_some_and(|d| d <= now);
+        while let Some(target) = self.conns.iter().find(|(_, c)| overdue(c)).map(|(t, _)| *t) {
             self.close(ctx, target, Some(now));
         }
     }
