@@ -4,18 +4,29 @@
 
 use std::collections::BTreeSet;
 
-use groupsim::runner::run_seed;
+use groupsim::runner::{run_seed, run_seed_with, RunOptions, WorldKind};
 use groupsim::scenarios;
 use groupsim::testing::seeds;
 
 #[test]
 fn same_seed_gives_identical_history_for_many_seeds() {
+    replays_bit_for_bit_and_seeds_differ(&RunOptions::default(), 50);
+}
+
+/// The event world (`--world event`) is just as deterministic.
+#[test]
+fn same_seed_gives_identical_history_for_many_seeds_in_the_event_world() {
+    let event = RunOptions { world: WorldKind::Event, ..RunOptions::default() };
+    replays_bit_for_bit_and_seeds_differ(&event, 50);
+}
+
+fn replays_bit_for_bit_and_seeds_differ(options: &RunOptions, default_count: u64) {
     let s = scenarios::find("membership_churn").expect("in catalogue");
     let mut distinct = BTreeSet::new();
-    let seeds = seeds(50);
+    let seeds = seeds(default_count);
     for &seed in &seeds {
-        let a = run_seed(&s, seed).expect("run a");
-        let b = run_seed(&s, seed).expect("run b");
+        let a = run_seed_with(&s, seed, options).expect("run a");
+        let b = run_seed_with(&s, seed, options).expect("run b");
         assert_eq!(a.history_hash, b.history_hash, "seed {seed}: histories differ between runs");
         assert_eq!(a.history.to_jsonl(), b.history.to_jsonl(), "seed {seed}");
         distinct.insert(a.history_hash);

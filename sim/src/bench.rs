@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::runner::{self, RunReport};
+use crate::runner::{self, RunReport, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, storm::join_storm_1000, UnknownScenario};
 use crate::sweep;
@@ -74,15 +74,15 @@ fn thread_cpu_s() -> Option<f64> {
     Some(ns as f64 / 1e9)
 }
 
-/// Runs seeds `0..seeds` of `scenario` on `jobs` threads and measures them.
-pub fn measure(scenario: &Scenario, seeds: u64, jobs: usize) -> BenchRow {
+/// Runs seeds `0..seeds` of `scenario` in `world` on `jobs` threads and measures them.
+pub fn measure(scenario: &Scenario, seeds: u64, jobs: usize, world: WorldKind) -> BenchRow {
     let mut row = BenchRow { scenario: scenario.name.to_string(), seeds, ..Default::default() };
     let never = AtomicBool::new(false);
     let per_seed = Mutex::new(Vec::new());
     let all = Instant::now();
     let runs = sweep::on_threads(0..seeds, jobs, &never, |seed| {
         let (cpu, wall) = (thread_cpu_s(), Instant::now());
-        let run: Result<RunReport, WorldError> = runner::run_spec(scenario.build(seed));
+        let run: Result<RunReport, WorldError> = runner::run_spec_in(scenario.build(seed), world);
         let took = match (cpu, thread_cpu_s()) {
             (Some(a), Some(b)) => b - a,
             _ => wall.elapsed().as_secs_f64(),
@@ -191,14 +191,17 @@ pub fn plan(
         .collect())
 }
 
-/// Runs the benchmark over `plan` on `jobs` threads and returns its report.
-pub fn run(plan: &[(Scenario, u64)], jobs: usize) -> String {
-    let rows: Vec<BenchRow> = plan.iter().map(|(s, n)| measure(s, *n, jobs)).collect();
+/// Runs the benchmark over `plan` in `world` on `jobs` threads and returns its report.
+pub fn run(plan: &[(Scenario, u64)], jobs: usize, world: WorldKind) -> String {
+    let rows: Vec<BenchRow> = plan.iter().map(|(s, n)| measure(s, *n, jobs, world)).collect();
     let mut out = String::new();
     if cfg!(debug_assertions) {
         out.push_str(
             "note: debug build; run `cargo run --release -- bench` for representative figures\n",
         );
+    }
+    if world != WorldKind::Turmoil {
+        let _ = writeln!(out, "world: {}", world.name());
     }
     out.push_str(&table(&rows, jobs));
     out
@@ -250,8 +253,8 @@ mod tests {
     #[test]
     fn measure_runs_every_seed_once_on_any_thread_count() {
         let steady = scenarios::find("steady_state").unwrap();
-        let one = measure(&steady, 2, 1);
-        let two = measure(&steady, 2, 2);
+        let one = measure(&steady, 2, 1, WorldKind::Turmoil);
+        let two = measure(&steady, 2, 2, WorldKind::Turmoil);
         assert_eq!(
             (one.seeds, one.events, one.simulated_ms),
             (two.seeds, two.events, two.simulated_ms)

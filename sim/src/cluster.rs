@@ -49,6 +49,25 @@ pub enum ClusterError {
     Topic { topic: String, reason: String },
 }
 
+/// What crashing and restarting a broker does to its host, in whichever world runs it (turmoil's
+/// hosts, or the event world's broker nodes).
+pub trait BrokerHosts {
+    /// Kills broker `node`'s host: its software and in-memory state are gone.
+    fn crash(&mut self, node: i32);
+    /// Starts broker `node`'s software again, with empty state.
+    fn restart(&mut self, node: i32);
+}
+
+impl BrokerHosts for turmoil::Sim<'_> {
+    fn crash(&mut self, node: i32) {
+        turmoil::Sim::crash(self, broker_host(node));
+    }
+
+    fn restart(&mut self, node: i32) {
+        self.bounce(broker_host(node));
+    }
+}
+
 /// The world's cluster control (see the module docs).
 pub struct Cluster {
     configs: BTreeMap<i32, BrokerConfig>,
@@ -115,17 +134,33 @@ impl Cluster {
     pub fn install(&self, sim: &mut turmoil::Sim<'_>) {
         for (node_id, config) in &self.configs {
             let config = config.clone();
-            let shared = BrokerShared {
-                logs: self.logs.clone(),
-                cluster: self.state.clone(),
-                offsets_log: self.offsets_log.clone(),
-                history: self.history.clone(),
-                controls: self.controls.clone(),
-            };
+            let shared = self.broker_shared();
             sim.host(broker_host(*node_id), move || {
                 crate::broker_host::run_in_cluster(config.clone(), shared.clone())
             });
         }
+    }
+
+    /// What every broker shares with the cluster (logs, metadata, offsets log, history, and
+    /// where it registers its control channel).
+    pub fn broker_shared(&self) -> BrokerShared {
+        BrokerShared {
+            logs: self.logs.clone(),
+            cluster: self.state.clone(),
+            offsets_log: self.offsets_log.clone(),
+            history: self.history.clone(),
+            controls: self.controls.clone(),
+        }
+    }
+
+    /// Every broker's configuration, by node id.
+    pub fn broker_configs(&self) -> &BTreeMap<i32, BrokerConfig> {
+        &self.configs
+    }
+
+    /// When [`Self::tick`] next has work (a crashed broker's death to notice), if ever.
+    pub fn next_detection(&self) -> Option<Millis> {
+        self.detect_at.values().copied().min()
     }
 
     /// The shared cluster metadata.
@@ -209,7 +244,6 @@ impl Cluster {
     /// `to`, whose load takes `load_ms`. Moving it where it already is does nothing.
     pub fn move_coordinator(
         &mut self,
-        _sim: &mut turmoil::Sim<'_>,
         now: Millis,
         group: &str,
         to: i32,
@@ -234,7 +268,7 @@ impl Cluster {
     /// detection delay (see [`Self::tick`]).
     pub fn crash_broker(
         &mut self,
-        sim: &mut turmoil::Sim<'_>,
+        hosts: &mut impl BrokerHosts,
         now: Millis,
         node: i32,
     ) -> Result<(), ClusterError> {
@@ -245,7 +279,7 @@ impl Cluster {
         if self.live_brokers().len() <= 1 {
             return Err(ClusterError::LastBroker(node));
         }
-        sim.crash(broker_host(node));
+        hosts.crash(node);
         self.controls.borrow_mut().remove(&node);
         self.down.insert(node);
         self.detect_at.insert(node, now + self.detection_delay_ms);
@@ -258,7 +292,7 @@ impl Cluster {
     /// its death had not been noticed yet.
     pub fn restart_broker(
         &mut self,
-        sim: &mut turmoil::Sim<'_>,
+        hosts: &mut impl BrokerHosts,
         now: Millis,
         node: i32,
     ) -> Result<(), ClusterError> {
@@ -269,7 +303,7 @@ impl Cluster {
         self.down.remove(&node);
         self.detect_at.remove(&node);
         cluster::lock(&self.state).set_live(node, true);
-        sim.bounce(broker_host(node));
+        hosts.restart(node);
         self.record(now, WorldEvent::BrokerRestarted { node });
         Ok(())
     }
@@ -278,7 +312,6 @@ impl Cluster {
     /// initial placement, or by a live broker when that one is down.
     pub fn expand_topic(
         &mut self,
-        _sim: &mut turmoil::Sim<'_>,
         now: Millis,
         topic: &str,
         partitions: i32,
@@ -308,7 +341,7 @@ impl Cluster {
     /// Called before every simulation step: a crashed broker whose detection delay has elapsed
     /// leaves the metadata, and its offsets partitions and topic partitions move to live
     /// brokers (spread `p % live`); the new coordinators load their groups from the offsets log.
-    pub fn tick(&mut self, _sim: &mut turmoil::Sim<'_>, now: Millis) {
+    pub fn tick(&mut self, now: Millis) {
         let due: Vec<i32> =
             self.detect_at.iter().filter(|(_, at)| **at <= now).map(|(n, _)| *n).collect();
         for node in due {

@@ -171,9 +171,13 @@ impl History {
     /// SHA-256 of the canonical serialisation, as hex. Same seed and binary: same hash.
     pub fn hash_hex(&self) -> String {
         let mut hasher = Sha256::new();
+        // One buffer for every line: the hash of a long history is a sizeable share of a run.
+        let mut line = Vec::new();
         for e in &self.events {
-            hasher.update(serde_json::to_vec(e).expect("history events always serialise"));
-            hasher.update(b"\n");
+            line.clear();
+            serde_json::to_writer(&mut line, e).expect("history events always serialise");
+            line.push(b'\n');
+            hasher.update(&line);
         }
         hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }

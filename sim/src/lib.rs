@@ -1,8 +1,8 @@
 //! groupsim: a deterministic simulation harness for Kafka consumer-group rebalancing.
 //!
-//! A seed drives a turmoil network hosting brokers (the sans-IO coordinator from
-//! `groupsim-coordinator`) and consumer-group members (from `groupsim-member`) speaking the real
-//! Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
+//! A seed drives a simulated network (turmoil's, or the event world's) hosting brokers (the
+//! sans-IO coordinator from `groupsim-coordinator`) and consumer-group members (from
+//! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
 //! proves no committed offset was lost or duplicated, no zombie committed, and the group
 //! recovered.
 //!
@@ -16,7 +16,9 @@
 //!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).
 //! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`settle`]
 //!   (whether faults delivered to members have played out), [`driver`] (a member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
-//!   [`world`] assembles them into one turmoil simulation.
+//!   `stage` (the world-agnostic half of a run: history, producer, phases, nemesis, early end);
+//!   [`world`] assembles them into one turmoil simulation, [`event_world`] drives the same cores
+//!   from one event queue (`--world event`).
 //! - reading a run: [`checker`] (views over the history, one file per rule group), [`trace`]
 //!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
@@ -34,6 +36,7 @@ pub mod checker;
 pub mod cluster;
 pub mod coverage;
 pub mod driver;
+pub mod event_world;
 pub mod faults;
 pub mod history;
 pub mod host;
@@ -48,6 +51,7 @@ pub mod scenarios;
 pub mod serve;
 pub mod settle;
 pub mod shrink;
+mod stage;
 pub mod sweep;
 pub mod testing;
 pub mod trace;

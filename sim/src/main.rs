@@ -9,7 +9,7 @@ use groupsim::coverage::Coverage;
 use groupsim::faults::FaultSchedule;
 use groupsim::merge::{self, ShardFile};
 use groupsim::pictures;
-use groupsim::runner::{self, RunOptions, RunReport};
+use groupsim::runner::{self, RunOptions, RunReport, WorldKind};
 use groupsim::scenario::Scenario;
 use groupsim::scenarios;
 use groupsim::sweep::{self, Seeds, Shard, Sweep};
@@ -92,6 +92,10 @@ enum Command {
         /// Where to write the minimal schedule (default: target/groupsim/<scenario>-<seed>.min-schedule.json).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline:
     /// a scenario and seed, or a saved history (`--history FILE`, simulated or served).
@@ -134,6 +138,10 @@ enum Command {
         /// Seeds run in parallel (default: every available core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -162,6 +170,10 @@ enum Command {
         /// Drop the event triggers from every schedule, keeping the timed faults.
         #[arg(long)]
         no_triggers: bool,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
     /// required probe was never hit.
@@ -172,6 +184,10 @@ enum Command {
         /// timed faults alone reach.
         #[arg(long)]
         no_triggers: bool,
+        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
+        /// queue; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        world: WorldKind,
     },
     /// Merge the --json files of `sweep --shard K/N` runs: print the table (and exit with the
     /// code) one unsharded sweep would have; refuse files of different sweeps, overlapping
@@ -230,6 +246,10 @@ struct Variant {
     /// Drop the event triggers from the schedule, keeping the timed faults.
     #[arg(long)]
     no_triggers: bool,
+    /// The world that simulates the run: turmoil (fixed 5 ms steps) or event (an event queue;
+    /// a different history).
+    #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+    world: WorldKind,
 }
 
 impl Variant {
@@ -246,7 +266,7 @@ impl Variant {
                 )
             }
         };
-        Ok(RunOptions { bug, schedule, no_triggers: self.no_triggers })
+        Ok(RunOptions { bug, schedule, no_triggers: self.no_triggers, world: self.world })
     }
 }
 
@@ -323,7 +343,7 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { scenarios, all, seeds, jobs } => {
+        Command::Bench { scenarios, all, seeds, jobs, world } => {
             if seeds == 0 {
                 bail!("--seeds must be at least 1");
             }
@@ -332,13 +352,15 @@ fn real_main() -> Result<ExitCode> {
                 bail!("--jobs must be at least 1");
             }
             let plan = groupsim::bench::plan(&scenarios, all, seeds)?;
-            out!("{}", groupsim::bench::run(&plan, jobs));
+            out!("{}", groupsim::bench::run(&plan, jobs, world));
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { files, json, coverage, replays } => {
             merge_shards(&files, json, coverage, replays.as_deref())
         }
-        Command::Shrink { scenario, seed, bug, out } => shrink(&scenario, seed, bug, out),
+        Command::Shrink { scenario, seed, bug, out, world } => {
+            shrink(&scenario, seed, bug, out, world)
+        }
         Command::CheckClient(args) => {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
@@ -355,10 +377,20 @@ fn real_main() -> Result<ExitCode> {
             groupsim::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sweep { scenarios, range, bug, shard, json, coverage, fail_fast, no_triggers } => {
+        Command::Sweep {
+            scenarios,
+            range,
+            bug,
+            shard,
+            json,
+            coverage,
+            fail_fast,
+            no_triggers,
+            world,
+        } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = Seeds { start: range.start, count: range.seeds, shard };
-            let options = RunOptions { bug, schedule: None, no_triggers };
+            let options = RunOptions { bug, schedule: None, no_triggers, world };
             let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?.fail_fast(fail_fast);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage && !json {
@@ -366,9 +398,9 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(code)
         }
-        Command::Coverage { range, no_triggers } => {
+        Command::Coverage { range, no_triggers, world } => {
             let seeds = Seeds { start: range.start, count: range.seeds, shard: None };
-            let options = RunOptions { no_triggers, ..RunOptions::default() };
+            let options = RunOptions { no_triggers, world, ..RunOptions::default() };
             let sweep = Sweep::new(&[], seeds, range.jobs(), options)?;
             let (code, rows) = run_sweep(&sweep, false)?;
             let coverage = Coverage::from_rows(&rows);
@@ -406,10 +438,11 @@ fn shrink(
     seed: u64,
     bug: Option<String>,
     out: Option<std::path::PathBuf>,
+    world: WorldKind,
 ) -> Result<ExitCode> {
     let s = scenarios::find(name)?;
     let bug = bug.as_deref().map(bugs::find).transpose()?;
-    let options = RunOptions { bug, ..RunOptions::default() };
+    let options = RunOptions { bug, world, ..RunOptions::default() };
     let report = run_one(&s, seed, &options)?;
     let Some(first) = report.verdict.first() else {
         outln!("{name} seed {seed} passes: nothing to shrink");
@@ -420,7 +453,7 @@ fn shrink(
         "{name} seed {seed} fails with {class}; shrinking {} faults and triggers",
         report.spec.faults.len()
     );
-    let shrunk = groupsim::shrink::shrink(&report.spec, class).context("shrinking")?;
+    let shrunk = groupsim::shrink::shrink_in(&report.spec, class, world).context("shrinking")?;
     let path = match out {
         Some(p) => p,
         None => {
@@ -446,7 +479,8 @@ fn shrink(
     outln!("written to {}", path.display());
     let bug_arg = options.bug.map(|b| format!(" --bug {}", b.name)).unwrap_or_default();
     outln!(
-        "replay: cargo run --release -- run {name} --seed {seed}{bug_arg} --schedule {}",
+        "replay: cargo run --release -- run {name} --seed {seed}{bug_arg}{} --schedule {}",
+        world.arg(),
         path.display()
     );
     Ok(ExitCode::from(1))

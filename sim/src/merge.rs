@@ -366,6 +366,19 @@ mod tests {
     }
 
     #[test]
+    fn shards_run_in_different_worlds_are_refused() {
+        let mut rows: Vec<serde_json::Value> =
+            serde_json::from_str(&shard_json(Some("2/2"), None)).unwrap();
+        rows.iter_mut().for_each(|r| r["sweep"]["world"] = "event".into());
+        let event = ShardFile::parse("e", &serde_json::to_string(&rows).unwrap()).unwrap();
+        assert!(event.plan.args().ends_with(" --world event"), "{}", event.plan.args());
+        let mut mixed = files(&["1/2"]);
+        mixed.push(event);
+        let err = merge(mixed).unwrap_err().to_string();
+        assert_eq!(err, "1/2 and e are shards of different sweeps: world turmoil vs event");
+    }
+
+    #[test]
     fn files_that_are_not_whole_sweep_shards_are_refused() {
         let cases: &[(&str, &str)] = &[
             ("{\"not\": \"rows\"}", "is not a sweep's JSON"),

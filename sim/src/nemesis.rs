@@ -72,12 +72,33 @@ pub trait ClusterOps {
     type Error: std::fmt::Display;
 
     /// Carries out `op` between simulation steps.
-    fn apply(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        now: Millis,
-        op: ClusterOp<'_>,
-    ) -> Result<(), Self::Error>;
+    fn apply(&mut self, now: Millis, op: ClusterOp<'_>) -> Result<(), Self::Error>;
+}
+
+/// The network operations faults need, on links between two hosts named as in
+/// [`crate::host`]: turmoil's links, or the event world's model of them.
+pub trait NetworkOps {
+    /// Cuts the link between `a` and `b`: what is in flight on it is lost.
+    fn partition(&mut self, a: &str, b: &str);
+    /// Restores the link between `a` and `b`.
+    fn repair(&mut self, a: &str, b: &str);
+    /// Sets the largest latency of a message between `a` and `b`.
+    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis);
+}
+
+impl NetworkOps for turmoil::Sim<'_> {
+    fn partition(&mut self, a: &str, b: &str) {
+        turmoil::Sim::partition(self, a, b);
+    }
+
+    fn repair(&mut self, a: &str, b: &str) {
+        // Held segments are dropped with the partition; `repair` restores the link.
+        turmoil::Sim::repair(self, a, b);
+    }
+
+    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
+        self.set_link_max_message_latency(a, b, Duration::from_millis(max_ms));
+    }
 }
 
 /// A follow-up the nemesis owes: undoing a fault's effect.
@@ -174,7 +195,7 @@ impl Nemesis {
 
     /// Applies every fault and undo due at or before `now`, and every trigger the events
     /// recorded since the last tick fire.
-    pub fn tick(&mut self, sim: &mut turmoil::Sim<'_>, cluster: &mut impl ClusterOps, now: Millis) {
+    pub fn tick<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis) {
         let seen = {
             let history = self.history.borrow();
             self.watch.update(history.events())
@@ -199,7 +220,7 @@ impl Nemesis {
                     }
                     Seen::HandedOver { members } => (TriggerEvent::PartitionHandedOver, members),
                 };
-                self.on_event(sim, cluster, now, event, &targets);
+                self.on_event(world, now, event, &targets);
             }
             for tap in taps {
                 let Some(event) =
@@ -208,7 +229,7 @@ impl Nemesis {
                     continue;
                 };
                 let targets: Vec<String> = tap.actor.iter().map(|a| a.to_string()).collect();
-                self.on_event(sim, cluster, now, event, &targets);
+                self.on_event(world, now, event, &targets);
             }
         }
         while let Some(&(at, seq)) = self.undo.keys().next() {
@@ -216,7 +237,7 @@ impl Nemesis {
                 break;
             }
             let undo = self.undo.remove(&(at, seq)).expect("key just seen");
-            self.apply_undo(sim, cluster, now, undo);
+            self.apply_undo(world, now, undo);
         }
         while self.next < self.schedule.faults.len() && self.schedule.faults[self.next].at_ms <= now
         {
@@ -225,18 +246,21 @@ impl Nemesis {
             if self.healed_all {
                 continue; // the safety phase is over: no new faults
             }
-            self.inject(sim, cluster, now, fault);
+            self.inject(world, now, fault);
         }
     }
 
+    /// When [`Self::tick`] next has timed work (a scheduled fault or an undo), if ever; triggers
+    /// act on events, which the caller reports by ticking after them.
+    pub fn next_due(&self) -> Option<Millis> {
+        let undo = self.undo.keys().next().map(|&(at, _)| at);
+        let fault = self.schedule.faults.get(self.next).map(|f| f.at_ms);
+        let fault = fault.filter(|_| !self.healed_all);
+        undo.into_iter().chain(fault).min()
+    }
+
     /// Applies `fault` now and records it, counting the group state it struck in.
-    fn inject(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        cluster: &mut impl ClusterOps,
-        now: Millis,
-        fault: Fault,
-    ) {
+    fn inject<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis, fault: Fault) {
         let state = self.watch.state_name(now);
         probes::FAULT_IN_GROUP_STATE.hit_as(format_args!("{}@{state}", fault.kind().name()));
         match state.as_str() {
@@ -245,16 +269,15 @@ impl Nemesis {
             "Loading" => probes::FAULT_DURING_LOAD.hit(),
             _ => {}
         }
-        let applied = self.apply(sim, cluster, now, &fault);
+        let applied = self.apply(world, now, &fault);
         self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
     }
 
     /// `event` happened, concerning `targets` (members; drawn among when several): each armed
     /// trigger waiting for it draws whether it fires.
-    fn on_event(
+    fn on_event<W: ClusterOps + NetworkOps>(
         &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        cluster: &mut impl ClusterOps,
+        world: &mut W,
         now: Millis,
         event: TriggerEvent,
         targets: &[String],
@@ -324,22 +347,17 @@ impl Nemesis {
             let trigger = a.trigger.to_string();
             probes::TRIGGER_FIRED.hit_as(event.name());
             self.history.borrow_mut().world(now, WorldEvent::TriggerFired { trigger, target });
-            self.inject(sim, cluster, now, fault);
+            self.inject(world, now, fault);
         }
     }
 
     /// The liveness phase begins: stop injecting and undo everything still in effect, including
     /// a cooperative member's revoke slowdown that no callback has taken up yet (only members
     /// that were given one hear of it).
-    pub fn heal_all(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        cluster: &mut impl ClusterOps,
-        now: Millis,
-    ) {
+    pub fn heal_all<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis) {
         self.healed_all = true;
         for (_, undo) in std::mem::take(&mut self.undo) {
-            self.apply_undo(sim, cluster, now, undo);
+            self.apply_undo(world, now, undo);
         }
         for member in std::mem::take(&mut self.slowed) {
             self.command(&member, MemberCommand::Heal);
@@ -358,10 +376,9 @@ impl Nemesis {
         }
     }
 
-    fn apply(
+    fn apply<W: ClusterOps + NetworkOps>(
         &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        cluster: &mut impl ClusterOps,
+        world: &mut W,
         now: Millis,
         fault: &Fault,
     ) -> bool {
@@ -399,7 +416,7 @@ impl Nemesis {
             }
             Fault::NetworkPartition { host, peers, heal_after_ms } => {
                 for peer in peers {
-                    sim.partition(host.as_str(), peer.as_str());
+                    world.partition(host, peer);
                 }
                 self.later(
                     now + heal_after_ms,
@@ -411,11 +428,7 @@ impl Nemesis {
                 let peers: Vec<String> =
                     self.hosts.iter().filter(|h| *h != host).cloned().collect();
                 for peer in &peers {
-                    sim.set_link_max_message_latency(
-                        host.as_str(),
-                        peer.as_str(),
-                        Duration::from_millis(*max_latency_ms),
-                    );
+                    world.set_max_latency(host, peer, *max_latency_ms);
                 }
                 let normal = self.normal_max_latency_ms;
                 self.later(
@@ -424,53 +437,38 @@ impl Nemesis {
                 );
                 true
             }
-            Fault::CoordinatorMove { group, to, load_ms } => report(cluster.apply(
-                sim,
-                now,
-                ClusterOp::MoveCoordinator { group, to: *to, load_ms: *load_ms },
-            )),
+            Fault::CoordinatorMove { group, to, load_ms } => report(
+                world.apply(now, ClusterOp::MoveCoordinator { group, to: *to, load_ms: *load_ms }),
+            ),
             Fault::BrokerCrash { node, restart_after_ms } => {
-                let ok = report(cluster.apply(sim, now, ClusterOp::CrashBroker { node: *node }));
+                let ok = report(world.apply(now, ClusterOp::CrashBroker { node: *node }));
                 if ok {
                     self.later(now + restart_after_ms, Undo::RestartBroker { node: *node });
                 }
                 ok
             }
-            Fault::PartitionExpansion { topic, partitions } => report(cluster.apply(
-                sim,
-                now,
-                ClusterOp::ExpandTopic { topic, partitions: *partitions },
-            )),
+            Fault::PartitionExpansion { topic, partitions } => {
+                report(world.apply(now, ClusterOp::ExpandTopic { topic, partitions: *partitions }))
+            }
         }
     }
 
-    fn apply_undo(
-        &mut self,
-        sim: &mut turmoil::Sim<'_>,
-        cluster: &mut impl ClusterOps,
-        now: Millis,
-        undo: Undo,
-    ) {
+    fn apply_undo<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis, undo: Undo) {
         let description = match &undo {
             Undo::Heal { host, peers } => {
                 for peer in peers {
-                    // Held segments are dropped with the partition; `repair` restores the link.
-                    sim.repair(host.as_str(), peer.as_str());
+                    world.repair(host, peer);
                 }
                 format!("network partition of {host} from [{}]", peers.join(", "))
             }
             Undo::RestoreLatency { host, peers, max_latency_ms } => {
                 for peer in peers {
-                    sim.set_link_max_message_latency(
-                        host.as_str(),
-                        peer.as_str(),
-                        Duration::from_millis(*max_latency_ms),
-                    );
+                    world.set_max_latency(host, peer, *max_latency_ms);
                 }
                 format!("latency of {host}")
             }
             Undo::RestartBroker { node } => {
-                if let Err(e) = cluster.apply(sim, now, ClusterOp::RestartBroker { node: *node }) {
+                if let Err(e) = world.apply(now, ClusterOp::RestartBroker { node: *node }) {
                     debug!(node, error = %e, "broker restart failed");
                 }
                 format!("broker-{node} restarted")

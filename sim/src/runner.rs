@@ -32,6 +32,45 @@ pub struct RunReport {
     pub probes: ProbeHits,
 }
 
+/// Which world simulates a run: turmoil's fixed 5 ms steps of every host (the default), or the
+/// event world, which drives the same cores from one event queue and jumps time to the next
+/// due event (see [`crate::event_world`]). The two give different histories for one seed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum WorldKind {
+    /// The turmoil world ([`crate::world`]).
+    #[default]
+    Turmoil,
+    /// The event world ([`crate::event_world`]).
+    Event,
+}
+
+impl WorldKind {
+    /// The name on the command line (`--world <name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WorldKind::Turmoil => "turmoil",
+            WorldKind::Event => "event",
+        }
+    }
+
+    /// Runs `spec` in this world.
+    pub fn run(self, spec: &ScenarioSpec) -> Result<History, WorldError> {
+        match self {
+            WorldKind::Turmoil => world::run(spec),
+            WorldKind::Event => crate::event_world::run(spec),
+        }
+    }
+
+    /// ` --world <name>` for replay commands; nothing for the default world.
+    pub fn arg(self) -> String {
+        match self {
+            WorldKind::Turmoil => String::new(),
+            world => format!(" --world {}", world.name()),
+        }
+    }
+}
+
 /// Variations on a scenario's drawn run.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -42,6 +81,8 @@ pub struct RunOptions {
     /// Drop the schedule's event triggers, keeping its timed faults: what the timed faults
     /// alone reach (`--no-triggers`).
     pub no_triggers: bool,
+    /// The world that simulates the run (`--world`).
+    pub world: WorldKind,
 }
 
 impl RunOptions {
@@ -60,10 +101,15 @@ impl RunOptions {
         spec
     }
 
-    /// The command-line arguments that give these options (`--bug` and `--no-triggers`), for
-    /// replay commands; a schedule is named `<file>`.
+    /// The command-line arguments that give these options (`--bug`, `--no-triggers` and
+    /// `--world`), for replay commands; a schedule is named `<file>`.
     pub fn args(&self) -> String {
-        option_args(self.bug.as_ref().map(|b| b.name), self.no_triggers, self.schedule.is_some())
+        let args = option_args(
+            self.bug.as_ref().map(|b| b.name),
+            self.no_triggers,
+            self.schedule.is_some(),
+        );
+        args + &self.world.arg()
     }
 }
 
@@ -94,14 +140,19 @@ pub fn run_seed_with(
     seed: u64,
     options: &RunOptions,
 ) -> Result<RunReport, WorldError> {
-    let mut report = run_spec(options.spec(scenario, seed))?;
+    let mut report = run_spec_in(options.spec(scenario, seed), options.world)?;
     report.extra_args = options.args();
     Ok(report)
 }
 
-/// Runs a fully drawn spec and checks the history.
+/// Runs a fully drawn spec in the turmoil world and checks the history.
 pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
-    let (history, probes) = probe::record(|| world::run(&spec));
+    run_spec_in(spec, WorldKind::Turmoil)
+}
+
+/// Runs a fully drawn spec in `world` and checks the history.
+pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, WorldError> {
+    let (history, probes) = probe::record(|| world.run(&spec));
     let history = history?;
     let verdict = checker::check(&history);
     let history_hash = history.hash_hex();

@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 
 use crate::checker::{self, AnomalyClass};
 use crate::faults::FaultSchedule;
+use crate::runner::WorldKind;
 use crate::scenario::ScenarioSpec;
-use crate::world::{self, WorldError};
+use crate::world::WorldError;
 
 /// The result of shrinking.
 #[derive(Clone, Debug)]
@@ -20,20 +21,40 @@ pub struct Shrunk {
     pub class: AnomalyClass,
 }
 
-/// Whether `spec` with `schedule` shows an anomaly of `class`.
+/// Whether `spec` with `schedule` shows an anomaly of `class` (in the turmoil world).
 pub fn reproduces(
     spec: &ScenarioSpec,
     schedule: &FaultSchedule,
     class: AnomalyClass,
 ) -> Result<bool, WorldError> {
+    reproduces_in(spec, schedule, class, WorldKind::Turmoil)
+}
+
+/// [`reproduces`] in `world`.
+pub fn reproduces_in(
+    spec: &ScenarioSpec,
+    schedule: &FaultSchedule,
+    class: AnomalyClass,
+    world: WorldKind,
+) -> Result<bool, WorldError> {
     let mut s = spec.clone();
     s.faults = schedule.clone();
-    let history = world::run(&s)?;
+    let history = world.run(&s)?;
     Ok(checker::check(&history).anomalies.iter().any(|a| a.class == class))
 }
 
-/// Shrinks `spec.faults` while `class` still occurs. `spec` must already fail with `class`.
+/// Shrinks `spec.faults` while `class` still occurs (in the turmoil world). `spec` must
+/// already fail with `class`.
 pub fn shrink(spec: &ScenarioSpec, class: AnomalyClass) -> Result<Shrunk, WorldError> {
+    shrink_in(spec, class, WorldKind::Turmoil)
+}
+
+/// [`shrink`] in `world`.
+pub fn shrink_in(
+    spec: &ScenarioSpec,
+    class: AnomalyClass,
+    world: WorldKind,
+) -> Result<Shrunk, WorldError> {
     let mut runs = 0;
     let mut current: Vec<usize> = (0..spec.faults.len()).collect();
     let full = &spec.faults;
@@ -49,7 +70,7 @@ pub fn shrink(spec: &ScenarioSpec, class: AnomalyClass) -> Result<Shrunk, WorldE
         // Try each subset alone, then each complement.
         for subset in &subsets {
             runs += 1;
-            if reproduces(spec, &keep(subset), class)? {
+            if reproduces_in(spec, &keep(subset), class, world)? {
                 current = subset.clone();
                 n = 2;
                 reduced = true;
@@ -61,7 +82,7 @@ pub fn shrink(spec: &ScenarioSpec, class: AnomalyClass) -> Result<Shrunk, WorldE
                 let complement: Vec<usize> =
                     current.iter().copied().filter(|i| !subset.contains(i)).collect();
                 runs += 1;
-                if reproduces(spec, &keep(&complement), class)? {
+                if reproduces_in(spec, &keep(&complement), class, world)? {
                     current = complement;
                     n = (n - 1).max(2);
                     reduced = true;
@@ -79,7 +100,7 @@ pub fn shrink(spec: &ScenarioSpec, class: AnomalyClass) -> Result<Shrunk, WorldE
     // A lone fault may not be needed at all.
     if current.len() == 1 {
         runs += 1;
-        if reproduces(spec, &FaultSchedule::default(), class)? {
+        if reproduces_in(spec, &FaultSchedule::default(), class, world)? {
             current.clear();
         }
     }

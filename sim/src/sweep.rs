@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{self, option_args, RunOptions, SeedResult};
+use crate::runner::{self, option_args, RunOptions, SeedResult, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, UnknownScenario};
 
@@ -129,6 +129,9 @@ pub struct SweepPlan {
     pub no_triggers: bool,
     /// Whether the sweep stopped at its first failing seed.
     pub fail_fast: bool,
+    /// The world that simulated the runs.
+    #[serde(default)]
+    pub world: WorldKind,
 }
 
 impl SweepPlan {
@@ -137,13 +140,13 @@ impl SweepPlan {
         self.first_seed..self.end_seed
     }
 
-    /// ` --bug <name>` / ` --no-triggers`, as in the replay commands.
+    /// ` --bug <name>` / ` --no-triggers` / ` --world <w>`, as in the replay commands.
     pub fn args(&self) -> String {
-        option_args(self.bug.as_deref(), self.no_triggers, false)
+        option_args(self.bug.as_deref(), self.no_triggers, false) + &self.world.arg()
     }
 
     /// Every field but the shard and its seeds: two shards of one sweep agree on these.
-    pub fn sweep_fields(&self) -> [(&'static str, String); 7] {
+    pub fn sweep_fields(&self) -> [(&'static str, String); 8] {
         [
             ("version", self.version.clone()),
             ("scenarios", self.scenarios.join(",")),
@@ -152,6 +155,7 @@ impl SweepPlan {
             ("bug", self.bug.clone().unwrap_or_else(|| "none".into())),
             ("no_triggers", self.no_triggers.to_string()),
             ("fail_fast", self.fail_fast.to_string()),
+            ("world", self.world.name().to_string()),
         ]
     }
 }
@@ -390,7 +394,7 @@ impl Sweep {
         self
     }
 
-    /// ` --bug <name>` / ` --no-triggers` as the options say, for replay commands.
+    /// ` --bug <name>` / ` --no-triggers` / ` --world <w>` as the options say, for replay commands.
     fn bug_arg(&self) -> String {
         self.options.args()
     }
@@ -413,6 +417,7 @@ impl Sweep {
             bug: self.options.bug.as_ref().map(|b| b.name.to_string()),
             no_triggers: self.options.no_triggers,
             fail_fast: self.fail_fast,
+            world: self.options.world,
         }
     }
 

@@ -5,7 +5,7 @@
 //! - `GROUPSIM_SEEDS=<count>` runs seeds `GROUPSIM_SEED_START..start+count` (default start 0);
 //!   without it a test runs its own default count, sized for CI.
 
-use crate::runner::{self, RunReport};
+use crate::runner::{self, RunOptions, RunReport};
 use crate::scenarios;
 
 /// The seeds a scenario test should run, from the environment or `default_count`.
@@ -29,15 +29,23 @@ fn env_u64(name: &str) -> Option<u64> {
 /// Runs `scenario` over [`seeds`] and panics on the first failing seed with its report (the
 /// history is also written under `target/groupsim/`).
 pub fn check_scenario(name: &str, default_count: u64) -> Vec<RunReport> {
+    check_scenario_with(name, default_count, &RunOptions::default())
+}
+
+/// [`check_scenario`] with run options (a bug switch, the event world).
+pub fn check_scenario_with(name: &str, default_count: u64, options: &RunOptions) -> Vec<RunReport> {
     let scenario = scenarios::find(name).unwrap_or_else(|e| panic!("{e}"));
     let mut reports = Vec::new();
     for seed in seeds(default_count) {
-        let report = match runner::run_seed(&scenario, seed) {
+        let report = match runner::run_seed_with(&scenario, seed, options) {
             Ok(r) => r,
-            Err(e) => panic!(
-                "scenario {name} seed {seed}: the harness failed: {e}\nreplay: {}",
-                runner::test_replay_command(name, seed)
-            ),
+            Err(e) => {
+                let replay = match options.args() {
+                    args if args.is_empty() => runner::test_replay_command(name, seed),
+                    args => runner::replay_command(name, seed) + &args,
+                };
+                panic!("scenario {name} seed {seed}: the harness failed: {e}\nreplay: {replay}")
+            }
         };
         if !report.verdict.is_ok() {
             let saved = report

@@ -16,7 +16,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 
-use crate::codec::{decode_response, encode_request, peek_correlation_id, request_api_key};
+use crate::codec::{
+    decode_response, encode_request, peek_correlation_id, request_api_key, request_header,
+};
 use crate::error_name;
 use crate::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
 use crate::versions::{highest_common, served_apis};
@@ -212,11 +214,7 @@ impl<W: AsyncWrite + Unpin> RequestWriter<W> {
             return Err(WireError::NotNegotiated(api_key));
         }
         let correlation_id = self.next_correlation_id;
-        let header = RequestHeader::default()
-            .with_request_api_key(api_key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation_id)
-            .with_client_id(Some(self.client_id.clone()));
+        let header = request_header(api_key, version, correlation_id, &self.client_id);
         let frame = encode_request(&header, request)?;
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
         // Recorded before writing, so the reader can never see the answer first.

@@ -12,7 +12,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsResponse, RequestHeader, RequestKind, ResponseHeader, ResponseKind,
 };
-use kafka_protocol::protocol::{Decodable, Encodable};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use crate::shape;
 use crate::versions::is_served;
@@ -109,6 +109,20 @@ pub fn encode_api_versions_fallback(
         0,
         &ResponseKind::ApiVersions(response.clone()),
     )
+}
+
+/// The header a client sends with a request of `api_key` at `version` under `correlation_id`.
+pub fn request_header(
+    api_key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    client_id: &StrBytes,
+) -> RequestHeader {
+    RequestHeader::default()
+        .with_request_api_key(api_key as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(client_id.clone()))
 }
 
 /// Encodes a request frame body (header then body) for the client side. The header's api key

@@ -1,0 +1,322 @@
+//! The event world's network: hosts joined by links, and TCP connections between a member on a
+//! client host and a broker, each a pair of FIFO lanes of frames.
+//!
+//! It re-models what turmoil gives the faults, explicitly:
+//! - **Latency** is drawn per frame from the seed's network stream, as turmoil draws it: the
+//!   link's minimum plus an Exp(5)-distributed share of its range, capped at its maximum (a
+//!   latency spike raises a link's maximum). A frame never overtakes the one before it on the
+//!   same lane (TCP delivers in order; turmoil's sockets reorder by sequence number), so
+//!   reordering happens only across connections.
+//! - **A partition** drops every frame in flight on the cut links, and every frame sent while
+//!   they are cut. A lane that lost a frame is dead for good: TCP's receiver waits for the
+//!   missing segment forever (turmoil does not retransmit), so the client only learns of it by
+//!   its request timeout. A lost connection attempt is refused at once (turmoil's SYN carries
+//!   the channel its answer comes back on; losing it closes that channel).
+//! - **Closing** a connection is a frame of its own (FIN, or RST when a host answers for a
+//!   connection it does not have), sequenced behind the data, so what was sent before still
+//!   arrives.
+//!
+//! Nothing is delivered between events: each frame queues one [`Event::Arrive`] at the instant
+//! it lands.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+use groupsim_wire::Millis;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::queue::{ConnId, Dir, Event, EventQueue};
+use crate::host::{broker_host, client_host};
+use crate::rng::{self, Stream};
+use crate::scenario::ScenarioSpec;
+
+/// What travels on a lane.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Frame {
+    /// A connection attempt (only toward the broker).
+    Syn,
+    /// One Kafka frame (its body, without the length prefix).
+    Data(Bytes),
+    /// The sender closed the connection (FIN), or reset it (RST).
+    Close,
+}
+
+/// The λ of turmoil's latency distribution: a frame's share of a link's latency range.
+const LATENCY_CURVE: f64 = 5.0;
+
+#[derive(Debug, Default)]
+struct Lane {
+    /// Frames in flight, with the instant each lands, in sending order.
+    flights: VecDeque<(Millis, Frame)>,
+    /// When the last frame sent lands: no later frame lands before it.
+    last_at: Millis,
+    /// A frame was lost: nothing more is delivered (the receiver waits for the gap forever).
+    dead: bool,
+}
+
+/// One TCP connection from a member to a broker.
+#[derive(Debug)]
+pub(super) struct Conn {
+    /// The member (its index in the world) that opened it.
+    pub(super) member: usize,
+    /// The broker it goes to.
+    pub(super) node: i32,
+    client_host: usize,
+    broker_host: usize,
+    to_broker: Lane,
+    to_client: Lane,
+}
+
+impl Conn {
+    fn lane(&mut self, dir: Dir) -> &mut Lane {
+        match dir {
+            Dir::ToBroker => &mut self.to_broker,
+            Dir::ToClient => &mut self.to_client,
+        }
+    }
+
+    fn joins(&self, a: usize, b: usize) -> bool {
+        (self.client_host, self.broker_host) == (a, b)
+            || (self.client_host, self.broker_host) == (b, a)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    cut: bool,
+    max_ms: Millis,
+}
+
+/// Hosts, links and connections (see the module docs).
+#[derive(Debug)]
+pub(super) struct Network {
+    /// Host index by name: brokers `0..brokers`, then client hosts.
+    index: BTreeMap<String, usize>,
+    brokers: usize,
+    hosts: usize,
+    /// `hosts × hosts`, symmetric.
+    links: Vec<Link>,
+    min_ms: Millis,
+    rng: ChaCha8Rng,
+    conns: Vec<Conn>,
+}
+
+impl Network {
+    /// The hosts of `spec`, every link healthy with the scenario's latency range.
+    pub(super) fn new(spec: &ScenarioSpec) -> Self {
+        let brokers = spec.brokers.max(0) as usize;
+        let names =
+            (0..spec.brokers).map(broker_host).chain((0..spec.client_hosts).map(client_host));
+        let index: BTreeMap<String, usize> = names.enumerate().map(|(i, n)| (n, i)).collect();
+        let hosts = index.len();
+        let link = Link { cut: false, max_ms: spec.latency_ms.1 };
+        Self {
+            index,
+            brokers,
+            hosts,
+            links: vec![link; hosts * hosts],
+            min_ms: spec.latency_ms.0,
+            rng: rng::stream(spec.seed, Stream::Network),
+            conns: Vec::new(),
+        }
+    }
+
+    /// The connection `id`.
+    pub(super) fn conn(&self, id: ConnId) -> &Conn {
+        &self.conns[id]
+    }
+
+    /// Opens a connection from `member` on client host `client` to broker `node`: its
+    /// connection attempt is the first frame toward the broker.
+    pub(super) fn open(
+        &mut self,
+        queue: &mut EventQueue,
+        now: Millis,
+        member: usize,
+        client: usize,
+        node: i32,
+    ) -> ConnId {
+        let id = self.conns.len();
+        self.conns.push(Conn {
+            member,
+            node,
+            client_host: self.brokers + client,
+            broker_host: node.max(0) as usize,
+            to_broker: Lane::default(),
+            to_client: Lane::default(),
+        });
+        self.send(queue, now, id, Dir::ToBroker, Frame::Syn);
+        id
+    }
+
+    /// Sends `frame` on one direction of `conn`: it lands after a drawn latency, never before
+    /// the frame sent before it, or is lost when the link is cut (and the lane with it).
+    pub(super) fn send(
+        &mut self,
+        queue: &mut EventQueue,
+        now: Millis,
+        conn: ConnId,
+        dir: Dir,
+        frame: Frame,
+    ) {
+        let (a, b) = (self.conns[conn].client_host, self.conns[conn].broker_host);
+        let link = self.links[a * self.hosts + b];
+        let lane_dead = self.conns[conn].lane(dir).dead;
+        if lane_dead {
+            return;
+        }
+        if link.cut {
+            self.conns[conn].lane(dir).dead = true;
+            if frame == Frame::Syn {
+                queue.push(now, Event::Refused { conn });
+            }
+            return;
+        }
+        let delay = self.draw_latency(link.max_ms);
+        let lane = self.conns[conn].lane(dir);
+        let at = (now + delay).max(lane.last_at);
+        lane.last_at = at;
+        lane.flights.push_back((at, frame));
+        queue.push(at, Event::Arrive { conn, dir });
+    }
+
+    /// The frame at the front of one direction of `conn`, if it has landed by `now`.
+    pub(super) fn take_landed(&mut self, conn: ConnId, dir: Dir, now: Millis) -> Option<Frame> {
+        let lane = self.conns[conn].lane(dir);
+        match lane.flights.front() {
+            Some((at, _)) if *at <= now => lane.flights.pop_front().map(|(_, f)| f),
+            _ => None,
+        }
+    }
+
+    /// turmoil's draw: the minimum plus an Exp(5) share of the range, capped at `max_ms`.
+    fn draw_latency(&mut self, max_ms: Millis) -> Millis {
+        let min = self.min_ms.min(max_ms);
+        let u: f64 = self.rng.random();
+        let share = -(1.0 - u).ln() / LATENCY_CURVE;
+        let delay = min + ((max_ms - min) as f64 * share) as Millis;
+        delay.min(max_ms)
+    }
+
+    fn pair(&self, a: &str, b: &str) -> Option<(usize, usize)> {
+        let (&a, &b) = (self.index.get(a)?, self.index.get(b)?);
+        Some((a, b))
+    }
+
+    fn set_link(&mut self, a: usize, b: usize, set: impl Fn(&mut Link)) {
+        set(&mut self.links[a * self.hosts + b]);
+        set(&mut self.links[b * self.hosts + a]);
+    }
+}
+
+impl Network {
+    /// Cuts the link between hosts `a` and `b` (names as in [`crate::host`]): every frame in
+    /// flight on it is lost, its lane dead, and a lost connection attempt refused now.
+    pub(super) fn partition(&mut self, queue: &mut EventQueue, now: Millis, a: &str, b: &str) {
+        let Some((a, b)) = self.pair(a, b) else { return };
+        self.set_link(a, b, |l| l.cut = true);
+        for (id, conn) in self.conns.iter_mut().enumerate().filter(|(_, c)| c.joins(a, b)) {
+            for lane in [&mut conn.to_broker, &mut conn.to_client] {
+                if lane.flights.iter().any(|(_, f)| *f == Frame::Syn) {
+                    queue.push(now, Event::Refused { conn: id });
+                }
+                if !lane.flights.is_empty() {
+                    lane.flights.clear();
+                    lane.dead = true;
+                }
+            }
+        }
+    }
+
+    /// Restores the link between hosts `a` and `b` (dead lanes stay dead).
+    pub(super) fn repair(&mut self, a: &str, b: &str) {
+        if let Some((a, b)) = self.pair(a, b) {
+            self.set_link(a, b, |l| l.cut = false);
+        }
+    }
+
+    /// Sets the largest latency of a frame between hosts `a` and `b`.
+    pub(super) fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
+        if let Some((a, b)) = self.pair(a, b) {
+            self.set_link(a, b, |l| l.max_ms = max_ms);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net() -> (Network, EventQueue) {
+        let spec = crate::scenarios::find("steady_state").expect("in catalogue").build(1);
+        (Network::new(&spec), EventQueue::default())
+    }
+
+    fn landed(net: &mut Network, q: &mut EventQueue) -> Vec<(Millis, ConnId, Frame)> {
+        let mut out = Vec::new();
+        while let Some((at, Event::Arrive { conn, dir })) = q.pop() {
+            if let Some(f) = net.take_landed(conn, dir, at) {
+                out.push((at, conn, f));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn frames_on_one_connection_never_overtake_each_other() {
+        let (mut net, mut q) = net();
+        let c = net.open(&mut q, 0, 0, 0, 0);
+        for i in 0..200u8 {
+            net.send(&mut q, 0, c, Dir::ToBroker, Frame::Data(Bytes::from(vec![i])));
+        }
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.len(), 201);
+        assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
+        let bytes: Vec<u8> = got
+            .iter()
+            .filter_map(|(_, _, f)| match f {
+                Frame::Data(b) => Some(b[0]),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bytes, (0..200u8).collect::<Vec<_>>());
+        let (min, max) = (got.iter().map(|g| g.0).min(), got.iter().map(|g| g.0).max());
+        assert!(min >= Some(1) && max <= Some(15), "{min:?}..{max:?}");
+    }
+
+    #[test]
+    fn a_partition_loses_what_is_in_flight_and_kills_the_lane_until_the_end() {
+        let (mut net, mut q) = net();
+        let c = net.open(&mut q, 0, 0, 0, 0);
+        net.partition(&mut q, 0, "client-0", "broker-0");
+        assert_eq!(q.pop(), Some((0, Event::Refused { conn: c })), "the lost attempt is refused");
+        assert!(landed(&mut net, &mut q).is_empty(), "the attempt was lost");
+        net.repair("client-0", "broker-0");
+        net.send(&mut q, 10, c, Dir::ToBroker, Frame::Close);
+        net.send(&mut q, 10, c, Dir::ToClient, Frame::Close);
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.len(), 1, "only the untouched lane delivers: {got:?}");
+        assert_eq!(got[0].2, Frame::Close);
+        let other = net.open(&mut q, 20, 1, 0, 0);
+        let _ = landed(&mut net, &mut q);
+        net.partition(&mut q, 20, "broker-0", "client-0");
+        net.send(&mut q, 20, other, Dir::ToClient, Frame::Close);
+        net.send(&mut q, 30, other, Dir::ToBroker, Frame::Close);
+        assert!(landed(&mut net, &mut q).is_empty(), "sent while cut: lost");
+    }
+
+    #[test]
+    fn a_latency_spike_widens_the_draws_of_its_links_only() {
+        let (mut net, mut q) = net();
+        net.set_max_latency("client-0", "broker-0", 2_000);
+        let slow = net.open(&mut q, 0, 0, 0, 0);
+        let far: Vec<Millis> = (0..300)
+            .map(|_| {
+                net.send(&mut q, 0, slow, Dir::ToClient, Frame::Close);
+                net.conns[slow].to_client.last_at
+            })
+            .collect();
+        assert!(far.iter().any(|&at| at > 15) && far.iter().all(|&at| at <= 2_000));
+    }
+}
