@@ -47,6 +47,19 @@ impl ConsumerOwners {
                     }
                 }
             }
+            // An upgrade: the classic members own their classic assignments in the consumer group.
+            ConsumerGroupEvent::GroupUpgraded { group, members, .. } => {
+                self.owners.retain(|(g, _), _| g != group);
+                for m in members {
+                    for tp in &m.partitions {
+                        self.owners.insert((group.clone(), tp.clone()), (m.member_id.clone(), idx));
+                    }
+                }
+            }
+            // A downgrade: the group is a classic group again; consumer ownership ends.
+            ConsumerGroupEvent::GroupDowngraded { group, .. } => {
+                self.owners.retain(|(g, _), _| g != group);
+            }
             ConsumerGroupEvent::MemberJoined { .. }
             | ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::TargetAssignmentComputed { .. }
@@ -139,6 +152,7 @@ mod tests {
                     member_id: m.to_string(),
                     member_epoch: 3,
                     owned: parts.iter().map(|p| tp(*p)).collect(),
+                    classic_protocol: false,
                 })
                 .collect(),
         }
