@@ -8,6 +8,7 @@
 pub mod churn;
 pub mod coordinator;
 pub mod faults;
+pub mod migration;
 pub mod profiles;
 pub mod rolling;
 mod shape;
@@ -108,6 +109,14 @@ pub fn catalogue() -> Vec<Scenario> {
             "membership churn in one group mixing Java eager, Java cooperative (eager mode: it \
              also offers roundrobin), brod, Elsa and kafka-go members; roundrobin wins the vote",
             profiles::mixed_profiles,
+        ),
+        Scenario::new(
+            "protocol_migration",
+            "a classic Java group (eager or cooperative) rolled over to the consumer protocol \
+             (KIP-848) member by member (the first one's join upgrades the group) and back (the \
+             last one's leave downgrades it), with connection drops, a coordinator move and a \
+             member crash",
+            migration::protocol_migration,
         ),
     ]
 }
