@@ -33,7 +33,8 @@ use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::TopicName;
 
-use crate::consumer_group::{ConsumerGroup, MemberTimer};
+use crate::consumer_group::timers::MemberTimer;
+use crate::consumer_group::ConsumerGroup;
 use crate::effects::Effects;
 use crate::event::MemberAssignment;
 use crate::group::Group;
@@ -118,8 +119,8 @@ pub(crate) enum AppendDone {
     /// `on_failure` if the partition moves first.
     Answer {
         id: RequestId,
-        response: kafka_protocol::messages::ResponseKind,
-        on_failure: kafka_protocol::messages::ResponseKind,
+        response: Box<kafka_protocol::messages::ResponseKind>,
+        on_failure: Box<kafka_protocol::messages::ResponseKind>,
     },
 }
 

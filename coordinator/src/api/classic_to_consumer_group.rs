@@ -21,9 +21,9 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::answers::{JoinResult, Parked, SyncResult};
-use crate::consumer_group::{ClassicJoinInput, HeartbeatContext};
+use crate::consumer_group::classic_join::ClassicJoinInput;
+use crate::consumer_group::{ClassicProtocol, HeartbeatContext};
 use crate::coordinator::{generate_member_id, AppendDone};
-use crate::group::MemberProtocol;
 use crate::offsets_log::OffsetsRecord;
 use crate::{probes, GroupCoordinator, Millis, RequestId};
 
@@ -96,7 +96,7 @@ impl GroupCoordinator {
             protocols: req
                 .protocols
                 .iter()
-                .map(|p| MemberProtocol { name: p.name.to_string(), metadata: p.metadata.clone() })
+                .map(|p| ClassicProtocol { name: p.name.to_string(), metadata: p.metadata.clone() })
                 .collect(),
             client_id: client_id.to_string(),
         };
@@ -245,8 +245,11 @@ impl GroupCoordinator {
         // Answered once the removals are written, as Kafka answers with the records committed.
         let on_failure =
             LeaveGroupResponse::default().with_error_code(ResponseError::NotCoordinator.code());
-        let then =
-            AppendDone::Answer { id, response: response.into(), on_failure: on_failure.into() };
+        let then = AppendDone::Answer {
+            id,
+            response: Box::new(response.into()),
+            on_failure: Box::new(on_failure.into()),
+        };
         self.append(now, &group_id, records, then);
     }
 }

@@ -32,12 +32,11 @@ use std::collections::BTreeSet;
 
 use kafka_protocol::error::ResponseError;
 
-use super::member::ClassicMemberMetadata;
+use super::member::{ClassicMemberMetadata, ClassicProtocol};
 use super::reconciliation::reconcile;
 use super::request::HeartbeatContext;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
-use crate::group::MemberProtocol;
 use crate::{probes, Millis, TopicPartition};
 
 /// A JoinGroup to a consumer group, with its member id settled (generated if it came empty).
@@ -49,7 +48,7 @@ pub(crate) struct ClassicJoinInput {
     pub instance_id: Option<String>,
     pub session_timeout_ms: i32,
     pub rebalance_timeout_ms: i32,
-    pub protocols: Vec<MemberProtocol>,
+    pub protocols: Vec<ClassicProtocol>,
     pub client_id: String,
 }
 

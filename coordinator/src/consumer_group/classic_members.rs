@@ -123,7 +123,7 @@ impl ConsumerGroup {
             self.with_member(&id, |g, m| g.arm_join_timer_if_absent(m, now, fx));
             return Err(ResponseError::RebalanceInProgress);
         }
-        let session = classic_session_timeout(m);
+        let session = m.classic_session_timeout();
         let synced = self.with_member(&id, |g, m| {
             g.cancel_sync_timer(m, fx);
             g.touch_session(m, now, session, fx);
@@ -145,7 +145,7 @@ impl ConsumerGroup {
             return Err(ResponseError::IllegalGeneration);
         }
         let id = m.member_id.clone();
-        let session = classic_session_timeout(m);
+        let session = m.classic_session_timeout();
         let rejoin = rejoin_reason(self, m);
         self.with_member(&id, |g, m| {
             g.touch_session(m, now, session, fx);
@@ -200,9 +200,4 @@ impl ConsumerGroup {
         }
         out
     }
-}
-
-/// The session timeout a classic member asked for.
-pub(crate) fn classic_session_timeout(m: &ConsumerMember) -> i32 {
-    m.classic.as_ref().map_or(0, |c| c.session_timeout_ms)
 }

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::group::MemberProtocol;
+use bytes::Bytes;
+
 use crate::{Millis, TopicPartition};
 
 /// Member epoch a member sends to leave the group for good.
@@ -38,6 +39,16 @@ impl MemberState {
     }
 }
 
+/// One protocol (assignor) a classic member offered, with its subscription metadata (the
+/// classic group's MemberProtocol, kept apart so this leaf imports nothing of the classic group).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicProtocol {
+    /// Protocol name, e.g. `range`.
+    pub name: String,
+    /// The version-prefixed consumer-protocol subscription sent with it.
+    pub metadata: Bytes,
+}
+
 /// What a member using the classic protocol inside a consumer group sent in its last JoinGroup
 /// (Kafka's ClassicMemberMetadata): its session timeout, and its protocols with their metadata,
 /// which a downgrade hands back to the classic group and SyncGroup answers are encoded for.
@@ -46,7 +57,7 @@ pub struct ClassicMemberMetadata {
     /// Session timeout of its JoinGroup.
     pub session_timeout_ms: i32,
     /// Protocols (assignor names and subscriptions) in preference order.
-    pub protocols: Vec<MemberProtocol>,
+    pub protocols: Vec<ClassicProtocol>,
 }
 
 /// A consumer group member.
@@ -124,6 +135,11 @@ impl ConsumerMember {
     /// Whether it speaks the classic protocol (Kafka's useClassicProtocol).
     pub fn uses_classic_protocol(&self) -> bool {
         self.classic.is_some()
+    }
+
+    /// The session timeout a classic member asked for (0 for a consumer-protocol member).
+    pub fn classic_session_timeout(&self) -> i32 {
+        self.classic.as_ref().map_or(0, |c| c.session_timeout_ms)
     }
 
     /// The member without its timer slots: what is stored and compared across coordinators.

@@ -23,9 +23,9 @@ use std::collections::BTreeSet;
 use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 
-use super::member::{ClassicMemberMetadata, MemberState};
+use super::member::{ClassicMemberMetadata, ClassicProtocol, MemberState};
 use super::{ConsumerGroup, ConsumerMember};
-use crate::group::{Group, Member};
+use crate::group::{Group, Member, MemberProtocol};
 use crate::{MigrationPolicy, TopicPartition};
 
 /// Whether a departing member's leave converts the group.
@@ -95,7 +95,11 @@ impl ConsumerGroup {
             m.assigned = assigned.clone();
             m.classic = Some(ClassicMemberMetadata {
                 session_timeout_ms: cm.session_timeout_ms,
-                protocols: cm.protocols.clone(),
+                protocols: cm
+                    .protocols
+                    .iter()
+                    .map(|p| ClassicProtocol { name: p.name.clone(), metadata: p.metadata.clone() })
+                    .collect(),
             });
             g.target.insert(m.member_id.clone(), assigned);
             g.epochs.update(None, Some(&m));
@@ -140,9 +144,14 @@ impl ConsumerGroup {
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
-                session_timeout_ms: m.classic.as_ref().map_or(0, |c| c.session_timeout_ms),
+                session_timeout_ms: m.classic_session_timeout(),
                 protocol_type: "consumer".to_string(),
-                protocols: m.classic.as_ref().map(|c| c.protocols.clone()).unwrap_or_default(),
+                protocols: m
+                    .classic
+                    .iter()
+                    .flat_map(|c| c.protocols.iter())
+                    .map(|p| MemberProtocol { name: p.name.clone(), metadata: p.metadata.clone() })
+                    .collect(),
                 assignment: Bytes::new(),
                 awaiting_join: None,
                 awaiting_sync: None,

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::TopicPartition;
 
 pub mod assignor;
-mod classic_join;
+pub(crate) mod classic_join;
 mod classic_members;
 pub mod epochs;
 mod heartbeat;
@@ -44,18 +44,15 @@ pub mod records;
 mod request;
 mod static_members;
 mod target;
-mod timers;
+pub(crate) mod timers;
 
-pub(crate) use classic_join::ClassicJoinInput;
-pub(crate) use classic_members::classic_session_timeout;
 pub use epochs::PartitionEpochs;
 pub use member::{
-    ClassicMemberMetadata, ConsumerMember, MemberState, LEAVE_GROUP_MEMBER_EPOCH,
+    ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState, LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
 };
 pub(crate) use request::HeartbeatContext;
 pub use request::{HeartbeatAnswer, HeartbeatInput};
-pub(crate) use timers::MemberTimer;
 
 /// Kafka's consumer group states, derived from the epochs and the members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

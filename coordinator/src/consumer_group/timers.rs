@@ -133,7 +133,7 @@ impl ConsumerGroup {
         let ids: Vec<String> = self.members.keys().cloned().collect();
         for id in ids {
             let Some(mut m) = self.members.remove(&id) else { continue };
-            let session = super::classic_session_timeout(&m);
+            let session = m.classic_session_timeout();
             self.touch_session(&mut m, now, session, fx);
             self.members.insert(id, m);
         }

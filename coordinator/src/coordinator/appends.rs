@@ -95,7 +95,7 @@ impl GroupCoordinator {
                 }
                 self.fx.answer_join(parked, result);
             }
-            AppendDone::Answer { id, response, .. } => self.fx.respond(id, response),
+            AppendDone::Answer { id, response, .. } => self.fx.respond(id, *response),
         }
     }
 
@@ -127,7 +127,7 @@ impl GroupCoordinator {
                 self.fx
                     .answer_join(parked, crate::answers::JoinResult::error(&result.member_id, e));
             }
-            AppendDone::Answer { id, on_failure, .. } => self.fx.respond(id, on_failure),
+            AppendDone::Answer { id, on_failure, .. } => self.fx.respond(id, *on_failure),
             AppendDone::Nothing | AppendDone::Assignment { .. } => {}
         }
     }

@@ -3,7 +3,8 @@
 
 use crate::consumer_event::{ConsumerGroupEvent, LoadedMember};
 use crate::consumer_group::records::ConsumerGroupValue;
-use crate::consumer_group::{ConsumerGroup, ConsumerGroupState, MemberTimer};
+use crate::consumer_group::timers::MemberTimer;
+use crate::consumer_group::{ConsumerGroup, ConsumerGroupState};
 use crate::topics::TopicsImage;
 use crate::{CoordinatorEvent, GroupCoordinator, Millis};
 
