@@ -394,3 +394,34 @@ fn a_coordinator_that_takes_over_after_a_downgrade_loads_a_classic_group() {
     assert_eq!((g.state(), g.generation_id()), (GroupState::Stable, 2));
     assert_eq!(g.members().count(), 2);
 }
+
+#[test]
+fn a_classic_static_member_replacing_the_last_consumer_member_downgrades_without_a_rebalance() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let r = h.hb(join("s", &["t"]).with_instance_id(Some(s("i"))));
+    assert_eq!(r.error_code, 0);
+    let c = h.join_classic(5, classic_join("c", &["t"], &[], &["range"]));
+    h.sync_classic(classic_sync("c", c.generation_id, "range", &[]));
+    let target = h.group().target_of("s");
+    let epoch = h.group().group_epoch();
+    h.events.clear();
+    // The instance restarts with the classic protocol.
+    let join = classic_join("", &["t"], &[], &["range"]).with_group_instance_id(Some(s("i")));
+    let r = h.join_classic(5, join);
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let new_id = r.member_id.to_string();
+    assert!(h.c.consumer_group(GROUP).is_none(), "downgraded");
+    let g = h.c.group(GROUP).expect("a classic group");
+    assert_eq!((g.state(), g.generation_id()), (GroupState::Stable, epoch), "no rebalance");
+    let stored = g.member(&new_id).expect("the joining member").assignment.clone();
+    let stored = groupsim_wire::consumer_protocol::decode_assignment(&stored).unwrap();
+    assert_eq!(stored.partitions.into_iter().collect::<std::collections::BTreeSet<_>>(), target);
+    assert!(h.events.iter().any(|e| matches!(e,
+        ConsumerGroupEvent::MemberRemoved { member_id, reason: ConsumerRemovalReason::Replaced, .. }
+            if member_id == "s")));
+    assert!(h.events.iter().any(|e| matches!(e,
+        ConsumerGroupEvent::GroupDowngraded { leaving_member, .. } if leaving_member == "s")));
+    // It syncs with the classic group and gets the replaced member's partitions.
+    let sync = h.sync_classic(classic_sync(&new_id, r.generation_id, "range", &[]));
+    assert_eq!((sync.error_code, Harness::synced(&sync)), (0, target));
+}

@@ -11,6 +11,9 @@
 //!   Kafka draws a UUID); then the member joins and is answered once the group's record is in
 //!   the offsets log (NOT_COORDINATOR if the partition moves first). The
 //!   `group.consumer.migration.policy` does not gate these joins: it decides conversions only.
+//!   A static member joining without an id that replaces the last consumer-protocol member
+//!   may downgrade the group (`consumer_group/migration.rs`); its answer still carries its
+//!   member epoch, and it syncs with the classic group.
 //! - SyncGroup, Heartbeat, LeaveGroup: answered at once.
 
 use std::collections::BTreeSet;
@@ -105,11 +108,27 @@ impl GroupCoordinator {
             session_timeout_ms: self.config.consumer_session_timeout_ms,
             max_size: max,
         };
+        // A static member joining without an id replaces the instance's holder; if that was the
+        // last consumer-protocol member, the group converts after the join.
+        let replaced = match &input.instance_id {
+            Some(i) if unknown_member => self
+                .consumer_groups
+                .get(&group_id)
+                .and_then(|g| g.static_member_id(i))
+                .map(str::to_string),
+            _ => None,
+        };
+        let downgrade =
+            replaced.as_deref().is_some_and(|r| self.downgrade_due_to_replacement(&group_id, r));
         let Some(g) = self.consumer_groups.get_mut(&group_id) else { return };
         match g.classic_join(&input, ctx, &mut self.fx) {
             Err(e) => fail(self, &request_member, e),
             Ok(answer) => {
-                let records = vec![OffsetsRecord::ConsumerGroup(g.snapshot(now))];
+                let mut records = vec![OffsetsRecord::ConsumerGroup(g.snapshot(now))];
+                if let (true, Some(r)) = (downgrade, &replaced) {
+                    self.downgrade_after_replacement(now, &group_id, r);
+                    records.clear();
+                }
                 let result = JoinResult {
                     error: 0,
                     member_id: answer.member_id.clone(),

@@ -25,8 +25,8 @@
 //!   once the group's record is appended; then its join deadline goes and its session (its own
 //!   timeout) and sync deadline (its rebalance timeout) start.
 //!
-//! Kafka also downgrades the group here when a classic static member replaces the last
-//! consumer-protocol member (static); that path is not modelled.
+//! When a classic static member replaces the last consumer-protocol member here, the
+//! coordinator downgrades the group after the join (`consumer_group/migration.rs`).
 
 use std::collections::BTreeSet;
 

@@ -17,6 +17,11 @@
 //!   generation = the group epoch, protocol type `consumer`, the protocol chosen by the members'
 //!   vote, each member storing its *target* assignment; the first member (by member id here;
 //!   Kafka takes hash order) leads. The coordinator then starts a rebalance.
+//! - Downgrade by replacement (Kafka's validateOnlineDowngradeWithReplacedMemberId): a classic
+//!   static member joining without a member id takes over the instance id of the last
+//!   consumer-protocol member; if every other member speaks the classic protocol, the policy
+//!   allows it and the group fits in `group.max.size`, the group converts with the joining
+//!   member holding the replaced member's target, and no rebalance follows.
 
 use std::collections::BTreeSet;
 
@@ -127,6 +132,29 @@ impl ConsumerGroup {
         } else if !policy.downgrade_enabled() {
             Downgrade::Refused("policy")
         } else if self.members.len() - 1 > classic_max_size.max(0) as usize {
+            Downgrade::Refused("size")
+        } else {
+            Downgrade::Allowed
+        }
+    }
+
+    /// Kafka's validateOnlineDowngradeWithReplacedMemberId: whether a classic static member
+    /// replacing `replaced` converts the group (every other member speaks the classic protocol
+    /// and `replaced` does not), asked before the replacement; the group keeps its size.
+    pub(crate) fn replacement_downgrade_check(
+        &self,
+        replaced: &str,
+        policy: MigrationPolicy,
+        classic_max_size: i32,
+    ) -> Downgrade {
+        let Some(m) = self.members.get(replaced) else { return Downgrade::NotDue };
+        let others_classic =
+            self.members.values().filter(|o| o.member_id != replaced).all(|o| o.classic.is_some());
+        if m.uses_classic_protocol() || !others_classic {
+            Downgrade::NotDue
+        } else if !policy.downgrade_enabled() {
+            Downgrade::Refused("policy")
+        } else if self.members.len() > classic_max_size.max(0) as usize {
             Downgrade::Refused("size")
         } else {
             Downgrade::Allowed

@@ -98,8 +98,7 @@ impl GroupCoordinator {
     }
 
     /// Kafka's convertToClassicGroup after `leaving` left: the member is removed (its
-    /// partitions released), every consumer group timer stops, the classic group is stored,
-    /// its members' sessions start, and a rebalance begins.
+    /// partitions released), then the group converts and a rebalance begins.
     fn downgrade(
         &mut self,
         now: Millis,
@@ -107,10 +106,47 @@ impl GroupCoordinator {
         leaving: &str,
         reason: ConsumerRemovalReason,
     ) {
-        let Some(mut g) = self.consumer_groups.remove(group_id) else { return };
+        let Some(g) = self.consumer_groups.get_mut(group_id) else { return };
         g.remove_member(leaving, reason, &mut self.fx);
-        g.disarm_all_timers(&mut self.fx);
         probes::MIGRATION_DOWNGRADE.hit_as(format_args!("{reason:?}"));
+        self.convert_to_classic(now, group_id, leaving, true);
+    }
+
+    /// Kafka's validateOnlineDowngradeWithReplacedMemberId, asked before a classic static
+    /// member's JoinGroup replaces `replaced`: whether that replacement leaves only classic
+    /// members (then [`Self::downgrade_after_replacement`] follows the join).
+    pub(crate) fn downgrade_due_to_replacement(&self, group_id: &str, replaced: &str) -> bool {
+        let Some(g) = self.consumer_groups.get(group_id) else { return false };
+        let policy = self.config.consumer_migration_policy;
+        match g.replacement_downgrade_check(replaced, policy, self.config.group_max_size) {
+            Downgrade::Allowed => true,
+            Downgrade::Refused(why) => {
+                probes::MIGRATION_DOWNGRADE_REFUSED.hit_as(why);
+                false
+            }
+            Downgrade::NotDue => false,
+        }
+    }
+
+    /// The downgrade of convertToClassicGroup with a joining member: the classic static member
+    /// that replaced the last consumer-protocol member (`replaced`, already removed) takes its
+    /// assignment, and no rebalance follows.
+    pub(crate) fn downgrade_after_replacement(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+        replaced: &str,
+    ) {
+        probes::MIGRATION_DOWNGRADE.hit_as("Replaced");
+        self.convert_to_classic(now, group_id, replaced, false);
+    }
+
+    /// The classic group replaces consumer group `group_id` (whose `leaving` member is gone):
+    /// every consumer group timer stops, the conversion is recorded, the classic group is
+    /// stored, its members' sessions start, and with `rebalance` a rebalance begins.
+    fn convert_to_classic(&mut self, now: Millis, group_id: &str, leaving: &str, rebalance: bool) {
+        let Some(mut g) = self.consumer_groups.remove(group_id) else { return };
+        g.disarm_all_timers(&mut self.fx);
         let mut classic = g.to_classic();
         let members = g
             .members()
@@ -131,7 +167,9 @@ impl GroupCoordinator {
         for id in ids {
             classic.touch(&id, now, &mut self.fx);
         }
-        classic.prepare_rebalance(now, &self.config, &mut self.fx);
+        if rebalance {
+            classic.prepare_rebalance(now, &self.config, &mut self.fx);
+        }
         self.groups.insert(group_id.to_string(), classic);
     }
 }
