@@ -46,6 +46,15 @@ pub struct LoadedMember {
     pub member_epoch: i32,
     /// Partitions it owns (assigned, and pending revocation).
     pub owned: Vec<TopicPartition>,
+    /// Of those, the partitions it must revoke.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revoking: Vec<TopicPartition>,
+    /// Its reconciliation state (Kafka's name: `STABLE`, `UNREVOKED_PARTITIONS`, ...).
+    #[serde(default)]
+    pub state: String,
+    /// Its partitions in the loaded target assignment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target: Vec<TopicPartition>,
     /// It speaks the classic protocol (a group loaded mid-migration).
     #[serde(default)]
     pub classic_protocol: bool,

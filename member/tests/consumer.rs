@@ -524,6 +524,41 @@ fn fetching_stops_for_revoked_partitions() {
     }
 }
 
+/// Regression: a reconciliation that revoked some partitions stopped the ones it kept.
+///
+/// Mechanism: the shared core stamps every Fetch, OffsetFetch and ListOffsets request, fetched
+/// batch and batch in progress with the assignment epoch, and drops what comes back under an
+/// older one. Finishing a reconciliation bumped that epoch for every partition, so the answer
+/// to a Fetch that was in flight across the revocation was dropped for the kept partitions too,
+/// and their "fetch in flight" mark was never cleared: the member never fetched them again and
+/// their commits stopped short of the log end (the consumer-protocol churn runs ended `stuck`).
+/// The Java consumer and librdkafka touch only the partitions that move; requests and batches
+/// of the kept partitions now carry over to the new epoch.
+#[test]
+fn a_kept_partition_goes_on_being_fetched_across_a_revocation() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = with_slow_revoke(profile, 0);
+        let (fid, _) = c.joined(3, &[0, 1]);
+        let outs = c.advance_to(2_000);
+        let (id, _) = heartbeat(&outs);
+        let mut outs = c.respond(id, hb_ok(4, Some(&[0])));
+        if let Some((cid, commit)) =
+            requests(&outs).into_iter().find(|(_, r)| name(r) == "OffsetCommit")
+        {
+            outs = c.respond(cid, commit_ok(&commit, 0));
+        }
+        outs.extend(c.advance_to(c.now + 100));
+        assert!(steps(&outs).contains(&"Revoked".to_string()), "{profile:?}: {outs:#?}");
+        assert_eq!(c.m.assigned(), [tp("t", 0)]);
+        // The Fetch sent before the revocation is answered only now.
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13), (1, 0, 11..14)]));
+        outs.extend(c.advance_to(c.now + 500));
+        assert_eq!(processed(&outs), vec![(0, 10, 12, 4)], "{profile:?}: the kept partition");
+        let (_, next) = request(&outs, "Fetch");
+        assert_eq!(common::fetch_positions(&next), vec![("t".to_string(), 0, 13)], "{profile:?}");
+    }
+}
+
 /// StaleAck on the consumer-protocol member: the next batch is detached from revocation, so the
 /// revoke does not wait for it; its ack arrives after the partition was given up, carrying the
 /// epoch it ran under, and is dropped (its offset is never committed).

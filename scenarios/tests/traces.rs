@@ -67,4 +67,5 @@ trace_tests!(
     profile_elsa,
     profile_kafka_go,
     mixed_profiles,
+    consumer_protocol_churn,
 );

@@ -19,6 +19,9 @@ pub enum Stream {
     Triggers,
     /// Whether trigger number `i` fires at each matching event.
     Trigger(u32),
+    /// Per-member client choices a scenario draws beside its shape (which profile each member
+    /// runs, which server assignor the group asks for), so adding them shifts no workload draw.
+    Clients,
 }
 
 impl Stream {
@@ -30,6 +33,7 @@ impl Stream {
             Stream::Member(i) => 1_000 + u64::from(i),
             Stream::Triggers => 4,
             Stream::Trigger(i) => 1_000_000 + u64::from(i),
+            Stream::Clients => 5,
         }
     }
 }

@@ -71,6 +71,9 @@ impl GroupCoordinator {
                 member_id: m.member_id.clone(),
                 member_epoch: m.member_epoch,
                 owned: m.owned().into_iter().collect(),
+                revoking: m.pending_revocation.iter().cloned().collect(),
+                state: m.state.kafka_name().to_string(),
+                target: g.target_of(&m.member_id).into_iter().collect(),
                 classic_protocol: m.uses_classic_protocol(),
             })
             .collect();

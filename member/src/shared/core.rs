@@ -63,6 +63,25 @@ impl Core {
         }
     }
 
+    /// A new assignment epoch that keeps the partitions in `kept` going (KIP-848's incremental
+    /// reconciliation: the Java consumer and librdkafka touch only the partitions that move).
+    /// Batches fetched or in progress and requests in flight of the old epoch carry over for
+    /// the kept partitions; those of the partitions given up become stale.
+    pub(crate) fn next_epoch_keeping(&mut self, kept: &std::collections::BTreeSet<TopicPartition>) {
+        let old = self.positions.epoch;
+        let new = old + 1;
+        self.positions.epoch = new;
+        self.in_flight.carry_over(old, new, kept);
+        let batches = self.fetcher.buffered.iter_mut().map(|b| (&b.tp, &mut b.epoch));
+        let running =
+            self.processor.processing.iter_mut().chain(self.processor.detached.iter_mut());
+        for (tp, epoch) in batches.chain(running.map(|p| (&p.tp, &mut p.epoch))) {
+            if *epoch == old && kept.contains(tp) {
+                *epoch = new;
+            }
+        }
+    }
+
     /// The earliest instant at which the member has work to do.
     pub(crate) fn poll_timeout(&self) -> Option<Millis> {
         if self.finished || !self.started {

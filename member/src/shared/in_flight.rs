@@ -2,7 +2,7 @@
 //! the member's view when it was sent. Whether a request of some kind is under way is read from
 //! this table, not mirrored in separate fields.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::outputs::{RequestFailure, Target};
 use crate::{RequestId, TopicPartition};
@@ -190,6 +190,28 @@ impl InFlight {
         self.any(|p| matches!(p, Pending::Heartbeat { awaited: true }))
     }
 
+    /// KIP-848 reconciliation: Fetch, OffsetFetch and ListOffsets requests of assignment epoch
+    /// `old` go on for the partitions in `kept` as requests of epoch `new`; the partitions
+    /// given up are forgotten, so their answers are not read.
+    pub(crate) fn carry_over(&mut self, old: u64, new: u64, kept: &BTreeSet<TopicPartition>) {
+        for p in self.requests.values_mut().map(|r| &mut r.pending) {
+            match p {
+                Pending::Fetch { epoch, positions, .. } if *epoch == old => {
+                    positions.retain(|tp, _| kept.contains(tp));
+                    *epoch = new;
+                }
+                Pending::OffsetFetch { epoch, partitions }
+                | Pending::ListOffsets { epoch, partitions }
+                    if *epoch == old =>
+                {
+                    partitions.retain(|tp| kept.contains(tp));
+                    *epoch = new;
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Classic: stops waiting for every Heartbeat in flight (see [`Pending::Heartbeat`]).
     pub(crate) fn stop_awaiting_heartbeats(&mut self) {
         for p in self.requests.values_mut().map(|r| &mut r.pending) {
@@ -241,6 +263,33 @@ mod tests {
         t.insert(RequestId(2), sent(Target::Broker(1)), Pending::Metadata);
         assert_eq!(t.on(Target::Coordinator(1)), vec![RequestId(1), RequestId(3)]);
         assert!(!t.has_leave() && !t.has_offset_fetch());
+    }
+
+    #[test]
+    fn carried_over_requests_keep_only_the_kept_partitions() {
+        let tp = |p| TopicPartition::new("t", p);
+        let mut t = InFlight::default();
+        let positions: BTreeMap<TopicPartition, i64> = [(tp(0), 5), (tp(1), 7)].into();
+        t.insert(
+            RequestId(1),
+            sent(Target::Broker(1)),
+            Pending::Fetch { epoch: 3, node: 1, positions },
+        );
+        let fetch = Pending::OffsetFetch { epoch: 2, partitions: vec![tp(0)] };
+        t.insert(RequestId(2), sent(Target::Coordinator(1)), fetch);
+        t.carry_over(3, 4, &[tp(1)].into());
+        match t.remove(RequestId(1)).map(|r| r.pending) {
+            Some(Pending::Fetch { epoch, positions, .. }) => {
+                assert_eq!((epoch, positions.into_keys().collect::<Vec<_>>()), (4, vec![tp(1)]));
+            }
+            other => panic!("{other:?}"),
+        }
+        match t.remove(RequestId(2)).map(|r| r.pending) {
+            Some(Pending::OffsetFetch { epoch, partitions }) => {
+                assert_eq!((epoch, partitions), (2, vec![tp(0)]), "another epoch: untouched");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

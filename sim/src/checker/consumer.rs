@@ -1,92 +1,43 @@
-//! KIP-848 consumer groups: the coordinator hands a partition to a new owner only after its
-//! previous owner released it (Kafka tracks a per-partition owner epoch for this). Ownership
-//! here is what the coordinator's own events say: a partition is a member's from
-//! `PartitionsAssigned` until `PartitionsReleased` (it acknowledged the revocation, or was
-//! fenced or left); a load replaces the group's owners with what the offsets log held.
+//! KIP-848 consumer groups: ownership follows member epochs and the coordinator's
+//! assign / revoke / release events (`consumer_view`), not classic generations.
 //!
-//! - `split-assignment`: a partition assigned to a member while another member still owns it.
-
-use std::collections::BTreeMap;
+//! - `split-assignment`: a partition assigned to a member while another member still owns it
+//!   (the coordinator hands a partition over only after its previous owner released it; Kafka
+//!   tracks a per-partition owner epoch for this).
+//! - `zombie-commit`: a commit accepted under a member epoch that was not the committer's
+//!   member epoch when the coordinator validated it, or from a member the group no longer held
+//!   (fenced, left, replaced). Kafka 4.0's ConsumerGroup.validateOffsetCommit answers any epoch
+//!   other than the member's current one with STALE_MEMBER_EPOCH and an unknown member with
+//!   UNKNOWN_MEMBER_ID. (KIP-1251, Kafka 4.3, relaxes the epoch check per partition; this
+//!   checker judges the 4.0 rule the coordinator models.)
+//! - `unowned-commit`: a commit accepted for a partition the coordinator did not count the
+//!   committer the owner of (assigned, or pending revocation) when it validated the commit.
+//!   Kafka does not check partitions on commit: a client that commits what it does not own
+//!   gets it in, and this rule catches it.
 
 use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_wire::{Millis, TopicPartition};
+use groupsim_wire::Millis;
 
 use super::anomaly::{Anomaly, AnomalyClass};
-
-/// (group, partition) -> (owner's member id, index of the event that assigned it).
-#[derive(Debug, Default)]
-pub(super) struct ConsumerOwners {
-    owners: BTreeMap<(String, TopicPartition), (String, usize)>,
-}
-
-impl ConsumerOwners {
-    /// Reads one consumer-group event (event `idx`).
-    pub(super) fn apply(&mut self, idx: usize, event: &ConsumerGroupEvent) {
-        match event {
-            ConsumerGroupEvent::PartitionsAssigned { group, member_id, partitions, .. } => {
-                for tp in partitions {
-                    self.owners.insert((group.clone(), tp.clone()), (member_id.clone(), idx));
-                }
-            }
-            ConsumerGroupEvent::PartitionsReleased { group, member_id, partitions, .. } => {
-                for tp in partitions {
-                    let key = (group.clone(), tp.clone());
-                    if self.owners.get(&key).is_some_and(|(owner, _)| owner == member_id) {
-                        self.owners.remove(&key);
-                    }
-                }
-            }
-            ConsumerGroupEvent::MemberRemoved { group, member_id, .. } => {
-                self.owners.retain(|(g, _), (owner, _)| !(g == group && owner == member_id));
-            }
-            ConsumerGroupEvent::GroupLoaded { group, members, .. } => {
-                self.owners.retain(|(g, _), _| g != group);
-                for m in members {
-                    for tp in &m.owned {
-                        self.owners.insert((group.clone(), tp.clone()), (m.member_id.clone(), idx));
-                    }
-                }
-            }
-            // An upgrade: the classic members own their classic assignments in the consumer group.
-            ConsumerGroupEvent::GroupUpgraded { group, members, .. } => {
-                self.owners.retain(|(g, _), _| g != group);
-                for m in members {
-                    for tp in &m.partitions {
-                        self.owners.insert((group.clone(), tp.clone()), (m.member_id.clone(), idx));
-                    }
-                }
-            }
-            // A downgrade: the group is a classic group again; consumer ownership ends.
-            ConsumerGroupEvent::GroupDowngraded { group, .. } => {
-                self.owners.retain(|(g, _), _| g != group);
-            }
-            ConsumerGroupEvent::MemberJoined { .. }
-            | ConsumerGroupEvent::GroupEpochBumped { .. }
-            | ConsumerGroupEvent::TargetAssignmentComputed { .. }
-            | ConsumerGroupEvent::MemberEpochChanged { .. }
-            | ConsumerGroupEvent::PartitionsRevoking { .. } => {}
-        }
-    }
-}
+use super::consumer_view::ConsumerGroupView;
+use super::views::AcceptedCommit;
 
 /// `split-assignment` for a consumer group: event `idx` assigns partitions of which some are
 /// still owned by another member (it has not released them).
 pub(super) fn assigned_before_release(
-    owners: &ConsumerOwners,
+    group: Option<&ConsumerGroupView>,
     idx: usize,
     at: Millis,
     event: &ConsumerGroupEvent,
 ) -> Vec<Anomaly> {
-    let ConsumerGroupEvent::PartitionsAssigned { group, member_id, member_epoch, partitions } =
-        event
+    let ConsumerGroupEvent::PartitionsAssigned { member_id, member_epoch, partitions, .. } = event
     else {
         return Vec::new();
     };
+    let Some(group) = group else { return Vec::new() };
     let mut found = Vec::new();
     for tp in partitions {
-        let Some((owner, since)) = owners.owners.get(&(group.clone(), tp.clone())) else {
-            continue;
-        };
+        let Some((owner, since)) = group.owners.get(tp) else { continue };
         if owner != member_id {
             found.push(Anomaly::new(
                 AnomalyClass::SplitAssignment,
@@ -103,11 +54,69 @@ pub(super) fn assigned_before_release(
     found
 }
 
+/// `zombie-commit` in a consumer group: the commit's member epoch was not the committer's
+/// when the coordinator validated it (`validated_at`), or the committer was not a member then.
+pub(super) fn zombie_commit(group: &ConsumerGroupView, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
+    if !c.by_member() {
+        return None;
+    }
+    let (member_id, epoch, offset, at) = (c.member_id, c.generation, c.offset, c.validated_at);
+    if group.held_epoch_at(member_id, epoch, at) {
+        return None;
+    }
+    let (message, mut ev) = match group.epoch_at(member_id, at) {
+        Some(current) => (
+            format!(
+                "commit to {offset} from {member_id} validated at t={at}ms under member epoch \
+                 {epoch} while its member epoch was {current} (STALE_MEMBER_EPOCH)"
+            ),
+            Vec::new(),
+        ),
+        None => (
+            format!(
+                "commit to {offset} from {member_id} (member epoch {epoch}) validated at \
+                 t={at}ms, when the group did not hold it (UNKNOWN_MEMBER_ID)"
+            ),
+            group.left_before(member_id, at).into_iter().collect(),
+        ),
+    };
+    ev.insert(0, c.idx);
+    Some(Anomaly::new(AnomalyClass::ZombieCommit, Some(c.tp), c.at, message, ev))
+}
+
+/// `unowned-commit` in a consumer group: the coordinator did not count the committer the owner
+/// of the partition when it validated the commit.
+pub(super) fn unowned_commit(group: &ConsumerGroupView, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
+    if !c.by_member() || group.owned_at(c.member_id, c.tp, c.validated_at) {
+        return None;
+    }
+    let (member_id, epoch, tp, at) = (c.member_id, c.generation, c.tp, c.validated_at);
+    let mut ev = vec![c.idx];
+    let who = match group.owners.get(tp) {
+        Some((owner, given)) if owner != member_id => {
+            ev.push(*given);
+            format!("{owner} owns it")
+        }
+        _ => "the coordinator had not given it to it".to_string(),
+    };
+    Some(Anomaly::new(
+        AnomalyClass::UnownedCommit,
+        Some(tp),
+        c.at,
+        format!(
+            "{member_id} committed {tp} under member epoch {epoch} (validated at t={at}ms) but \
+             {who}"
+        ),
+        ev,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use groupsim_coordinator::consumer_event::{ConsumerRemovalReason, LoadedMember};
 
     use super::*;
+    use groupsim_wire::TopicPartition;
 
     fn tp(p: i32) -> TopicPartition {
         TopicPartition::new("orders", p)
@@ -152,6 +161,9 @@ mod tests {
                     member_id: m.to_string(),
                     member_epoch: 3,
                     owned: parts.iter().map(|p| tp(*p)).collect(),
+                    revoking: Vec::new(),
+                    state: "STABLE".into(),
+                    target: parts.iter().map(|p| tp(*p)).collect(),
                     classic_protocol: false,
                 })
                 .collect(),
@@ -163,10 +175,10 @@ mod tests {
 
     /// Replays `events` and returns the partitions flagged at each event.
     fn splits(events: &[ConsumerGroupEvent]) -> Splits {
-        let mut owners = ConsumerOwners::default();
+        let mut group = ConsumerGroupView::default();
         let mut out = Vec::new();
         for (idx, e) in events.iter().enumerate() {
-            let found = assigned_before_release(&owners, idx, idx as Millis, e);
+            let found = assigned_before_release(Some(&group), idx, idx as Millis, e);
             if !found.is_empty() {
                 let tps = found
                     .iter()
@@ -175,7 +187,7 @@ mod tests {
                     .collect();
                 out.push((idx, tps));
             }
-            owners.apply(idx, e);
+            group.apply(idx, idx as Millis, e);
         }
         out
     }

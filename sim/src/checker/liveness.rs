@@ -1,6 +1,8 @@
 //! The liveness rule, `stuck`: at the end of the liveness phase every group with live members
 //! is Stable with every live member in the latest generation, every partition assigned and
-//! commits at the log end; a group without live members is Empty.
+//! commits at the log end; a group without live members is Empty. A KIP-848 consumer group
+//! converges by member epochs instead: every live member reconciled to the target assignment
+//! of the group epoch, nothing revoking, every partition owned, commits at the log end.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,7 +10,9 @@ use groupsim_coordinator::GroupState;
 use groupsim_wire::TopicPartition;
 
 use super::anomaly::{Anomaly, AnomalyClass};
+use super::consumer_view::{ConsumerGroupView, STABLE};
 use super::views::{MemberView, Views};
+use crate::trace;
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more.
@@ -36,13 +40,20 @@ pub(super) fn holds(views: &Views) -> bool {
     problems(views).is_empty()
 }
 
+/// Ways the views fall short of convergence, each with the partition it concerns.
+type Problems = Vec<(Option<TopicPartition>, String)>;
+
 /// Every way the views fall short of convergence, each with the partition it concerns.
-fn problems(views: &Views) -> Vec<(Option<TopicPartition>, String)> {
-    let mut problems: Vec<(Option<TopicPartition>, String)> = Vec::new();
+fn problems(views: &Views) -> Problems {
+    let mut problems: Problems = Vec::new();
     let groups: BTreeSet<String> = views.members.values().map(|m| m.group.clone()).collect();
     for group in groups {
         let live: BTreeMap<&String, &MemberView> =
             views.members.iter().filter(|(_, m)| m.group == group && m.live).collect();
+        if let Some(cg) = views.consumer_group(&group) {
+            consumer_problems(views, &group, cg, &live, &mut problems);
+            continue;
+        }
         let Some(g) = views.groups.get(&group) else {
             if !live.is_empty() {
                 problems.push((None, format!("group {group} never formed")));
@@ -83,26 +94,109 @@ fn problems(views: &Views) -> Vec<(Option<TopicPartition>, String)> {
             ));
         }
         let owners = g.owners.get(&g.generation);
-        for (topic, n) in &views.topics {
-            for p in 0..*n {
-                let tp = TopicPartition::new(topic.clone(), p);
-                if owners.is_none_or(|o| !o.contains_key(&tp)) {
-                    problems.push((
-                        Some(tp.clone()),
-                        format!("{tp} is unassigned in generation {}", g.generation),
-                    ));
-                }
-                let pv = views.partitions.get(&tp);
-                let end = pv.and_then(|v| v.log_end).unwrap_or(0);
-                let committed = pv.and_then(|v| v.committed).map_or(0, |(o, _)| o);
-                if committed < end {
-                    problems.push((
-                        Some(tp.clone()),
-                        format!("{tp} committed {committed} < log end {end}"),
-                    ));
-                }
+        for tp in all_partitions(views) {
+            if owners.is_none_or(|o| !o.contains_key(&tp)) {
+                problems.push((
+                    Some(tp.clone()),
+                    format!("{tp} is unassigned in generation {}", g.generation),
+                ));
             }
+            commits_at_log_end(views, &tp, &mut problems);
         }
     }
     problems
+}
+
+/// Every partition of every topic, in order.
+fn all_partitions(views: &Views) -> Vec<TopicPartition> {
+    views
+        .topics
+        .iter()
+        .flat_map(|(topic, n)| (0..*n).map(move |p| TopicPartition::new(topic.clone(), p)))
+        .collect()
+}
+
+/// Commits of `tp` must have reached its log end.
+fn commits_at_log_end(views: &Views, tp: &TopicPartition, problems: &mut Problems) {
+    let pv = views.partitions.get(tp);
+    let end = pv.and_then(|v| v.log_end).unwrap_or(0);
+    let committed = pv.and_then(|v| v.committed).map_or(0, |(o, _)| o);
+    if committed < end {
+        problems.push((Some(tp.clone()), format!("{tp} committed {committed} < log end {end}")));
+    }
+}
+
+/// A KIP-848 consumer group has converged when the target assignment is of the group epoch,
+/// every live member is in the group at that epoch, reconciled (`STABLE`) and owns exactly its
+/// target — as the coordinator says and as the member itself reports —, the group holds no
+/// member that is not live, nothing waits to be revoked, every partition is owned, and commits
+/// are at the log end. Without live members the group must hold no member.
+fn consumer_problems(
+    views: &Views,
+    group: &str,
+    cg: &ConsumerGroupView,
+    live: &BTreeMap<&String, &MemberView>,
+    problems: &mut Problems,
+) {
+    if live.is_empty() {
+        if !cg.members.is_empty() {
+            let held: Vec<&String> = cg.members.keys().collect();
+            problems.push((None, format!("group {group} has no live members but holds {held:?}")));
+        }
+        return;
+    }
+    let epoch = cg.assignment_epoch;
+    if cg.group_epoch != epoch {
+        problems.push((
+            None,
+            format!("group {group} is at epoch {} but its target at {epoch}", cg.group_epoch),
+        ));
+    }
+    for (name, m) in live {
+        let Some(id) = &m.member_id else {
+            problems.push((None, format!("live member {name} never joined")));
+            continue;
+        };
+        match cg.members.get(id) {
+            None => problems.push((None, format!("live member {name} ({id}) is not in the group"))),
+            Some(cm) if cm.epoch != epoch || cm.state != STABLE => problems.push((
+                None,
+                format!(
+                    "live member {name} ({id}) is at epoch {} ({}), not reconciled to {epoch}",
+                    cm.epoch, cm.state
+                ),
+            )),
+            Some(_) => {}
+        }
+        if m.generation != epoch {
+            problems.push((
+                None,
+                format!("live member {name} ({id}) reports epoch {}, not {epoch}", m.generation),
+            ));
+        }
+        let target = cg.target.get(id).cloned().unwrap_or_default();
+        if m.owned != target {
+            problems.push((
+                None,
+                format!(
+                    "live member {name} ({id}) owns {} but its target is {}",
+                    trace::partitions(&m.owned.iter().cloned().collect::<Vec<_>>()),
+                    trace::partitions(&target.into_iter().collect::<Vec<_>>())
+                ),
+            ));
+        }
+    }
+    let live_ids: BTreeSet<&String> = live.values().filter_map(|m| m.member_id.as_ref()).collect();
+    for id in cg.members.keys().filter(|id| !live_ids.contains(id)) {
+        problems.push((None, format!("group {group} still holds {id}, which is not live")));
+    }
+    for (tp, member) in &cg.revoking {
+        problems.push((Some(tp.clone()), format!("{tp} still being revoked by {member}")));
+    }
+    for tp in all_partitions(views) {
+        if !cg.owners.contains_key(&tp) {
+            problems.push((Some(tp.clone()), format!("{tp} is owned by no member")));
+        }
+        commits_at_log_end(views, &tp, problems);
+    }
 }

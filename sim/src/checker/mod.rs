@@ -28,16 +28,33 @@
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
+//!
+//! A KIP-848 consumer group is judged by member epochs, not generations (`consumer_view` reads
+//! its events, `consumer` holds its rules): `zombie-commit` is a commit accepted under a member
+//! epoch that was not the committer's when validated, or from a member the group no longer held;
+//! `unowned-commit` a commit for a partition the coordinator did not count the committer the
+//! owner of; the commit rules follow a member's holding of a partition across epochs; `stuck`
+//! asks for every live member reconciled to the target of the group epoch.
+//!
+//! A group that migrates between the protocols (KIP-848's online upgrade and downgrade) is
+//! judged by the protocol it spoke when the coordinator validated a commit (`protocols`): after
+//! an upgrade every member, classic-protocol members included (their generation is their member
+//! epoch), by member epochs and the coordinator's ownership events; after a downgrade by
+//! generations again, starting from the downgraded generation and its stored assignments; in the
+//! millisecond of a conversion by either rule.
 
 mod anomaly;
 pub mod black_box;
 mod commits;
 mod consumer;
+mod consumer_view;
 mod liveness;
 mod metrics;
 mod ownership;
+mod protocols;
 mod ranges;
 mod resets;
+mod spans;
 mod views;
 
 use std::collections::BTreeMap;
@@ -49,6 +66,7 @@ use serde::{Deserialize, Serialize};
 pub use self::anomaly::{Anomaly, AnomalyClass};
 use self::metrics::Metrics;
 pub use self::metrics::Stats;
+use self::protocols::Judged;
 use self::views::{AcceptedCommit, Views};
 use crate::history::{Event, EventKind, History};
 
@@ -145,9 +163,23 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             }
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                let by_epochs =
+                    |cg| (consumer::zombie_commit(cg, &c), consumer::unowned_commit(cg, &c));
+                let by_generations =
+                    || (ownership::zombie_commit(views, &c), ownership::unowned_commit(views, &c));
+                let (zombie, unowned) = match views.commit_judged(&c) {
+                    (Judged::Consumer, Some(cg)) => by_epochs(cg),
+                    // Validated in the millisecond of a conversion: either protocol's rule may
+                    // have been in force, so only what both find is an anomaly.
+                    (Judged::Either, Some(cg)) => {
+                        let ((z1, u1), (z2, u2)) = (by_epochs(cg), by_generations());
+                        (z1.filter(|_| z2.is_some()), u1.filter(|_| u2.is_some()))
+                    }
+                    _ => by_generations(),
+                };
                 [
-                    ownership::zombie_commit(views, &c),
-                    ownership::unowned_commit(views, &c),
+                    zombie,
+                    unowned,
                     commits::offset_regression(views, &c),
                     commits::duplicate_commit(views, &c),
                     commits::uncovered_commit(views, &c),
@@ -160,7 +192,7 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
                 commits::lost_on_load(views, idx, at, group, offsets)
             }
             CoordinatorEvent::ConsumerGroup(e) => {
-                consumer::assigned_before_release(&views.consumer_owners, idx, at, e)
+                consumer::assigned_before_release(views.consumer_groups.get(e.group()), idx, at, e)
             }
             _ => Vec::new(),
         },
@@ -177,5 +209,9 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
     }
 }
 
+#[cfg(test)]
+mod consumer_tests;
+#[cfg(test)]
+mod migration_tests;
 #[cfg(test)]
 mod tests;

@@ -8,51 +8,51 @@ use groupsim_wire::TopicPartition;
 use super::{check, AnomalyClass};
 use crate::history::{EventKind, History, WorldEvent};
 
-const G: &str = "g";
+pub(super) const G: &str = "g";
 
-fn tp(p: i32) -> TopicPartition {
+pub(super) fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
 }
 
 /// A tiny builder for histories: one group "g", one topic "t".
-struct H {
-    h: History,
-    t: u64,
+pub(super) struct H {
+    pub(super) h: History,
+    pub(super) t: u64,
 }
 
 impl H {
-    fn new(partitions: i32) -> Self {
+    pub(super) fn new(partitions: i32) -> Self {
         let mut h = History::new();
         h.world(0, WorldEvent::TopicCreated { topic: "t".into(), partitions });
         H { h, t: 0 }
     }
-    fn tick(&mut self) -> u64 {
+    pub(super) fn tick(&mut self) -> u64 {
         self.t += 10;
         self.t
     }
-    fn coord(&mut self, e: CoordinatorEvent) -> &mut Self {
+    pub(super) fn coord(&mut self, e: CoordinatorEvent) -> &mut Self {
         let t = self.tick();
         self.h.record(t, EventKind::Coordinator { broker: 0, event: e });
         self
     }
-    fn member(&mut self, name: &str, e: MemberEvent) -> &mut Self {
+    pub(super) fn member(&mut self, name: &str, e: MemberEvent) -> &mut Self {
         let t = self.tick();
         self.h.record(t, EventKind::Member { member: name.into(), event: e });
         self
     }
-    fn world(&mut self, e: WorldEvent) -> &mut Self {
+    pub(super) fn world(&mut self, e: WorldEvent) -> &mut Self {
         let t = self.tick();
         self.h.world(t, e);
         self
     }
-    fn started(&mut self, name: &str) -> &mut Self {
+    pub(super) fn started(&mut self, name: &str) -> &mut Self {
         self.world(WorldEvent::MemberStarted {
             member: name.into(),
             group: G.into(),
             host: "c".into(),
         })
     }
-    fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
+    pub(super) fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
         self.coord(CoordinatorEvent::GroupStateChanged {
             group: G.into(),
             from: GroupState::Empty,
@@ -62,7 +62,11 @@ impl H {
     }
     /// A complete generation: GenerationStarted, AssignmentStored, Stable, and each member's
     /// Joined + Assigned events. `assign` lists (name, member id, partitions).
-    fn generation(&mut self, generation: i32, assign: &[(&str, &str, &[i32])]) -> &mut Self {
+    pub(super) fn generation(
+        &mut self,
+        generation: i32,
+        assign: &[(&str, &str, &[i32])],
+    ) -> &mut Self {
         self.coord(CoordinatorEvent::GenerationStarted {
             group: G.into(),
             generation,
@@ -104,7 +108,7 @@ impl H {
         }
         self
     }
-    fn processed(
+    pub(super) fn processed(
         &mut self,
         name: &str,
         id: &str,
@@ -125,13 +129,13 @@ impl H {
         )
     }
     /// A commit validated and appended at once (recorded at the next tick).
-    fn commit(&mut self, id: &str, generation: i32, p: i32, offset: i64) -> &mut Self {
+    pub(super) fn commit(&mut self, id: &str, generation: i32, p: i32, offset: i64) -> &mut Self {
         let validated_at = self.t + 10;
         self.commit_validated_at(id, generation, p, offset, validated_at)
     }
     /// A commit recorded now (its append completed) that the coordinator validated at
     /// `validated_at`.
-    fn commit_validated_at(
+    pub(super) fn commit_validated_at(
         &mut self,
         id: &str,
         generation: i32,
@@ -166,10 +170,10 @@ impl H {
             members: members.iter().map(|m| m.to_string()).collect(),
         })
     }
-    fn produced(&mut self, p: i32, count: i64) -> &mut Self {
+    pub(super) fn produced(&mut self, p: i32, count: i64) -> &mut Self {
         self.world(WorldEvent::Produced { partition: tp(p), base_offset: 0, count })
     }
-    fn finish(&mut self, log_ends: &[(i32, i64)]) -> History {
+    pub(super) fn finish(&mut self, log_ends: &[(i32, i64)]) -> History {
         self.world(WorldEvent::ProducerStopped {
             log_end_offsets: log_ends.iter().map(|(p, e)| (tp(*p), *e)).collect(),
         });
@@ -192,7 +196,7 @@ fn clean() -> H {
     h
 }
 
-fn classes(h: &History) -> Vec<AnomalyClass> {
+pub(super) fn classes(h: &History) -> Vec<AnomalyClass> {
     check(h).anomalies.iter().map(|a| a.class).collect()
 }
 

@@ -6,6 +6,7 @@
 //! commits at the log end).
 
 pub mod churn;
+pub mod consumer;
 pub mod coordinator;
 pub mod faults;
 pub mod migration;
@@ -109,6 +110,13 @@ pub fn catalogue() -> Vec<Scenario> {
             "membership churn in one group mixing Java eager, Java cooperative (eager mode: it \
              also offers roundrobin), brod, Elsa and kafka-go members; roundrobin wins the vote",
             profiles::mixed_profiles,
+        ),
+        Scenario::new(
+            "consumer_protocol_churn",
+            "membership churn with KIP-848 consumer-protocol members (Java consumer and \
+             librdkafka, drawn per member) and a server assignor drawn per seed (uniform or \
+             range): incremental reconciliation under member epochs",
+            consumer::consumer_protocol_churn,
         ),
         Scenario::new(
             "protocol_migration",

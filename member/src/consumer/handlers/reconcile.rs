@@ -175,12 +175,22 @@ impl ConsumerGroupMember {
     fn finish_reconciliation(&mut self, now: Millis, plan: Plan) -> Step {
         let epoch = self.membership.epoch;
         let member_id = self.membership.member_id.clone();
+        if !plan.revoked.is_empty() || !plan.added.is_empty() {
+            let kept = self
+                .core
+                .positions
+                .assigned
+                .iter()
+                .filter(|tp| !plan.revoked.contains(tp))
+                .cloned()
+                .collect();
+            self.core.next_epoch_keeping(&kept);
+        }
         if !plan.revoked.is_empty() {
             for tp in &plan.revoked {
                 self.core.positions.partitions.remove(tp);
             }
             self.core.positions.assigned.retain(|tp| !plan.revoked.contains(tp));
-            self.core.positions.epoch += 1;
             self.emit(MemberEvent::Revoked {
                 member_id: member_id.clone(),
                 generation: epoch,
@@ -199,7 +209,6 @@ impl ConsumerGroupMember {
                 self.core.positions.assigned.push(tp.clone());
             }
             self.core.positions.assigned.sort();
-            self.core.positions.epoch += 1;
             self.core.app.on_partitions_assigned(now, epoch, &plan.added);
         }
         self.emit(MemberEvent::Assigned {

@@ -4,41 +4,18 @@
 //! and processed records per member and generation). Times are simulated milliseconds. Traces are
 //! snapshot-compared with insta, so a behaviour change shows up as a reviewable diff.
 
+mod consumer;
+mod partitions;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use groupsim_coordinator::CoordinatorEvent;
 use groupsim_member::MemberEvent;
-use groupsim_wire::TopicPartition;
 
+use self::consumer::ConsumerTrace;
+pub use self::partitions::partitions;
 use crate::history::{EventKind, History, WorldEvent};
-
-/// Compact partition list: `orders[0-2,5] payments[1]`.
-pub fn partitions(parts: &[TopicPartition]) -> String {
-    let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-    for tp in parts {
-        by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition);
-    }
-    if by_topic.is_empty() {
-        return "-".into();
-    }
-    let mut out = Vec::new();
-    for (topic, mut ps) in by_topic {
-        ps.sort_unstable();
-        let mut runs: Vec<String> = Vec::new();
-        let mut i = 0;
-        while i < ps.len() {
-            let mut j = i;
-            while j + 1 < ps.len() && ps[j + 1] == ps[j] + 1 {
-                j += 1;
-            }
-            runs.push(if i == j { ps[i].to_string() } else { format!("{}-{}", ps[i], ps[j]) });
-            i = j + 1;
-        }
-        out.push(format!("{topic}[{}]", runs.join(",")));
-    }
-    out.join(" ")
-}
 
 #[derive(Default)]
 struct Tally {
@@ -52,6 +29,7 @@ pub fn text(history: &History) -> String {
     // (member name, generation) -> tally, flushed when the member's generation ends.
     let mut tallies: BTreeMap<(String, i32), Tally> = BTreeMap::new();
     let mut member_of_id: BTreeMap<String, String> = BTreeMap::new();
+    let mut consumer = ConsumerTrace::new(history);
     let line = |out: &mut String, at: u64, s: String| {
         let _ = writeln!(out, "{at:>8}  {s}");
     };
@@ -154,7 +132,8 @@ pub fn text(history: &History) -> String {
                     }
                 }
                 CoordinatorEvent::OffsetCommitAccepted { member_id, generation, .. } => {
-                    if let Some(name) = member_of_id.get(member_id) {
+                    let classic = !consumer.commit_accepted(member_id, *generation);
+                    if let Some(name) = member_of_id.get(member_id).filter(|_| classic) {
                         tallies.entry((name.clone(), *generation)).or_default().commits += 1;
                     }
                 }
@@ -171,9 +150,10 @@ pub fn text(history: &History) -> String {
                     at,
                     format!("broker-{broker} unloads group {group} (offsets partition {partition})"),
                 ),
-                // KIP-848 consumer groups: no scenario runs them yet; shown raw until one does.
                 CoordinatorEvent::ConsumerGroup(e) => {
-                    line(&mut out, at, format!("broker-{broker} consumer group: {e:?}"))
+                    for l in consumer.coordinator(*broker, e) {
+                        line(&mut out, at, l);
+                    }
                 }
                 CoordinatorEvent::OffsetCommitRejected { member_id, generation, partition, offset, error, .. } => {
                     line(
@@ -183,7 +163,13 @@ pub fn text(history: &History) -> String {
                     )
                 }
             },
-            EventKind::Member { member, event } => match event {
+            EventKind::Member { member, event } => match consumer.member(member, event) {
+                Some(lines) => {
+                    for l in lines {
+                        line(&mut out, at, l);
+                    }
+                }
+                None => match event {
                 MemberEvent::Joined { member_id, generation, is_leader, .. } => {
                     member_of_id.insert(member_id.clone(), member.clone());
                     let role = if *is_leader { "leader" } else { "follower" };
@@ -213,10 +199,14 @@ pub fn text(history: &History) -> String {
                 }
                 MemberEvent::Left { member_id } => line(&mut out, at, format!("{member} left as {member_id}")),
                 _ => {}
+                },
             },
         }
     }
     let end = history.events().last().map_or(0, |e| e.at_ms);
+    for l in consumer.finish() {
+        let _ = writeln!(out, "{end:>8}  {l}");
+    }
     for ((member, generation), t) in std::mem::take(&mut tallies) {
         let _ = writeln!(
             out,
@@ -240,23 +230,5 @@ fn flush(
             "{at:>8}  {member} generation {generation}: processed {} records, {} commits accepted",
             t.processed, t.commits
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn partition_lists_are_compact_and_sorted() {
-        let ps = vec![
-            TopicPartition::new("b", 1),
-            TopicPartition::new("a", 2),
-            TopicPartition::new("a", 0),
-            TopicPartition::new("a", 1),
-            TopicPartition::new("a", 5),
-        ];
-        assert_eq!(partitions(&ps), "a[0-2,5] b[1]");
-        assert_eq!(partitions(&[]), "-");
     }
 }

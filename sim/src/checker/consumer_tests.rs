@@ -1,0 +1,332 @@
+//! The consumer-group (KIP-848) rules on hand-made histories: each rule fires on a bad history
+//! and stays quiet on the correct one beside it.
+
+use groupsim_coordinator::consumer_event::{
+    ConsumerGroupEvent, ConsumerRemovalReason, LoadedMember, TargetShare,
+};
+use groupsim_coordinator::CoordinatorEvent;
+use groupsim_member::MemberEvent;
+
+use super::tests::{classes, tp, G, H};
+use super::{check, AnomalyClass, LivenessWatch};
+
+fn parts(ps: &[i32]) -> Vec<groupsim_wire::TopicPartition> {
+    ps.iter().map(|p| tp(*p)).collect()
+}
+
+/// What the coordinator does with a member's partitions.
+#[derive(Clone, Copy)]
+enum Move {
+    Given,
+    Revoking,
+    Released,
+}
+
+/// Consumer-group steps on top of the history builder.
+trait ConsumerSteps {
+    fn cg(&mut self, e: ConsumerGroupEvent) -> &mut Self;
+    fn group_epoch(&mut self, epoch: i32, target: &[(&str, &[i32])]) -> &mut Self;
+    fn coordinator_epoch(&mut self, id: &str, from: i32, to: i32, state: &str) -> &mut Self;
+    fn join(&mut self, name: &str, id: &str, epoch: i32, ps: &[i32]) -> &mut Self;
+    fn member_epoch(&mut self, name: &str, id: &str, previous: i32, epoch: i32) -> &mut Self;
+    fn revoking(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self;
+    fn released(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self;
+    fn given(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self;
+    fn moved(&mut self, how: Move, id: &str, member_epoch: i32, ps: &[i32]) -> &mut Self;
+    fn owns(&mut self, name: &str, id: &str, epoch: i32, ps: &[i32]) -> &mut Self;
+    fn removed(&mut self, id: &str, epoch: i32) -> &mut Self;
+}
+
+impl ConsumerSteps for H {
+    fn cg(&mut self, e: ConsumerGroupEvent) -> &mut Self {
+        self.coord(CoordinatorEvent::ConsumerGroup(e))
+    }
+    /// The group epoch moves to `epoch` and its target is computed at once.
+    fn group_epoch(&mut self, epoch: i32, target: &[(&str, &[i32])]) -> &mut Self {
+        self.cg(ConsumerGroupEvent::GroupEpochBumped { group: G.into(), epoch });
+        self.cg(ConsumerGroupEvent::TargetAssignmentComputed {
+            group: G.into(),
+            epoch,
+            assignor: "uniform".into(),
+            assignments: target
+                .iter()
+                .map(|(id, ps)| TargetShare { member_id: id.to_string(), partitions: parts(ps) })
+                .collect(),
+        })
+    }
+    fn coordinator_epoch(&mut self, id: &str, from: i32, to: i32, state: &str) -> &mut Self {
+        self.cg(ConsumerGroupEvent::MemberEpochChanged {
+            group: G.into(),
+            member_id: id.into(),
+            from,
+            to,
+            state: state.into(),
+        })
+    }
+    /// A member joins at `epoch` and is given `ps` (free partitions) at once.
+    fn join(&mut self, name: &str, id: &str, epoch: i32, ps: &[i32]) -> &mut Self {
+        self.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: id.into(),
+            group_instance_id: None,
+            client_id: name.into(),
+            classic_protocol: false,
+        });
+        self.coordinator_epoch(id, 0, epoch, "STABLE").given(id, epoch, ps);
+        self.member_epoch(name, id, 0, epoch).owns(name, id, epoch, ps)
+    }
+    fn member_epoch(&mut self, name: &str, id: &str, previous: i32, epoch: i32) -> &mut Self {
+        self.member(name, MemberEvent::MemberEpochChanged { member_id: id.into(), previous, epoch })
+    }
+    fn revoking(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self {
+        self.moved(Move::Revoking, id, epoch, ps)
+    }
+    fn released(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self {
+        self.moved(Move::Released, id, epoch, ps)
+    }
+    fn given(&mut self, id: &str, epoch: i32, ps: &[i32]) -> &mut Self {
+        if ps.is_empty() {
+            return self;
+        }
+        self.moved(Move::Given, id, epoch, ps)
+    }
+    /// The coordinator gives `ps` to member `id`, asks it to revoke them, or records their
+    /// release.
+    fn moved(&mut self, how: Move, id: &str, member_epoch: i32, ps: &[i32]) -> &mut Self {
+        let (group, member_id, partitions) = (G.to_string(), id.to_string(), parts(ps));
+        use ConsumerGroupEvent as E;
+        self.cg(match how {
+            Move::Given => E::PartitionsAssigned { group, member_id, member_epoch, partitions },
+            Move::Revoking => E::PartitionsRevoking { group, member_id, member_epoch, partitions },
+            Move::Released => E::PartitionsReleased { group, member_id, member_epoch, partitions },
+        })
+    }
+    /// The member's own report: it owns `ps` now.
+    fn owns(&mut self, name: &str, id: &str, epoch: i32, ps: &[i32]) -> &mut Self {
+        self.member(
+            name,
+            MemberEvent::Assigned {
+                member_id: id.into(),
+                generation: epoch,
+                partitions: parts(ps),
+            },
+        )
+    }
+    fn removed(&mut self, id: &str, epoch: i32) -> &mut Self {
+        self.cg(ConsumerGroupEvent::MemberRemoved {
+            group: G.into(),
+            member_id: id.into(),
+            member_epoch: epoch,
+            reason: ConsumerRemovalReason::SessionTimeout,
+        })
+    }
+}
+
+/// Two consumer members at epoch 2, one partition each, everything processed and committed.
+fn clean() -> H {
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.group_epoch(1, &[("a", &[0, 1])]).join("m0", "a", 1, &[0, 1]);
+    h.group_epoch(2, &[("a", &[0]), ("b", &[1])]);
+    h.join("m1", "b", 2, &[]);
+    h.coordinator_epoch("a", 1, 1, "UNREVOKED_PARTITIONS").revoking("a", 1, &[1]);
+    h.owns("m0", "a", 1, &[0]);
+    h.member(
+        "m0",
+        MemberEvent::Revoked { member_id: "a".into(), generation: 1, partitions: parts(&[1]) },
+    );
+    h.released("a", 1, &[1]).coordinator_epoch("a", 1, 2, "STABLE").member_epoch("m0", "a", 1, 2);
+    h.given("b", 2, &[1]).owns("m1", "b", 2, &[1]);
+    h.produced(0, 10).produced(1, 10);
+    h.processed("m0", "a", 2, 0, 0, 9).processed("m1", "b", 2, 1, 0, 9);
+    h.commit("a", 2, 0, 10).commit("b", 2, 1, 10);
+    h
+}
+
+#[test]
+fn a_reconciled_consumer_group_passes_and_counts_its_target_assignments() {
+    let v = check(&clean().finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    assert_eq!(v.stats.rebalances, 2, "one per target assignment");
+    assert_eq!(v.stats.commits_accepted, 2);
+}
+
+#[test]
+fn a_commit_under_the_members_current_epoch_is_not_a_zombie_but_a_stale_one_is() {
+    let mut h = clean();
+    h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14);
+    // Epoch 1 was a's before it reconciled: Kafka answers STALE_MEMBER_EPOCH.
+    h.commit("a", 1, 0, 15);
+    let v = check(&h.finish(&[(0, 15), (1, 10)]));
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(z.message.contains("member epoch 1 while its member epoch was 2"), "{}", z.message);
+    assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
+}
+
+#[test]
+fn a_commit_validated_in_the_millisecond_its_epoch_moved_on_is_not_a_zombie() {
+    let validated = |delay: u64| {
+        let mut h = clean();
+        h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14);
+        h.group_epoch(3, &[("a", &[0]), ("b", &[1])]).coordinator_epoch("a", 2, 3, "STABLE");
+        let moved_at = h.t;
+        h.member_epoch("m0", "a", 2, 3);
+        h.commit_validated_at("a", 2, 0, 15, moved_at + delay);
+        classes(&h.h.clone())
+    };
+    assert_eq!(validated(0), vec![], "within the millisecond either side counts");
+    assert_eq!(validated(1), vec![AnomalyClass::ZombieCommit]);
+}
+
+#[test]
+fn a_commit_from_a_member_the_group_removed_is_a_zombie() {
+    let mut h = clean();
+    h.removed("b", 2);
+    h.produced(1, 5).processed("m1", "b", 2, 1, 10, 14).commit("b", 2, 1, 15);
+    let v = check(&h.h.clone());
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(z.message.contains("UNKNOWN_MEMBER_ID"), "{}", z.message);
+    assert_eq!(z.events.len(), 2, "the commit and the removal");
+}
+
+#[test]
+fn a_revoking_member_may_commit_until_it_releases_the_partition() {
+    let mut h = clean();
+    h.group_epoch(3, &[("a", &[0, 1]), ("b", &[])]);
+    h.coordinator_epoch("b", 2, 2, "UNREVOKED_PARTITIONS").revoking("b", 2, &[1]);
+    h.produced(1, 5).processed("m1", "b", 2, 1, 10, 14).commit("b", 2, 1, 15);
+    let before = check(&h.h.clone());
+    assert!(before.is_ok(), "commit while revoking: {:?}", before.anomalies);
+    h.released("b", 2, &[1]).coordinator_epoch("b", 2, 3, "STABLE");
+    h.produced(1, 5).processed("m1", "b", 2, 1, 15, 19).commit("b", 3, 1, 20);
+    let got = classes(&h.h.clone());
+    assert_eq!(got, vec![AnomalyClass::UnownedCommit], "commit after the release");
+}
+
+#[test]
+fn a_commit_for_another_members_partition_is_unowned() {
+    let mut h = clean();
+    h.produced(1, 5).processed("m0", "a", 2, 1, 10, 14).commit("a", 2, 1, 15);
+    let v = check(&h.h.clone());
+    let u = v.anomalies.iter().find(|a| a.class == AnomalyClass::UnownedCommit).expect("unowned");
+    assert!(u.message.contains("b owns it"), "{}", u.message);
+}
+
+#[test]
+fn records_processed_at_an_earlier_epoch_of_the_same_holding_cover_a_commit() {
+    let mut h = clean();
+    h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14);
+    h.group_epoch(3, &[("a", &[0]), ("b", &[1])]).coordinator_epoch("a", 2, 3, "STABLE");
+    h.member_epoch("m0", "a", 2, 3).commit("a", 3, 0, 15);
+    assert!(check(&h.h.clone()).is_ok());
+    // Records nobody processed are not covered.
+    h.produced(0, 5).commit("a", 3, 0, 20);
+    assert_eq!(classes(&h.h.clone()), vec![AnomalyClass::UncoveredCommit]);
+}
+
+#[test]
+fn a_new_owner_resuming_below_the_previous_owners_commit_is_a_lost_commit() {
+    // a commits 10 on partition 1 and releases it; b is given it at epoch 2, acknowledges and
+    // moves to epoch 3 before the answer to its OffsetFetch: its resume is judged against its
+    // assignment, not its epoch.
+    let resume = |committed: i64| -> Vec<AnomalyClass> {
+        let mut h = H::new(2);
+        h.started("m0").started("m1");
+        h.group_epoch(1, &[("a", &[0, 1])]).join("m0", "a", 1, &[0, 1]);
+        h.produced(1, 10).processed("m0", "a", 1, 1, 0, 9).commit("a", 1, 1, 10);
+        h.group_epoch(2, &[("a", &[0]), ("b", &[1])]);
+        h.join("m1", "b", 2, &[]);
+        h.revoking("a", 1, &[1]).released("a", 1, &[1]).coordinator_epoch("a", 1, 2, "STABLE");
+        h.given("b", 2, &[1]).owns("m1", "b", 2, &[1]).member_epoch("m1", "b", 2, 3);
+        h.member(
+            "m1",
+            MemberEvent::PositionInitialized {
+                member_id: "b".into(),
+                generation: 3,
+                partition: tp(1),
+                committed: Some(committed),
+                position: committed,
+            },
+        );
+        classes(&h.h.clone())
+    };
+    assert_eq!(resume(10), vec![]);
+    assert_eq!(resume(4), vec![AnomalyClass::LostCommit]);
+}
+
+/// A converged run's history ends; `stuck` reads it.
+fn stuck_reason(h: &mut H, ends: &[(i32, i64)]) -> Option<String> {
+    let v = check(&h.finish(ends));
+    v.anomalies.iter().find(|a| a.class == AnomalyClass::Stuck).map(|a| a.message.clone())
+}
+
+#[test]
+fn a_reconciled_group_holds_liveness_and_the_watch_agrees() {
+    let mut h = clean();
+    let history = h.finish(&[(0, 10), (1, 10)]);
+    let mut watch = LivenessWatch::default();
+    watch.read(history.events());
+    assert!(watch.holds());
+}
+
+#[test]
+fn a_group_that_has_not_reconciled_is_stuck() {
+    // A new target that the members never reached.
+    let mut h = clean();
+    h.group_epoch(3, &[("a", &[1]), ("b", &[0])]);
+    let why = stuck_reason(&mut h, &[(0, 10), (1, 10)]).expect("stuck");
+    assert!(why.contains("not reconciled to 3"), "{why}");
+    assert!(why.contains("owns t[0] but its target is t[1]"), "{why}");
+}
+
+#[test]
+fn a_member_revoking_at_the_deadline_is_stuck() {
+    let mut h = clean();
+    h.group_epoch(3, &[("a", &[0, 1]), ("b", &[])]);
+    h.coordinator_epoch("b", 2, 2, "UNREVOKED_PARTITIONS").revoking("b", 2, &[1]);
+    let why = stuck_reason(&mut h, &[(0, 10), (1, 10)]).expect("stuck");
+    assert!(why.contains("m1 (b) is at epoch 2 (UNREVOKED_PARTITIONS)"), "{why}");
+}
+
+#[test]
+fn a_member_that_never_heard_of_its_epoch_is_stuck() {
+    // The coordinator moved b on; b's answer never arrived.
+    let mut h = clean();
+    h.group_epoch(3, &[("a", &[0]), ("b", &[1])]).coordinator_epoch("b", 2, 3, "STABLE");
+    h.coordinator_epoch("a", 2, 3, "STABLE").member_epoch("m0", "a", 2, 3);
+    let why = stuck_reason(&mut h, &[(0, 10), (1, 10)]).expect("stuck");
+    assert!(why.contains("m1 (b) reports epoch 2, not 3"), "{why}");
+}
+
+#[test]
+fn a_group_holding_a_stopped_member_is_stuck() {
+    let mut h = clean();
+    h.world(crate::history::WorldEvent::MemberStopped { member: "m1".into() });
+    let why = stuck_reason(&mut h, &[(0, 10), (1, 10)]).expect("stuck");
+    assert!(why.contains("still holds b, which is not live"), "{why}");
+}
+
+#[test]
+fn a_load_replaces_the_group_with_what_the_log_held() {
+    // The log held a and b reconciled at epoch 2: the loaded group is converged.
+    let mut h = clean();
+    let loaded = |id: &str, p: i32| LoadedMember {
+        member_id: id.into(),
+        member_epoch: 2,
+        owned: parts(&[p]),
+        revoking: Vec::new(),
+        state: "STABLE".into(),
+        target: parts(&[p]),
+        classic_protocol: false,
+    };
+    h.cg(ConsumerGroupEvent::GroupLoaded {
+        group: G.into(),
+        partition: 0,
+        group_epoch: 2,
+        assignment_epoch: 2,
+        members: vec![loaded("a", 0), loaded("b", 1)],
+    });
+    h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14).commit("a", 2, 0, 15);
+    let v = check(&h.finish(&[(0, 15), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+}
