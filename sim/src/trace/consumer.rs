@@ -250,6 +250,11 @@ impl ConsumerTrace {
         ) {
             self.members.insert(name.to_string());
         }
+        // Only a classic member joins a generation: a member rolled back to the classic protocol
+        // (online migration) is the classic trace's again.
+        if matches!(e, MemberEvent::Joined { .. }) {
+            self.members.remove(name);
+        }
         if !self.members.contains(name) {
             return None;
         }
