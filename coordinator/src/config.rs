@@ -32,9 +32,43 @@ pub struct CoordinatorConfig {
     /// `group.consumer.max.size`: most members a consumer group may hold.
     #[serde(default = "default_consumer_group_max_size")]
     pub consumer_group_max_size: i32,
+    /// `group.consumer.migration.policy`: which online conversions between a classic group and
+    /// a consumer group are allowed (empty groups convert whatever this says).
+    #[serde(default)]
+    pub consumer_migration_policy: MigrationPolicy,
     /// Deliberate coordinator bugs, to show the checker catches them. All off by default.
     #[serde(default)]
     pub bugs: CoordinatorBugs,
+}
+
+/// Kafka's `group.consumer.migration.policy` (ConsumerGroupMigrationPolicy): whether a non-empty
+/// classic group may be upgraded to a consumer group when a consumer-protocol member joins it,
+/// and whether a consumer group whose last consumer-protocol member leaves may be downgraded back
+/// to a classic group. Conversions of empty groups are always allowed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MigrationPolicy {
+    /// Both directions (Kafka's default).
+    #[default]
+    Bidirectional,
+    /// Only classic to consumer.
+    Upgrade,
+    /// Only consumer to classic.
+    Downgrade,
+    /// Neither.
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// Whether a non-empty classic group may become a consumer group.
+    pub fn upgrade_enabled(self) -> bool {
+        matches!(self, MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade)
+    }
+
+    /// Whether a consumer group of classic members may become a classic group.
+    pub fn downgrade_enabled(self) -> bool {
+        matches!(self, MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade)
+    }
 }
 
 fn default_offsets_append_delay_ms() -> u64 {
@@ -105,6 +139,7 @@ impl Default for CoordinatorConfig {
             consumer_session_timeout_ms: default_consumer_session_timeout_ms(),
             consumer_heartbeat_interval_ms: default_consumer_heartbeat_interval_ms(),
             consumer_group_max_size: default_consumer_group_max_size(),
+            consumer_migration_policy: MigrationPolicy::default(),
             bugs: CoordinatorBugs::default(),
         }
     }

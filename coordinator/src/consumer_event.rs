@@ -22,6 +22,10 @@ pub enum ConsumerRemovalReason {
     RebalanceTimeout,
     /// A static member whose instance id a new member id took over.
     Replaced,
+    /// A classic member told to rejoin did not rejoin within its rebalance timeout.
+    JoinTimeout,
+    /// A classic member did not send SyncGroup within its rebalance timeout after joining.
+    SyncTimeout,
 }
 
 /// One member's share of a target assignment.
@@ -51,6 +55,21 @@ pub struct LoadedMember {
     /// Its partitions in the loaded target assignment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target: Vec<TopicPartition>,
+    /// It speaks the classic protocol (a group loaded mid-migration).
+    #[serde(default)]
+    pub classic_protocol: bool,
+}
+
+/// One member of a group converted between the protocols.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConvertedMember {
+    /// The member id.
+    pub member_id: String,
+    /// Its member epoch (upgrade: the classic generation; downgrade: its epoch before).
+    pub member_epoch: i32,
+    /// Upgrade: the partitions it owns in the consumer group (its classic assignment).
+    /// Downgrade: the assignment the classic group stores for it (its target assignment).
+    pub partitions: Vec<TopicPartition>,
 }
 
 /// One fact about a consumer group.
@@ -62,6 +81,9 @@ pub enum ConsumerGroupEvent {
         member_id: String,
         group_instance_id: Option<String>,
         client_id: String,
+        /// It joined with JoinGroup (a classic-protocol member inside the consumer group).
+        #[serde(default)]
+        classic_protocol: bool,
     },
     /// The group epoch was bumped (membership, subscriptions or subscribed topics changed).
     GroupEpochBumped { group: String, epoch: i32 },
@@ -110,6 +132,23 @@ pub enum ConsumerGroupEvent {
         assignment_epoch: i32,
         members: Vec<LoadedMember>,
     },
+    /// Online upgrade (Kafka's convertToConsumerGroup): a ConsumerGroupHeartbeat joining a
+    /// classic group of generation `generation` made it a consumer group at group epoch and
+    /// target assignment epoch `generation`, whose members are the classic members, each at
+    /// member epoch `generation`, Stable, owning its classic assignment (which is also its
+    /// target). The classic group's parked JoinGroup and SyncGroup requests were answered
+    /// REBALANCE_IN_PROGRESS. The joining member follows as `MemberJoined`.
+    GroupUpgraded { group: String, generation: i32, members: Vec<ConvertedMember> },
+    /// Online downgrade (Kafka's convertToClassicGroup): the last consumer-protocol member
+    /// (`leaving_member`, already removed and released) left a group of classic members, so it
+    /// became a classic group, Stable at generation `group_epoch`, each member storing its target
+    /// assignment; a rebalance follows (GroupStateChanged to PreparingRebalance).
+    GroupDowngraded {
+        group: String,
+        group_epoch: i32,
+        leaving_member: String,
+        members: Vec<ConvertedMember>,
+    },
 }
 
 impl ConsumerGroupEvent {
@@ -124,7 +163,9 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::PartitionsRevoking { group, .. }
             | ConsumerGroupEvent::PartitionsReleased { group, .. }
             | ConsumerGroupEvent::MemberRemoved { group, .. }
-            | ConsumerGroupEvent::GroupLoaded { group, .. } => group,
+            | ConsumerGroupEvent::GroupLoaded { group, .. }
+            | ConsumerGroupEvent::GroupUpgraded { group, .. }
+            | ConsumerGroupEvent::GroupDowngraded { group, .. } => group,
         }
     }
 }

@@ -33,6 +33,7 @@ use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::TopicName;
 
+use crate::consumer_group::timers::MemberTimer;
 use crate::consumer_group::ConsumerGroup;
 use crate::effects::Effects;
 use crate::event::MemberAssignment;
@@ -105,6 +106,22 @@ pub(crate) enum AppendDone {
     /// A consumer group's change: answer the ConsumerGroupHeartbeat that made it (Kafka answers
     /// once the records are committed). Failing, it is answered NOT_COORDINATOR.
     Heartbeat { id: RequestId, response: kafka_protocol::messages::ConsumerGroupHeartbeatResponse },
+    /// A classic JoinGroup served by a consumer group: start the member's timers and answer
+    /// (Kafka answers once the records are committed). Failing, it is answered NOT_COORDINATOR.
+    ClassicJoin {
+        parked: crate::answers::Parked,
+        group: String,
+        session_timeout_ms: i32,
+        rebalance_timeout_ms: i32,
+        result: crate::answers::JoinResult,
+    },
+    /// Any other answer that waits for the records: `response` once they are written,
+    /// `on_failure` if the partition moves first.
+    Answer {
+        id: RequestId,
+        response: Box<kafka_protocol::messages::ResponseKind>,
+        on_failure: Box<kafka_protocol::messages::ResponseKind>,
+    },
 }
 
 /// An OffsetCommit waiting for its append.
@@ -270,10 +287,16 @@ impl GroupCoordinator {
             }
             TimerKey::Load { partition } => self.finish_load(now, partition),
             TimerKey::ConsumerSession { group, member } => {
-                self.on_consumer_timer(now, &group, &member, false)
+                self.on_consumer_timer(now, &group, &member, MemberTimer::Session)
             }
             TimerKey::ConsumerRebalance { group, member } => {
-                self.on_consumer_timer(now, &group, &member, true)
+                self.on_consumer_timer(now, &group, &member, MemberTimer::Rebalance)
+            }
+            TimerKey::ConsumerClassicJoin { group, member } => {
+                self.on_consumer_timer(now, &group, &member, MemberTimer::ClassicJoin)
+            }
+            TimerKey::ConsumerClassicSync { group, member } => {
+                self.on_consumer_timer(now, &group, &member, MemberTimer::ClassicSync)
             }
         }
     }
@@ -532,3 +555,4 @@ pub(crate) fn generate_member_id(
 mod admin;
 mod appends;
 mod consumer;
+mod migration;

@@ -12,7 +12,7 @@ use kafka_protocol::messages::ResponseKind;
 
 use crate::answers::{Answer, CommitTopicResult, JoinResult, Parked, SyncResult};
 use crate::consumer_group::records::ConsumerGroupValue;
-use crate::offsets_log::GroupMetadataValue;
+use crate::offsets_log::{GroupMetadataValue, OffsetsRecord};
 use crate::timers::TimerKey;
 use crate::{CoordinatorEvent, Millis, RequestId};
 
@@ -42,11 +42,11 @@ pub(crate) struct Effects {
     /// Every armed timer, ordered by deadline; each owner stores its own deadline so an entry
     /// can be found and removed in O(log n).
     pub timers: BTreeSet<(Millis, TimerKey)>,
-    /// Group metadata snapshots to append to the offsets log without waiting for them (the
-    /// group became Empty, a static member was replaced); the coordinator drains these.
-    pub stores: Vec<GroupMetadataValue>,
-    /// Consumer group snapshots to append without waiting for them (timer-driven changes).
-    pub consumer_stores: Vec<ConsumerGroupValue>,
+    /// Group snapshots to append to the offsets log without waiting for them, in the order
+    /// queued (a classic group became Empty or a static member was replaced; a consumer group
+    /// changed on a timer; a group converted between the protocols); the coordinator drains
+    /// these.
+    pub stores: Vec<OffsetsRecord>,
 }
 
 impl Effects {
@@ -90,7 +90,12 @@ impl Effects {
 
     /// Queue a fire-and-forget append of a group's metadata.
     pub fn store_group(&mut self, snapshot: GroupMetadataValue) {
-        self.stores.push(snapshot);
+        self.stores.push(OffsetsRecord::Group(snapshot));
+    }
+
+    /// Queue a fire-and-forget append of a consumer group's snapshot.
+    pub fn store_consumer_group(&mut self, snapshot: ConsumerGroupValue) {
+        self.stores.push(OffsetsRecord::ConsumerGroup(snapshot));
     }
 
     /// Stop the timer whose deadline is stored in `slot`.

@@ -42,7 +42,7 @@ pub mod state;
 pub(crate) mod timers;
 pub mod topics;
 
-pub use config::{CoordinatorBugs, CoordinatorConfig};
+pub use config::{CoordinatorBugs, CoordinatorConfig, MigrationPolicy};
 pub use consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
 pub use consumer_group::{ConsumerGroup, ConsumerGroupState};
 pub use coordinator::GroupCoordinator;

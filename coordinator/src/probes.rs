@@ -137,4 +137,44 @@ groupsim_wire::probes! {
     /// OffsetFetch at another member epoch.
     CONSUMER_FETCH_STALE_MEMBER_EPOCH = optional "coordinator.consumer.fetch_stale_member_epoch":
         "an OffsetFetch of a consumer group answered STALE_MEMBER_EPOCH";
+    // ---- online migration between the protocols (optional until `protocol_migration` runs) ----
+    /// A ConsumerGroupHeartbeat joining a classic group with members converted it (upgrade).
+    MIGRATION_UPGRADE = optional "coordinator.migration.upgrade":
+        "a classic group upgraded to a consumer group by a joining consumer-protocol member";
+    /// An upgrade found the classic group rebalancing: its parked JoinGroup/SyncGroup requests
+    /// were answered REBALANCE_IN_PROGRESS (detail: the classic state).
+    MIGRATION_UPGRADE_DURING_REBALANCE = optional "coordinator.migration.upgrade_during_rebalance":
+        "a classic group upgraded while rebalancing (detail: state)";
+    /// An upgrade was refused: GROUP_ID_NOT_FOUND (detail: policy, protocol, size, malformed).
+    MIGRATION_UPGRADE_REFUSED = optional "coordinator.migration.upgrade_refused":
+        "a consumer-protocol join to a classic group refused (detail: reason)";
+    /// The last consumer-protocol member left a group of classic members: downgraded
+    /// (detail: why it left).
+    MIGRATION_DOWNGRADE = optional "coordinator.migration.downgrade":
+        "a consumer group downgraded to a classic group (detail: removal reason)";
+    /// A downgrade was due but not allowed (detail: policy, size).
+    MIGRATION_DOWNGRADE_REFUSED = optional "coordinator.migration.downgrade_refused":
+        "the last consumer-protocol member left but the group stays a consumer group (detail: reason)";
+    /// A consumer group with classic members was loaded (the coordinator moved mid-migration).
+    MIGRATION_LOADED_MIXED_GROUP = optional "coordinator.migration.loaded_mixed_group":
+        "a consumer group with classic-protocol members rebuilt from the offsets log";
+    /// A classic JoinGroup served by a consumer group (detail: the member's reconciliation state).
+    CLASSIC_IN_CONSUMER_JOIN = optional "coordinator.classic_in_consumer.join":
+        "a JoinGroup served by a consumer group (detail: member state after it)";
+    /// A classic request to a consumer group refused (detail: `Api/ERROR`).
+    CLASSIC_IN_CONSUMER_ERROR = optional "coordinator.classic_in_consumer.error":
+        "a classic request to a consumer group answered with an error (detail: api/error)";
+    /// A classic member told to rejoin (REBALANCE_IN_PROGRESS on Heartbeat or SyncGroup; detail:
+    /// why: epoch behind, revoking, unreleased partitions now free).
+    CLASSIC_IN_CONSUMER_REJOIN = optional "coordinator.classic_in_consumer.rejoin":
+        "a classic member of a consumer group told to rejoin (detail: reason)";
+    /// A classic member fenced for not rejoining within its rebalance timeout.
+    CLASSIC_IN_CONSUMER_JOIN_TIMEOUT = optional "coordinator.classic_in_consumer.join_timeout":
+        "a classic member of a consumer group fenced by its join timeout";
+    /// A classic member fenced for not syncing within its rebalance timeout.
+    CLASSIC_IN_CONSUMER_SYNC_TIMEOUT = optional "coordinator.classic_in_consumer.sync_timeout":
+        "a classic member of a consumer group fenced by its sync timeout";
+    /// A classic member left a consumer group with LeaveGroup.
+    CLASSIC_IN_CONSUMER_LEAVE = optional "coordinator.classic_in_consumer.leave":
+        "a classic member left a consumer group with LeaveGroup";
 }

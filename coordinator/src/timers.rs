@@ -24,4 +24,8 @@ pub(crate) enum TimerKey {
     ConsumerSession { group: String, member: String },
     /// A consumer group member's rebalance deadline (it must have revoked by then).
     ConsumerRebalance { group: String, member: String },
+    /// A classic member of a consumer group told to rejoin must have rejoined by then.
+    ConsumerClassicJoin { group: String, member: String },
+    /// A classic member of a consumer group that joined must have sent SyncGroup by then.
+    ConsumerClassicSync { group: String, member: String },
 }

@@ -184,7 +184,11 @@ fn load_and_not_coordinator_answers() {
 }
 
 #[test]
-fn a_classic_group_with_members_is_not_a_consumer_group() {
+/// A classic group whose members' subscriptions do not decode cannot be upgraded
+/// (GROUP_ID_NOT_FOUND, as Kafka refuses a malformed embedded protocol), and a JoinGroup offering
+/// no protocol is refused by a consumer group (INCONSISTENT_GROUP_PROTOCOL). The upgrade itself
+/// and classic members are `consumer_group_migration.rs` and `consumer_group_classic_members.rs`.
+fn malformed_classic_groups_and_protocol_less_joins_are_refused() {
     let mut h = Harness::default();
     let join_classic = kafka_protocol::messages::JoinGroupRequest::default()
         .with_group_id(GroupId(s(GROUP)))
@@ -196,10 +200,10 @@ fn a_classic_group_with_members_is_not_a_consumer_group() {
             kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol::default()
                 .with_name(s("range")),
         ]);
-    h.send(3, join_classic); // v3: added at once (no MEMBER_ID_REQUIRED)
+    h.send(3, join_classic); // v3: added at once (no MEMBER_ID_REQUIRED); no metadata at all
     let r = h.hb(join("a", &["t"]));
     assert_eq!(r.error_code, E::GroupIdNotFound.code());
-    // And a classic JoinGroup to a consumer group with members is refused.
+    // A classic JoinGroup without protocols to a consumer group with members is refused.
     let mut h = Harness::default();
     h.joined("a", &["t"]);
     let classic = kafka_protocol::messages::JoinGroupRequest::default()

@@ -69,4 +69,5 @@ trace_tests!(
     mixed_profiles,
     consumer_protocol_churn,
     consumer_protocol_swarm,
+    protocol_migration,
 );

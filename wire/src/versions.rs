@@ -14,9 +14,10 @@ use kafka_protocol::protocol::{Message, VersionRange};
 ///
 /// Why these bounds: Metadata stops at 12 (13 only adds a top-level error code); Fetch stops at
 /// 12 because 13+ names topics by id; ListOffsets stops at 7 (8+ add tiered-storage and timeout
-/// semantics we do not model); DescribeGroups stops at 5 and ListGroups at 4 (later versions add
-/// error messages and group types for the new protocol). Produce stops at 11 (12 only marks
-/// transactions v2, 13 names topics by id) and InitProducerId at 4 (5 adds two-phase commit).
+/// semantics we do not model). DescribeGroups (6: consumer groups are GROUP_ID_NOT_FOUND with a
+/// message) and ListGroups (5: group types) are served in every version kafka-protocol knows.
+/// Produce stops at 11 (12 only marks transactions v2, 13 names topics by id) and
+/// InitProducerId at 4 (5 adds two-phase commit).
 /// ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848) are served in every version
 /// kafka-protocol knows (0–1).
 const CHOSEN: &[(ApiKey, i16, i16)] = &[
@@ -30,8 +31,8 @@ const CHOSEN: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Heartbeat, 0, 4),
     (ApiKey::LeaveGroup, 0, 5),
     (ApiKey::SyncGroup, 0, 5),
-    (ApiKey::DescribeGroups, 0, 5),
-    (ApiKey::ListGroups, 0, 4),
+    (ApiKey::DescribeGroups, 0, 6),
+    (ApiKey::ListGroups, 0, 5),
     (ApiKey::ApiVersions, 0, 3),
     (ApiKey::Produce, 3, 11),
     (ApiKey::InitProducerId, 0, 4),

@@ -4,9 +4,12 @@
 //! Rules (Kafka's consumerGroupDescribe), per group of the request, in request order:
 //! - Its offsets partition loading here: COORDINATOR_LOAD_IN_PROGRESS; not owned here:
 //!   NOT_COORDINATOR (the broker fills in the groups it does not coordinate).
-//! - No such group, or a classic group: GROUP_ID_NOT_FOUND.
+//! - No such group: GROUP_ID_NOT_FOUND ("Group {id} not found."); a classic group:
+//!   GROUP_ID_NOT_FOUND ("Group {id} is not a consumer group.").
 //! - Otherwise the group: state (Empty, Assigning, Reconciling, Stable), group epoch, target
-//!   assignment epoch, the assignor it uses, and its members sorted by member id.
+//!   assignment epoch, the assignor it uses, and its members sorted by member id, each with its
+//!   member type from v1 (0 for a member speaking the classic protocol, 1 for the consumer
+//!   protocol: KIP-1099).
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::consumer_group_describe_response::{
@@ -23,6 +26,8 @@ use crate::consumer_group::ConsumerGroup;
 use crate::topics::TopicsImage;
 use crate::{GroupCoordinator, RequestId, TopicPartition};
 
+/// Member type of a member speaking the classic protocol (v1+).
+const CLASSIC_MEMBER_TYPE: i8 = 0;
 /// Member type of a consumer-protocol member (v1+).
 const CONSUMER_MEMBER_TYPE: i8 = 1;
 
@@ -60,7 +65,11 @@ fn describe(g: &ConsumerGroup, topics: &TopicsImage) -> DescribedGroup {
                 )
                 .with_assignment(described_assignment(topics, &m.assigned))
                 .with_target_assignment(described_assignment(topics, &g.target_of(&m.member_id)))
-                .with_member_type(CONSUMER_MEMBER_TYPE)
+                .with_member_type(if m.uses_classic_protocol() {
+                    CLASSIC_MEMBER_TYPE
+                } else {
+                    CONSUMER_MEMBER_TYPE
+                })
         })
         .collect();
     DescribedGroup::default()
@@ -96,6 +105,10 @@ impl GroupCoordinator {
                 }
                 match self.consumer_groups.get(gid.as_str()) {
                     Some(g) => describe(g, &self.topics),
+                    None if self.groups.contains_key(gid.as_str()) => error(
+                        ResponseError::GroupIdNotFound,
+                        Some(format!("Group {} is not a consumer group.", gid.as_str())),
+                    ),
                     None => error(
                         ResponseError::GroupIdNotFound,
                         Some(format!("Group {} not found.", gid.as_str())),

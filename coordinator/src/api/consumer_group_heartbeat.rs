@@ -15,11 +15,15 @@
 //! - Leave (epoch -1, or -2 for a static member's temporary leave): the group must be a consumer
 //!   group (else GROUP_ID_NOT_FOUND), the member known (UNKNOWN_MEMBER_ID; for a static member
 //!   also FENCED_INSTANCE_ID when another member id holds the instance id). -1 fences the member
-//!   (partitions released, group epoch bumped); -2 keeps it (`static_members.rs`). The answer
+//!   (partitions released, group epoch bumped; if it was the last consumer-protocol member of a
+//!   group of classic members, the group may be downgraded to a classic group instead); -2 keeps
+//!   it (`static_members.rs`). The answer
 //!   echoes the member id and the epoch sent.
 //! - Otherwise: a join creates the group if needed (an *empty* classic group of that id is
-//!   replaced; a classic group with members gets GROUP_ID_NOT_FOUND, as without online
-//!   migration); a heartbeat to a group that does not exist gets GROUP_ID_NOT_FOUND. v0 members
+//!   replaced; a classic group with members is upgraded to a consumer group if
+//!   `group.consumer.migration.policy` allows it, else GROUP_ID_NOT_FOUND: see
+//!   `consumer_group/migration.rs`); a heartbeat to a group that does not exist gets
+//!   GROUP_ID_NOT_FOUND. v0 members
 //!   may send an empty id and get one (`{client_id}-{n}`, never random). Then the group rules
 //!   (`consumer_group/heartbeat.rs`): GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID,
 //!   FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID.
@@ -191,7 +195,7 @@ impl GroupCoordinator {
             if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH {
                 g.leave_temporarily(&member_id, &mut self.fx);
             } else {
-                g.fence_member(&member_id, ConsumerRemovalReason::Left, &self.topics, &mut self.fx);
+                self.fence_consumer_member(now, &group_id, &member_id, ConsumerRemovalReason::Left);
             }
             return Ok(ConsumerGroupHeartbeatResponse::default()
                 .with_member_id(Some(req.member_id.clone()))
@@ -201,11 +205,9 @@ impl GroupCoordinator {
         let mut group = match self.consumer_groups.remove(&group_id) {
             Some(g) => g,
             None if epoch != 0 => return Err(not_found()),
+            // A classic group with members: an online upgrade, if allowed.
             None if self.groups.get(&group_id).is_some_and(|g| g.members().next().is_some()) => {
-                return Err((
-                    ResponseError::GroupIdNotFound,
-                    format!("Group {group_id} is not a consumer group."),
-                ));
+                self.upgrade(now, &group_id)?
             }
             None => ConsumerGroup::new(group_id.clone()),
         };

@@ -5,7 +5,12 @@
 //! they belong to the current generation; in other states the protocol is empty too. A group
 //! whose offsets partition is loading gets COORDINATOR_LOAD_IN_PROGRESS, one not owned here
 //! NOT_COORDINATOR.
+//!
+//! Kafka 4.0 describes only classic groups here (KIP-1043): a KIP-848 consumer group is Dead
+//! with no members below v6; from v6 it is GROUP_ID_NOT_FOUND with "Group {id} is not a classic
+//! group.", and an unknown group GROUP_ID_NOT_FOUND with "Group {id} not found." (still Dead).
 
+use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -37,9 +42,20 @@ impl GroupCoordinator {
                         .with_error_code(e.code());
                 }
                 let Some(g) = self.groups.get(group_id.as_str()) else {
-                    return DescribedGroup::default()
-                        .with_group_id(group_id)
+                    let dead = DescribedGroup::default()
+                        .with_group_id(group_id.clone())
                         .with_group_state(s(GroupState::Dead.kafka_name().to_string()));
+                    if version < 6 {
+                        return dead;
+                    }
+                    let msg = if self.consumer_groups.contains_key(group_id.as_str()) {
+                        format!("Group {} is not a classic group.", group_id.as_str())
+                    } else {
+                        format!("Group {} not found.", group_id.as_str())
+                    };
+                    return dead
+                        .with_error_code(ResponseError::GroupIdNotFound.code())
+                        .with_error_message(Some(s(msg)));
                 };
                 let stable = g.state == GroupState::Stable;
                 let protocol = g.protocol_name.clone().unwrap_or_default();

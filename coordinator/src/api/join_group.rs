@@ -21,6 +21,9 @@
 //!   generation back; the leader (which may have seen topic metadata change) or anyone with
 //!   changed metadata starts a rebalance.
 //! - Otherwise the request is parked until the join phase completes.
+//!
+//! A group id naming a KIP-848 consumer group with members is served by that group after the
+//! first two checks (`classic_to_consumer_group.rs`); an empty consumer group gives way.
 
 use std::collections::BTreeSet;
 
@@ -162,6 +165,9 @@ impl GroupCoordinator {
             || p.session_timeout_ms > self.config.max_session_timeout_ms
         {
             return fail(self, &p.member_id, ResponseError::InvalidSessionTimeout);
+        }
+        if self.serves_as_consumer_group(&group_id, true) {
+            return self.join_consumer_group(now, p.parked, client_id, req);
         }
         let is_unknown = p.member_id.is_empty();
         if !self.groups.contains_key(&group_id) {

@@ -15,13 +15,14 @@
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
-use crate::answers::Answer;
+use crate::answers::{Answer, Parked};
 use crate::coordinator::GroupStatus;
 use crate::effects::Output;
 use crate::{probes, CoordinatorOutput, GroupCoordinator, Millis, RequestId};
 use refusal::group_error_response;
 
 pub mod api_versions;
+pub mod classic_to_consumer_group;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod describe_groups;
@@ -97,12 +98,19 @@ impl GroupCoordinator {
             self.fx.respond(id, response);
             return;
         }
-        if let Some(response) = self.refuse_other_protocol(version, &request) {
-            self.fx.respond(id, response);
-            return;
-        }
         match request {
             RequestKind::JoinGroup(r) => self.handle_join_group(now, id, version, client_id, r),
+            // A consumer group serves the classic APIs of its classic-protocol members
+            // (`classic_to_consumer_group.rs`); JoinGroup decides after its own checks.
+            RequestKind::SyncGroup(r) if self.serves_as_consumer_group(&r.group_id, false) => {
+                self.sync_consumer_group(now, Parked { id, version }, r)
+            }
+            RequestKind::Heartbeat(r) if self.serves_as_consumer_group(&r.group_id, false) => {
+                self.heartbeat_consumer_group(now, id, version, r)
+            }
+            RequestKind::LeaveGroup(r) if self.serves_as_consumer_group(&r.group_id, false) => {
+                self.leave_consumer_group(now, id, version, r)
+            }
             RequestKind::SyncGroup(r) => self.handle_sync_group(now, id, version, r),
             RequestKind::Heartbeat(r) => self.handle_heartbeat(now, id, version, r),
             RequestKind::LeaveGroup(r) => self.handle_leave_group(now, id, version, r),
@@ -160,35 +168,6 @@ impl GroupCoordinator {
                 }
                 code
             }
-        };
-        group_error_response(version, request, code)
-    }
-
-    /// A classic group API naming a consumer group (online migration between the protocols is
-    /// not modelled yet): JoinGroup to a consumer group with members gets
-    /// INCONSISTENT_GROUP_PROTOCOL, SyncGroup, Heartbeat and LeaveGroup UNKNOWN_MEMBER_ID (Kafka's
-    /// answer to a member that does not use the classic protocol). An empty consumer group gives
-    /// way to a classic JoinGroup, as Kafka converts it. Commits and fetches are shared.
-    fn refuse_other_protocol(
-        &mut self,
-        version: i16,
-        request: &RequestKind,
-    ) -> Option<ResponseKind> {
-        let group = match request {
-            RequestKind::JoinGroup(r) => r.group_id.as_str(),
-            RequestKind::SyncGroup(r) => r.group_id.as_str(),
-            RequestKind::Heartbeat(r) => r.group_id.as_str(),
-            RequestKind::LeaveGroup(r) => r.group_id.as_str(),
-            _ => return None,
-        };
-        let consumer = self.consumer_groups.get(group)?;
-        let code = match request {
-            RequestKind::JoinGroup(_) if consumer.is_empty() => {
-                self.consumer_groups.remove(group);
-                return None;
-            }
-            RequestKind::JoinGroup(_) => ResponseError::InconsistentGroupProtocol.code(),
-            _ => ResponseError::UnknownMemberId.code(),
         };
         group_error_response(version, request, code)
     }

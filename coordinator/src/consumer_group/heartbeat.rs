@@ -71,21 +71,9 @@ impl ConsumerGroup {
         }
         updated.client_id = req.client_id.clone();
         updated.client_host = req.client_host.clone();
-        let mut bump = updated.subscribed_topics != member.subscribed_topics;
-        let metadata = ctx.topics.subscription_metadata(
-            self.members
-                .values()
-                .filter(|m| m.member_id != updated.member_id)
-                .flat_map(|m| m.subscribed_topics.iter())
-                .chain(updated.subscribed_topics.iter()),
-        );
-        if metadata != self.subscription_metadata {
-            self.subscription_metadata = metadata;
-            bump = true;
-        }
-        if bump {
-            self.bump_group_epoch(fx);
-        }
+        // It speaks the consumer protocol now (Kafka clears the classic metadata).
+        updated.classic = None;
+        self.maybe_bump_for(&member.subscribed_topics, &updated, ctx.topics, fx);
 
         // 2. A new target if the group moved on.
         if self.group_epoch > self.assignment_epoch {

@@ -15,15 +15,7 @@ impl ConsumerGroup {
             group_epoch: self.group_epoch,
             assignment_epoch: self.assignment_epoch,
             subscription_metadata: self.subscription_metadata.clone(),
-            members: self
-                .members
-                .values()
-                .map(|m| ConsumerMember {
-                    session_deadline: None,
-                    rebalance_deadline: None,
-                    ..m.clone()
-                })
-                .collect(),
+            members: self.members.values().map(ConsumerMember::without_timers).collect(),
             target: self.target.clone(),
             stored_at: now,
         }

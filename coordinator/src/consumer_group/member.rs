@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use bytes::Bytes;
+
 use crate::{Millis, TopicPartition};
 
 /// Member epoch a member sends to leave the group for good.
@@ -37,6 +39,27 @@ impl MemberState {
     }
 }
 
+/// One protocol (assignor) a classic member offered, with its subscription metadata (the
+/// classic group's MemberProtocol, kept apart so this leaf imports nothing of the classic group).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicProtocol {
+    /// Protocol name, e.g. `range`.
+    pub name: String,
+    /// The version-prefixed consumer-protocol subscription sent with it.
+    pub metadata: Bytes,
+}
+
+/// What a member using the classic protocol inside a consumer group sent in its last JoinGroup
+/// (Kafka's ClassicMemberMetadata): its session timeout, and its protocols with their metadata,
+/// which a downgrade hands back to the classic group and SyncGroup answers are encoded for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicMemberMetadata {
+    /// Session timeout of its JoinGroup.
+    pub session_timeout_ms: i32,
+    /// Protocols (assignor names and subscriptions) in preference order.
+    pub protocols: Vec<ClassicProtocol>,
+}
+
 /// A consumer group member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConsumerMember {
@@ -67,11 +90,20 @@ pub struct ConsumerMember {
     pub assigned: BTreeSet<TopicPartition>,
     /// Partitions it owns and must revoke.
     pub pending_revocation: BTreeSet<TopicPartition>,
+    /// Set for a member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside
+    /// the consumer group: a member of an upgraded classic group, or a classic member that joined.
+    pub classic: Option<ClassicMemberMetadata>,
     /// Session deadline (timer slot).
     pub(crate) session_deadline: Option<Millis>,
     /// Rebalance deadline (timer slot) and the epoch it was armed at.
     pub(crate) rebalance_deadline: Option<Millis>,
     pub(crate) rebalance_epoch: i32,
+    /// A classic member's join deadline (timer slot): it was told to rejoin and must do so
+    /// within its rebalance timeout.
+    pub(crate) join_deadline: Option<Millis>,
+    /// A classic member's sync deadline (timer slot): it joined and must send SyncGroup within
+    /// its rebalance timeout.
+    pub(crate) sync_deadline: Option<Millis>,
 }
 
 impl ConsumerMember {
@@ -91,9 +123,33 @@ impl ConsumerMember {
             state: MemberState::Stable,
             assigned: BTreeSet::new(),
             pending_revocation: BTreeSet::new(),
+            classic: None,
             session_deadline: None,
             rebalance_deadline: None,
             rebalance_epoch: 0,
+            join_deadline: None,
+            sync_deadline: None,
+        }
+    }
+
+    /// Whether it speaks the classic protocol (Kafka's useClassicProtocol).
+    pub fn uses_classic_protocol(&self) -> bool {
+        self.classic.is_some()
+    }
+
+    /// The session timeout a classic member asked for (0 for a consumer-protocol member).
+    pub fn classic_session_timeout(&self) -> i32 {
+        self.classic.as_ref().map_or(0, |c| c.session_timeout_ms)
+    }
+
+    /// The member without its timer slots: what is stored and compared across coordinators.
+    pub(crate) fn without_timers(&self) -> ConsumerMember {
+        ConsumerMember {
+            session_deadline: None,
+            rebalance_deadline: None,
+            join_deadline: None,
+            sync_deadline: None,
+            ..self.clone()
         }
     }
 

@@ -65,6 +65,7 @@ impl ConsumerGroup {
                     member_id: new.member_id.clone(),
                     group_instance_id: new.instance_id.clone(),
                     client_id: new.client_id.clone(),
+                    classic_protocol: new.uses_classic_protocol(),
                 },
             );
         }
@@ -196,6 +197,33 @@ impl ConsumerGroup {
             epoch: self.group_epoch,
         };
         self.record(fx, event);
+    }
+
+    /// Kafka's hasMemberSubscriptionChanged with the subscription metadata check: `updated`
+    /// (about to replace a member that subscribed to `old_topics`) bumps the group epoch if its
+    /// subscription changed or the partition counts of the subscribed topics did.
+    pub(super) fn maybe_bump_for(
+        &mut self,
+        old_topics: &BTreeSet<String>,
+        updated: &ConsumerMember,
+        topics: &TopicsImage,
+        fx: &mut Effects,
+    ) {
+        let mut bump = updated.subscribed_topics != *old_topics;
+        let metadata = topics.subscription_metadata(
+            self.members
+                .values()
+                .filter(|m| m.member_id != updated.member_id)
+                .flat_map(|m| m.subscribed_topics.iter())
+                .chain(updated.subscribed_topics.iter()),
+        );
+        if metadata != self.subscription_metadata {
+            self.subscription_metadata = metadata;
+            bump = true;
+        }
+        if bump {
+            self.bump_group_epoch(fx);
+        }
     }
 
     /// Partition counts of every topic some member subscribes to.

@@ -20,29 +20,36 @@
 //! - `static_members.rs`: instance ids, replacement and temporary leave;
 //! - `timers.rs`: session and rebalance timeouts;
 //! - `offsets.rs`: member-epoch checks of OffsetCommit and OffsetFetch;
-//! - `records.rs` and `load.rs`: the stored form and rebuilding a group from it.
+//! - `records.rs` and `load.rs`: the stored form and rebuilding a group from it;
+//! - `classic_join.rs` and `classic_members.rs`: members speaking the classic protocol inside
+//!   the group (JoinGroup, SyncGroup, Heartbeat, LeaveGroup);
+//! - `migration.rs`: converting a classic group into a consumer group and back.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::TopicPartition;
 
 pub mod assignor;
+pub(crate) mod classic_join;
+mod classic_members;
 pub mod epochs;
 mod heartbeat;
 mod load;
 pub mod member;
 mod membership;
+pub(crate) mod migration;
 mod offsets;
 pub mod reconciliation;
 pub mod records;
 mod request;
 mod static_members;
 mod target;
-mod timers;
+pub(crate) mod timers;
 
 pub use epochs::PartitionEpochs;
 pub use member::{
-    ConsumerMember, MemberState, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState, LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
 };
 pub(crate) use request::HeartbeatContext;
 pub use request::{HeartbeatAnswer, HeartbeatInput};

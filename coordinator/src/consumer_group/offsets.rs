@@ -11,6 +11,8 @@
 //!   commit before revoking is accepted; a fenced member's commit is not.
 //! - OffsetFetch without member id and with a negative epoch is accepted; with a member id the
 //!   same member and epoch checks apply.
+//! - A member speaking the classic protocol commits with its generation (its member epoch) at
+//!   any version; another generation is ILLEGAL_GENERATION, as in a classic group.
 
 use kafka_protocol::error::ResponseError;
 
@@ -32,12 +34,16 @@ impl ConsumerGroup {
             probes::CONSUMER_COMMIT_UNKNOWN_MEMBER.hit();
             return Err(ResponseError::UnknownMemberId);
         };
-        if version < 9 {
+        if version < 9 && !m.uses_classic_protocol() {
             return Err(ResponseError::UnsupportedVersion);
         }
         if member_epoch != m.member_epoch {
-            probes::CONSUMER_COMMIT_STALE_MEMBER_EPOCH.hit();
-            return Err(ResponseError::StaleMemberEpoch);
+            return Err(if m.uses_classic_protocol() {
+                ResponseError::IllegalGeneration
+            } else {
+                probes::CONSUMER_COMMIT_STALE_MEMBER_EPOCH.hit();
+                ResponseError::StaleMemberEpoch
+            });
         }
         Ok(())
     }
@@ -55,8 +61,12 @@ impl ConsumerGroup {
             return Err(ResponseError::UnknownMemberId);
         };
         if member_epoch != m.member_epoch {
-            probes::CONSUMER_FETCH_STALE_MEMBER_EPOCH.hit();
-            return Err(ResponseError::StaleMemberEpoch);
+            return Err(if m.uses_classic_protocol() {
+                ResponseError::IllegalGeneration
+            } else {
+                probes::CONSUMER_FETCH_STALE_MEMBER_EPOCH.hit();
+                ResponseError::StaleMemberEpoch
+            });
         }
         Ok(())
     }

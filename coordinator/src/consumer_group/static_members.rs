@@ -3,7 +3,8 @@
 //! Rules (Kafka's getOrMaybeSubscribeStaticConsumerGroupMember and consumerGroupLeave):
 //! - Joining (epoch 0) with an instance id nobody holds: a new member.
 //! - Joining with an instance id held by a member that has not left temporarily (epoch -2):
-//!   UNRELEASED_INSTANCE_ID; the old member must leave first (or its session must end).
+//!   UNRELEASED_INSTANCE_ID; the old member must leave first (or its session must end). A
+//!   member using the classic protocol is replaced at once (a rolling upgrade of a static member).
 //! - Joining with an instance id whose member left temporarily: the new member id *replaces*
 //!   the old one and keeps its assignment and target, at epoch 0, without a group epoch bump.
 //! - A heartbeat (epoch > 0) naming an instance id nobody holds: UNKNOWN_MEMBER_ID; held by
@@ -39,26 +40,14 @@ impl ConsumerGroup {
                 m.instance_id = Some(instance.to_string());
                 return Ok(m);
             };
-            if old.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH {
+            // A classic member's instance is taken over at once (Kafka checks the release only
+            // when both use the consumer protocol).
+            if old.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH && !old.uses_classic_protocol() {
                 probes::CONSUMER_UNRELEASED_INSTANCE_ID.hit();
                 return Err(ResponseError::UnreleasedInstanceId);
             }
-            let mut replacement = ConsumerMember {
-                member_id: member_id.to_string(),
-                member_epoch: 0,
-                previous_member_epoch: 0,
-                session_deadline: None,
-                rebalance_deadline: None,
-                rebalance_epoch: 0,
-                ..old.clone()
-            };
-            let old_id = old.member_id.clone();
-            let target = self.target_of(&old_id);
-            self.remove_member(&old_id, ConsumerRemovalReason::Replaced, fx);
-            self.target.insert(member_id.to_string(), target);
-            replacement.instance_id = Some(instance.to_string());
-            probes::CONSUMER_STATIC_REPLACED.hit();
-            return Ok(replacement);
+            let old = old.clone();
+            return Ok(self.replace_static_member(&old, member_id, fx));
         }
         let Some(m) = existing else { return Err(ResponseError::UnknownMemberId) };
         if m.member_id != member_id {
@@ -66,6 +55,28 @@ impl ConsumerGroup {
         }
         validate_member_epoch(m, epoch, owned)?;
         Ok(m.clone())
+    }
+
+    /// Kafka's replaceMember: `member_id` takes over `old`'s instance id, its assignment and its
+    /// target, at epoch 0, without a group epoch bump; `old` is removed (returned, not stored).
+    pub(super) fn replace_static_member(
+        &mut self,
+        old: &ConsumerMember,
+        member_id: &str,
+        fx: &mut Effects,
+    ) -> ConsumerMember {
+        let replacement = ConsumerMember {
+            member_id: member_id.to_string(),
+            member_epoch: 0,
+            previous_member_epoch: 0,
+            rebalance_epoch: 0,
+            ..old.without_timers()
+        };
+        let target = self.target_of(&old.member_id);
+        self.remove_member(&old.member_id, ConsumerRemovalReason::Replaced, fx);
+        self.target.insert(member_id.to_string(), target);
+        probes::CONSUMER_STATIC_REPLACED.hit();
+        replacement
     }
 
     /// A static member's temporary leave (epoch -2): see the module docs.

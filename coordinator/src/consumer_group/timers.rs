@@ -1,26 +1,45 @@
-//! Session and rebalance timeouts of consumer group members.
+//! Timeouts of consumer group members.
 //!
-//! - Session: every heartbeat restarts it (`group.consumer.session.timeout.ms`); when it runs
-//!   out the member is fenced: removed, its partitions released, the group epoch bumped.
-//! - Rebalance: armed when a member is asked to revoke partitions (UNREVOKED_PARTITIONS), for
-//!   the member's rebalance timeout; cancelled when it leaves that state. If it fires while the
-//!   member is still at the epoch it was armed at, the member is fenced: a member that does not
-//!   give partitions up in time cannot hold the rest of the group back.
+//! - Session: every heartbeat restarts it (`group.consumer.session.timeout.ms`; a member using
+//!   the classic protocol has the session timeout of its JoinGroup); when it runs out the member
+//!   is fenced: removed, its partitions released, the group epoch bumped.
+//! - Rebalance: armed when a consumer-protocol member is asked to revoke partitions
+//!   (UNREVOKED_PARTITIONS), for the member's rebalance timeout; cancelled when it leaves that
+//!   state. If it fires while the member is still at the epoch it was armed at, the member is
+//!   fenced: a member that does not give partitions up in time cannot hold the rest of the group
+//!   back. (Kafka re-arms it on load for every revoking member, classic ones included.)
+//! - Join (classic members): armed, unless already armed, when a classic member is told
+//!   REBALANCE_IN_PROGRESS; cancelled when it rejoins. Fires: the member is fenced.
+//! - Sync (classic members): armed when a classic member's JoinGroup is answered; cancelled by
+//!   its SyncGroup. Fires: the member is fenced.
+//!
+//! Fencing itself is the coordinator's ([`crate::GroupCoordinator`]): fencing the last
+//! consumer-protocol member may turn the group back into a classic group.
 
 use super::{ConsumerGroup, ConsumerMember, MemberState};
 use crate::consumer_event::ConsumerRemovalReason;
 use crate::effects::Effects;
 use crate::timers::TimerKey;
-use crate::topics::TopicsImage;
 use crate::{probes, Millis};
 
-impl ConsumerGroup {
-    fn session_key(&self, member_id: &str) -> TimerKey {
-        TimerKey::ConsumerSession { group: self.group_id.clone(), member: member_id.to_string() }
-    }
+/// Which of a member's timers fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemberTimer {
+    Session,
+    Rebalance,
+    ClassicJoin,
+    ClassicSync,
+}
 
-    fn rebalance_key(&self, member_id: &str) -> TimerKey {
-        TimerKey::ConsumerRebalance { group: self.group_id.clone(), member: member_id.to_string() }
+impl ConsumerGroup {
+    fn key(&self, member_id: &str, timer: MemberTimer) -> TimerKey {
+        let (group, member) = (self.group_id.clone(), member_id.to_string());
+        match timer {
+            MemberTimer::Session => TimerKey::ConsumerSession { group, member },
+            MemberTimer::Rebalance => TimerKey::ConsumerRebalance { group, member },
+            MemberTimer::ClassicJoin => TimerKey::ConsumerClassicJoin { group, member },
+            MemberTimer::ClassicSync => TimerKey::ConsumerClassicSync { group, member },
+        }
     }
 
     /// (Re)starts a member's session: it ends `session_timeout_ms` (at least 1) from `now`.
@@ -31,7 +50,7 @@ impl ConsumerGroup {
         session_timeout_ms: i32,
         fx: &mut Effects,
     ) {
-        let key = self.session_key(&m.member_id);
+        let key = self.key(&m.member_id, MemberTimer::Session);
         fx.rearm(&mut m.session_deadline, key, now + session_timeout_ms.max(1) as u64);
     }
 
@@ -44,7 +63,7 @@ impl ConsumerGroup {
         now: Millis,
         fx: &mut Effects,
     ) {
-        let key = self.rebalance_key(&m.member_id);
+        let key = self.key(&m.member_id, MemberTimer::Rebalance);
         if m.state == MemberState::UnrevokedPartitions {
             let at = now + m.rebalance_timeout_ms.max(1) as u64;
             fx.rearm(&mut m.rebalance_deadline, key, at);
@@ -54,14 +73,75 @@ impl ConsumerGroup {
         }
     }
 
-    /// Stops every timer of a member leaving the group.
-    pub(super) fn disarm_timers(&self, m: &mut ConsumerMember, fx: &mut Effects) {
-        fx.disarm(&mut m.session_deadline, self.session_key(&m.member_id));
-        fx.disarm(&mut m.rebalance_deadline, self.rebalance_key(&m.member_id));
+    /// Kafka's scheduleConsumerGroupJoinTimeoutIfAbsent: a classic member told to rejoin must
+    /// rejoin within its rebalance timeout; an armed deadline is kept.
+    pub(super) fn arm_join_timer_if_absent(
+        &self,
+        m: &mut ConsumerMember,
+        now: Millis,
+        fx: &mut Effects,
+    ) {
+        if m.join_deadline.is_none() {
+            let key = self.key(&m.member_id, MemberTimer::ClassicJoin);
+            fx.rearm(&mut m.join_deadline, key, now + m.rebalance_timeout_ms.max(1) as u64);
+        }
     }
 
-    /// Re-arms a loaded member's timers from `now`: a fresh session, and a rebalance timeout if
-    /// it is revoking (Kafka's onLoaded).
+    /// A classic member rejoined: its join deadline goes.
+    pub(super) fn cancel_join_timer(&self, m: &mut ConsumerMember, fx: &mut Effects) {
+        fx.disarm(&mut m.join_deadline, self.key(&m.member_id, MemberTimer::ClassicJoin));
+    }
+
+    /// A classic member's JoinGroup was answered: it must sync within `rebalance_timeout_ms`.
+    pub(super) fn arm_sync_timer(
+        &self,
+        m: &mut ConsumerMember,
+        now: Millis,
+        rebalance_timeout_ms: i32,
+        fx: &mut Effects,
+    ) {
+        let key = self.key(&m.member_id, MemberTimer::ClassicSync);
+        fx.rearm(&mut m.sync_deadline, key, now + rebalance_timeout_ms.max(1) as u64);
+    }
+
+    /// A classic member synced: its sync deadline goes.
+    pub(super) fn cancel_sync_timer(&self, m: &mut ConsumerMember, fx: &mut Effects) {
+        fx.disarm(&mut m.sync_deadline, self.key(&m.member_id, MemberTimer::ClassicSync));
+    }
+
+    /// Stops every timer of a member leaving the group.
+    pub(super) fn disarm_timers(&self, m: &mut ConsumerMember, fx: &mut Effects) {
+        fx.disarm(&mut m.session_deadline, self.key(&m.member_id, MemberTimer::Session));
+        fx.disarm(&mut m.rebalance_deadline, self.key(&m.member_id, MemberTimer::Rebalance));
+        self.cancel_join_timer(m, fx);
+        self.cancel_sync_timer(m, fx);
+    }
+
+    /// Stops every timer of every member (the group becomes a classic group).
+    pub(crate) fn disarm_all_timers(&mut self, fx: &mut Effects) {
+        let ids: Vec<String> = self.members.keys().cloned().collect();
+        for id in ids {
+            let Some(mut m) = self.members.remove(&id) else { continue };
+            self.disarm_timers(&mut m, fx);
+            self.members.insert(id, m);
+        }
+    }
+
+    /// Starts every member's session with its own (classic) timeout, as Kafka does for the
+    /// members of a group it just upgraded.
+    pub(crate) fn arm_classic_sessions(&mut self, now: Millis, fx: &mut Effects) {
+        let ids: Vec<String> = self.members.keys().cloned().collect();
+        for id in ids {
+            let Some(mut m) = self.members.remove(&id) else { continue };
+            let session = m.classic_session_timeout();
+            self.touch_session(&mut m, now, session, fx);
+            self.members.insert(id, m);
+        }
+    }
+
+    /// Re-arms a loaded member's timers from `now`: a fresh session of
+    /// `group.consumer.session.timeout.ms` (classic members too, as Kafka's onLoaded does), and
+    /// a rebalance timeout if it is revoking.
     pub(crate) fn arm_loaded_timers(
         &mut self,
         now: Millis,
@@ -79,47 +159,38 @@ impl ConsumerGroup {
         }
     }
 
-    /// A member's session ran out: fence it.
-    pub(crate) fn on_session_timer(
+    /// A member's timer fired: why the member must be fenced, if it must (a rebalance timeout
+    /// only fences a member still at the epoch it had when it was asked to revoke).
+    pub(crate) fn timer_fired(
         &mut self,
         member_id: &str,
-        topics: &TopicsImage,
-        fx: &mut Effects,
-    ) -> bool {
-        self.on_timer(member_id, false, topics, fx)
-    }
-
-    /// A member's rebalance timeout ran out: fence it if it is still at the epoch it had when
-    /// it was asked to revoke.
-    pub(crate) fn on_rebalance_timer(
-        &mut self,
-        member_id: &str,
-        topics: &TopicsImage,
-        fx: &mut Effects,
-    ) -> bool {
-        self.on_timer(member_id, true, topics, fx)
-    }
-
-    fn on_timer(
-        &mut self,
-        member_id: &str,
-        rebalance: bool,
-        topics: &TopicsImage,
-        fx: &mut Effects,
-    ) -> bool {
-        let Some(m) = self.members.get_mut(member_id) else { return false };
-        let reason = if rebalance {
-            m.rebalance_deadline = None;
-            if m.member_epoch != m.rebalance_epoch {
-                return false;
+        timer: MemberTimer,
+    ) -> Option<ConsumerRemovalReason> {
+        let m = self.members.get_mut(member_id)?;
+        Some(match timer {
+            MemberTimer::Session => {
+                m.session_deadline = None;
+                probes::CONSUMER_FENCED_SESSION_TIMEOUT.hit();
+                ConsumerRemovalReason::SessionTimeout
             }
-            probes::CONSUMER_FENCED_REBALANCE_TIMEOUT.hit();
-            ConsumerRemovalReason::RebalanceTimeout
-        } else {
-            m.session_deadline = None;
-            probes::CONSUMER_FENCED_SESSION_TIMEOUT.hit();
-            ConsumerRemovalReason::SessionTimeout
-        };
-        self.fence_member(member_id, reason, topics, fx)
+            MemberTimer::Rebalance => {
+                m.rebalance_deadline = None;
+                if m.member_epoch != m.rebalance_epoch {
+                    return None;
+                }
+                probes::CONSUMER_FENCED_REBALANCE_TIMEOUT.hit();
+                ConsumerRemovalReason::RebalanceTimeout
+            }
+            MemberTimer::ClassicJoin => {
+                m.join_deadline = None;
+                probes::CLASSIC_IN_CONSUMER_JOIN_TIMEOUT.hit();
+                ConsumerRemovalReason::JoinTimeout
+            }
+            MemberTimer::ClassicSync => {
+                m.sync_deadline = None;
+                probes::CLASSIC_IN_CONSUMER_SYNC_TIMEOUT.hit();
+                ConsumerRemovalReason::SyncTimeout
+            }
+        })
     }
 }

@@ -62,7 +62,9 @@ impl GroupCoordinator {
                 }
                 valid
             }
-            AppendDone::Heartbeat { .. } => true,
+            AppendDone::Heartbeat { .. }
+            | AppendDone::ClassicJoin { .. }
+            | AppendDone::Answer { .. } => true,
         };
         {
             let mut log = offsets_log::lock(&self.log);
@@ -80,6 +82,20 @@ impl GroupCoordinator {
                 }
             }
             AppendDone::Heartbeat { id, response } => self.fx.respond(id, response),
+            AppendDone::ClassicJoin {
+                parked,
+                group,
+                session_timeout_ms,
+                rebalance_timeout_ms,
+                result,
+            } => {
+                if let Some(g) = self.consumer_groups.get_mut(&group) {
+                    let (s, r) = (session_timeout_ms, rebalance_timeout_ms);
+                    g.classic_joined(&result.member_id, now, s, r, &mut self.fx);
+                }
+                self.fx.answer_join(parked, result);
+            }
+            AppendDone::Answer { id, response, .. } => self.fx.respond(id, *response),
         }
     }
 
@@ -106,6 +122,12 @@ impl GroupCoordinator {
                 kafka_protocol::messages::ConsumerGroupHeartbeatResponse::default()
                     .with_error_code(ResponseError::NotCoordinator.code()),
             ),
+            AppendDone::ClassicJoin { parked, result, .. } => {
+                let e = ResponseError::NotCoordinator;
+                self.fx
+                    .answer_join(parked, crate::answers::JoinResult::error(&result.member_id, e));
+            }
+            AppendDone::Answer { id, on_failure, .. } => self.fx.respond(id, *on_failure),
             AppendDone::Nothing | AppendDone::Assignment { .. } => {}
         }
     }
@@ -153,13 +175,8 @@ impl GroupCoordinator {
 
     /// Appends the snapshots groups queued (fire-and-forget).
     pub(crate) fn flush_stores(&mut self, now: Millis) {
-        for snapshot in std::mem::take(&mut self.fx.stores) {
-            let group = snapshot.group_id.clone();
-            self.append(now, &group, vec![OffsetsRecord::Group(snapshot)], AppendDone::Nothing);
-        }
-        for snapshot in std::mem::take(&mut self.fx.consumer_stores) {
-            let group = snapshot.group_id.clone();
-            let record = OffsetsRecord::ConsumerGroup(snapshot);
+        for record in std::mem::take(&mut self.fx.stores) {
+            let group = record.group().to_string();
             self.append(now, &group, vec![record], AppendDone::Nothing);
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::consumer_event::{ConsumerGroupEvent, LoadedMember};
 use crate::consumer_group::records::ConsumerGroupValue;
+use crate::consumer_group::timers::MemberTimer;
 use crate::consumer_group::{ConsumerGroup, ConsumerGroupState};
 use crate::topics::TopicsImage;
 use crate::{CoordinatorEvent, GroupCoordinator, Millis};
@@ -32,25 +33,22 @@ impl GroupCoordinator {
     /// Queues a fire-and-forget snapshot of a consumer group (after a timer changed it).
     pub(crate) fn store_consumer_group(&mut self, group_id: &str, now: Millis) {
         if let Some(g) = self.consumer_groups.get(group_id) {
-            self.fx.consumer_stores.push(g.snapshot(now));
+            self.fx.store_consumer_group(g.snapshot(now));
         }
     }
 
-    /// A consumer member's session (`rebalance == false`) or rebalance timeout fired.
+    /// One of a consumer group member's timers fired: it is fenced if the timer says so
+    /// (which may turn the group back into a classic group).
     pub(crate) fn on_consumer_timer(
         &mut self,
         now: Millis,
         group: &str,
         member: &str,
-        rebalance: bool,
+        timer: MemberTimer,
     ) {
         let Some(g) = self.consumer_groups.get_mut(group) else { return };
-        let changed = if rebalance {
-            g.on_rebalance_timer(member, &self.topics, &mut self.fx)
-        } else {
-            g.on_session_timer(member, &self.topics, &mut self.fx)
-        };
-        if changed {
+        let Some(reason) = g.timer_fired(member, timer) else { return };
+        if self.fence_consumer_member(now, group, member, reason) {
             self.store_consumer_group(group, now);
         }
     }
@@ -64,6 +62,9 @@ impl GroupCoordinator {
         value: &ConsumerGroupValue,
     ) {
         let mut g = ConsumerGroup::from_snapshot(value);
+        if g.members().any(|m| m.uses_classic_protocol()) {
+            crate::probes::MIGRATION_LOADED_MIXED_GROUP.hit();
+        }
         let members = g
             .members()
             .map(|m| LoadedMember {
@@ -73,6 +74,7 @@ impl GroupCoordinator {
                 revoking: m.pending_revocation.iter().cloned().collect(),
                 state: m.state.kafka_name().to_string(),
                 target: g.target_of(&m.member_id).into_iter().collect(),
+                classic_protocol: m.uses_classic_protocol(),
             })
             .collect();
         self.fx.event(CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupLoaded {
@@ -92,7 +94,9 @@ impl GroupCoordinator {
         let member_ids: Vec<String> = g.members().map(|m| m.member_id.clone()).collect();
         self.fx.timers.retain(|(_, k)| match k {
             crate::timers::TimerKey::ConsumerSession { group, member }
-            | crate::timers::TimerKey::ConsumerRebalance { group, member } => {
+            | crate::timers::TimerKey::ConsumerRebalance { group, member }
+            | crate::timers::TimerKey::ConsumerClassicJoin { group, member }
+            | crate::timers::TimerKey::ConsumerClassicSync { group, member } => {
                 !(group == group_id && member_ids.contains(member))
             }
             _ => true,

@@ -17,7 +17,9 @@
 //! - `sync.rs`: the leader's assignment and the wait for every member's SyncGroup;
 //! - `session.rs`: session deadlines and what happens when one passes;
 //! - `transitions.rs`: state changes and unloading;
-//! - `snapshot.rs`: the stored form of a group and loading it back.
+//! - `snapshot.rs`: the stored form of a group and loading it back;
+//! - `conversion.rs`: handing the members over to a consumer group and being rebuilt from one
+//!   (online migration between the protocols).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +27,7 @@ use indexmap::IndexMap;
 
 use crate::Millis;
 
+mod conversion;
 mod join;
 mod member;
 mod membership;

@@ -164,6 +164,7 @@ mod tests {
                     revoking: Vec::new(),
                     state: "STABLE".into(),
                     target: parts.iter().map(|p| tp(*p)).collect(),
+                    classic_protocol: false,
                 })
                 .collect(),
         }

@@ -70,6 +70,7 @@ impl ConsumerSteps for H {
             member_id: id.into(),
             group_instance_id: None,
             client_id: name.into(),
+            classic_protocol: false,
         });
         self.coordinator_epoch(id, 0, epoch, "STABLE").given(id, epoch, ps);
         self.member_epoch(name, id, 0, epoch).owns(name, id, epoch, ps)
@@ -316,6 +317,7 @@ fn a_load_replaces_the_group_with_what_the_log_held() {
         revoking: Vec::new(),
         state: "STABLE".into(),
         target: parts(&[p]),
+        classic_protocol: false,
     };
     h.cg(ConsumerGroupEvent::GroupLoaded {
         group: G.into(),

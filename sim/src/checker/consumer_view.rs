@@ -2,7 +2,8 @@
 //! target assignment, each member's epoch and reconciliation state over time, and who owns
 //! each partition over time. A partition is a member's from `PartitionsAssigned` until
 //! `PartitionsReleased` (it acknowledged the revocation, or was fenced, left or replaced); a
-//! load replaces the group with what the offsets log held. The consumer rules
+//! load replaces the group with what the offsets log held; an online upgrade starts it from the
+//! classic group's members and assignments, a downgrade ends it. The consumer rules
 //! (`consumer.rs`) and the liveness rule read this view; only [`ConsumerGroupView::apply`]
 //! changes it.
 
@@ -139,17 +140,7 @@ impl ConsumerGroupView {
                 }
             }
             ConsumerGroupEvent::GroupLoaded { group_epoch, assignment_epoch, members, .. } => {
-                for id in std::mem::take(&mut self.members).into_keys() {
-                    self.end_epoch(&id, at, idx);
-                }
-                self.owners.clear();
-                for spans in self.owned.values_mut() {
-                    if let Some(last) = spans.last_mut() {
-                        last.until.get_or_insert((at, idx));
-                    }
-                }
-                self.revoking.clear();
-                self.target.clear();
+                self.end_all(at, idx);
                 self.group_epoch = *group_epoch;
                 self.assignment_epoch = *assignment_epoch;
                 for m in members {
@@ -170,7 +161,43 @@ impl ConsumerGroupView {
                     }
                 }
             }
+            // An online upgrade: every classic member is a member at epoch `generation`,
+            // reconciled, owning its classic assignment, which is its target.
+            ConsumerGroupEvent::GroupUpgraded { generation, members, .. } => {
+                self.end_all(at, idx);
+                self.group_epoch = *generation;
+                self.assignment_epoch = *generation;
+                for m in members {
+                    self.known.insert(m.member_id.clone());
+                    let view = ConsumerMemberView { epoch: m.member_epoch, state: STABLE.into() };
+                    self.members.insert(m.member_id.clone(), view);
+                    self.begin_epoch(&m.member_id, m.member_epoch, at);
+                    for tp in &m.partitions {
+                        self.give(&m.member_id, tp, at, idx);
+                    }
+                    self.target.insert(m.member_id.clone(), m.partitions.iter().cloned().collect());
+                }
+            }
+            // An online downgrade: the group is a classic group now; nobody holds an epoch or
+            // owns a partition here any more.
+            ConsumerGroupEvent::GroupDowngraded { .. } => self.end_all(at, idx),
         }
+    }
+
+    /// Every member's epoch and every ownership ends at event `idx` (the group is replaced: a
+    /// load, or a conversion between the protocols).
+    pub(super) fn end_all(&mut self, at: Millis, idx: usize) {
+        for id in std::mem::take(&mut self.members).into_keys() {
+            self.end_epoch(&id, at, idx);
+        }
+        self.owners.clear();
+        for spans in self.owned.values_mut() {
+            if let Some(last) = spans.last_mut() {
+                last.until.get_or_insert((at, idx));
+            }
+        }
+        self.revoking.clear();
+        self.target.clear();
     }
 
     fn begin_epoch(&mut self, member_id: &str, epoch: i32, at: Millis) {

@@ -35,6 +35,13 @@
 //! `unowned-commit` a commit for a partition the coordinator did not count the committer the
 //! owner of; the commit rules follow a member's holding of a partition across epochs; `stuck`
 //! asks for every live member reconciled to the target of the group epoch.
+//!
+//! A group that migrates between the protocols (KIP-848's online upgrade and downgrade) is
+//! judged by the protocol it spoke when the coordinator validated a commit (`protocols`): after
+//! an upgrade every member, classic-protocol members included (their generation is their member
+//! epoch), by member epochs and the coordinator's ownership events; after a downgrade by
+//! generations again, starting from the downgraded generation and its stored assignments; in the
+//! millisecond of a conversion by either rule.
 
 mod anomaly;
 pub mod black_box;
@@ -44,6 +51,7 @@ mod consumer_view;
 mod liveness;
 mod metrics;
 mod ownership;
+mod protocols;
 mod ranges;
 mod resets;
 mod spans;
@@ -58,6 +66,7 @@ use serde::{Deserialize, Serialize};
 pub use self::anomaly::{Anomaly, AnomalyClass};
 use self::metrics::Metrics;
 pub use self::metrics::Stats;
+use self::protocols::Judged;
 use self::views::{AcceptedCommit, Views};
 use crate::history::{Event, EventKind, History};
 
@@ -154,11 +163,19 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             }
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
-                let (zombie, unowned) = match views.consumer_group_of(&c) {
-                    Some(cg) => (consumer::zombie_commit(cg, &c), consumer::unowned_commit(cg, &c)),
-                    None => {
-                        (ownership::zombie_commit(views, &c), ownership::unowned_commit(views, &c))
+                let by_epochs =
+                    |cg| (consumer::zombie_commit(cg, &c), consumer::unowned_commit(cg, &c));
+                let by_generations =
+                    || (ownership::zombie_commit(views, &c), ownership::unowned_commit(views, &c));
+                let (zombie, unowned) = match views.commit_judged(&c) {
+                    (Judged::Consumer, Some(cg)) => by_epochs(cg),
+                    // Validated in the millisecond of a conversion: either protocol's rule may
+                    // have been in force, so only what both find is an anomaly.
+                    (Judged::Either, Some(cg)) => {
+                        let ((z1, u1), (z2, u2)) = (by_epochs(cg), by_generations());
+                        (z1.filter(|_| z2.is_some()), u1.filter(|_| u2.is_some()))
                     }
+                    _ => by_generations(),
                 };
                 [
                     zombie,
@@ -194,5 +211,7 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
 
 #[cfg(test)]
 mod consumer_tests;
+#[cfg(test)]
+mod migration_tests;
 #[cfg(test)]
 mod tests;

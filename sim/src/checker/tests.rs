@@ -52,7 +52,7 @@ impl H {
             host: "c".into(),
         })
     }
-    fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
+    pub(super) fn state(&mut self, to: GroupState, generation: i32) -> &mut Self {
         self.coord(CoordinatorEvent::GroupStateChanged {
             group: G.into(),
             from: GroupState::Empty,
@@ -62,7 +62,11 @@ impl H {
     }
     /// A complete generation: GenerationStarted, AssignmentStored, Stable, and each member's
     /// Joined + Assigned events. `assign` lists (name, member id, partitions).
-    fn generation(&mut self, generation: i32, assign: &[(&str, &str, &[i32])]) -> &mut Self {
+    pub(super) fn generation(
+        &mut self,
+        generation: i32,
+        assign: &[(&str, &str, &[i32])],
+    ) -> &mut Self {
         self.coord(CoordinatorEvent::GenerationStarted {
             group: G.into(),
             generation,

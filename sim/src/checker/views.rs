@@ -11,6 +11,7 @@ use groupsim_wire::{Millis, TopicPartition};
 
 use super::consumer_view::ConsumerGroupView;
 use super::metrics::Metrics;
+use super::protocols::{Judged, Protocol, ProtocolHistory};
 use super::ranges::RangeSet;
 use super::spans::Belonging;
 use crate::history::{Event, EventKind, WorldEvent};
@@ -241,6 +242,8 @@ pub(super) struct Views {
     pub(super) topics: BTreeMap<String, i32>,
     /// KIP-848 consumer groups by group id, as the coordinators' events describe them.
     pub(super) consumer_groups: BTreeMap<String, ConsumerGroupView>,
+    /// Groups that converted between the protocols: which one they spoke when.
+    pub(super) protocols: BTreeMap<String, ProtocolHistory>,
     /// When the liveness phase ends, once it has begun.
     pub(super) liveness_deadline: Option<Millis>,
     /// The time of the last event read.
@@ -254,19 +257,48 @@ impl Views {
         self.groups.get(group).unwrap_or_else(|| EMPTY.get_or_init(GroupView::default))
     }
 
-    /// `group` as a KIP-848 consumer group, when it is one: it has a consumer view and no
-    /// classic generation.
+    /// `group` as a KIP-848 consumer group, when it is one now: a group that converted between
+    /// the protocols is one while its last conversion (or load) made it one; any other group
+    /// when it has a consumer view and no classic generation.
     pub(super) fn consumer_group(&self, group: &str) -> Option<&ConsumerGroupView> {
         let cg = self.consumer_groups.get(group)?;
+        if let Some(h) = self.protocols.get(group) {
+            return (h.current() == Some(Protocol::Consumer)).then_some(cg);
+        }
         self.groups.get(group).is_none_or(|g| g.generations.is_empty()).then_some(cg)
     }
 
-    /// The consumer group a commit is judged in, when it is one: the group has a KIP-848 view
-    /// that knows the committer, or the committer never belonged to a classic generation of it.
-    pub(super) fn consumer_group_of(&self, c: &AcceptedCommit<'_>) -> Option<&ConsumerGroupView> {
-        let cg = self.consumer_groups.get(c.group)?;
+    /// How a commit is judged, and the consumer group it is judged in by member epochs. A group
+    /// that converted between the protocols is judged by the protocol it spoke when the
+    /// coordinator validated the commit (`protocols.rs`). Any other group by member epochs when
+    /// it has a KIP-848 view that knows the committer, or the committer never belonged to a
+    /// classic generation of it.
+    pub(super) fn commit_judged(
+        &self,
+        c: &AcceptedCommit<'_>,
+    ) -> (Judged, Option<&ConsumerGroupView>) {
+        let Some(cg) = self.consumer_groups.get(c.group) else { return (Judged::Classic, None) };
+        if let Some(h) = self.protocols.get(c.group) {
+            return (h.judged_at(c.validated_at), Some(cg));
+        }
         let classic = || self.group(c.group).belonged.keys().any(|(m, _)| m == c.member_id);
-        (cg.known.contains(c.member_id) || !classic()).then_some(cg)
+        if cg.known.contains(c.member_id) || !classic() {
+            (Judged::Consumer, Some(cg))
+        } else {
+            (Judged::Classic, None)
+        }
+    }
+
+    /// The protocol a group that converted speaks from `at` on (a conversion, or a load of the
+    /// other form). A group that never converted has no history: only a conversion starts one.
+    fn switch_protocol(&mut self, group: &str, at: Millis, to: Protocol, conversion: bool) {
+        match self.protocols.get_mut(group) {
+            Some(h) => h.switch(at, to),
+            None if conversion => {
+                self.protocols.entry(group.to_string()).or_default().switch(at, to)
+            }
+            None => {}
+        }
     }
 
     /// The partition's view, or an empty one if no event named it yet.
@@ -557,6 +589,7 @@ impl Views {
                 }
             }
             CoordinatorEvent::GenerationStarted { group, generation, members, .. } => {
+                self.back_to_classic(group, at, idx);
                 metrics.stats.rebalances += 1;
                 metrics.stats.last_generation_at_ms = Some(at);
                 let g = self.groups.entry(group.clone()).or_default();
@@ -590,6 +623,7 @@ impl Views {
                 assignments,
                 ..
             } => {
+                self.back_to_classic(group, at, idx);
                 let g = self.groups.entry(group.clone()).or_default();
                 g.coordinator = Some(broker);
                 g.state = Some(*state);
@@ -610,8 +644,59 @@ impl Views {
                     metrics.stats.rebalances += 1;
                     metrics.stats.last_generation_at_ms = Some(at);
                 }
+                self.convert(idx, at, broker, e);
                 self.consumer_groups.entry(e.group().to_string()).or_default().apply(idx, at, e)
             }
+        }
+    }
+
+    /// A conversion between the protocols seen from the classic side (event `idx` by `broker`):
+    /// an upgrade ends the classic generation (its members now hold member epochs); a downgrade
+    /// makes the group a classic group, Stable at generation = the group epoch, its members
+    /// holding their target assignments, like a load. A consumer group's load after a
+    /// conversion makes it a consumer group again.
+    fn convert(&mut self, idx: usize, at: Millis, broker: i32, e: &ConsumerGroupEvent) {
+        match e {
+            ConsumerGroupEvent::GroupUpgraded { group, .. } => {
+                self.switch_protocol(group, at, Protocol::Consumer, true);
+                let g = self.groups.entry(group.clone()).or_default();
+                for m in std::mem::take(&mut g.members) {
+                    g.close(&m, at, idx);
+                }
+            }
+            ConsumerGroupEvent::GroupDowngraded { group, group_epoch, members, .. } => {
+                self.switch_protocol(group, at, Protocol::Classic, true);
+                let g = self.groups.entry(group.clone()).or_default();
+                g.coordinator = Some(broker);
+                g.state = Some(GroupState::Stable);
+                let ids: Vec<String> = members.iter().map(|m| m.member_id.clone()).collect();
+                g.begin_generation(at, idx, *group_epoch, &ids);
+                let owners = members
+                    .iter()
+                    .flat_map(|m| {
+                        m.partitions.iter().map(|tp| (tp.clone(), (m.member_id.clone(), idx)))
+                    })
+                    .collect();
+                g.owners.insert(*group_epoch, owners);
+            }
+            ConsumerGroupEvent::GroupLoaded { group, .. } => {
+                self.switch_protocol(group, at, Protocol::Consumer, false);
+            }
+            _ => {}
+        }
+    }
+
+    /// A group that converted and speaks the consumer protocol is a classic group again without
+    /// a downgrade (a coordinator loaded its classic form, or its empty consumer group gave way
+    /// to a classic join): its consumer view ends at event `idx`.
+    fn back_to_classic(&mut self, group: &str, at: Millis, idx: usize) {
+        if self.protocols.get(group).and_then(ProtocolHistory::current) != Some(Protocol::Consumer)
+        {
+            return;
+        }
+        self.switch_protocol(group, at, Protocol::Classic, false);
+        if let Some(cg) = self.consumer_groups.get_mut(group) {
+            cg.end_all(at, idx);
         }
     }
 

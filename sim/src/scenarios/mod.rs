@@ -10,6 +10,7 @@ pub mod consumer;
 pub mod consumer_swarm;
 pub mod coordinator;
 pub mod faults;
+pub mod migration;
 pub mod profiles;
 pub mod rolling;
 mod shape;
@@ -124,6 +125,14 @@ pub fn catalogue() -> Vec<Scenario> {
              with triggers at a revocation asked for, its acknowledgement, a partition handed \
              over and a fenced member rejoining",
             consumer_swarm::consumer_protocol_swarm,
+        ),
+        Scenario::new(
+            "protocol_migration",
+            "a classic Java group (eager or cooperative) rolled over to the consumer protocol \
+             (KIP-848) member by member (the first one's join upgrades the group) and back (the \
+             last one's leave downgrades it), with connection drops, a coordinator move and a \
+             member crash",
+            migration::protocol_migration,
         ),
     ]
 }

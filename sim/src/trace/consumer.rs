@@ -42,6 +42,8 @@ pub(super) struct ConsumerTrace {
     clients: BTreeMap<String, String>,
     /// Member id -> the name of the member process that reported it.
     names: BTreeMap<String, String>,
+    /// Member ids of classic-protocol members of a consumer group (shown as they are).
+    classic: BTreeSet<String>,
     /// Names of members that speak the consumer protocol.
     members: BTreeSet<String>,
     /// Member name -> its tally since its last summary.
@@ -54,24 +56,33 @@ impl ConsumerTrace {
     pub(super) fn new(history: &History) -> Self {
         let mut t = Self::default();
         for e in history.events() {
-            if let EventKind::Coordinator {
-                event:
-                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
-                        member_id,
-                        client_id,
-                        ..
-                    }),
-                ..
-            } = &e.kind
-            {
-                t.clients.entry(member_id.clone()).or_insert_with(|| client_id.clone());
+            let EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(e), .. } = &e.kind
+            else {
+                continue;
+            };
+            match e {
+                ConsumerGroupEvent::MemberJoined {
+                    member_id, client_id, classic_protocol, ..
+                } => {
+                    t.clients.entry(member_id.clone()).or_insert_with(|| client_id.clone());
+                    if *classic_protocol {
+                        t.classic.insert(member_id.clone());
+                    }
+                }
+                ConsumerGroupEvent::GroupUpgraded { members, .. } => {
+                    t.classic.extend(members.iter().map(|m| m.member_id.clone()));
+                }
+                _ => {}
             }
         }
         t
     }
 
-    /// `member_id` as the trace shows it: `client-abcd`.
+    /// `member_id` as the trace shows it: `client-abcd` (a classic member's `client-N` as is).
     fn id(&self, member_id: &str) -> String {
+        if self.classic.contains(member_id) {
+            return member_id.to_string();
+        }
         let short: String = member_id.chars().take(4).collect();
         match self.clients.get(member_id) {
             Some(client) => format!("{client}-{short}"),
@@ -84,14 +95,22 @@ impl ConsumerTrace {
         let b = format!("broker-{broker}");
         match e {
             ConsumerGroupEvent::MemberJoined {
-                member_id, group_instance_id, client_id, ..
+                member_id,
+                group_instance_id,
+                client_id,
+                classic_protocol,
+                ..
             } => {
                 self.clients.insert(member_id.clone(), client_id.clone());
+                if *classic_protocol {
+                    self.classic.insert(member_id.clone());
+                }
                 let instance = group_instance_id
                     .as_ref()
                     .map(|i| format!(" (instance {i})"))
                     .unwrap_or_default();
-                vec![format!("{b} adds {}{instance}", self.id(member_id))]
+                let classic = if *classic_protocol { " (classic protocol)" } else { "" };
+                vec![format!("{b} adds {}{instance}{classic}", self.id(member_id))]
             }
             ConsumerGroupEvent::GroupEpochBumped { group, epoch } => {
                 vec![format!("{b} group {group}: group epoch {epoch}")]
@@ -182,6 +201,30 @@ impl ConsumerTrace {
                     held.join(", ")
                 )]
             }
+            ConsumerGroupEvent::GroupUpgraded { group, generation, members } => {
+                self.classic.extend(members.iter().map(|m| m.member_id.clone()));
+                let held: Vec<String> = members
+                    .iter()
+                    .map(|m| format!("{} {}", self.id(&m.member_id), partitions(&m.partitions)))
+                    .collect();
+                vec![format!(
+                    "{b} upgrades classic group {group} (generation {generation}) to a consumer \
+                     group at epoch {generation}, classic members [{}]",
+                    held.join(", ")
+                )]
+            }
+            ConsumerGroupEvent::GroupDowngraded { group, group_epoch, leaving_member, members } => {
+                let held: Vec<String> = members
+                    .iter()
+                    .map(|m| format!("{} {}", self.id(&m.member_id), partitions(&m.partitions)))
+                    .collect();
+                vec![format!(
+                    "{b} downgrades consumer group {group} to a classic group at generation \
+                     {group_epoch} ({} was the last consumer-protocol member), members [{}]",
+                    self.id(leaving_member),
+                    held.join(", ")
+                )]
+            }
         }
     }
 
@@ -206,6 +249,11 @@ impl ConsumerTrace {
                 | MemberEvent::HeartbeatFailed { .. }
         ) {
             self.members.insert(name.to_string());
+        }
+        // Only a classic member joins a generation: a member rolled back to the classic protocol
+        // (online migration) is the classic trace's again.
+        if matches!(e, MemberEvent::Joined { .. }) {
+            self.members.remove(name);
         }
         if !self.members.contains(name) {
             return None;

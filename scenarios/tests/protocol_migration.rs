@@ -1,0 +1,42 @@
+//! `protocol_migration`: a classic Java group (eager or cooperative, drawn per seed) rolled over
+//! to the consumer protocol (KIP-848) member by member and back, under connection drops, a
+//! coordinator move and a member crash. The checker must find no anomaly in a group that is
+//! classic, then a consumer group holding classic-protocol members, then classic again, and the
+//! group must converge after the safety phase.
+//!
+//! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
+
+use groupsim::history::EventKind;
+use groupsim::testing::check_scenario;
+use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent};
+
+#[test]
+fn protocol_migration_upgrades_and_downgrades_the_group_cleanly_under_faults() {
+    let reports = check_scenario("protocol_migration", 6);
+    for r in &reports {
+        let seed = r.spec.seed;
+        let (mut upgraded, mut downgraded, mut classic_joins) = (0, 0, 0);
+        for e in r.history.events() {
+            let EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(e), .. } = &e.kind
+            else {
+                continue;
+            };
+            match e {
+                ConsumerGroupEvent::GroupUpgraded { members, .. } => {
+                    assert!(!members.is_empty(), "seed {seed}: an upgrade keeps classic members");
+                    upgraded += 1;
+                }
+                ConsumerGroupEvent::GroupDowngraded { .. } => downgraded += 1,
+                ConsumerGroupEvent::MemberJoined { classic_protocol: true, .. } => {
+                    classic_joins += 1
+                }
+                _ => {}
+            }
+        }
+        // The first consumer-protocol member's join upgrades the classic group, the last one's
+        // departure downgrades it, and on the way back classic members join the consumer group.
+        assert!(upgraded >= 1, "seed {seed}: never upgraded");
+        assert!(downgraded >= 1, "seed {seed}: never downgraded");
+        assert!(classic_joins >= 1, "seed {seed}: no classic member joined the consumer group");
+    }
+}

@@ -1,0 +1,243 @@
+//! The checker on hand-made histories of a group migrating between the protocols: classic
+//! members keep their generation as a member epoch after an upgrade and are judged by it, the
+//! group is judged by generations again after a downgrade, a commit validated in the millisecond
+//! of a conversion may satisfy either rule, and a coordinator that loads the classic form undoes
+//! an upgrade. Each rule fires on the bad history beside a correct one.
+
+use groupsim_coordinator::consumer_event::{
+    ConsumerGroupEvent, ConsumerRemovalReason, ConvertedMember, TargetShare,
+};
+use groupsim_coordinator::event::MemberAssignment;
+use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_member::MemberEvent;
+
+use super::tests::{classes, tp, G, H};
+use super::{check, AnomalyClass};
+
+fn parts(ps: &[i32]) -> Vec<groupsim_wire::TopicPartition> {
+    ps.iter().map(|p| tp(*p)).collect()
+}
+
+fn converted(members: &[(&str, i32, &[i32])]) -> Vec<ConvertedMember> {
+    members
+        .iter()
+        .map(|(id, epoch, ps)| ConvertedMember {
+            member_id: id.to_string(),
+            member_epoch: *epoch,
+            partitions: parts(ps),
+        })
+        .collect()
+}
+
+/// Migration steps on top of the history builder.
+trait Steps {
+    fn cg(&mut self, e: ConsumerGroupEvent) -> &mut Self;
+    fn epoch_of(&mut self, id: &str, from: i32, to: i32) -> &mut Self;
+    fn classic_member_at(&mut self, name: &str, id: &str, generation: i32, ps: &[i32])
+        -> &mut Self;
+}
+
+impl Steps for H {
+    fn cg(&mut self, e: ConsumerGroupEvent) -> &mut Self {
+        self.coord(CoordinatorEvent::ConsumerGroup(e))
+    }
+    /// The coordinator moves member `id` from epoch `from` to `to`, reconciled.
+    fn epoch_of(&mut self, id: &str, from: i32, to: i32) -> &mut Self {
+        self.cg(ConsumerGroupEvent::MemberEpochChanged {
+            group: G.into(),
+            member_id: id.into(),
+            from,
+            to,
+            state: "STABLE".into(),
+        })
+    }
+    /// A classic member's own report of a JoinGroup/SyncGroup: generation `generation` (its
+    /// member epoch in a consumer group), partitions `ps`.
+    fn classic_member_at(
+        &mut self,
+        name: &str,
+        id: &str,
+        generation: i32,
+        ps: &[i32],
+    ) -> &mut Self {
+        self.member(
+            name,
+            MemberEvent::Joined {
+                member_id: id.into(),
+                generation,
+                leader: String::new(),
+                protocol: "range".into(),
+                is_leader: false,
+            },
+        );
+        self.member(
+            name,
+            MemberEvent::Assigned { member_id: id.into(), generation, partitions: parts(ps) },
+        )
+    }
+}
+
+/// Classic members a (t-0) and b (t-1) at generation 1, both processed and committed; the
+/// group is upgraded and a's member epoch moves to 2 (it rejoined with nothing to revoke).
+fn upgraded() -> H {
+    let mut h = H::new(2);
+    h.started("m0").started("m1");
+    h.state(GroupState::PreparingRebalance, 0);
+    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    h.produced(0, 10).produced(1, 10);
+    h.processed("m0", "a", 1, 0, 0, 9).processed("m1", "b", 1, 1, 0, 9);
+    h.commit("a", 1, 0, 10).commit("b", 1, 1, 10);
+    h.cg(ConsumerGroupEvent::GroupUpgraded {
+        group: G.into(),
+        generation: 1,
+        members: converted(&[("a", 1, &[0]), ("b", 1, &[1])]),
+    });
+    h.cg(ConsumerGroupEvent::GroupEpochBumped { group: G.into(), epoch: 2 });
+    h.cg(ConsumerGroupEvent::TargetAssignmentComputed {
+        group: G.into(),
+        epoch: 2,
+        assignor: "uniform".into(),
+        assignments: vec![
+            TargetShare { member_id: "a".into(), partitions: parts(&[0]) },
+            TargetShare { member_id: "b".into(), partitions: parts(&[1]) },
+        ],
+    });
+    h.epoch_of("a", 1, 2).classic_member_at("m0", "a", 2, &[0]);
+    h
+}
+
+#[test]
+fn after_an_upgrade_a_classic_member_commits_under_its_member_epoch() {
+    let mut h = upgraded();
+    // Generation 2 was never a classic generation: member epochs judge it.
+    h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14).commit("a", 2, 0, 15);
+    assert_eq!(classes(&h.h.clone()), vec![]);
+    // b is still at member epoch 1 (not reconciled yet) and commits under it.
+    h.produced(1, 5).processed("m1", "b", 1, 1, 10, 14).commit("b", 1, 1, 15);
+    assert_eq!(classes(&h.h.clone()), vec![]);
+    // a's old generation is a stale member epoch now.
+    h.produced(0, 5).processed("m0", "a", 2, 0, 15, 19).commit("a", 1, 0, 20);
+    let v = check(&h.h.clone());
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(z.message.contains("member epoch 1 while its member epoch was 2"), "{}", z.message);
+}
+
+#[test]
+fn a_commit_validated_in_the_millisecond_of_the_upgrade_may_meet_either_rule() {
+    let at_upgrade = |generation: i32| {
+        let mut h = H::new(2);
+        h.started("m0").started("m1");
+        h.state(GroupState::PreparingRebalance, 0);
+        h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+        h.produced(0, 10).processed("m0", "a", 1, 0, 0, 9);
+        h.cg(ConsumerGroupEvent::GroupUpgraded {
+            group: G.into(),
+            generation: 1,
+            members: converted(&[("a", 1, &[0]), ("b", 1, &[1])]),
+        });
+        let upgraded_at = h.t;
+        h.commit_validated_at("a", generation, 0, 10, upgraded_at);
+        classes(&h.h.clone())
+    };
+    assert_eq!(at_upgrade(1), vec![], "generation 1 = member epoch 1 on both sides");
+    assert_eq!(at_upgrade(7), vec![AnomalyClass::ZombieCommit], "neither side knows 7");
+}
+
+/// `upgraded`, then consumer member c joins at epoch 3 with nothing, b reaches epoch 3, c
+/// leaves and the group is downgraded at generation 3 with a on t-0 and b on t-1.
+fn downgraded() -> H {
+    let mut h = upgraded();
+    h.cg(ConsumerGroupEvent::MemberJoined {
+        group: G.into(),
+        member_id: "c".into(),
+        group_instance_id: None,
+        client_id: "m2".into(),
+        classic_protocol: false,
+    });
+    h.cg(ConsumerGroupEvent::GroupEpochBumped { group: G.into(), epoch: 3 });
+    h.epoch_of("c", 0, 3).epoch_of("a", 2, 3).epoch_of("b", 1, 3);
+    h.classic_member_at("m0", "a", 3, &[0]).classic_member_at("m1", "b", 3, &[1]);
+    h.cg(ConsumerGroupEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "c".into(),
+        member_epoch: 3,
+        reason: ConsumerRemovalReason::Left,
+    });
+    h.cg(ConsumerGroupEvent::GroupDowngraded {
+        group: G.into(),
+        group_epoch: 3,
+        leaving_member: "c".into(),
+        members: converted(&[("a", 3, &[0]), ("b", 3, &[1])]),
+    });
+    h.coord(CoordinatorEvent::GroupStateChanged {
+        group: G.into(),
+        from: GroupState::Stable,
+        to: GroupState::PreparingRebalance,
+        generation: 3,
+    });
+    h
+}
+
+#[test]
+fn after_a_downgrade_commits_are_judged_by_generations_again() {
+    let mut h = downgraded();
+    // Generation 3 is the downgraded group's: a commits in it while the rebalance runs.
+    h.produced(0, 5).processed("m0", "a", 3, 0, 10, 14).commit("a", 3, 0, 15);
+    assert_eq!(classes(&h.h.clone()), vec![]);
+    // The rebalance completes into generation 4; a commit under 3 is a zombie now.
+    h.coord(CoordinatorEvent::GenerationStarted {
+        group: G.into(),
+        generation: 4,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+    });
+    h.coord(CoordinatorEvent::AssignmentStored {
+        group: G.into(),
+        generation: 4,
+        assignments: vec![
+            MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) },
+            MemberAssignment { member_id: "b".into(), partitions: parts(&[1]) },
+        ],
+    });
+    h.produced(1, 5).processed("m1", "b", 3, 1, 10, 14).commit("b", 3, 1, 15);
+    let v = check(&h.h.clone());
+    let z = v.anomalies.iter().find(|a| a.class == AnomalyClass::ZombieCommit).expect("zombie");
+    assert!(
+        z.message.contains("generation 3 while the group was in generation 4"),
+        "{}",
+        z.message
+    );
+}
+
+#[test]
+fn the_consumer_member_that_left_is_not_in_the_downgraded_group() {
+    let mut h = downgraded();
+    h.produced(1, 5).commit("c", 3, 1, 15);
+    assert!(classes(&h.h.clone()).contains(&AnomalyClass::ZombieCommit));
+}
+
+#[test]
+fn a_coordinator_loading_the_classic_form_undoes_an_upgrade() {
+    // The upgrade's record never reached the log: the next coordinator loads generation 1.
+    let mut h = upgraded();
+    h.coord(CoordinatorEvent::GroupLoaded {
+        group: G.into(),
+        partition: 0,
+        state: GroupState::Stable,
+        generation: 1,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: vec![
+            MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) },
+            MemberAssignment { member_id: "b".into(), partitions: parts(&[1]) },
+        ],
+        offsets: vec![(tp(0), 10), (tp(1), 10)],
+    });
+    // Generation 1 is the group's again; member epoch 2 means nothing to a classic group.
+    h.produced(1, 5).processed("m1", "b", 1, 1, 10, 14).commit("b", 1, 1, 15);
+    assert_eq!(classes(&h.h.clone()), vec![]);
+    h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14).commit("a", 2, 0, 15);
+    assert!(classes(&h.h.clone()).contains(&AnomalyClass::ZombieCommit));
+}

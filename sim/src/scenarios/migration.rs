@@ -1,0 +1,96 @@
+//! Online migration between the group protocols (KIP-848, Kafka 4.0): a classic group rolled
+//! over to the consumer protocol member by member, and back, while the network and the
+//! coordinator misbehave.
+
+use groupsim_member::{AssignorKind, ClientProfile};
+use groupsim_wire::Millis;
+use rand::RngExt;
+
+use super::shape::{at, base};
+use crate::faults::{Fault, FaultSchedule, ScheduledFault};
+use crate::rng::{self, Stream};
+use crate::scenario::{ScenarioSpec, GROUP_ID};
+
+/// Members of the group.
+const MEMBERS: u32 = 4;
+/// Time between two members' bounces.
+const STEP_MS: Millis = 9_000;
+/// The first bounce of each rolling bounce, after the group settled (or the upgrade did).
+const FIRST_MS: Millis = 8_000;
+
+/// The classic client the group starts (and ends) with: Java eager (`range`) or Java
+/// cooperative (`cooperative-sticky`), drawn from the seed.
+fn classic_client(eager: bool) -> (ClientProfile, Vec<AssignorKind>) {
+    if eager {
+        (ClientProfile::JavaEager, vec![AssignorKind::Range])
+    } else {
+        (ClientProfile::JavaCooperative, vec![AssignorKind::CooperativeSticky])
+    }
+}
+
+/// A classic Java group (eager or cooperative, drawn) of four members is rolled over to the
+/// Java consumer with `group.protocol=consumer` one member at a time (each leaves and comes
+/// back with the new protocol): the first consumer-protocol member's join upgrades the group to
+/// a KIP-848 consumer group that keeps the classic members, which the server-side assignor
+/// serves through JoinGroup/SyncGroup/Heartbeat until their turn. Then it is rolled back one
+/// member at a time: the classic members rejoin the consumer group, and when the last
+/// consumer-protocol member leaves the group is downgraded to a classic group, which
+/// rebalances. Throughout: connection drops every few seconds, one coordinator move (its load
+/// 0–3 s), and one member crash (restart 1–3 s later; a crashed consumer-protocol member stays
+/// in the group until its session expires, and its fencing may be what downgrades the group).
+pub fn protocol_migration(seed: u64) -> ScenarioSpec {
+    let (mut s, mut rng) = base("protocol_migration", seed, MEMBERS, 3, 2, 0);
+    let eager = rng.random_bool(0.5);
+    let (classic_profile, classic_assignors) = classic_client(eager);
+    for m in &mut s.members {
+        m.config.profile = classic_profile;
+        m.config.assignors = classic_assignors.clone();
+    }
+    // Broker settings a rolling migration runs with: consumer-group sessions as short as the
+    // classic members' (the broker's group.consumer.session.timeout.ms, lowered with its min).
+    s.coordinator.consumer_session_timeout_ms = 10_000;
+    s.coordinator.consumer_heartbeat_interval_ms = 3_000;
+
+    let mut faults: Vec<ScheduledFault> = Vec::new();
+    let mut t = FIRST_MS;
+    for (profile, assignors) in [(ClientProfile::JavaConsumer, Vec::new()), classic_client(eager)] {
+        for i in 0..MEMBERS {
+            let fault = Fault::MemberUpgrade {
+                member: format!("m{i}"),
+                restart_after_ms: rng.random_range(1_000..3_000),
+                profile,
+                assignors: assignors.clone(),
+            };
+            faults.push(at(t + rng.random_range(0..2_000), fault));
+            t += STEP_MS;
+        }
+        t += FIRST_MS;
+    }
+    let safety_end = t;
+
+    let mut frng = rng::stream(seed, Stream::Faults);
+    let mut drop_at = frng.random_range(4_000..8_000);
+    while drop_at < safety_end - 2_000 {
+        let member = format!("m{}", frng.random_range(0..MEMBERS));
+        faults.push(at(drop_at, Fault::ConnectionDrop { member }));
+        drop_at += frng.random_range(3_000..9_000);
+    }
+    let move_to = frng.random_range(0..s.brokers);
+    let load_ms = frng.random_range(0..=3_000);
+    faults.push(at(
+        frng.random_range(FIRST_MS..safety_end - 4_000),
+        Fault::CoordinatorMove { group: GROUP_ID.into(), to: move_to, load_ms },
+    ));
+    faults.push(at(
+        frng.random_range(FIRST_MS..safety_end - 4_000),
+        Fault::MemberCrash {
+            member: format!("m{}", frng.random_range(0..MEMBERS)),
+            restart_after_ms: frng.random_range(1_000..3_000),
+        },
+    ));
+    s.faults = FaultSchedule::new(faults);
+    s.producer.stop_ms = safety_end;
+    s.liveness_start_ms = safety_end;
+    s.liveness_bound_ms *= 2;
+    s
+}
