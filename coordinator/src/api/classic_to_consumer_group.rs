@@ -107,6 +107,7 @@ impl GroupCoordinator {
             topics: &self.topics,
             session_timeout_ms: self.config.consumer_session_timeout_ms,
             max_size: max,
+            bugs: &self.config.bugs,
         };
         // A static member joining without an id replaces the instance's holder; if that was the
         // last consumer-protocol member, the group converts after the join.

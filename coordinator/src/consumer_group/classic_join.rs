@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use kafka_protocol::error::ResponseError;
 
 use super::member::{ClassicMemberMetadata, ClassicProtocol};
-use super::reconciliation::reconcile;
+use super::reconciliation::{reconcile, Owners};
 use super::request::HeartbeatContext;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
@@ -170,12 +170,23 @@ impl ConsumerGroup {
             let owned: BTreeSet<TopicPartition> =
                 subscription.owned_partitions.into_iter().collect();
             let target = self.target_of(&updated.member_id);
-            updated =
-                reconcile(&updated, self.assignment_epoch, &target, Some(&owned), &self.epochs)
-                    .map_err(|_| {
-                        probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
-                        ResponseError::FencedMemberEpoch
-                    })?;
+            let owners = if ctx.bugs.assigns_unreleased_partitions {
+                Owners::Ignored
+            } else {
+                Owners::Respected
+            };
+            updated = reconcile(
+                &updated,
+                self.assignment_epoch,
+                &target,
+                Some(&owned),
+                &self.epochs,
+                owners,
+            )
+            .map_err(|_| {
+                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
+                ResponseError::FencedMemberEpoch
+            })?;
         }
         probes::CLASSIC_IN_CONSUMER_JOIN.hit_as(format_args!(
             "{}{}",
@@ -187,7 +198,7 @@ impl ConsumerGroup {
             generation: updated.member_epoch,
             protocol_name: first.name.clone(),
         };
-        self.put_member(updated, fx);
+        self.put_member(updated, ctx.bugs, fx);
         Ok(answer)
     }
 

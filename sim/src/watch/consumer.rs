@@ -80,6 +80,24 @@ impl ConsumerWatch {
                     }
                 }
             }
+            // An upgraded group's classic members become its members, owning their classic
+            // assignment; a downgraded group is classic again and leaves this view.
+            ConsumerGroupEvent::GroupUpgraded { members, .. } => {
+                for m in members {
+                    self.members.insert(m.member_id.clone());
+                    for tp in &m.partitions {
+                        self.last_owner.insert(tp.clone(), m.member_id.clone());
+                    }
+                }
+            }
+            ConsumerGroupEvent::GroupDowngraded { members, leaving_member, .. } => {
+                self.members.remove(leaving_member);
+                for m in members {
+                    self.members.remove(&m.member_id);
+                }
+                self.target.clear();
+                self.last_owner.clear();
+            }
             ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::MemberEpochChanged { .. }
             | ConsumerGroupEvent::PartitionsReleased { .. } => {}
@@ -102,6 +120,7 @@ mod tests {
             member_id: m.into(),
             group_instance_id: None,
             client_id: format!("name-{m}"),
+            classic_protocol: false,
         }
     }
 
