@@ -2,9 +2,10 @@
 //! or created the group (Kafka's GroupMetadataManager.consumerGroupHeartbeat), in three steps:
 //!
 //! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, or a static
-//!    replacement (`static_members.rs`); update what it reported (subscription, assignor,
-//!    rebalance timeout, rack). A changed subscription, or a change in the partition counts of
-//!    the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
+//!    replacement (`static_members.rs`); a regex it did not have must compile
+//!    (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
+//!    rebalance timeout, rack). A changed subscription (topic names or regex), or a change in
+//!    the partition counts of the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
 //!    metadata image; we compare the subscribed topics' partition counts on every heartbeat.)
 //! 2. If the group epoch is ahead of the target assignment epoch, compute a new target.
 //! 3. Reconcile the member one step towards its target (`reconciliation.rs`), re-arm its
@@ -16,6 +17,7 @@ use kafka_protocol::error::ResponseError;
 use super::reconciliation::reconcile;
 use super::request::{HeartbeatAnswer, HeartbeatContext, HeartbeatInput};
 use super::static_members::validate_member_epoch;
+use super::topic_regex::TopicRegex;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
 use crate::{probes, Millis};
@@ -52,6 +54,14 @@ impl ConsumerGroup {
             )?,
         };
 
+        // A regex the member did not have must compile (Kafka: maybeUpdateRegularExpressions).
+        if let Some(regex) = req.subscribed_topic_regex.as_ref().filter(|r| !r.is_empty()) {
+            let changed = member.subscribed_topic_regex.as_ref() != Some(regex);
+            if changed && TopicRegex::compile(regex).is_err() {
+                return Err(ResponseError::InvalidRegularExpression);
+            }
+        }
+
         // 1. The member as it reports itself now.
         let mut updated = member.clone();
         if req.instance_id.is_some() {
@@ -69,16 +79,21 @@ impl ConsumerGroup {
         if let Some(topics) = &req.subscribed_topics {
             updated.subscribed_topics = topics.clone();
         }
+        if let Some(regex) = &req.subscribed_topic_regex {
+            updated.subscribed_topic_regex = (!regex.is_empty()).then(|| regex.clone());
+        }
         updated.client_id = req.client_id.clone();
         updated.client_host = req.client_host.clone();
-        let mut bump = updated.subscribed_topics != member.subscribed_topics;
-        let metadata = ctx.topics.subscription_metadata(
-            self.members
-                .values()
-                .filter(|m| m.member_id != updated.member_id)
-                .flat_map(|m| m.subscribed_topics.iter())
-                .chain(updated.subscribed_topics.iter()),
-        );
+        let mut bump = updated.subscribed_topics != member.subscribed_topics
+            || updated.subscribed_topic_regex != member.subscribed_topic_regex;
+        let subscribed: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| m.member_id != updated.member_id)
+            .chain(std::iter::once(&updated))
+            .flat_map(|m| m.subscription(ctx.topics))
+            .collect();
+        let metadata = ctx.topics.subscription_metadata(&subscribed);
         if metadata != self.subscription_metadata {
             self.subscription_metadata = metadata;
             bump = true;

@@ -178,6 +178,8 @@ impl ConsumerGroup {
         &self,
         topics: &TopicsImage,
     ) -> std::collections::BTreeMap<String, i32> {
-        topics.subscription_metadata(self.members.values().flat_map(|m| m.subscribed_topics.iter()))
+        let subscribed: Vec<String> =
+            self.members.values().flat_map(|m| m.subscription(topics)).collect();
+        topics.subscription_metadata(&subscribed)
     }
 }
