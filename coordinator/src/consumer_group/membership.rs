@@ -163,6 +163,14 @@ impl ConsumerGroup {
         true
     }
 
+    /// Bumps the group epoch for a rebalance nothing in the group asked for (a fault injector's
+    /// forced rebalance): the next heartbeat computes a target for the new epoch.
+    pub(crate) fn bump_epoch_for_rebalance(&mut self, fx: &mut Effects) {
+        if !self.members.is_empty() {
+            self.bump_group_epoch(fx);
+        }
+    }
+
     /// Bumps the group epoch by one.
     pub(super) fn bump_group_epoch(&mut self, fx: &mut Effects) {
         self.group_epoch += 1;
