@@ -31,6 +31,7 @@
 
 mod anomaly;
 pub mod black_box;
+mod black_box_consumer;
 mod commits;
 mod consumer;
 mod liveness;
