@@ -14,6 +14,7 @@ use std::time::Instant;
 use groupsim::check_client::clients::{self, Interpreters, Launcher};
 use groupsim::check_client::run::{self, Settings};
 use groupsim::checker::AnomalyClass;
+use groupsim_member::GroupProtocol;
 
 /// The seed every client runs in CI.
 const CI_SEED: u64 = 1;
@@ -35,6 +36,7 @@ fn settings(work_ms: u64) -> Settings {
         session_timeout_ms: 6_000,
         work_ms,
         out_dir: groupsim::runner::output_dir().join("ci"),
+        protocol: GroupProtocol::Classic,
     }
 }
 

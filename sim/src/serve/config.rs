@@ -4,6 +4,7 @@
 use std::str::FromStr;
 
 use groupsim_coordinator::CoordinatorConfig;
+use groupsim_member::GroupProtocol;
 
 use super::error::ServeError;
 
@@ -156,6 +157,19 @@ pub struct ServeArgs {
     /// consumer-protocol members; less than the session timeout.
     #[arg(long, default_value_t = 5_000)]
     pub consumer_heartbeat_interval_ms: i32,
+    /// The protocol of the group the nemesis targets (`classic` or `consumer`, KIP-848): which
+    /// group APIs `--seed`'s held answers and injected errors aim at.
+    #[arg(long, default_value = "classic", value_parser = parse_group_protocol)]
+    pub group_protocol: GroupProtocol,
+}
+
+/// `classic` or `consumer`, as Kafka's `group.protocol` names them.
+pub fn parse_group_protocol(s: &str) -> Result<GroupProtocol, String> {
+    match s {
+        "classic" => Ok(GroupProtocol::Classic),
+        "consumer" => Ok(GroupProtocol::Consumer),
+        other => Err(format!("{other:?}: the group protocol is classic or consumer")),
+    }
 }
 
 impl ServeArgs {
@@ -167,6 +181,7 @@ impl ServeArgs {
             mean_gap_ms: 2_000,
             session_timeout_ms: 10_000,
             client_actions: false,
+            protocol: self.group_protocol,
         }
     }
 
@@ -209,6 +224,7 @@ mod tests {
             fault_secs: 60,
             consumer_session_timeout_ms: 45_000,
             consumer_heartbeat_interval_ms: 5_000,
+            group_protocol: GroupProtocol::Classic,
         }
     }
 
