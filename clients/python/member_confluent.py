@@ -8,8 +8,9 @@ coordinator assigns (assignor=uniform|range is `group.remote.assignor`), and the
 and heartbeat interval are the broker's (librdkafka refuses `session.timeout.ms`,
 `heartbeat.interval.ms` and `partition.assignment.strategy` with it); `max.poll.interval.ms`
 is the rebalance timeout the member sends. GROUPSIM_RDKAFKA_DEBUG=cgrp,protocol in the
-environment turns on librdkafka's own log (on stderr)."""
+environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log."""
 
+import logging
 import os
 
 import confluent_kafka
@@ -58,9 +59,14 @@ class Consumer:
                 "heartbeat.interval.ms": 500,
                 "partition.assignment.strategy": ASSIGNORS[args["assignor"]],
             })
+        logger = None
         if os.environ.get("GROUPSIM_RDKAFKA_DEBUG"):
+            # librdkafka's own log, beside the processed-record log (OUT.rdkafka.log).
             conf["debug"] = os.environ["GROUPSIM_RDKAFKA_DEBUG"]
-        self.c = RdConsumer(conf)
+            logger = logging.getLogger("rdkafka-" + args["client_id"])
+            logger.addHandler(logging.FileHandler(args["out"] + ".rdkafka.log"))
+            logger.setLevel(logging.DEBUG)
+        self.c = RdConsumer(conf, logger=logger) if logger else RdConsumer(conf)
         self.c.subscribe([args["topic"]], on_revoke=lambda consumer, partitions: on_revoke())
 
     def poll(self, timeout_s):

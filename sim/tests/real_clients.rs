@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use groupsim::history::EventKind;
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
+use groupsim_coordinator::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
 use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
+use groupsim_member::GroupProtocol as Protocol;
 use groupsim_wire::TopicPartition;
 use serde_json::Value;
 
@@ -62,22 +63,11 @@ fn interpreter(kind: &str) -> Option<(PathBuf, PathBuf)> {
     Some((program, dir))
 }
 
-/// The group protocol a scenario's members use.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Protocol {
-    /// JoinGroup/SyncGroup/Heartbeat, client-side assignment.
-    Classic,
-    /// KIP-848 (`group.protocol=consumer`): ConsumerGroupHeartbeat, server-side assignment.
-    Consumer,
-}
-
-impl Protocol {
-    /// The script argument that selects it.
-    fn arg(self) -> &'static str {
-        match self {
-            Protocol::Classic => "protocol=classic",
-            Protocol::Consumer => "protocol=consumer",
-        }
+/// The script argument that selects `protocol` (`group.protocol`).
+fn protocol_arg(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Classic => "protocol=classic",
+        Protocol::Consumer => "protocol=consumer",
     }
 }
 
@@ -233,7 +223,7 @@ fn script_args(
     protocol: Protocol,
 ) -> Vec<String> {
     vec![
-        protocol.arg().to_string(),
+        protocol_arg(protocol).to_string(),
         format!("bootstrap={}", cluster.bootstrap()),
         format!("topic={topic}"),
         format!("group={group}"),
@@ -270,11 +260,17 @@ struct GroupFacts {
     consumer_members: Vec<String>,
     classic_members: usize,
     consumer_loads_on: Vec<i32>,
+    /// Why each consumer-protocol member was removed, in order.
+    consumer_removals: Vec<ConsumerRemovalReason>,
 }
 
 fn group_facts(cluster: &Cluster, group: &str) -> GroupFacts {
-    let mut facts =
-        GroupFacts { consumer_members: Vec::new(), classic_members: 0, consumer_loads_on: vec![] };
+    let mut facts = GroupFacts {
+        consumer_members: Vec::new(),
+        classic_members: 0,
+        consumer_loads_on: Vec::new(),
+        consumer_removals: Vec::new(),
+    };
     for event in cluster.history().events() {
         let EventKind::Coordinator { broker, event } = &event.kind else { continue };
         match event {
@@ -286,6 +282,9 @@ fn group_facts(cluster: &Cluster, group: &str) -> GroupFacts {
                     facts.consumer_members.push(member_id.clone());
                 }
                 ConsumerGroupEvent::GroupLoaded { .. } => facts.consumer_loads_on.push(*broker),
+                ConsumerGroupEvent::MemberRemoved { reason, .. } => {
+                    facts.consumer_removals.push(*reason);
+                }
                 _ => {}
             },
             _ => {}
@@ -360,6 +359,12 @@ fn group_scenario(kind: &str, script: &str, client: &str, protocol: Protocol) {
     assert_nothing_skipped(client, &cluster, topic, &result);
     // Three members, then the two new ones of the restart.
     assert_protocol(&cluster, &group, protocol, 5);
+    if protocol == Protocol::Consumer {
+        // The leaver left with a heartbeat at epoch -1 (its partitions released at once), not
+        // by its session running out.
+        let removals = group_facts(&cluster, &group).consumer_removals;
+        assert_eq!(removals.first(), Some(&ConsumerRemovalReason::Left), "{removals:?}");
+    }
 }
 
 #[test]

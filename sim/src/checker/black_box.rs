@@ -410,7 +410,8 @@ fn split_processing(broker: &Broker, records: &[Processed]) -> Vec<Anomaly> {
                 continue;
             }
             let members = client_members.get(&r.client).map(Vec::as_slice).unwrap_or_default();
-            if let Some(a) = g.split_processing(name, r, members) {
+            let record = (r.client.as_str(), &r.partition, r.offset, r.at_ms);
+            if let Some(a) = g.split_processing(name, record, members, CLOCK_JITTER_MS) {
                 shown.insert(key);
                 found.push(a);
             }

@@ -31,7 +31,6 @@ use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
-use super::black_box::{Processed, CLOCK_JITTER_MS};
 use super::consumer::{assigned_before_release, ConsumerOwners};
 use super::views::AcceptedCommit;
 
@@ -279,29 +278,31 @@ impl ConsumerGroupBox {
         vec![Anomaly::new(AnomalyClass::UnownedCommit, Some(c.tp), c.at, message, vec![c.idx])]
     }
 
-    /// `split-processing` for one processed record, given the member ids `client` had.
+    /// `split-processing` for one record of `tp` at `offset` that `client` (whose member ids
+    /// are `client_members`) processed at `at_ms`, judged `jitter_ms` either side (the clocks of
+    /// the client and the broker).
     pub(super) fn split_processing(
         &self,
         name: &str,
-        r: &Processed,
+        record: (&str, &TopicPartition, i64, Millis),
         client_members: &[String],
+        jitter_ms: Millis,
     ) -> Option<Anomaly> {
-        let (from, to) = (r.at_ms.saturating_sub(CLOCK_JITTER_MS), r.at_ms + CLOCK_JITTER_MS);
-        let live: Vec<&String> =
-            client_members.iter().filter(|m| self.live_at(m, r.at_ms)).collect();
+        let (client, tp, offset, at_ms) = record;
+        let (from, to) = (at_ms.saturating_sub(jitter_ms), at_ms + jitter_ms);
+        let live: Vec<&String> = client_members.iter().filter(|m| self.live_at(m, at_ms)).collect();
         let member = live.first()?;
-        if live.iter().any(|m| self.owned_during(m, &r.partition, from, to)) {
+        if live.iter().any(|m| self.owned_during(m, tp, from, to)) {
             return None;
         }
-        let (owner, since) = self.owner_throughout(&r.partition, from, to)?;
+        let (owner, since) = self.owner_throughout(tp, from, to)?;
         Some(Anomaly::new(
             AnomalyClass::SplitProcessing,
-            Some(&r.partition),
-            r.at_ms,
+            Some(tp),
+            at_ms,
             format!(
-                "{} ({member}) processed offset {} of {} while a live member of consumer group \
-                 {name} that did not own it; {owner} owned it (since t={since}ms)",
-                r.client, r.offset, r.partition
+                "{client} ({member}) processed offset {offset} of {tp} while a live member of \
+                 consumer group {name} that did not own it; {owner} owned it (since t={since}ms)"
             ),
             Vec::new(),
         ))
