@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::black_box_consumer::ConsumerGroupBox;
+use super::commits::went_back;
 use super::ranges::RangeSet;
 use super::views::AcceptedCommit;
 use super::{ownership, Verdict};
@@ -273,16 +274,7 @@ fn regression(
     committed: &BTreeMap<TopicPartition, (i64, usize)>,
     c: &AcceptedCommit<'_>,
 ) -> Option<Anomaly> {
-    let &(prev, prev_idx) = committed.get(c.tp)?;
-    (c.offset < prev).then(|| {
-        Anomaly::new(
-            AnomalyClass::OffsetRegression,
-            Some(c.tp),
-            c.at,
-            format!("committed offset went back from {prev} to {}", c.offset),
-            vec![prev_idx, c.idx],
-        )
-    })
+    went_back(committed.get(c.tp).copied(), c)
 }
 
 /// `unowned-commit`, `zombie-commit` and `offset-regression` for one accepted commit.
