@@ -1,6 +1,13 @@
 """confluent-kafka (librdkafka) adapter for harness.py (see there). Usage:
 python confluent_client.py bootstrap=HOST:PORT,... topic=T group=G partitions=N preload=N [scenario=group|move]
+       [protocol=classic|consumer]
+
+protocol=consumer runs the members with `group.protocol=consumer` (KIP-848): the session
+timeout and heartbeat interval are the broker's then (librdkafka refuses them, and the
+partition assignment strategy, in the client configuration), and the group is assigned by the
+coordinator.
 """
+import os
 import sys
 
 from confluent_kafka import Consumer as RdConsumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -19,8 +26,11 @@ COMMON = {
 class Client:
     name = "confluent-kafka"
 
-    def __init__(self, bootstrap):
+    def __init__(self, bootstrap, protocol="classic"):
+        if protocol not in ("classic", "consumer"):
+            raise SystemExit("protocol=%s: must be classic or consumer" % protocol)
         self.bootstrap = bootstrap
+        self.protocol = protocol
         self.producer = None
 
     def consumer(self, group, topic, client_id):
@@ -31,11 +41,15 @@ class Client:
             "client.id": "confluent-" + client_id,
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
-            "session.timeout.ms": 6000,
-            "heartbeat.interval.ms": 500,
             "max.poll.interval.ms": 30000,
             "fetch.wait.max.ms": 200,
         })
+        if os.environ.get("GROUPSIM_RDKAFKA_DEBUG"):  # e.g. cgrp,protocol: librdkafka's own log
+            conf["debug"] = os.environ["GROUPSIM_RDKAFKA_DEBUG"]
+        if self.protocol == "consumer":
+            conf["group.protocol"] = "consumer"
+        else:
+            conf.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
         c = RdConsumer(conf)
         c.subscribe([topic])
         return Consumer(c)
@@ -104,5 +118,5 @@ class Consumer:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    bootstrap = dict(a.split("=", 1) for a in args)["bootstrap"]
-    harness.run(Client(bootstrap), args)
+    named = dict(a.split("=", 1) for a in args)
+    harness.run(Client(named["bootstrap"], named.get("protocol", "classic")), args)

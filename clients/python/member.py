@@ -18,7 +18,9 @@ A processed line is flushed to the log before any commit that covers it, so a SI
 makes a processed record look lost. Usage (all arguments key=value):
   python member_<client>.py bootstrap=H:P,... topic=T group=G client_id=ID commit=MODE
          out=FILE [work_ms=N] [assignor=range|roundrobin|cooperative-sticky]
-         [session_timeout_ms=N]
+         [session_timeout_ms=N] [group_protocol=classic|consumer]
+(group_protocol=consumer: KIP-848, where the adapter offers it; the assignor is then the
+coordinator's, uniform or range.)
 Stdout gets JSON events ({"event": "ready", "client": ..., "version": ...} once the consumer
 exists, {"event": "closed"} after a graceful close on SIGTERM); errors go to stderr and a
 non-zero exit.

@@ -1,7 +1,17 @@
 """confluent-kafka (librdkafka) adapter for member.py (see there). The at-least-once pattern
 librdkafka documents: enable.auto.offset.store=false and store_offsets() after processing, so
 whatever is committed (by auto-commit, commit() or commit(asynchronous=True)) was processed.
-A rebalance callback commits on revoke (librdkafka serves it inside consume())."""
+A rebalance callback commits on revoke (librdkafka serves it inside consume()).
+
+group_protocol=consumer runs the member with `group.protocol=consumer` (KIP-848): the
+coordinator assigns (assignor=uniform|range is `group.remote.assignor`), and the session timeout
+and heartbeat interval are the broker's (librdkafka refuses `session.timeout.ms`,
+`heartbeat.interval.ms` and `partition.assignment.strategy` with it); `max.poll.interval.ms`
+is the rebalance timeout the member sends. GROUPSIM_RDKAFKA_DEBUG=cgrp,protocol in the
+environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log."""
+
+import logging
+import os
 
 import confluent_kafka
 from confluent_kafka import Consumer as RdConsumer, KafkaError, KafkaException, TopicPartition
@@ -9,6 +19,8 @@ from confluent_kafka import Consumer as RdConsumer, KafkaError, KafkaException, 
 import member
 
 ASSIGNORS = {"range": "range", "roundrobin": "roundrobin", "cooperative-sticky": "cooperative-sticky"}
+# Server-side assignors of a consumer group (group.remote.assignor).
+REMOTE_ASSIGNORS = ("uniform", "range")
 
 
 class Consumer:
@@ -16,9 +28,14 @@ class Consumer:
     version = "%s (librdkafka %s)" % (confluent_kafka.__version__, confluent_kafka.libversion()[0])
 
     def __init__(self, args, on_revoke):
-        if args["assignor"] not in ASSIGNORS:
-            raise SystemExit("assignor=%s: librdkafka offers %s" % (args["assignor"], ", ".join(ASSIGNORS)))
-        self.c = RdConsumer({
+        protocol = args.get("group_protocol", "classic")
+        if protocol not in ("classic", "consumer"):
+            raise SystemExit("group_protocol=%s: must be classic or consumer" % protocol)
+        offered = REMOTE_ASSIGNORS if protocol == "consumer" else ASSIGNORS
+        if args["assignor"] not in offered:
+            raise SystemExit("assignor=%s: librdkafka offers %s with group_protocol=%s"
+                             % (args["assignor"], ", ".join(offered), protocol))
+        conf = {
             "bootstrap.servers": args["bootstrap"],
             "group.id": args["group"],
             "client.id": args["client_id"],
@@ -26,8 +43,6 @@ class Consumer:
             "auto.commit.interval.ms": 500,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
-            "session.timeout.ms": int(args["session_timeout_ms"]),
-            "heartbeat.interval.ms": 500,
             "max.poll.interval.ms": 10000,
             "fetch.wait.max.ms": 200,
             "socket.timeout.ms": 10000,
@@ -35,8 +50,23 @@ class Consumer:
             "reconnect.backoff.max.ms": 1000,
             "retry.backoff.ms": 100,
             "topic.metadata.refresh.interval.ms": 2000,
-            "partition.assignment.strategy": ASSIGNORS[args["assignor"]],
-        })
+        }
+        if protocol == "consumer":
+            conf.update({"group.protocol": "consumer", "group.remote.assignor": args["assignor"]})
+        else:
+            conf.update({
+                "session.timeout.ms": int(args["session_timeout_ms"]),
+                "heartbeat.interval.ms": 500,
+                "partition.assignment.strategy": ASSIGNORS[args["assignor"]],
+            })
+        logger = None
+        if os.environ.get("GROUPSIM_RDKAFKA_DEBUG"):
+            # librdkafka's own log, beside the processed-record log (OUT.rdkafka.log).
+            conf["debug"] = os.environ["GROUPSIM_RDKAFKA_DEBUG"]
+            logger = logging.getLogger("rdkafka-" + args["client_id"])
+            logger.addHandler(logging.FileHandler(args["out"] + ".rdkafka.log"))
+            logger.setLevel(logging.DEBUG)
+        self.c = RdConsumer(conf, logger=logger) if logger else RdConsumer(conf)
         self.c.subscribe([args["topic"]], on_revoke=lambda consumer, partitions: on_revoke())
 
     def poll(self, timeout_s):

@@ -40,6 +40,11 @@ impl TopicsImage {
         groupsim_wire::topic_id(topic)
     }
 
+    /// Every topic name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.partitions.keys().map(String::as_str)
+    }
+
     /// The name of the topic with id `id`, if it exists.
     pub fn name(&self, id: &Uuid) -> Option<&str> {
         self.names.get(id).map(String::as_str)

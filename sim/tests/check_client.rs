@@ -1,9 +1,10 @@
 //! `check-client` in CI: one short seed (a few seconds of faults, then the heal phase) per
 //! installed real client under client and broker faults must pass the black-box rules, and the
 //! deliberately wrong commit-before-process mode of every installed adapter must be caught as
-//! lost records within five seeds. Run one after another in one test, so the clusters and client processes
-//! do not compete for the CI machine's cores. With GROUPSIM_SKIP_REAL_CLIENTS=1 the test prints
-//! that it skipped; clients that are not installed are skipped by name.
+//! lost records within five seeds; the same for KIP-848's consumer protocol with the adapter that
+//! offers it. Run one after another (each test takes one lock), so the clusters and client
+//! processes do not compete for the CI machine's cores. With GROUPSIM_SKIP_REAL_CLIENTS=1 the
+//! tests print that they skipped; clients that are not installed are skipped by name.
 //!
 //! Real clients and real time make a seed repeatable (the same schedule), not bit-exact: a
 //! failure here prints the schedule and where the history and timelines were written.
@@ -14,6 +15,10 @@ use std::time::Instant;
 use groupsim::check_client::clients::{self, Interpreters, Launcher};
 use groupsim::check_client::run::{self, Settings};
 use groupsim::checker::AnomalyClass;
+use groupsim_member::GroupProtocol;
+
+/// Held by each test of this file: real clients under real time must not compete for cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The seed every client runs in CI.
 const CI_SEED: u64 = 1;
@@ -35,7 +40,12 @@ fn settings(work_ms: u64) -> Settings {
         session_timeout_ms: 6_000,
         work_ms,
         out_dir: groupsim::runner::output_dir().join("ci"),
+        protocol: GroupProtocol::Classic,
     }
+}
+
+fn consumer_protocol(work_ms: u64) -> Settings {
+    Settings { protocol: GroupProtocol::Consumer, ..settings(work_ms) }
 }
 
 fn failure(launcher: &Launcher, outcome: &run::Outcome) -> String {
@@ -58,6 +68,7 @@ fn every_installed_client_passes_a_short_faulted_seed_and_commit_before_process_
         println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (check-client not run)");
         return;
     }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let interp = Interpreters::defaults(&repo_root());
     let mut installed = Vec::new();
     for kind in clients::CLIENTS {
@@ -105,6 +116,65 @@ fn every_installed_client_passes_a_short_faulted_seed_and_commit_before_process_
         assert!(
             caught.is_some(),
             "{name}: commit-before-process not caught as lost within 5 seeds"
+        );
+    }
+}
+
+/// KIP-848 (`group.protocol=consumer`), for the adapter that offers it (confluent-kafka): the
+/// CI seed under client and broker faults (consumer-group holds and injected errors, expelled
+/// members, epoch bumps, coordinator moves) passes the black-box rules in their consumer-group
+/// form, and commit-before-process is caught as lost records at the first `before` seed, as
+/// for the classic protocol.
+#[test]
+fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_is_caught() {
+    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
+        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (check-client consumer protocol not run)");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let interp = Interpreters::defaults(&repo_root());
+    let kinds: Vec<_> =
+        clients::CLIENTS.iter().filter(|k| !k.consumer_assignors.is_empty()).collect();
+    assert!(!kinds.is_empty(), "some adapter offers group.protocol=consumer");
+    for kind in kinds {
+        let Some(launcher) = clients::launcher(*kind, &interp).expect("probing the client") else {
+            println!("{}: skipped (not installed)", kind.name);
+            continue;
+        };
+        let started = Instant::now();
+        let outcome = run::run_seed(&launcher, "sync", CI_SEED, &consumer_protocol(2))
+            .unwrap_or_else(|e| panic!("{} consumer: {e}", kind.name));
+        assert!(outcome.verdict.anomalies.is_empty(), "{}", failure(&launcher, &outcome));
+        assert!(outcome.verdict.processed > 0, "{}: nothing processed", kind.name);
+        let history = std::fs::read_to_string(outcome.dir.join("history.jsonl")).unwrap();
+        assert!(
+            history.contains("MemberJoined") && !history.contains("GenerationStarted"),
+            "{}: the group was not a consumer group",
+            kind.name
+        );
+        println!(
+            "{} {} consumer sync seed {CI_SEED}: ok, {} processed, {} duplicates, {:.1} s",
+            kind.name,
+            outcome.version,
+            outcome.verdict.processed,
+            outcome.verdict.duplicates,
+            started.elapsed().as_secs_f64()
+        );
+        let seed = BEFORE_SEEDS.start;
+        let started = Instant::now();
+        let outcome = run::run_seed(&launcher, "before", seed, &consumer_protocol(50))
+            .unwrap_or_else(|e| panic!("{} consumer before: {e}", kind.name));
+        let classes: Vec<AnomalyClass> =
+            outcome.verdict.anomalies.iter().map(|a| a.class).collect();
+        println!(
+            "{} consumer before seed {seed}: {classes:?}, {:.1} s",
+            kind.name,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(
+            classes.contains(&AnomalyClass::LostRecord),
+            "{}: commit-before-process not caught as lost at seed {seed}",
+            kind.name
         );
     }
 }

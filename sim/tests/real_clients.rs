@@ -16,8 +16,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use groupsim::history::EventKind;
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::CoordinatorConfig;
+use groupsim_coordinator::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
+use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
+use groupsim_member::GroupProtocol as Protocol;
 use groupsim_wire::TopicPartition;
 use serde_json::Value;
 
@@ -60,6 +63,14 @@ fn interpreter(kind: &str) -> Option<(PathBuf, PathBuf)> {
     Some((program, dir))
 }
 
+/// The script argument that selects `protocol` (`group.protocol`).
+fn protocol_arg(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Classic => "protocol=classic",
+        Protocol::Consumer => "protocol=consumer",
+    }
+}
+
 fn cluster(topic: &str) -> Cluster {
     Cluster::start(ClusterConfig {
         brokers: 3,
@@ -68,6 +79,10 @@ fn cluster(topic: &str) -> Cluster {
         coordinator: CoordinatorConfig {
             // Short first rebalance: the scenario starts its three members together.
             initial_rebalance_delay_ms: 300,
+            // Consumer-protocol members take their session and heartbeat interval from the
+            // broker (`group.consumer.*`): short ones, as the classic members ask for.
+            consumer_session_timeout_ms: 6_000,
+            consumer_heartbeat_interval_ms: 500,
             ..CoordinatorConfig::default()
         },
         ..ClusterConfig::default()
@@ -200,8 +215,15 @@ impl Drop for Script {
     }
 }
 
-fn script_args(cluster: &Cluster, topic: &str, group: &str, scenario: &str) -> Vec<String> {
+fn script_args(
+    cluster: &Cluster,
+    topic: &str,
+    group: &str,
+    scenario: &str,
+    protocol: Protocol,
+) -> Vec<String> {
     vec![
+        protocol_arg(protocol).to_string(),
         format!("bootstrap={}", cluster.bootstrap()),
         format!("topic={topic}"),
         format!("group={group}"),
@@ -231,14 +253,75 @@ fn assert_nothing_skipped(client: &str, cluster: &Cluster, topic: &str, result: 
     }
 }
 
+/// What the cluster's history says about `group`'s protocol: the consumer-protocol members
+/// that joined it (their member ids, in order), the classic members added to it, and the
+/// brokers that loaded it as a consumer group.
+struct GroupFacts {
+    consumer_members: Vec<String>,
+    classic_members: usize,
+    consumer_loads_on: Vec<i32>,
+    /// Why each consumer-protocol member was removed, in order.
+    consumer_removals: Vec<ConsumerRemovalReason>,
+}
+
+fn group_facts(cluster: &Cluster, group: &str) -> GroupFacts {
+    let mut facts = GroupFacts {
+        consumer_members: Vec::new(),
+        classic_members: 0,
+        consumer_loads_on: Vec::new(),
+        consumer_removals: Vec::new(),
+    };
+    for event in cluster.history().events() {
+        let EventKind::Coordinator { broker, event } = &event.kind else { continue };
+        match event {
+            CoordinatorEvent::MemberAdded { group: g, .. } if g == group => {
+                facts.classic_members += 1;
+            }
+            CoordinatorEvent::ConsumerGroup(e) if e.group() == group => match e {
+                ConsumerGroupEvent::MemberJoined { member_id, .. } => {
+                    facts.consumer_members.push(member_id.clone());
+                }
+                ConsumerGroupEvent::GroupLoaded { .. } => facts.consumer_loads_on.push(*broker),
+                ConsumerGroupEvent::MemberRemoved { reason, .. } => {
+                    facts.consumer_removals.push(*reason);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    facts
+}
+
+/// The group ran the protocol the test asked for: with `Consumer`, only ConsumerGroupHeartbeat
+/// members (at least `members` of them) and no classic JoinGroup member; with `Classic`, no
+/// consumer-protocol member.
+fn assert_protocol(cluster: &Cluster, group: &str, protocol: Protocol, members: usize) {
+    let facts = group_facts(cluster, group);
+    match protocol {
+        Protocol::Consumer => {
+            assert_eq!(facts.classic_members, 0, "{group}: a classic member joined");
+            assert!(
+                facts.consumer_members.len() >= members,
+                "{group}: {} consumer-protocol members joined, expected {members}: {:?}",
+                facts.consumer_members.len(),
+                facts.consumer_members
+            );
+        }
+        Protocol::Classic => {
+            assert!(facts.consumer_members.is_empty(), "{group}: a consumer-protocol member");
+        }
+    }
+}
+
 /// The "group" scenario (see clients/python/harness.py) for one client.
-fn group_scenario(kind: &str, script: &str, client: &str) {
+fn group_scenario(kind: &str, script: &str, client: &str, protocol: Protocol) {
     let Some((program, dir)) = interpreter(kind) else { return };
     let topic = "orders";
     let group = format!("{client}-group");
     let cluster = cluster(topic);
     let started = Instant::now();
-    let args = script_args(&cluster, topic, &group, "group");
+    let args = script_args(&cluster, topic, &group, "group", protocol);
     let mut run = Script::start(kind, &program, &dir, script, &args);
     let result = run.result();
     println!("{client}: group scenario passed in {:.1} s", started.elapsed().as_secs_f64());
@@ -274,36 +357,68 @@ fn group_scenario(kind: &str, script: &str, client: &str) {
         );
     }
     assert_nothing_skipped(client, &cluster, topic, &result);
+    // Three members, then the two new ones of the restart.
+    assert_protocol(&cluster, &group, protocol, 5);
+    if protocol == Protocol::Consumer {
+        // The leaver left with a heartbeat at epoch -1 (its partitions released at once), not
+        // by its session running out.
+        let removals = group_facts(&cluster, &group).consumer_removals;
+        assert_eq!(removals.first(), Some(&ConsumerRemovalReason::Left), "{removals:?}");
+    }
 }
 
 #[test]
 fn kafka_python_group_survives_leave_and_restart() {
-    group_scenario("python", "kafka_python_client.py", "kafka-python");
+    group_scenario("python", "kafka_python_client.py", "kafka-python", Protocol::Classic);
 }
 
 #[test]
 fn confluent_kafka_group_survives_leave_and_restart() {
-    group_scenario("python", "confluent_client.py", "confluent-kafka");
+    group_scenario("python", "confluent_client.py", "confluent-kafka", Protocol::Classic);
 }
 
 #[test]
 fn aiokafka_group_survives_leave_and_restart() {
-    group_scenario("python", "aiokafka_client.py", "aiokafka");
+    group_scenario("python", "aiokafka_client.py", "aiokafka", Protocol::Classic);
 }
 
 #[test]
 fn kafkajs_group_survives_leave_and_restart() {
-    group_scenario("node", "kafkajs_client.js", "kafkajs");
+    group_scenario("node", "kafkajs_client.js", "kafkajs", Protocol::Classic);
 }
 
 #[test]
 fn confluent_kafka_group_survives_a_coordinator_move() {
+    coordinator_move("librdkafka-move", Protocol::Classic);
+}
+
+/// KIP-848 with librdkafka (`group.protocol=consumer`): the same steps as the classic group —
+/// three members share the partitions (assigned by the coordinator's `uniform` assignor), one
+/// leaves (a heartbeat at member epoch -1) and the coordinator hands its partitions to the
+/// two others once it released them, a restart resumes at the committed offsets (OffsetCommit
+/// and OffsetFetch v9 carry the member id and epoch) with nothing skipped.
+#[test]
+fn confluent_kafka_consumer_protocol_group_survives_leave_and_restart() {
+    group_scenario("python", "confluent_client.py", "confluent-kafka-cp", Protocol::Consumer);
+}
+
+/// KIP-848 with librdkafka across a coordinator move: the new coordinator rebuilds the
+/// consumer group from the offsets log (members, epochs, assignments), the members find it
+/// after NOT_COORDINATOR, go on heartbeating at their epochs and commit on it.
+#[test]
+fn confluent_kafka_consumer_protocol_group_survives_a_coordinator_move() {
+    coordinator_move("librdkafka-cp-move", Protocol::Consumer);
+}
+
+/// The "move" scenario (clients/python/harness.py) with librdkafka: three members consume,
+/// the test moves the group's coordinator to the next broker, and the records produced after
+/// the move must all be consumed and committed on the new coordinator.
+fn coordinator_move(group: &str, protocol: Protocol) {
     let Some((program, dir)) = interpreter("python") else { return };
     let topic = "payments";
-    let group = "librdkafka-move";
     let cluster = cluster(topic);
     let started = Instant::now();
-    let args = script_args(&cluster, topic, group, "move");
+    let args = script_args(&cluster, topic, group, "move", protocol);
     let mut run = Script::start("python", &program, &dir, "confluent_client.py", &args);
     let ready = run.next_event();
     assert_eq!(ready["event"], "ready_for_move", "{ready}\n{}", run.stderr_tail());
@@ -314,7 +429,7 @@ fn confluent_kafka_group_survives_a_coordinator_move() {
     run.send_line("moved");
     let result = run.result();
     println!(
-        "confluent-kafka: coordinator move {from} -> {to} passed in {:.1} s",
+        "confluent-kafka ({group}): coordinator move {from} -> {to} passed in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     for p in 0..PARTITIONS {
@@ -327,4 +442,9 @@ fn confluent_kafka_group_survives_a_coordinator_move() {
         assert_eq!(offsets_of(&result, "committed_after_move", p), end, "p{p} after the move");
     }
     assert_nothing_skipped("confluent-kafka", &cluster, topic, &result);
+    assert_protocol(&cluster, group, protocol, 3);
+    if protocol == Protocol::Consumer {
+        let loads = group_facts(&cluster, group).consumer_loads_on;
+        assert!(loads.contains(&to), "{group}: broker {to} never loaded the group: {loads:?}");
+    }
 }

@@ -54,6 +54,9 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
             seed: Some(3),
             group: None,
             fault_secs: 4,
+            consumer_session_timeout_ms: 45_000,
+            consumer_heartbeat_interval_ms: 5_000,
+            group_protocol: groupsim_member::GroupProtocol::Classic,
         };
         args.schedule_shape(1)
     });

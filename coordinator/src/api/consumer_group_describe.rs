@@ -63,6 +63,7 @@ fn describe(g: &ConsumerGroup, topics: &TopicsImage) -> DescribedGroup {
                 .with_subscribed_topic_names(
                     m.subscribed_topics.iter().map(|t| TopicName(sb(t))).collect(),
                 )
+                .with_subscribed_topic_regex(m.subscribed_topic_regex.as_deref().map(sb))
                 .with_assignment(described_assignment(topics, &m.assigned))
                 .with_target_assignment(described_assignment(topics, &g.target_of(&m.member_id)))
                 .with_member_type(if m.uses_classic_protocol() {

@@ -9,9 +9,13 @@
 //! and consumerGroupLeave), in order:
 //! - INVALID_REQUEST for a malformed request: an empty member id from v1 (members choose their
 //!   own id) or with epoch > 0 or -1; an empty group, instance or rack id; a join (epoch 0)
-//!   without rebalance timeout, without subscription, or with owned partitions (it must own
-//!   none); epoch -2 without instance id; an epoch below -2; a topic regex (not supported here).
+//!   without rebalance timeout, with owned partitions (it must own none), or with neither topic
+//!   names nor a topic regex (an empty list or an empty regex is a member subscribed to
+//!   nothing, as in Kafka 4.1); epoch -2 without instance id; an epoch below -2.
 //! - UNSUPPORTED_ASSIGNOR for a `ServerAssignor` this coordinator does not have.
+//! - INVALID_REGULAR_EXPRESSION (after the member lookup, `consumer_group/heartbeat.rs`) for a
+//!   `SubscribedTopicRegex` that does not compile, checked when a member brings a regex it did
+//!   not have (`consumer_group/topic_regex.rs`).
 //! - Leave (epoch -1, or -2 for a static member's temporary leave): the group must be a consumer
 //!   group (else GROUP_ID_NOT_FOUND), the member known (UNKNOWN_MEMBER_ID; for a static member
 //!   also FENCED_INSTANCE_ID when another member id holds the instance id). -1 fences the member
@@ -41,6 +45,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::consumer_event::ConsumerRemovalReason;
 use crate::consumer_group::assignor;
+use crate::consumer_group::topic_regex::TopicRegex;
 use crate::consumer_group::{
     ConsumerGroup, HeartbeatContext, HeartbeatInput, LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -76,9 +81,6 @@ pub(crate) fn validate(version: i16, r: &ConsumerGroupHeartbeatRequest) -> Resul
     if empty(r.rack_id.as_ref()) {
         return Err(invalid("RackId can't be empty."));
     }
-    if r.subscribed_topic_regex.is_some() {
-        return Err(invalid("SubscribedTopicRegex is not supported by this coordinator."));
-    }
     if epoch == 0 {
         if r.rebalance_timeout_ms == -1 {
             return Err(invalid("RebalanceTimeoutMs must be provided in first request."));
@@ -86,8 +88,11 @@ pub(crate) fn validate(version: i16, r: &ConsumerGroupHeartbeatRequest) -> Resul
         if r.topic_partitions.as_ref().is_none_or(|t| !t.is_empty()) {
             return Err(invalid("TopicPartitions must be empty when (re-)joining."));
         }
-        if r.subscribed_topic_names.is_none() {
-            return Err(invalid("SubscribedTopicNames must be set in first request."));
+        if r.subscribed_topic_names.is_none() && r.subscribed_topic_regex.is_none() {
+            return Err(invalid(
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when \
+                 (re-)joining.",
+            ));
         }
     } else if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH {
         if r.instance_id.is_none() {
@@ -106,6 +111,16 @@ pub(crate) fn validate(version: i16, r: &ConsumerGroupHeartbeatRequest) -> Resul
         }
     }
     Ok(())
+}
+
+/// Kafka's message for a refused heartbeat: the compile error for a regex that does not
+/// compile, the error's own description otherwise.
+fn refusal_message(e: ResponseError, r: &ConsumerGroupHeartbeatRequest) -> String {
+    let regex = r.subscribed_topic_regex.as_ref().map(|s| s.as_str()).unwrap_or_default();
+    match (e, TopicRegex::compile(regex)) {
+        (ResponseError::InvalidRegularExpression, Err(msg)) => msg,
+        _ => e.to_string(),
+    }
 }
 
 /// Owned partitions of a request, by name (an unknown topic id keeps its id as name, so it
@@ -226,6 +241,7 @@ impl GroupCoordinator {
                 .subscribed_topic_names
                 .as_ref()
                 .map(|ts| ts.iter().map(|t| t.to_string()).collect()),
+            subscribed_topic_regex: req.subscribed_topic_regex.as_ref().map(|r| r.to_string()),
             server_assignor: req.server_assignor.as_ref().map(|s| s.to_string()),
             owned: owned(&self.topics, req),
             client_id: client_id.to_string(),
@@ -244,7 +260,7 @@ impl GroupCoordinator {
             self.groups.remove(&group_id);
             self.consumer_groups.insert(group_id, group);
         }
-        let answer = result.map_err(|e| (e, e.to_string()))?;
+        let answer = result.map_err(|e| (e, refusal_message(e, req)))?;
         Ok(ConsumerGroupHeartbeatResponse::default()
             .with_member_id(Some(StrBytes::from_string(answer.member_id)))
             .with_member_epoch(answer.member_epoch)

@@ -162,7 +162,7 @@ impl ConsumerGroup {
             session_timeout_ms: req.session_timeout_ms,
             protocols: req.protocols.clone(),
         });
-        self.maybe_bump_for(&member.subscribed_topics, &updated, ctx.topics, fx);
+        self.maybe_bump_for(&member, &updated, ctx.topics, fx);
         if self.group_epoch > self.assignment_epoch {
             self.compute_target(&updated, ctx.topics, fx);
         }

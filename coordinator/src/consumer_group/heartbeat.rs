@@ -2,9 +2,10 @@
 //! or created the group (Kafka's GroupMetadataManager.consumerGroupHeartbeat), in three steps:
 //!
 //! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, or a static
-//!    replacement (`static_members.rs`); update what it reported (subscription, assignor,
-//!    rebalance timeout, rack). A changed subscription, or a change in the partition counts of
-//!    the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
+//!    replacement (`static_members.rs`); a regex it did not have must compile
+//!    (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
+//!    rebalance timeout, rack). A changed subscription (topic names or regex), or a change in
+//!    the partition counts of the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
 //!    metadata image; we compare the subscribed topics' partition counts on every heartbeat.)
 //! 2. If the group epoch is ahead of the target assignment epoch, compute a new target.
 //! 3. Reconcile the member one step towards its target (`reconciliation.rs`), re-arm its
@@ -16,6 +17,7 @@ use kafka_protocol::error::ResponseError;
 use super::reconciliation::{reconcile, Owners};
 use super::request::{HeartbeatAnswer, HeartbeatContext, HeartbeatInput};
 use super::static_members::validate_member_epoch;
+use super::topic_regex::TopicRegex;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
 use crate::{probes, Millis};
@@ -52,6 +54,14 @@ impl ConsumerGroup {
             )?,
         };
 
+        // A regex the member did not have must compile (Kafka: maybeUpdateRegularExpressions).
+        if let Some(regex) = req.subscribed_topic_regex.as_ref().filter(|r| !r.is_empty()) {
+            let changed = member.subscribed_topic_regex.as_ref() != Some(regex);
+            if changed && TopicRegex::compile(regex).is_err() {
+                return Err(ResponseError::InvalidRegularExpression);
+            }
+        }
+
         // 1. The member as it reports itself now.
         let mut updated = member.clone();
         if req.instance_id.is_some() {
@@ -69,11 +79,14 @@ impl ConsumerGroup {
         if let Some(topics) = &req.subscribed_topics {
             updated.subscribed_topics = topics.clone();
         }
+        if let Some(regex) = &req.subscribed_topic_regex {
+            updated.subscribed_topic_regex = (!regex.is_empty()).then(|| regex.clone());
+        }
         updated.client_id = req.client_id.clone();
         updated.client_host = req.client_host.clone();
         // It speaks the consumer protocol now (Kafka clears the classic metadata).
         updated.classic = None;
-        self.maybe_bump_for(&member.subscribed_topics, &updated, ctx.topics, fx);
+        self.maybe_bump_for(&member, &updated, ctx.topics, fx);
 
         // 2. A new target if the group moved on.
         if self.group_epoch > self.assignment_epoch {

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use bytes::Bytes;
 
+use super::topic_regex::matching_topics;
+use crate::topics::TopicsImage;
 use crate::{Millis, TopicPartition};
 
 /// Member epoch a member sends to leave the group for good.
@@ -77,6 +79,9 @@ pub struct ConsumerMember {
     pub rebalance_timeout_ms: i32,
     /// Subscribed topic names.
     pub subscribed_topics: BTreeSet<String>,
+    /// Subscribed topic regex (`SubscribedTopicRegex`), if any: the topics whose whole name
+    /// matches are subscribed too (see `topic_regex.rs`).
+    pub subscribed_topic_regex: Option<String>,
     /// The server assignor it asked for, if any.
     pub server_assignor: Option<String>,
     /// Its member epoch.
@@ -117,6 +122,7 @@ impl ConsumerMember {
             client_host: String::new(),
             rebalance_timeout_ms: -1,
             subscribed_topics: BTreeSet::new(),
+            subscribed_topic_regex: None,
             server_assignor: None,
             member_epoch: 0,
             previous_member_epoch: 0,
@@ -151,6 +157,16 @@ impl ConsumerMember {
             sync_deadline: None,
             ..self.clone()
         }
+    }
+
+    /// Every topic it subscribes to in `topics`: its topic names and the topics its regex
+    /// matches.
+    pub fn subscription(&self, topics: &TopicsImage) -> BTreeSet<String> {
+        let mut all = self.subscribed_topics.clone();
+        if let Some(regex) = &self.subscribed_topic_regex {
+            all.extend(matching_topics(regex, topics));
+        }
+        all
     }
 
     /// Whether it is fully reconciled to the target assignment of `epoch`.

@@ -189,6 +189,14 @@ impl ConsumerGroup {
         true
     }
 
+    /// Bumps the group epoch for a rebalance nothing in the group asked for (a fault injector's
+    /// forced rebalance): the next heartbeat computes a target for the new epoch.
+    pub(crate) fn bump_epoch_for_rebalance(&mut self, fx: &mut Effects) {
+        if !self.members.is_empty() {
+            self.bump_group_epoch(fx);
+        }
+    }
+
     /// Bumps the group epoch by one.
     pub(super) fn bump_group_epoch(&mut self, fx: &mut Effects) {
         self.group_epoch += 1;
@@ -204,19 +212,21 @@ impl ConsumerGroup {
     /// subscription changed or the partition counts of the subscribed topics did.
     pub(super) fn maybe_bump_for(
         &mut self,
-        old_topics: &BTreeSet<String>,
+        old: &ConsumerMember,
         updated: &ConsumerMember,
         topics: &TopicsImage,
         fx: &mut Effects,
     ) {
-        let mut bump = updated.subscribed_topics != *old_topics;
-        let metadata = topics.subscription_metadata(
-            self.members
-                .values()
-                .filter(|m| m.member_id != updated.member_id)
-                .flat_map(|m| m.subscribed_topics.iter())
-                .chain(updated.subscribed_topics.iter()),
-        );
+        let mut bump = updated.subscribed_topics != old.subscribed_topics
+            || updated.subscribed_topic_regex != old.subscribed_topic_regex;
+        let subscribed: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| m.member_id != updated.member_id)
+            .chain(std::iter::once(updated))
+            .flat_map(|m| m.subscription(topics))
+            .collect();
+        let metadata = topics.subscription_metadata(&subscribed);
         if metadata != self.subscription_metadata {
             self.subscription_metadata = metadata;
             bump = true;
@@ -231,6 +241,8 @@ impl ConsumerGroup {
         &self,
         topics: &TopicsImage,
     ) -> std::collections::BTreeMap<String, i32> {
-        topics.subscription_metadata(self.members.values().flat_map(|m| m.subscribed_topics.iter()))
+        let subscribed: Vec<String> =
+            self.members.values().flat_map(|m| m.subscription(topics)).collect();
+        topics.subscription_metadata(&subscribed)
     }
 }

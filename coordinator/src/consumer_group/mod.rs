@@ -20,6 +20,7 @@
 //! - `static_members.rs`: instance ids, replacement and temporary leave;
 //! - `timers.rs`: session and rebalance timeouts;
 //! - `offsets.rs`: member-epoch checks of OffsetCommit and OffsetFetch;
+//! - `topic_regex.rs`: subscriptions by regex, matched against the topics here;
 //! - `records.rs` and `load.rs`: the stored form and rebuilding a group from it;
 //! - `classic_join.rs` and `classic_members.rs`: members speaking the classic protocol inside
 //!   the group (JoinGroup, SyncGroup, Heartbeat, LeaveGroup);
@@ -45,6 +46,7 @@ mod request;
 mod static_members;
 mod target;
 pub(crate) mod timers;
+pub mod topic_regex;
 
 pub use epochs::PartitionEpochs;
 pub use member::{

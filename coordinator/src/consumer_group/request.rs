@@ -22,6 +22,8 @@ pub struct HeartbeatInput {
     pub rebalance_timeout_ms: i32,
     /// Subscribed topics, `None` if unchanged.
     pub subscribed_topics: Option<BTreeSet<String>>,
+    /// Subscribed topic regex, `None` if unchanged; an empty one clears it.
+    pub subscribed_topic_regex: Option<String>,
     /// Server assignor, `None` if unchanged.
     pub server_assignor: Option<String>,
     /// Owned partitions, `None` if not sent.

@@ -34,7 +34,7 @@ impl ConsumerGroup {
         let name = preferred_among(self.members_with(updated));
         let subscriptions: BTreeMap<String, BTreeSet<String>> = self
             .members_with(updated)
-            .map(|m| (m.member_id.clone(), m.subscribed_topics.clone()))
+            .map(|m| (m.member_id.clone(), m.subscription(topics)))
             .collect();
         let spec = AssignmentSpec { subscriptions: &subscriptions, previous: &self.target, topics };
         let target = assignor::assign(name, spec);

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use groupsim_member::GroupProtocol;
+
 use super::error::CheckError;
 
 /// How an adapter runs.
@@ -34,6 +36,27 @@ pub struct ClientKind {
     pub modes: &'static [&'static str],
     /// The partition assignors its adapter offers; each seed uses one (seed modulo the count).
     pub assignors: &'static [&'static str],
+    /// With `group.protocol=consumer` (KIP-848): the server assignors a seed picks from
+    /// (`group.remote.assignor`); empty when the adapter has no consumer-protocol mode.
+    pub consumer_assignors: &'static [&'static str],
+}
+
+impl ClientKind {
+    /// The assignors a seed of `protocol` picks from (empty: the protocol is not offered).
+    pub fn assignors_for(&self, protocol: GroupProtocol) -> &'static [&'static str] {
+        match protocol {
+            GroupProtocol::Classic => self.assignors,
+            GroupProtocol::Consumer => self.consumer_assignors,
+        }
+    }
+}
+
+/// Kafka's name for a group protocol (`group.protocol`).
+pub fn protocol_name(protocol: GroupProtocol) -> &'static str {
+    match protocol {
+        GroupProtocol::Classic => "classic",
+        GroupProtocol::Consumer => "consumer",
+    }
 }
 
 /// Every client, in table order.
@@ -45,6 +68,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         module: "kafka",
         modes: &["sync", "async", "auto"],
         assignors: &["range", "roundrobin", "cooperative-sticky"],
+        consumer_assignors: &[],
     },
     ClientKind {
         name: "confluent-kafka",
@@ -53,6 +77,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         module: "confluent_kafka",
         modes: &["sync", "async", "auto"],
         assignors: &["range", "roundrobin", "cooperative-sticky"],
+        consumer_assignors: &["uniform", "range"],
     },
     ClientKind {
         name: "aiokafka",
@@ -61,6 +86,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         module: "aiokafka",
         modes: &["sync"],
         assignors: &["range", "roundrobin"],
+        consumer_assignors: &[],
     },
     ClientKind {
         name: "kafkajs",
@@ -69,6 +95,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         module: "kafkajs",
         modes: &["sync", "auto"],
         assignors: &["roundrobin"],
+        consumer_assignors: &[],
     },
 ];
 

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 
 use super::clients::Launcher;
@@ -48,6 +49,7 @@ pub struct MemberArgs {
     pub topic: String,
     pub group: String,
     pub mode: String,
+    pub protocol: GroupProtocol,
     pub assignor: String,
     pub work_ms: u64,
     pub session_timeout_ms: Millis,
@@ -115,7 +117,7 @@ impl<'a> Members<'a> {
         slot.incarnation += 1;
         let a = &self.args;
         let log = a.dir.join(format!("{client_id}.jsonl"));
-        let argv: Vec<String> = vec![
+        let mut argv: Vec<String> = vec![
             format!("bootstrap={}", a.bootstrap),
             format!("topic={}", a.topic),
             format!("group={}", a.group),
@@ -126,6 +128,9 @@ impl<'a> Members<'a> {
             format!("work_ms={}", a.work_ms),
             format!("session_timeout_ms={}", a.session_timeout_ms),
         ];
+        if a.protocol == GroupProtocol::Consumer {
+            argv.push("group_protocol=consumer".to_string());
+        }
         let adapter = Adapter::spawn(self.launcher, &format!("m{i}"), &argv)?;
         cluster.recorder().world(WorldEvent::MemberStarted {
             member: format!("m{i}"),

@@ -20,7 +20,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use self::clients::{ClientKind, Interpreters};
+use groupsim_member::GroupProtocol;
+
+use self::clients::{protocol_name, ClientKind, Interpreters};
 pub use self::error::CheckError;
 use self::run::{Outcome, Settings};
 
@@ -60,6 +62,11 @@ pub struct CheckArgs {
     /// Milliseconds of work per processed record.
     #[arg(long, default_value_t = 2)]
     pub work_ms: u64,
+    /// The group protocol the members speak: `classic`, or `consumer` (KIP-848,
+    /// `group.protocol=consumer`: server-side assignment by the coordinator's `uniform` or
+    /// `range` assignor; only the confluent-kafka adapter offers it).
+    #[arg(long, default_value = "classic", value_parser = crate::serve::parse_group_protocol)]
+    pub group_protocol: GroupProtocol,
 }
 
 /// One row of the campaign table: a client in one commit mode over its seeds.
@@ -67,6 +74,8 @@ pub struct CheckArgs {
 pub struct Row {
     pub client: String,
     pub version: String,
+    /// `classic` or `consumer`.
+    pub protocol: String,
     pub mode: String,
     pub seeds: u64,
     /// Failing seeds by anomaly class (a seed counts once per class it shows).
@@ -113,9 +122,24 @@ pub fn campaign(
         session_timeout_ms: 6_000,
         work_ms: args.work_ms,
         out_dir,
+        protocol: args.group_protocol,
     };
+    let protocol = protocol_name(args.group_protocol);
+    let named = !args.clients.iter().any(|c| c == "all");
     let mut rows = Vec::new();
     for kind in kinds {
+        if kind.assignors_for(args.group_protocol).is_empty() {
+            if named {
+                return Err(CheckError::Setting(format!(
+                    "--group-protocol {protocol}: the {} adapter has no consumer-protocol mode \
+                     (confluent-kafka's has)",
+                    kind.name
+                )));
+            }
+            let skipped = Some(format!("no group.protocol={protocol} mode"));
+            rows.push(Row { client: kind.name.into(), skipped, ..Row::default() });
+            continue;
+        }
         let Some(launcher) = clients::launcher(kind, &interp)? else {
             rows.push(Row {
                 client: kind.name.into(),
@@ -125,10 +149,15 @@ pub fn campaign(
             continue;
         };
         for mode in modes(kind, args.mode.as_deref())? {
-            let mut row = Row { client: kind.name.into(), mode: mode.clone(), ..Row::default() };
+            let mut row = Row {
+                client: kind.name.into(),
+                protocol: protocol.to_string(),
+                mode: mode.clone(),
+                ..Row::default()
+            };
             for seed in args.start..args.start + args.seeds {
                 let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
-                progress(&seed_report(&launcher.kind, &mode, &outcome)?);
+                progress(&seed_report(&launcher.kind, protocol, &mode, &outcome)?);
                 row.version = outcome.version.clone();
                 row.seeds += 1;
                 row.duplicates += outcome.verdict.duplicates;
@@ -166,10 +195,15 @@ fn modes(kind: ClientKind, asked: Option<&str>) -> Result<Vec<String>, CheckErro
 
 /// One seed's lines: a summary, and for a failing seed its anomalies with evidence, the fault
 /// schedule and where the history and timelines were written.
-fn seed_report(kind: &ClientKind, mode: &str, o: &Outcome) -> Result<String, CheckError> {
+fn seed_report(
+    kind: &ClientKind,
+    protocol: &str,
+    mode: &str,
+    o: &Outcome,
+) -> Result<String, CheckError> {
     let v = &o.verdict;
     let mut out = format!(
-        "{} {mode} {} seed {}: {} (processed {}, duplicates {}, {:.1} s)\n",
+        "{} {protocol} {mode} {} seed {}: {} (processed {}, duplicates {}, {:.1} s)\n",
         kind.name,
         o.assignor,
         o.seed,
@@ -212,8 +246,8 @@ fn indent(s: &str) -> String {
 /// The campaign table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>8}\n",
-        "client", "version", "mode", "seeds", "failures", "duplicates", "exits", "time"
+        "{:<16} {:<28} {:<8} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>8}\n",
+        "client", "version", "protocol", "mode", "seeds", "failures", "duplicates", "exits", "time"
     );
     for r in rows {
         if let Some(why) = &r.skipped {
@@ -228,9 +262,10 @@ pub fn table(rows: &[Row]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<16} {:<28} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>7.0}s",
+            "{:<16} {:<28} {:<8} {:<7} {:>5}  {:<32} {:>10} {:>5} {:>7.0}s",
             r.client,
             r.version,
+            r.protocol,
             r.mode,
             r.seeds,
             failures,

@@ -9,7 +9,9 @@ use groupsim_coordinator::CoordinatorConfig;
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
-use super::clients::Launcher;
+use groupsim_member::GroupProtocol;
+
+use super::clients::{protocol_name, Launcher};
 use super::error::CheckError;
 use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
@@ -45,7 +47,14 @@ pub struct Settings {
     pub work_ms: u64,
     /// Where logs and failure artifacts go.
     pub out_dir: PathBuf,
+    /// The group protocol the members speak (`group.protocol`); with `Consumer` the session
+    /// timeout above is the broker's `group.consumer.session.timeout.ms`.
+    pub protocol: GroupProtocol,
 }
+
+/// `group.consumer.heartbeat.interval.ms` of a consumer-protocol run: short, as the classic
+/// adapters' own `heartbeat.interval.ms`.
+pub const CONSUMER_HEARTBEAT_INTERVAL_MS: i32 = 500;
 
 /// What one seed showed.
 pub struct Outcome {
@@ -79,12 +88,24 @@ pub fn run_seed(
         brokers: BROKERS as i32,
         fault_ms: settings.fault_ms,
         session_timeout_ms: settings.session_timeout_ms,
+        protocol: settings.protocol,
     };
     let plan = schedule::draw(seed, shape);
     let name = launcher.kind.name;
-    let assignors = launcher.kind.assignors;
+    let protocol = settings.protocol;
+    let assignors = launcher.kind.assignors_for(protocol);
+    if assignors.is_empty() {
+        return Err(CheckError::Setting(format!(
+            "the {name} adapter has no group.protocol={} mode",
+            protocol_name(protocol)
+        )));
+    }
     let assignor = assignors[(seed % assignors.len() as u64) as usize];
-    let dir = settings.out_dir.join(format!("check-client-{name}-{mode}-{seed}"));
+    let kind = match protocol {
+        GroupProtocol::Classic => mode.to_string(),
+        GroupProtocol::Consumer => format!("consumer-{mode}"),
+    };
+    let dir = settings.out_dir.join(format!("check-client-{name}-{kind}-{seed}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)
         .map_err(|e| CheckError::io(format!("creating {}", dir.display()), e))?;
@@ -94,9 +115,11 @@ pub fn run_seed(
         preload: PRELOAD,
         coordinator: CoordinatorConfig {
             initial_rebalance_delay_ms: 300,
+            consumer_session_timeout_ms: settings.session_timeout_ms as i32,
+            consumer_heartbeat_interval_ms: CONSUMER_HEARTBEAT_INTERVAL_MS,
             ..CoordinatorConfig::default()
         },
-        label: format!("check-client {name} {mode} {assignor}"),
+        label: format!("check-client {name} {} {mode} {assignor}", protocol_name(protocol)),
         seed,
         ..ClusterConfig::default()
     })?;
@@ -105,6 +128,7 @@ pub fn run_seed(
         topic: TOPIC.into(),
         group: GROUP.into(),
         mode: mode.into(),
+        protocol,
         assignor: assignor.to_string(),
         work_ms: settings.work_ms,
         session_timeout_ms: settings.session_timeout_ms,

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 
@@ -63,6 +64,8 @@ pub struct PlanShape {
     pub fault_ms: Millis,
     /// The members' session timeout.
     pub session_timeout_ms: Millis,
+    /// The group protocol the members speak (the brokers' schedule aims at its APIs).
+    pub protocol: GroupProtocol,
 }
 
 /// Draws seed `seed`'s plan.
@@ -97,6 +100,7 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
             mean_gap_ms: (shape.fault_ms / 6).max(700),
             session_timeout_ms: session,
             client_actions: true,
+            protocol: shape.protocol,
         },
     );
     Plan { members, partitions, client, brokers }
@@ -118,7 +122,12 @@ mod tests {
 
     #[test]
     fn a_seed_draws_the_same_plan_within_its_fault_phase() {
-        let shape = PlanShape { brokers: 3, fault_ms: 20_000, session_timeout_ms: 6_000 };
+        let shape = PlanShape {
+            brokers: 3,
+            fault_ms: 20_000,
+            session_timeout_ms: 6_000,
+            protocol: GroupProtocol::Classic,
+        };
         let a = draw(11, shape);
         assert_eq!(a, draw(11, shape));
         assert!((2..=5).contains(&a.members) && (3..=6).contains(&a.partitions), "{a}");

@@ -16,16 +16,21 @@
 //! - `stuck` (when the run had a heal phase): at the end the group is not Stable, or a partition's
 //!   committed offset is short of its log end, or a produced record above it was never processed.
 //!
+//! A KIP-848 consumer group (`group.protocol=consumer`) is judged by the same rules in its own
+//! terms, member epochs and the coordinator's per-partition ownership (`black_box_consumer.rs`).
+//!
 //! Records processed more than once (around crashes, zombies and rebalances) are counted, not
 //! failed: at-least-once delivery allows them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 use super::anomaly::{Anomaly, AnomalyClass};
+use super::black_box_consumer::ConsumerGroupBox;
+use super::commits::went_back;
 use super::ranges::RangeSet;
 use super::views::AcceptedCommit;
 use super::{ownership, Verdict};
@@ -132,6 +137,7 @@ impl Group {
 #[derive(Default)]
 struct Broker {
     groups: BTreeMap<String, Group>,
+    consumer_groups: BTreeMap<String, ConsumerGroupBox>,
     /// member id -> client id.
     clients: BTreeMap<String, String>,
     /// member id -> when it was removed.
@@ -219,10 +225,24 @@ impl Broker {
             loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                if let Some(g) = self.consumer_groups.get_mut(c.group) {
+                    let mut found: Vec<Anomaly> =
+                        regression(&g.committed, &c).into_iter().collect();
+                    found.extend(g.commit_rules(&c));
+                    g.committed.insert(c.tp.clone(), (c.offset, idx));
+                    return found;
+                }
                 let g = self.groups.entry(c.group.to_string()).or_default();
                 let found = commit_rules(g, &c);
                 g.committed.insert(c.tp.clone(), (c.offset, idx));
                 return found;
+            }
+            CoordinatorEvent::ConsumerGroup(e) => {
+                if let ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } = e {
+                    self.clients.insert(member_id.clone(), client_id.clone());
+                }
+                let g = self.consumer_groups.entry(e.group().to_string()).or_default();
+                return g.apply(idx, at, node, e);
             }
             _ => {}
         }
@@ -249,22 +269,19 @@ impl Broker {
     }
 }
 
+/// `offset-regression`: the accepted commit `c` is below the partition's last one in `committed`.
+fn regression(
+    committed: &BTreeMap<TopicPartition, (i64, usize)>,
+    c: &AcceptedCommit<'_>,
+) -> Option<Anomaly> {
+    went_back(committed.get(c.tp).copied(), c)
+}
+
 /// `unowned-commit`, `zombie-commit` and `offset-regression` for one accepted commit.
 fn commit_rules(g: &Group, c: &AcceptedCommit<'_>) -> Vec<Anomaly> {
     let (idx, at, member, generation) = (c.idx, c.at, c.member_id, c.generation);
     let (tp, offset, validated_at) = (c.tp, c.offset, c.validated_at);
-    let mut found = Vec::new();
-    if let Some(&(prev, prev_idx)) = g.committed.get(tp) {
-        if offset < prev {
-            found.push(Anomaly::new(
-                AnomalyClass::OffsetRegression,
-                Some(tp),
-                at,
-                format!("committed offset went back from {prev} to {offset}"),
-                vec![prev_idx, idx],
-            ));
-        }
-    }
+    let mut found: Vec<Anomaly> = regression(&g.committed, c).into_iter().collect();
     if generation < 0 {
         return found; // an admin or simple-consumer commit: no member, no ownership
     }
@@ -320,8 +337,9 @@ fn processed_sets(
 fn lost_records(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> Vec<Anomaly> {
     let empty = RangeSet::default();
     let mut found = Vec::new();
-    for g in broker.groups.values() {
-        for (tp, &(offset, idx)) in &g.committed {
+    let committed = broker.groups.values().map(|g| &g.committed);
+    for committed in committed.chain(broker.consumer_groups.values().map(|g| &g.committed)) {
+        for (tp, &(offset, idx)) in committed {
             let set = done.get(tp).unwrap_or(&empty);
             if let Some((from, to)) = set.first_gap(0, offset) {
                 found.push(Anomaly::new(
@@ -345,6 +363,10 @@ fn lost_records(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> V
 fn split_processing(broker: &Broker, records: &[Processed]) -> Vec<Anomaly> {
     let mut shown: BTreeSet<(String, TopicPartition)> = BTreeSet::new();
     let mut found = Vec::new();
+    let mut client_members: BTreeMap<&String, Vec<String>> = BTreeMap::new();
+    for (member, client) in &broker.clients {
+        client_members.entry(client).or_default().push(member.clone());
+    }
     for r in records {
         for (name, g) in &broker.groups {
             let Some(period) = g.periods.iter().rev().find(|p| p.start + CLOCK_JITTER_MS < r.at_ms)
@@ -374,8 +396,35 @@ fn split_processing(broker: &Broker, records: &[Processed]) -> Vec<Anomaly> {
                 Vec::new(),
             ));
         }
+        for (name, g) in &broker.consumer_groups {
+            let key = (r.client.clone(), r.partition.clone());
+            if shown.contains(&key) {
+                continue;
+            }
+            let members = client_members.get(&r.client).map(Vec::as_slice).unwrap_or_default();
+            let record = (r.client.as_str(), &r.partition, r.offset, r.at_ms);
+            if let Some(a) = g.split_processing(name, record, members, CLOCK_JITTER_MS) {
+                shown.insert(key);
+                found.push(a);
+            }
+        }
     }
     found
+}
+
+/// Partitions whose commits in `committed` fall short of their log end.
+fn short_commits(
+    broker: &Broker,
+    committed: &BTreeMap<TopicPartition, (i64, usize)>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (tp, end) in &broker.log_end {
+        let at = committed.get(tp).map_or(0, |c| c.0);
+        if at < *end {
+            problems.push(format!("{tp} committed {at} < log end {end}"));
+        }
+    }
+    problems
 }
 
 /// `stuck`: after the heal phase a group is not Stable, or a partition's commits or processing
@@ -386,18 +435,19 @@ fn stuck(broker: &Broker, done: &BTreeMap<TopicPartition, RangeSet>) -> Option<A
         if g.state != Some(GroupState::Stable) {
             problems.push(format!("group {name} is {:?}, not Stable", g.state));
         }
-        for (tp, end) in &broker.log_end {
-            let committed = g.committed.get(tp).map_or(0, |c| c.0);
-            if committed < *end {
-                problems.push(format!("{tp} committed {committed} < log end {end}"));
-            }
-        }
+        problems.extend(short_commits(broker, &g.committed));
+    }
+    for (name, g) in &broker.consumer_groups {
+        problems.extend(g.unstable(name));
+        problems.extend(short_commits(broker, &g.committed));
     }
     // Records below the committed offset that nobody processed are lost (`lost-record`), not
     // late: only those above it can still be processed.
     let empty = RangeSet::default();
     let committed = |tp: &TopicPartition| {
-        broker.groups.values().filter_map(|g| g.committed.get(tp)).map(|c| c.0).max().unwrap_or(0)
+        let classic = broker.groups.values().map(|g| &g.committed);
+        let all = classic.chain(broker.consumer_groups.values().map(|g| &g.committed));
+        all.filter_map(|c| c.get(tp)).map(|c| c.0).max().unwrap_or(0)
     };
     for (tp, end) in &broker.log_end {
         let from = committed(tp).min(*end);

@@ -110,7 +110,13 @@ fn covered_from(views: &Views, c: &AcceptedCommit<'_>) -> i64 {
 
 /// `offset-regression`: the commit is lower than the partition's previous one.
 pub(super) fn offset_regression(views: &Views, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
-    let (prev_offset, prev_idx) = views.partition(c.tp).committed?;
+    went_back(views.partition(c.tp).committed, c)
+}
+
+/// `offset-regression` of commit `c` against the partition's previous accepted commit
+/// (offset, event), if there is one.
+pub(super) fn went_back(previous: Option<(i64, usize)>, c: &AcceptedCommit<'_>) -> Option<Anomaly> {
+    let (prev_offset, prev_idx) = previous?;
     (c.offset < prev_offset).then(|| {
         Anomaly::new(
             AnomalyClass::OffsetRegression,

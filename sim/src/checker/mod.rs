@@ -45,6 +45,7 @@
 
 mod anomaly;
 pub mod black_box;
+mod black_box_consumer;
 mod commits;
 mod consumer;
 mod consumer_view;

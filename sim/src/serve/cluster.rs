@@ -11,7 +11,7 @@ use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerCo
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::{self, PartitionLogs, SharedLogs};
 use groupsim_coordinator::offsets_log::OffsetsLog;
-use groupsim_coordinator::CoordinatorEvent;
+use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent};
 use groupsim_wire::server::broker_channel;
 use groupsim_wire::{Millis, TopicPartition};
 
@@ -411,7 +411,11 @@ impl Cluster {
         let events_shared = shared.clone();
         let on_event = move |at: Millis, event: CoordinatorEvent| {
             tracing::debug!(broker = node_id, at, ?event, "coordinator event");
-            if matches!(event, CoordinatorEvent::GenerationStarted { .. }) {
+            if matches!(
+                event,
+                CoordinatorEvent::GenerationStarted { .. }
+                    | CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupEpochBumped { .. })
+            ) {
                 events_shared.gate.generation_started();
             }
             events_shared.recorder.coordinator(node_id, at, event);

@@ -4,6 +4,7 @@
 use std::str::FromStr;
 
 use groupsim_coordinator::CoordinatorConfig;
+use groupsim_member::GroupProtocol;
 
 use super::error::ServeError;
 
@@ -103,6 +104,13 @@ impl ClusterConfig {
         if self.offsets_topic_partitions < 1 {
             return Err(ServeError::OffsetsTopicPartitions);
         }
+        let (heartbeat_ms, session_ms) = (
+            self.coordinator.consumer_heartbeat_interval_ms,
+            self.coordinator.consumer_session_timeout_ms,
+        );
+        if heartbeat_ms < 1 || heartbeat_ms >= session_ms {
+            return Err(ServeError::ConsumerTimings { heartbeat_ms, session_ms });
+        }
         let mut names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -140,6 +148,28 @@ pub struct ServeArgs {
     /// How long the nemesis applies faults before it heals, in seconds.
     #[arg(long, default_value_t = 60)]
     pub fault_secs: u64,
+    /// `group.consumer.session.timeout.ms`: the session of consumer-protocol (KIP-848) members,
+    /// which they take from the broker (librdkafka refuses `session.timeout.ms` with
+    /// `group.protocol=consumer`).
+    #[arg(long, default_value_t = 45_000)]
+    pub consumer_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms`: the heartbeat interval the coordinator gives
+    /// consumer-protocol members; less than the session timeout.
+    #[arg(long, default_value_t = 5_000)]
+    pub consumer_heartbeat_interval_ms: i32,
+    /// The protocol of the group the nemesis targets (`classic` or `consumer`, KIP-848): which
+    /// group APIs `--seed`'s held answers and injected errors aim at.
+    #[arg(long, default_value = "classic", value_parser = parse_group_protocol)]
+    pub group_protocol: GroupProtocol,
+}
+
+/// `classic` or `consumer`, as Kafka's `group.protocol` names them.
+pub fn parse_group_protocol(s: &str) -> Result<GroupProtocol, String> {
+    match s {
+        "classic" => Ok(GroupProtocol::Classic),
+        "consumer" => Ok(GroupProtocol::Consumer),
+        other => Err(format!("{other:?}: the group protocol is classic or consumer")),
+    }
 }
 
 impl ServeArgs {
@@ -151,6 +181,7 @@ impl ServeArgs {
             mean_gap_ms: 2_000,
             session_timeout_ms: 10_000,
             client_actions: false,
+            protocol: self.group_protocol,
         }
     }
 
@@ -165,6 +196,11 @@ impl ServeArgs {
             port: self.port,
             topics,
             preload: self.preload,
+            coordinator: CoordinatorConfig {
+                consumer_session_timeout_ms: self.consumer_session_timeout_ms,
+                consumer_heartbeat_interval_ms: self.consumer_heartbeat_interval_ms,
+                ..CoordinatorConfig::default()
+            },
             ..ClusterConfig::default()
         };
         config.validate()?;
@@ -186,6 +222,9 @@ mod tests {
             seed: None,
             group: None,
             fault_secs: 60,
+            consumer_session_timeout_ms: 45_000,
+            consumer_heartbeat_interval_ms: 5_000,
+            group_protocol: GroupProtocol::Classic,
         }
     }
 
@@ -211,6 +250,14 @@ mod tests {
             (args(1, 0, &[]), "--port must be between 1 and 65535"),
             (args(0, 9092, &[]), "--brokers 0 must be between 1"),
             (args(3, 65534, &[]), "past port 65535"),
+            (
+                ServeArgs { consumer_heartbeat_interval_ms: 45_000, ..args(1, 9092, &[]) },
+                "--consumer-heartbeat-interval-ms 45000 must be at least 1 and less than",
+            ),
+            (
+                ServeArgs { consumer_heartbeat_interval_ms: 0, ..args(1, 9092, &[]) },
+                "--consumer-heartbeat-interval-ms 0 must be at least 1",
+            ),
         ];
         for (a, expected) in cases {
             let message = error_of(a.clone());
@@ -218,5 +265,12 @@ mod tests {
         }
         let ok = args(3, 9092, &["orders:6", "audit:1"]).cluster_config().unwrap();
         assert_eq!((ok.brokers, ok.port, ok.topics.len()), (3, 9092, 2));
+        let fast = ServeArgs {
+            consumer_session_timeout_ms: 6_000,
+            consumer_heartbeat_interval_ms: 500,
+            ..args(1, 9092, &[])
+        };
+        let c = fast.cluster_config().unwrap().coordinator;
+        assert_eq!((c.consumer_session_timeout_ms, c.consumer_heartbeat_interval_ms), (6_000, 500));
     }
 }

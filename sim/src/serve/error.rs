@@ -36,6 +36,12 @@ pub enum ServeError {
     /// Too many preloaded records.
     #[error("--preload {preload} must be at most {max}")]
     Preload { preload: u32, max: u32 },
+    /// Consumer-group (KIP-848) timings Kafka refuses.
+    #[error(
+        "--consumer-heartbeat-interval-ms {heartbeat_ms} must be at least 1 and less than \
+         --consumer-session-timeout-ms {session_ms}"
+    )]
+    ConsumerTimings { heartbeat_ms: i32, session_ms: i32 },
     /// No offsets topic partitions.
     #[error("offsets_topic_partitions must be at least 1")]
     OffsetsTopicPartitions,

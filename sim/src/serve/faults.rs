@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -39,11 +40,13 @@ pub enum GroupApi {
     Heartbeat,
     OffsetCommit,
     OffsetFetch,
+    /// KIP-848's one membership API.
+    ConsumerGroupHeartbeat,
 }
 
 impl GroupApi {
-    /// Every API, in draw order.
-    pub const ALL: [GroupApi; 5] = [
+    /// The APIs a classic group's members send, in draw order.
+    pub const CLASSIC: [GroupApi; 5] = [
         GroupApi::JoinGroup,
         GroupApi::SyncGroup,
         GroupApi::Heartbeat,
@@ -51,11 +54,31 @@ impl GroupApi {
         GroupApi::OffsetFetch,
     ];
 
-    /// The error answers Kafka itself gives on this API (so a client must handle them). While
-    /// a group loads Kafka answers a Heartbeat with no error and a SyncGroup with
-    /// REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets that one.
-    pub fn errors(self) -> &'static [InjectedError] {
+    /// The APIs a consumer group's (KIP-848) members send, in draw order.
+    pub const CONSUMER: [GroupApi; 3] =
+        [GroupApi::ConsumerGroupHeartbeat, GroupApi::OffsetCommit, GroupApi::OffsetFetch];
+
+    /// The APIs a schedule for `protocol`'s members draws from.
+    pub fn drawn(protocol: GroupProtocol) -> &'static [GroupApi] {
+        match protocol {
+            GroupProtocol::Classic => &Self::CLASSIC,
+            GroupProtocol::Consumer => &Self::CONSUMER,
+        }
+    }
+
+    /// The error answers Kafka itself gives on this API to `protocol`'s members (so a client
+    /// must handle them). While a group loads Kafka answers a Heartbeat with no error and a
+    /// SyncGroup with REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets
+    /// that one. Kafka 4's group coordinator maps a timed-out write to COORDINATOR_NOT_AVAILABLE
+    /// and never tells a consumer-protocol member REBALANCE_IN_PROGRESS, so a consumer group's
+    /// commits and heartbeats get the three coordinator errors only.
+    pub fn errors(self, protocol: GroupProtocol) -> &'static [InjectedError] {
         use InjectedError::*;
+        const COORDINATOR: &[InjectedError] =
+            &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable];
+        if protocol == GroupProtocol::Consumer {
+            return COORDINATOR;
+        }
         match self {
             GroupApi::OffsetCommit => &[
                 NotCoordinator,
@@ -67,8 +90,8 @@ impl GroupApi {
             GroupApi::Heartbeat | GroupApi::SyncGroup => {
                 &[NotCoordinator, CoordinatorNotAvailable, RebalanceInProgress]
             }
-            GroupApi::JoinGroup | GroupApi::OffsetFetch => {
-                &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable]
+            GroupApi::JoinGroup | GroupApi::OffsetFetch | GroupApi::ConsumerGroupHeartbeat => {
+                COORDINATOR
             }
         }
     }
@@ -188,6 +211,8 @@ pub struct ScheduleShape {
     pub session_timeout_ms: Millis,
     /// Whether client-process trigger actions (pause, crash) have someone to apply them.
     pub client_actions: bool,
+    /// The protocol the group's members speak: which APIs holds and injected errors target.
+    pub protocol: GroupProtocol,
 }
 
 /// The events a served cluster can fire triggers on (the others need member-side probes).
@@ -227,7 +252,8 @@ fn draw_fault(rng: &mut ChaCha8Rng, shape: ScheduleShape) -> ServeFault {
     let broker = rng.random_range(0..shape.brokers.max(1));
     let pick = rng.random_range(0..1_000u32);
     let session = shape.session_timeout_ms.max(1_000);
-    let api = GroupApi::ALL[rng.random_range(0..GroupApi::ALL.len())];
+    let apis = GroupApi::drawn(shape.protocol);
+    let api = apis[rng.random_range(0..apis.len())];
     match rng.random_range(0..100u32) {
         0..=14 => {
             let scope = match rng.random_range(0..4u32) {
@@ -257,7 +283,7 @@ fn draw_fault(rng: &mut ChaCha8Rng, shape: ScheduleShape) -> ServeFault {
             ServeFault::HoldResponse { api, hold_ms: rng.random_range(session / 2..=session * 2) }
         }
         58..=79 => {
-            let errors = api.errors();
+            let errors = api.errors(shape.protocol);
             let error = errors[rng.random_range(0..errors.len())];
             ServeFault::InjectError { api, error, count: rng.random_range(1..=3) }
         }
@@ -290,6 +316,7 @@ mod tests {
             mean_gap_ms: 1_500,
             session_timeout_ms: 6_000,
             client_actions: false,
+            protocol: GroupProtocol::Classic,
         }
     }
 
@@ -304,6 +331,37 @@ mod tests {
     }
 
     #[test]
+    fn a_consumer_group_schedule_targets_its_own_apis_with_kafkas_errors_for_them() {
+        let consumer = ScheduleShape { protocol: GroupProtocol::Consumer, ..shape(3) };
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            for t in &draw(seed, consumer).faults {
+                let api = match &t.fault {
+                    ServeFault::HoldResponse { api, .. } => *api,
+                    ServeFault::InjectError { api, error, .. } => {
+                        assert_ne!(*error, InjectedError::RebalanceInProgress, "{}", t.fault);
+                        assert_ne!(*error, InjectedError::RequestTimedOut, "{}", t.fault);
+                        *api
+                    }
+                    _ => continue,
+                };
+                assert!(GroupApi::CONSUMER.contains(&api), "{}", t.fault);
+                seen.insert(api);
+            }
+        }
+        assert_eq!(seen.len(), 3, "every consumer-group API is drawn: {seen:?}");
+        // The classic draw is the one it always was: same seed, same schedule as before the
+        // consumer APIs existed (no ConsumerGroupHeartbeat in it).
+        for seed in 0..40 {
+            assert!(draw(seed, shape(3)).faults.iter().all(|t| !matches!(
+                t.fault,
+                ServeFault::HoldResponse { api: GroupApi::ConsumerGroupHeartbeat, .. }
+                    | ServeFault::InjectError { api: GroupApi::ConsumerGroupHeartbeat, .. }
+            )));
+        }
+    }
+
+    #[test]
     fn one_broker_gets_no_broker_outage_or_move_and_serve_alone_no_client_actions() {
         for seed in 0..40 {
             let s = draw(seed, shape(1));
@@ -315,7 +373,7 @@ mod tests {
                 && matches!(t.action, TriggerAction::DropConnections)));
             for t in &s.faults {
                 if let ServeFault::InjectError { api, error, .. } = t.fault {
-                    assert!(api.errors().contains(&error), "{}", t.fault);
+                    assert!(api.errors(GroupProtocol::Classic).contains(&error), "{}", t.fault);
                     let loading = error == InjectedError::CoordinatorLoadInProgress;
                     assert!(!loading || !matches!(api, GroupApi::Heartbeat | GroupApi::SyncGroup));
                 }

@@ -122,6 +122,7 @@ pub(super) fn group_api(request: &RequestKind) -> Option<GroupApi> {
         RequestKind::Heartbeat(_) => GroupApi::Heartbeat,
         RequestKind::OffsetCommit(_) => GroupApi::OffsetCommit,
         RequestKind::OffsetFetch(_) => GroupApi::OffsetFetch,
+        RequestKind::ConsumerGroupHeartbeat(_) => GroupApi::ConsumerGroupHeartbeat,
         _ => return None,
     })
 }
@@ -248,7 +249,8 @@ impl Gate {
 
     /// How long the answer to a request of `api` on `broker` waits now. A held OffsetCommit
     /// answer also waits for the group's next generation (an old generation's commit answered
-    /// only after the next JoinGroup), at most twice its hold.
+    /// only after the next JoinGroup; in a consumer group, after the next group epoch), at most
+    /// twice its hold.
     pub(super) fn wait(&self, broker: i32, api: Option<GroupApi>) -> Wait {
         let now = Instant::now();
         let mut state = self.lock();
@@ -268,7 +270,8 @@ impl Gate {
         wait
     }
 
-    /// A coordinator started a new generation (held commit answers may go).
+    /// A coordinator started a new generation, or bumped a consumer group's epoch (held commit
+    /// answers may go).
     pub(super) fn generation_started(&self) {
         self.generations.send_modify(|n| *n += 1);
     }

@@ -31,7 +31,9 @@ mod shared;
 
 pub use self::cluster::{Cluster, LOOPBACK};
 pub use self::command::run;
-pub use self::config::{ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD};
+pub use self::config::{
+    parse_group_protocol, ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD,
+};
 pub use self::error::ServeError;
 pub use self::nemesis::{ClientAction, Nemesis};
 pub use self::recorder::Recorder;

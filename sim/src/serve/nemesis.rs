@@ -6,12 +6,18 @@
 //!
 //! Trigger actions on client processes (pause, crash) are handed back to the caller
 //! ([`ClientAction`]): `check-client` owns the processes; `serve` alone drops such triggers.
+//!
+//! A KIP-848 consumer group has no JoinGroup or SyncGroup; its triggers fire on the moments
+//! that play the same part: a new target assignment computed (the classic group entering
+//! CompletingRebalance, aimed at one member of the target, by epoch), a member asked to revoke
+//! partitions (a JoinGroup answer telling it the rebalance is on), a member handed partitions
+//! (a SyncGroup answer bringing its assignment), and a commit appended as for a classic group.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use groupsim_coordinator::broker::BrokerControl;
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -316,8 +322,58 @@ impl Nemesis {
         actions
     }
 
+    /// Updates the group watch from a consumer group's event; the trigger event it plays the
+    /// part of (see the module docs), with its target.
+    fn watch_consumer_event(
+        &mut self,
+        event: &ConsumerGroupEvent,
+    ) -> Option<(TriggerEvent, String)> {
+        if self.group.is_empty() {
+            self.group = event.group().to_string(); // no group named: the first one that forms
+        }
+        if event.group() != self.group {
+            return None;
+        }
+        let w = &mut self.watch;
+        match event {
+            ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } => {
+                w.clients.insert(member_id.clone(), client_id.clone());
+                if !w.members.contains(member_id) {
+                    w.members.push(member_id.clone());
+                    w.members.sort();
+                }
+                None
+            }
+            ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
+                w.members.retain(|m| m != member_id);
+                None
+            }
+            ConsumerGroupEvent::GroupLoaded { members, .. } => {
+                w.members = members.iter().map(|m| m.member_id.clone()).collect();
+                w.members.sort();
+                None
+            }
+            ConsumerGroupEvent::TargetAssignmentComputed { epoch, assignments, .. }
+                if !assignments.is_empty() =>
+            {
+                let i = (*epoch as usize) % assignments.len();
+                Some((TriggerEvent::CompletingRebalance, assignments[i].member_id.clone()))
+            }
+            ConsumerGroupEvent::PartitionsRevoking { member_id, .. } => {
+                Some((TriggerEvent::JoinResponses, member_id.clone()))
+            }
+            ConsumerGroupEvent::PartitionsAssigned { member_id, .. } => {
+                Some((TriggerEvent::SyncResponses, member_id.clone()))
+            }
+            _ => None,
+        }
+    }
+
     /// Updates the group watch; the trigger event this coordinator event is, with its target.
     fn watch_event(&mut self, event: &CoordinatorEvent) -> Option<(TriggerEvent, String)> {
+        if let CoordinatorEvent::ConsumerGroup(e) = event {
+            return self.watch_consumer_event(e);
+        }
         if self.group.is_empty() {
             if let CoordinatorEvent::GroupStateChanged { group, .. } = event {
                 self.group = group.clone(); // no group named: the first one that forms

@@ -99,3 +99,71 @@ fn faults_are_applied_only_when_due_and_none_after_the_heal() {
         WorldEvent::FaultHealed { description } if description.starts_with("heal phase"))));
     cluster.shutdown();
 }
+
+#[test]
+fn a_consumer_group_is_watched_from_its_own_events_and_its_moments_fire_triggers() {
+    use groupsim_coordinator::consumer_event::TargetShare;
+    let cluster = cluster(1);
+    let mut nemesis = Nemesis::new(&cluster, schedule(Vec::new()), "", 1);
+    let cg = |e: ConsumerGroupEvent| CoordinatorEvent::ConsumerGroup(e);
+    for (member, client) in [("b", "m1.0"), ("a", "m0.0")] {
+        let joined = ConsumerGroupEvent::MemberJoined {
+            group: "cg".into(),
+            member_id: member.into(),
+            group_instance_id: None,
+            client_id: client.into(),
+            classic_protocol: false,
+        };
+        assert_eq!(nemesis.watch_event(&cg(joined)), None);
+    }
+    assert_eq!(nemesis.group, "cg", "the first group that forms");
+    assert_eq!(nemesis.watch.members, vec!["a".to_string(), "b".to_string()]);
+    assert_eq!(nemesis.pick_client(3), Some("m1.0".to_string()));
+    let target = ConsumerGroupEvent::TargetAssignmentComputed {
+        group: "cg".into(),
+        epoch: 3,
+        assignor: "uniform".into(),
+        assignments: ["a", "b"]
+            .iter()
+            .map(|m| TargetShare { member_id: m.to_string(), partitions: Vec::new() })
+            .collect(),
+    };
+    assert_eq!(
+        nemesis.watch_event(&cg(target)),
+        Some((TriggerEvent::CompletingRebalance, "b".to_string()))
+    );
+    let parts = |kind: &str| {
+        let (group, member_id, member_epoch, partitions) = ("cg".into(), "a".into(), 3, vec![]);
+        match kind {
+            "revoking" => ConsumerGroupEvent::PartitionsRevoking {
+                group,
+                member_id,
+                member_epoch,
+                partitions,
+            },
+            _ => ConsumerGroupEvent::PartitionsAssigned {
+                group,
+                member_id,
+                member_epoch,
+                partitions,
+            },
+        }
+    };
+    assert_eq!(
+        nemesis.watch_event(&cg(parts("revoking"))),
+        Some((TriggerEvent::JoinResponses, "a".to_string()))
+    );
+    assert_eq!(
+        nemesis.watch_event(&cg(parts("assigned"))),
+        Some((TriggerEvent::SyncResponses, "a".to_string()))
+    );
+    let removed = ConsumerGroupEvent::MemberRemoved {
+        group: "cg".into(),
+        member_id: "a".into(),
+        member_epoch: 3,
+        reason: groupsim_coordinator::ConsumerRemovalReason::SessionTimeout,
+    };
+    nemesis.watch_event(&cg(removed));
+    assert_eq!(nemesis.watch.members, vec!["b".to_string()]);
+    cluster.shutdown();
+}
