@@ -97,3 +97,19 @@ fn a_join_with_neither_names_nor_regex_is_invalid() {
     let r = h.hb(join("a", &[]));
     assert_eq!(r.error_code, 0, "an empty list of names is a member subscribed to nothing");
 }
+
+#[test]
+fn a_static_replacement_with_a_regex_that_does_not_compile_changes_nothing() {
+    let mut h = Harness::default();
+    let r = h.hb(join("s1", &["t"]).with_instance_id(Some(s("i"))));
+    assert_eq!(r.error_code, 0);
+    let r = h.hb(leave("s1", -2).with_instance_id(Some(s("i"))));
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let bad =
+        join("s2", &["t"]).with_instance_id(Some(s("i"))).with_subscribed_topic_regex(Some(s("(")));
+    assert_eq!(h.hb(bad).error_code, E::InvalidRegularExpression.code());
+    assert_eq!(h.group().static_member_id("i"), Some("s1"), "the member that left is not replaced");
+    let good = join("s2", &["t"]).with_instance_id(Some(s("i")));
+    assert_eq!(h.hb(good).error_code, 0);
+    assert_eq!(h.group().static_member_id("i"), Some("s2"));
+}

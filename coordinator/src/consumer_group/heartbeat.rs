@@ -36,31 +36,44 @@ impl ConsumerGroup {
             probes::CONSUMER_GROUP_MAX_SIZE.hit();
             return Err(ResponseError::GroupMaxSizeReached);
         }
-        let member = match &req.instance_id {
-            None => match self.members.get(&req.member_id) {
-                Some(m) => {
-                    validate_member_epoch(m, req.member_epoch, req.owned.as_ref())?;
-                    m.clone()
-                }
-                None if req.member_epoch == 0 => ConsumerMember::new(req.member_id.clone()),
-                None => return Err(ResponseError::UnknownMemberId),
-            },
-            Some(instance) => self.static_member_for(
-                &req.member_id,
-                instance,
-                req.member_epoch,
-                req.owned.as_ref(),
-                fx,
-            )?,
+        // A regex the member did not have must compile (Kafka: maybeUpdateRegularExpressions,
+        // after the member lookup). A static member's lookup may replace the member that left,
+        // so its regex is checked against the instance's current holder before that.
+        let bad_regex = |current: Option<&ConsumerMember>| {
+            req.subscribed_topic_regex.as_ref().filter(|r| !r.is_empty()).is_some_and(|r| {
+                current.and_then(|m| m.subscribed_topic_regex.as_ref()) != Some(r)
+                    && TopicRegex::compile(r).is_err()
+            })
         };
-
-        // A regex the member did not have must compile (Kafka: maybeUpdateRegularExpressions).
-        if let Some(regex) = req.subscribed_topic_regex.as_ref().filter(|r| !r.is_empty()) {
-            let changed = member.subscribed_topic_regex.as_ref() != Some(regex);
-            if changed && TopicRegex::compile(regex).is_err() {
-                return Err(ResponseError::InvalidRegularExpression);
+        let member = match &req.instance_id {
+            None => {
+                let member = match self.members.get(&req.member_id) {
+                    Some(m) => {
+                        validate_member_epoch(m, req.member_epoch, req.owned.as_ref())?;
+                        m.clone()
+                    }
+                    None if req.member_epoch == 0 => ConsumerMember::new(req.member_id.clone()),
+                    None => return Err(ResponseError::UnknownMemberId),
+                };
+                if bad_regex(Some(&member)) {
+                    return Err(ResponseError::InvalidRegularExpression);
+                }
+                member
             }
-        }
+            Some(instance) => {
+                let holder = self.static_members.get(instance).and_then(|id| self.members.get(id));
+                if bad_regex(holder) {
+                    return Err(ResponseError::InvalidRegularExpression);
+                }
+                self.static_member_for(
+                    &req.member_id,
+                    instance,
+                    req.member_epoch,
+                    req.owned.as_ref(),
+                    fx,
+                )?
+            }
+        };
 
         // 1. The member as it reports itself now.
         let mut updated = member.clone();

@@ -272,5 +272,8 @@ mod tests {
         };
         let c = fast.cluster_config().unwrap().coordinator;
         assert_eq!((c.consumer_session_timeout_ms, c.consumer_heartbeat_interval_ms), (6_000, 500));
+        assert_eq!(parse_group_protocol("consumer"), Ok(GroupProtocol::Consumer));
+        assert_eq!(parse_group_protocol("classic"), Ok(GroupProtocol::Classic));
+        assert!(parse_group_protocol("eager").unwrap_err().contains("classic or consumer"));
     }
 }
