@@ -68,4 +68,5 @@ trace_tests!(
     profile_kafka_go,
     mixed_profiles,
     consumer_protocol_churn,
+    consumer_protocol_static,
 );

@@ -117,6 +117,14 @@ pub fn catalogue() -> Vec<Scenario> {
              range): incremental reconciliation under member epochs",
             consumer::consumer_protocol_churn,
         ),
+        Scenario::new(
+            "consumer_protocol_static",
+            "five static KIP-848 members (group.instance.id) disturbed one at a time: most leave \
+             with epoch -2 and are back within the session timeout (same assignment, no \
+             reassignment), some come back after it, some crash (a quick restart is refused \
+             UNRELEASED_INSTANCE_ID), some pause past their session and are fenced",
+            consumer::consumer_protocol_static,
+        ),
     ]
 }
 
