@@ -42,6 +42,9 @@ pub struct TargetShare {
 pub struct LoadedMember {
     /// The member id.
     pub member_id: String,
+    /// Its `group.instance.id`, when static.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_instance_id: Option<String>,
     /// Its member epoch.
     pub member_epoch: i32,
     /// Partitions it owns (assigned, and pending revocation).

@@ -341,6 +341,41 @@ fn leaving_sends_minus_one_or_minus_two_for_a_static_member_after_revoking() {
     }
 }
 
+/// Regression: a static librdkafka member's leave was refused, so it could not leave for a
+/// moment.
+///
+/// Mechanism: librdkafka sends the group instance id only in full heartbeats, and the leave
+/// heartbeat was built like any other, so after the first (full) heartbeat a static member's
+/// leave with epoch -2 went out without its instance id. Kafka refuses such a request
+/// (INVALID_REQUEST, "InstanceId can't be null."), so the coordinator never learnt of the
+/// temporary leave: the restarted process was refused UNRELEASED_INSTANCE_ID (fatal) instead of
+/// taking its assignment back. librdkafka's leave (`rd_kafka_cgrp_consumer_leave`), like the
+/// Java consumer's heartbeats, always carries the instance id.
+#[test]
+fn a_static_members_leave_heartbeat_carries_its_instance_id_in_both_profiles() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = C::new(profile, Some("i-1"));
+        c.joined(3, &[0]);
+        let outs = c.advance_to(2_000);
+        let (id, beat) = heartbeat(&outs);
+        c.respond(id, hb_ok(3, None));
+        c.m.leave(c.now);
+        let mut outs = c.out();
+        if let Some((cid, commit)) =
+            requests(&outs).into_iter().find(|(_, r)| name(r) == "OffsetCommit")
+        {
+            outs = c.respond(cid, commit_ok(&commit, 0));
+        }
+        outs.extend(c.advance_to(c.now + 100));
+        let (_, leave) = heartbeat(&outs);
+        assert_eq!(leave.member_epoch, -2, "{profile:?}");
+        assert_eq!(leave.instance_id.as_deref(), Some("i-1"), "{profile:?}");
+        if profile == ClientProfile::LibrdkafkaConsumer {
+            assert!(beat.instance_id.is_none(), "a minimal librdkafka heartbeat has none");
+        }
+    }
+}
+
 /// STALE_MEMBER_EPOCH on the commit before revocation: Java retries it (with the latest epoch)
 /// until it succeeds or the rebalance timeout passes, and only then revokes.
 #[test]

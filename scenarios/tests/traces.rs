@@ -70,4 +70,5 @@ trace_tests!(
     consumer_protocol_churn,
     consumer_protocol_swarm,
     protocol_migration,
+    consumer_protocol_static,
 );

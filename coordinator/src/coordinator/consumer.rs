@@ -69,6 +69,7 @@ impl GroupCoordinator {
             .members()
             .map(|m| LoadedMember {
                 member_id: m.member_id.clone(),
+                group_instance_id: m.instance_id.clone(),
                 member_epoch: m.member_epoch,
                 owned: m.owned().into_iter().collect(),
                 revoking: m.pending_revocation.iter().cloned().collect(),

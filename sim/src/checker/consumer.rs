@@ -159,6 +159,7 @@ mod tests {
                 .iter()
                 .map(|(m, parts)| LoadedMember {
                     member_id: m.to_string(),
+                    group_instance_id: None,
                     member_epoch: 3,
                     owned: parts.iter().map(|p| tp(*p)).collect(),
                     revoking: Vec::new(),

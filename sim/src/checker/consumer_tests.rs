@@ -312,6 +312,7 @@ fn a_load_replaces_the_group_with_what_the_log_held() {
     let mut h = clean();
     let loaded = |id: &str, p: i32| LoadedMember {
         member_id: id.into(),
+        group_instance_id: None,
         member_epoch: 2,
         owned: parts(&[p]),
         revoking: Vec::new(),
@@ -329,4 +330,53 @@ fn a_load_replaces_the_group_with_what_the_log_held() {
     h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14).commit("a", 2, 0, 15);
     let v = check(&h.finish(&[(0, 15), (1, 10)]));
     assert!(v.is_ok(), "{:?}", v.anomalies);
+}
+
+#[test]
+fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
+    // b (instance i-b) leaves with epoch -2 and a new process, member id c, takes instance i-b
+    // over: Kafka removes b and gives c b's target and partitions without a new target.
+    let replaced = |rejoin_instance: &str| {
+        let mut h = H::new(2);
+        h.started("m0").started("m1");
+        h.group_epoch(1, &[("a", &[0]), ("b", &[1])]).join("m0", "a", 1, &[0]);
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "b".into(),
+            group_instance_id: Some("i-b".into()),
+            client_id: "m1".into(),
+        });
+        h.coordinator_epoch("b", 0, 1, "STABLE").given("b", 1, &[1]);
+        h.member_epoch("m1", "b", 0, 1).owns("m1", "b", 1, &[1]);
+        h.coordinator_epoch("b", 1, -2, "STABLE");
+        h.member(
+            "m1",
+            MemberEvent::Lost {
+                member_id: "b".into(),
+                generation: 1,
+                partitions: parts(&[1]),
+                reason: "LEAVING".into(),
+            },
+        );
+        h.world(crate::history::WorldEvent::MemberStopped { member: "m1".into() });
+        h.started("m1");
+        h.released("b", -2, &[1]).cg(ConsumerGroupEvent::MemberRemoved {
+            group: G.into(),
+            member_id: "b".into(),
+            member_epoch: -2,
+            reason: ConsumerRemovalReason::Replaced,
+        });
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "c".into(),
+            group_instance_id: Some(rejoin_instance.into()),
+            client_id: "m1".into(),
+        });
+        h.coordinator_epoch("c", 0, 1, "STABLE").given("c", 1, &[1]);
+        h.member_epoch("m1", "c", 0, 1).owns("m1", "c", 1, &[1]);
+        stuck_reason(&mut h, &[])
+    };
+    assert_eq!(replaced("i-b"), None);
+    let why = replaced("i-other").expect("a new static member has no target of its own");
+    assert!(why.contains("m1 (c) owns t[1] but its target is -"), "{why}");
 }

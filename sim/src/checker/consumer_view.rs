@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
+use groupsim_coordinator::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::spans::Belonging;
@@ -54,6 +54,12 @@ pub(super) struct ConsumerGroupView {
     pub(super) revoking: BTreeMap<TopicPartition, String>,
     /// The target assignment of `assignment_epoch`, by member id.
     pub(super) target: BTreeMap<String, BTreeSet<TopicPartition>>,
+    /// Static members: member id -> group.instance.id.
+    instance_of: BTreeMap<String, String>,
+    /// The targets of static members replaced by a new member id, by instance id, until the
+    /// new member id joins (Kafka hands the replacement the target of the member it replaces,
+    /// without computing a new one).
+    replaced: BTreeMap<String, BTreeSet<TopicPartition>>,
 }
 
 impl ConsumerGroupView {
@@ -87,9 +93,15 @@ impl ConsumerGroupView {
     /// Reads one event about this group (event `idx`, at `at`).
     pub(super) fn apply(&mut self, idx: usize, at: Millis, event: &ConsumerGroupEvent) {
         match event {
-            ConsumerGroupEvent::MemberJoined { member_id, .. } => {
+            ConsumerGroupEvent::MemberJoined { member_id, group_instance_id, .. } => {
                 self.known.insert(member_id.clone());
                 self.members.entry(member_id.clone()).or_default();
+                if let Some(instance) = group_instance_id {
+                    self.instance_of.insert(member_id.clone(), instance.clone());
+                    if let Some(target) = self.replaced.remove(instance) {
+                        self.target.insert(member_id.clone(), target);
+                    }
+                }
             }
             ConsumerGroupEvent::GroupEpochBumped { epoch, .. } => self.group_epoch = *epoch,
             ConsumerGroupEvent::TargetAssignmentComputed { epoch, assignments, .. } => {
@@ -125,9 +137,15 @@ impl ConsumerGroupView {
                     self.release(member_id, tp, at, idx);
                 }
             }
-            ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
+            ConsumerGroupEvent::MemberRemoved { member_id, reason, .. } => {
                 self.members.remove(member_id);
-                self.target.remove(member_id);
+                let target = self.target.remove(member_id);
+                let instance = self.instance_of.get(member_id);
+                if let (ConsumerRemovalReason::Replaced, Some(t), Some(i)) =
+                    (reason, target, instance)
+                {
+                    self.replaced.insert(i.clone(), t);
+                }
                 self.end_epoch(member_id, at, idx);
                 let owned: Vec<TopicPartition> = self
                     .owners
@@ -145,6 +163,9 @@ impl ConsumerGroupView {
                 self.assignment_epoch = *assignment_epoch;
                 for m in members {
                     self.known.insert(m.member_id.clone());
+                    if let Some(instance) = &m.group_instance_id {
+                        self.instance_of.insert(m.member_id.clone(), instance.clone());
+                    }
                     self.members.insert(
                         m.member_id.clone(),
                         ConsumerMemberView { epoch: m.member_epoch, state: m.state.clone() },

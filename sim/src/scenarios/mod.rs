@@ -120,6 +120,14 @@ pub fn catalogue() -> Vec<Scenario> {
             consumer::consumer_protocol_churn,
         ),
         Scenario::new(
+            "consumer_protocol_static",
+            "five static KIP-848 members (group.instance.id) disturbed one at a time: most leave \
+             with epoch -2 and are back within the session timeout (same assignment, no \
+             reassignment), some come back after it, some crash (a quick restart is refused \
+             UNRELEASED_INSTANCE_ID), some pause past their session and are fenced",
+            consumer::consumer_protocol_static,
+        ),
+        Scenario::new(
             "consumer_protocol_swarm",
             "the swarm's fault kinds on KIP-848 consumer-protocol members (Java and librdkafka), \
              with triggers at a revocation asked for, its acknowledgement, a partition handed \

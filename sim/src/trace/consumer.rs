@@ -90,6 +90,11 @@ impl ConsumerTrace {
         }
     }
 
+    /// `member_id` as the trace shows it, if it is a consumer member's.
+    pub(super) fn member_id(&self, member_id: &str) -> Option<String> {
+        self.clients.contains_key(member_id).then(|| self.id(member_id))
+    }
+
     /// The lines of a consumer-group event recorded by `broker`.
     pub(super) fn coordinator(&mut self, broker: i32, e: &ConsumerGroupEvent) -> Vec<String> {
         let b = format!("broker-{broker}");

@@ -156,11 +156,11 @@ pub fn text(history: &History) -> String {
                     }
                 }
                 CoordinatorEvent::OffsetCommitRejected { member_id, generation, partition, offset, error, .. } => {
-                    line(
-                        &mut out,
-                        at,
-                        format!("broker-{broker} rejects commit {partition}@{offset} from {member_id} generation {generation}: {error}"),
-                    )
+                    let from = match consumer.member_id(member_id) {
+                        Some(m) => format!("{m} epoch {generation}"),
+                        None => format!("{member_id} generation {generation}"),
+                    };
+                    line(&mut out, at, format!("broker-{broker} rejects commit {partition}@{offset} from {from}: {error}"))
                 }
             },
             EventKind::Member { member, event } => match consumer.member(member, event) {

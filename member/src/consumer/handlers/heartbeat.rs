@@ -49,7 +49,11 @@ impl ConsumerGroupMember {
         };
         let mut req = self.heartbeat.request(&self.core.config, &self.rules, view);
         if leave {
+            // Both clients build the leave heartbeat on its own: no owned partitions, but the
+            // instance id always (librdkafka's rd_kafka_cgrp_consumer_leave passes it; Kafka
+            // refuses a -2 leave without it as INVALID_REQUEST).
             req.topic_partitions = None;
+            req.instance_id = crate::shared::instance_id(&self.core.config);
         }
         let timeout = self.core.config.request_timeout_ms;
         let target = Target::Coordinator(node);
