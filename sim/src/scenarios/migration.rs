@@ -17,6 +17,8 @@ const MEMBERS: u32 = 4;
 const STEP_MS: Millis = 9_000;
 /// The first bounce of each rolling bounce, after the group settled (or the upgrade did).
 const FIRST_MS: Millis = 8_000;
+/// How far a member's crash stays from its own bounces (a bounce's restart takes up to 3 s).
+const CRASH_CLEARANCE_MS: Millis = 4_000;
 
 /// The classic client the group starts (and ends) with: Java eager (`range`) or Java
 /// cooperative (`cooperative-sticky`), drawn from the seed.
@@ -36,8 +38,9 @@ fn classic_client(eager: bool) -> (ClientProfile, Vec<AssignorKind>) {
 /// member at a time: the classic members rejoin the consumer group, and when the last
 /// consumer-protocol member leaves the group is downgraded to a classic group, which
 /// rebalances. Throughout: connection drops every few seconds, one coordinator move (its load
-/// 0–3 s), and one member crash (restart 1–3 s later; a crashed consumer-protocol member stays
-/// in the group until its session expires, and its fencing may be what downgrades the group).
+/// 0–3 s), and one member crash away from that member's own bounces (restart 1–3 s later; a
+/// crashed consumer-protocol member stays in the group until its session expires, and its
+/// fencing may be what downgrades the group).
 pub fn protocol_migration(seed: u64) -> ScenarioSpec {
     let (mut s, mut rng) = base("protocol_migration", seed, MEMBERS, 3, 2, 0);
     let eager = rng.random_bool(0.5);
@@ -52,6 +55,8 @@ pub fn protocol_migration(seed: u64) -> ScenarioSpec {
     s.coordinator.consumer_heartbeat_interval_ms = 3_000;
 
     let mut faults: Vec<ScheduledFault> = Vec::new();
+    // Each member's bounces: (member index, when it leaves).
+    let mut bounces: Vec<(u32, Millis)> = Vec::new();
     let mut t = FIRST_MS;
     for (profile, assignors) in [(ClientProfile::JavaConsumer, Vec::new()), classic_client(eager)] {
         for i in 0..MEMBERS {
@@ -61,7 +66,9 @@ pub fn protocol_migration(seed: u64) -> ScenarioSpec {
                 profile,
                 assignors: assignors.clone(),
             };
-            faults.push(at(t + rng.random_range(0..2_000), fault));
+            let leave_at = t + rng.random_range(0..2_000);
+            bounces.push((i, leave_at));
+            faults.push(at(leave_at, fault));
             t += STEP_MS;
         }
         t += FIRST_MS;
@@ -81,10 +88,22 @@ pub fn protocol_migration(seed: u64) -> ScenarioSpec {
         frng.random_range(FIRST_MS..safety_end - 4_000),
         Fault::CoordinatorMove { group: GROUP_ID.into(), to: move_to, load_ms },
     ));
+    // The crash keeps clear of the member's own bounces: a crash while it is down for a bounce
+    // cancels the bounce, and the member would stay on its protocol.
+    let crashed = frng.random_range(0..MEMBERS);
+    let clear = |t: Millis| {
+        bounces
+            .iter()
+            .all(|&(i, b)| i != crashed || t + CRASH_CLEARANCE_MS < b || t > b + CRASH_CLEARANCE_MS)
+    };
+    let mut crash_at = frng.random_range(FIRST_MS..safety_end - 4_000);
+    while !clear(crash_at) {
+        crash_at = frng.random_range(FIRST_MS..safety_end - 4_000);
+    }
     faults.push(at(
-        frng.random_range(FIRST_MS..safety_end - 4_000),
+        crash_at,
         Fault::MemberCrash {
-            member: format!("m{}", frng.random_range(0..MEMBERS)),
+            member: format!("m{crashed}"),
             restart_after_ms: frng.random_range(1_000..3_000),
         },
     ));
