@@ -295,6 +295,7 @@ fn a_load_replaces_members_and_owners_with_the_stored_group() {
                     state: "STABLE".into(),
                     target: vec![tp(0), tp(1)],
                     classic_protocol: false,
+                    group_instance_id: None,
                 }],
             }),
         },

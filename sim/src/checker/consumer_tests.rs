@@ -345,6 +345,7 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
             member_id: "b".into(),
             group_instance_id: Some("i-b".into()),
             client_id: "m1".into(),
+            classic_protocol: false,
         });
         h.coordinator_epoch("b", 0, 1, "STABLE").given("b", 1, &[1]);
         h.member_epoch("m1", "b", 0, 1).owns("m1", "b", 1, &[1]);
@@ -371,6 +372,7 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
             member_id: "c".into(),
             group_instance_id: Some(rejoin_instance.into()),
             client_id: "m1".into(),
+            classic_protocol: false,
         });
         h.coordinator_epoch("c", 0, 1, "STABLE").given("c", 1, &[1]);
         h.member_epoch("m1", "c", 0, 1).owns("m1", "c", 1, &[1]);
