@@ -317,53 +317,45 @@ mod tests {
         }
     }
 
+    /// One case per action and per kind of event (classic, aimed, KIP-848): the printed form,
+    /// and a JSON round trip (schedules carry triggers as data).
     #[test]
-    fn kip_848_events_print_and_round_trip() {
-        let t = Trigger {
-            id: 5,
-            on: TriggerEvent::PartitionHandedOver,
-            action: TriggerAction::Leave { restart_after_ms: 2_000 },
-            per_mille: 100,
-            max_fires: 1,
-        };
-        assert_eq!(
-            t.to_string(),
-            "on partition_handed_over: make it leave (restart after 2000 ms), p=0.100, at most 1x"
-        );
-        let json = serde_json::to_string(&t).unwrap();
-        assert!(json.contains("\"partition_handed_over\""), "{json}");
-        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
-    }
-
-    #[test]
-    fn an_aimed_slow_revoke_prints_and_round_trips() {
-        let t = Trigger {
-            id: 0,
-            on: TriggerEvent::PreparingRebalance,
-            action: TriggerAction::SlowRevokeToDeadline { margin_ms: 25 },
-            per_mille: 1_000,
-            max_fires: 2,
-        };
-        assert_eq!(
-            t.to_string(),
-            "on preparing_rebalance: slow its revoke callback to 25 ms before the rebalance \
-             timeout, p=1.000, at most 2x"
-        );
-        let json = serde_json::to_string(&t).unwrap();
-        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
-    }
-
-    #[test]
-    fn triggers_print_their_event_action_and_odds() {
-        let t = Trigger {
-            id: 3,
-            on: TriggerEvent::CommitAppended,
-            action: TriggerAction::DropConnections,
-            per_mille: 250,
-            max_fires: 2,
-        };
-        assert_eq!(t.to_string(), "on commit_appended: drop its connections, p=0.250, at most 2x");
-        let json = serde_json::to_string(&t).unwrap();
-        assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), t);
+    fn triggers_print_their_event_action_and_odds_and_round_trip() {
+        let t =
+            |id, on, action, per_mille, max_fires| Trigger { id, on, action, per_mille, max_fires };
+        let cases = [
+            (
+                t(3, TriggerEvent::CommitAppended, TriggerAction::DropConnections, 250, 2),
+                "on commit_appended: drop its connections, p=0.250, at most 2x",
+            ),
+            (
+                t(
+                    0,
+                    TriggerEvent::PreparingRebalance,
+                    TriggerAction::SlowRevokeToDeadline { margin_ms: 25 },
+                    1_000,
+                    2,
+                ),
+                "on preparing_rebalance: slow its revoke callback to 25 ms before the rebalance \
+                 timeout, p=1.000, at most 2x",
+            ),
+            (
+                t(
+                    5,
+                    TriggerEvent::PartitionHandedOver,
+                    TriggerAction::Leave { restart_after_ms: 2_000 },
+                    100,
+                    1,
+                ),
+                "on partition_handed_over: make it leave (restart after 2000 ms), p=0.100, at \
+                 most 1x",
+            ),
+        ];
+        for (trigger, text) in cases {
+            assert_eq!(trigger.to_string(), text);
+            let json = serde_json::to_string(&trigger).unwrap();
+            assert!(json.contains(&format!("\"{}\"", trigger.on.name())), "{json}");
+            assert_eq!(serde_json::from_str::<Trigger>(&json).unwrap(), trigger);
+        }
     }
 }

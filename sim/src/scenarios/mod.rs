@@ -7,7 +7,6 @@
 
 pub mod churn;
 pub mod consumer;
-pub mod consumer_swarm;
 pub mod coordinator;
 pub mod faults;
 pub mod migration;
@@ -132,7 +131,7 @@ pub fn catalogue() -> Vec<Scenario> {
             "the swarm's fault kinds on KIP-848 consumer-protocol members (Java and librdkafka), \
              with triggers at a revocation asked for, its acknowledgement, a partition handed \
              over and a fenced member rejoining",
-            consumer_swarm::consumer_protocol_swarm,
+            swarm::consumer_protocol_swarm,
         ),
         Scenario::new(
             "protocol_migration",

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::ClientProfile;
+use groupsim_member::{ClientProfile, GroupProtocol};
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -15,7 +15,7 @@ use crate::scenario::{
     liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID, LATENCY_MS,
     OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
-use crate::triggers;
+use crate::triggers::{self, TriggerEvent};
 
 /// Fault kinds the `swarm` scenario may enable.
 pub const SWARM_KINDS: &[FaultKind] = &[
@@ -37,7 +37,7 @@ pub const SWARM_KINDS: &[FaultKind] = &[
 /// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
 /// converge. Six Java eager members on three client hosts, three brokers.
 pub fn swarm(seed: u64) -> ScenarioSpec {
-    swarm_of("swarm", seed, ClientProfile::JavaEager)
+    swarm_of("swarm", seed, CoordinatorConfig::default(), |_| vec![ClientProfile::JavaEager; 6])
 }
 
 /// The swarm run by Java cooperative consumers (cooperative-sticky, KIP-429): the same fault
@@ -47,22 +47,66 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
 /// coordinator moved) land on members that still own partitions: the states where a member that
 /// mishandles a failed SyncGroup (KAFKA-13419) keeps claiming what it no longer owns.
 pub fn swarm_cooperative(seed: u64) -> ScenarioSpec {
-    swarm_of("swarm_cooperative", seed, ClientProfile::JavaCooperative)
+    let profiles = |_: &mut ChaCha8Rng| vec![ClientProfile::JavaCooperative; 6];
+    swarm_of("swarm_cooperative", seed, CoordinatorConfig::default(), profiles)
 }
 
-/// The swarm recipe, every member running `profile` with its client's default assignors.
-fn swarm_of(name: &str, seed: u64, profile: ClientProfile) -> ScenarioSpec {
+/// The swarm on KIP-848's consumer group protocol: the same fault kinds, on six members each
+/// running the Java consumer (`AsyncKafkaConsumer`) or librdkafka, drawn per member, with a
+/// consumer session as short as the classic swarm's (10 s, heartbeats every 3 s) so that paused
+/// members become zombies within the safety phase. Its triggers wait for the consumer
+/// protocol's own moments ([`TriggerEvent::CONSUMER_SWARM`]: a revocation asked for, aimed at
+/// the partitions' new owner; a revocation done, its acknowledgement on its way; a partition
+/// handed over; a fenced member rejoining) and may make their target leave gracefully.
+pub fn consumer_protocol_swarm(seed: u64) -> ScenarioSpec {
+    let coordinator = CoordinatorConfig {
+        consumer_session_timeout_ms: 10_000,
+        consumer_heartbeat_interval_ms: 3_000,
+        ..Default::default()
+    };
+    let profiles = |rng: &mut ChaCha8Rng| {
+        let draw = |rng: &mut ChaCha8Rng| match rng.random_bool(0.5) {
+            true => ClientProfile::JavaConsumer,
+            false => ClientProfile::LibrdkafkaConsumer,
+        };
+        (0..6).map(|_| draw(rng)).collect()
+    };
+    swarm_of("consumer_protocol_swarm", seed, coordinator, profiles)
+}
+
+/// The swarm recipe: `coordinator` with a drawn offsets-log replication delay, members running
+/// the profiles `profiles` draws (one per member, with their client's default assignors), and
+/// the trigger events of their group protocol.
+fn swarm_of(
+    name: &str,
+    seed: u64,
+    coordinator: CoordinatorConfig,
+    profiles: impl FnOnce(&mut ChaCha8Rng) -> Vec<ClientProfile>,
+) -> ScenarioSpec {
     let mut rng = rng::stream(seed, Stream::Workload);
     // Offsets-log replication takes a few to tens of milliseconds, as an ISR round trip does.
     let coordinator = CoordinatorConfig {
         initial_rebalance_delay_ms: 1_000,
         offsets_append_delay_ms: rng.random_range(5..=50),
-        ..Default::default()
+        ..coordinator
     };
     let brokers = 3;
     let client_hosts = 3;
-    let members =
-        start_members(&mut rng, seed, 6, client_hosts, |name| member_config(name, profile));
+    let profiles = profiles(&mut rng);
+    let count = profiles.len() as u32;
+    let members = start_members(&mut rng, seed, count, client_hosts, |name| {
+        let i: usize = name[1..].parse().expect("members are named m0, m1, ...");
+        member_config(name, profiles[i])
+    });
+    let mut session = members[0].config.clone();
+    let consumer = session.profile.group_protocol() == GroupProtocol::Consumer;
+    let events: &[TriggerEvent] = if consumer {
+        // The coordinator, not the client, sets a consumer group member's session.
+        session.session_timeout_ms = coordinator.consumer_session_timeout_ms;
+        &TriggerEvent::CONSUMER_SWARM
+    } else {
+        &TriggerEvent::CLASSIC_SWARM
+    };
     let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
     let safety_end: Millis = 60_000;
     let mut frng = rng::stream(seed, Stream::Faults);
@@ -78,13 +122,15 @@ fn swarm_of(name: &str, seed: u64, profile: ClientProfile) -> ScenarioSpec {
         end_ms: safety_end - 2_000,
     };
     // Triggers come from a stream of their own, so the timed faults are those of before.
-    let triggers = triggers::draw(
+    let triggers = triggers::draw_for(
         &mut rng::stream(seed, Stream::Triggers),
-        members[0].config.session_timeout_ms.max(0) as Millis,
+        events,
+        session.session_timeout_ms.max(0) as Millis,
         brokers > 1,
+        consumer,
     );
     let faults = draw_schedule(&mut frng, &swarm, &ctx).with_triggers(triggers);
-    let liveness_bound_ms = 2 * liveness_bound(&members[0].config, &coordinator);
+    let liveness_bound_ms = 2 * liveness_bound(&session, &coordinator);
     ScenarioSpec {
         name: name.into(),
         seed,
