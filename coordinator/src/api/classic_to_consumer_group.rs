@@ -220,16 +220,7 @@ impl GroupCoordinator {
         version: i16,
         req: LeaveGroupRequest,
     ) {
-        let leaving: Vec<(String, Option<String>)> = if version >= 3 {
-            req.members
-                .iter()
-                .map(|m| {
-                    (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string()))
-                })
-                .collect()
-        } else {
-            vec![(req.member_id.to_string(), None)]
-        };
+        let leaving = super::leave_group::leaving_members(version, &req);
         let group_id = req.group_id.to_string();
         let Some(g) = self.consumer_groups.get_mut(&group_id) else { return };
         let results = g.classic_leave(&leaving, &self.topics, &mut self.fx);

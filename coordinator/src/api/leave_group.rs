@@ -28,16 +28,7 @@ impl GroupCoordinator {
         version: i16,
         req: LeaveGroupRequest,
     ) {
-        let leaving: Vec<(String, Option<String>)> = if version >= 3 {
-            req.members
-                .iter()
-                .map(|m| {
-                    (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string()))
-                })
-                .collect()
-        } else {
-            vec![(req.member_id.to_string(), None)]
-        };
+        let leaving = leaving_members(version, &req);
         let cfg = &self.config;
         let fx = &mut self.fx;
         let (top_error, results): (i16, Vec<i16>) = match self.groups.get_mut(req.group_id.as_str())
@@ -90,5 +81,20 @@ impl GroupCoordinator {
             LeaveGroupResponse::default().with_error_code(error)
         };
         fx.respond(id, response);
+    }
+}
+
+/// The (member id, instance id) pairs a LeaveGroup names: one member in v0–2, a batch in v3+.
+pub(crate) fn leaving_members(
+    version: i16,
+    req: &LeaveGroupRequest,
+) -> Vec<(String, Option<String>)> {
+    if version >= 3 {
+        req.members
+            .iter()
+            .map(|m| (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string())))
+            .collect()
+    } else {
+        vec![(req.member_id.to_string(), None)]
     }
 }

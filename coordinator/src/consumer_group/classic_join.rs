@@ -170,11 +170,7 @@ impl ConsumerGroup {
             let owned: BTreeSet<TopicPartition> =
                 subscription.owned_partitions.into_iter().collect();
             let target = self.target_of(&updated.member_id);
-            let owners = if ctx.bugs.assigns_unreleased_partitions {
-                Owners::Ignored
-            } else {
-                Owners::Respected
-            };
+            let owners = Owners::under(ctx.bugs);
             updated = reconcile(
                 &updated,
                 self.assignment_epoch,

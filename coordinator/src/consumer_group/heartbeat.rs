@@ -109,11 +109,7 @@ impl ConsumerGroup {
         // 3. One reconciliation step.
         if !updated.is_reconciled_to(self.assignment_epoch) {
             let target = self.target_of(&updated.member_id);
-            let owners = if ctx.bugs.assigns_unreleased_partitions {
-                Owners::Ignored
-            } else {
-                Owners::Respected
-            };
+            let owners = Owners::under(ctx.bugs);
             let next = reconcile(
                 &updated,
                 self.assignment_epoch,

@@ -32,6 +32,17 @@ pub enum Owners {
     Ignored,
 }
 
+impl Owners {
+    /// The rule in force: Kafka's, unless the `assigns_unreleased_partitions` switch is on.
+    pub fn under(bugs: &crate::CoordinatorBugs) -> Self {
+        if bugs.assigns_unreleased_partitions {
+            Owners::Ignored
+        } else {
+            Owners::Respected
+        }
+    }
+}
+
 /// The member's next state, or `member` unchanged when it cannot progress.
 pub fn reconcile(
     member: &ConsumerMember,
