@@ -81,17 +81,10 @@ impl TriggerEvent {
     ];
 
     /// The events a swarm of classic-protocol members draws triggers for (with a drop, pause,
-    /// crash or move). `preparing_rebalance` is left to scenarios that aim a slow revoke
-    /// callback at the end of the join phase it starts; the KIP-848 events never happen there.
-    pub const CLASSIC_SWARM: [TriggerEvent; 7] = [
-        TriggerEvent::CompletingRebalance,
-        TriggerEvent::JoinResponses,
-        TriggerEvent::SyncResponses,
-        TriggerEvent::CommitAppended,
-        TriggerEvent::OffsetFetchArrived,
-        TriggerEvent::RevokeStarted,
-        TriggerEvent::ProcessingStarted,
-    ];
+    /// crash or move): the first seven of [`Self::ALL`]. `preparing_rebalance` is left to
+    /// scenarios that aim a slow revoke callback at the end of the join phase it starts; the
+    /// KIP-848 events never happen there.
+    pub const CLASSIC_SWARM: &'static [TriggerEvent] = TriggerEvent::ALL.split_at(7).0;
 
     /// The events a swarm of consumer-protocol (KIP-848) members draws triggers for: those of
     /// the classic protocol that also happen there, and KIP-848's own.
@@ -216,7 +209,7 @@ impl fmt::Display for Trigger {
 
 /// Draws a classic swarm's triggers ([`TriggerEvent::CLASSIC_SWARM`]): see [`draw_for`].
 pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) -> Vec<Trigger> {
-    draw_for(rng, &TriggerEvent::CLASSIC_SWARM, session_timeout_ms, allow_move, false)
+    draw_for(rng, TriggerEvent::CLASSIC_SWARM, session_timeout_ms, allow_move, false)
 }
 
 /// Draws a swarm's triggers: each of `events` is switched on with probability one half, with

@@ -105,7 +105,7 @@ fn swarm_of(
         session.session_timeout_ms = coordinator.consumer_session_timeout_ms;
         &TriggerEvent::CONSUMER_SWARM
     } else {
-        &TriggerEvent::CLASSIC_SWARM
+        TriggerEvent::CLASSIC_SWARM
     };
     let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
     let safety_end: Millis = 60_000;
