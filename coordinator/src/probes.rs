@@ -81,7 +81,8 @@ groupsim_wire::probes! {
     /// next generation is stored loads this one.
     ASSIGNMENT_WRITTEN_FOR_ABANDONED_GENERATION = optional "coordinator.sync.assignment_written_for_abandoned_generation":
         "a leader's assignment appended after its generation was abandoned";
-    // ---- KIP-848 consumer groups (optional until consumer-protocol scenarios exist) ----
+    // ---- KIP-848 consumer groups: required where consumer_protocol_churn / _static reach them;
+    // the rest wait for a faulted consumer-protocol scenario (coordinator moves, lost answers) ----
     /// Every ConsumerGroupHeartbeat answered with an error: detail `ERROR`.
     CONSUMER_HEARTBEAT_ERROR = optional "coordinator.consumer.heartbeat_error":
         "a ConsumerGroupHeartbeat answered with an error (detail: error)";
@@ -95,41 +96,41 @@ groupsim_wire::probes! {
     CONSUMER_GROUP_MAX_SIZE = optional "coordinator.consumer.group_max_size":
         "a ConsumerGroupHeartbeat answered GROUP_MAX_SIZE_REACHED";
     /// A static member joined with an instance id still held by a member that did not leave.
-    CONSUMER_UNRELEASED_INSTANCE_ID = optional "coordinator.consumer.unreleased_instance_id":
+    CONSUMER_UNRELEASED_INSTANCE_ID = required "coordinator.consumer.unreleased_instance_id":
         "a ConsumerGroupHeartbeat answered UNRELEASED_INSTANCE_ID";
     /// A static member's new member id took over an instance id (temporary leave before).
-    CONSUMER_STATIC_REPLACED = optional "coordinator.consumer.static_replaced":
+    CONSUMER_STATIC_REPLACED = required "coordinator.consumer.static_replaced":
         "a static consumer group member replaced by a new member id";
     /// A static member left temporarily (member epoch -2).
-    CONSUMER_STATIC_TEMPORARY_LEAVE = optional "coordinator.consumer.static_temporary_leave":
+    CONSUMER_STATIC_TEMPORARY_LEAVE = required "coordinator.consumer.static_temporary_leave":
         "a static consumer group member left with epoch -2";
     /// A member was fenced because its session ran out.
-    CONSUMER_FENCED_SESSION_TIMEOUT = optional "coordinator.consumer.fenced_session_timeout":
+    CONSUMER_FENCED_SESSION_TIMEOUT = required "coordinator.consumer.fenced_session_timeout":
         "a consumer group member fenced by its session timeout";
     /// A member was fenced because it did not revoke within its rebalance timeout.
     CONSUMER_FENCED_REBALANCE_TIMEOUT = optional "coordinator.consumer.fenced_rebalance_timeout":
         "a consumer group member fenced by its rebalance timeout";
     /// A new target assignment was computed.
-    CONSUMER_TARGET_COMPUTED = optional "coordinator.consumer.target_computed":
+    CONSUMER_TARGET_COMPUTED = required "coordinator.consumer.target_computed":
         "a consumer group target assignment computed";
     /// Reconciliation asked a member to revoke partitions.
-    CONSUMER_RECONCILE_REVOKE = optional "coordinator.consumer.reconcile.revoke":
+    CONSUMER_RECONCILE_REVOKE = required "coordinator.consumer.reconcile.revoke":
         "reconciliation moved a member to UNREVOKED_PARTITIONS";
     /// A member acknowledged its revocation and moved on.
-    CONSUMER_RECONCILE_REVOKED = optional "coordinator.consumer.reconcile.revoked":
+    CONSUMER_RECONCILE_REVOKED = required "coordinator.consumer.reconcile.revoked":
         "a member left UNREVOKED_PARTITIONS after acknowledging its revocation";
     /// A member waits for partitions another member has not released yet.
-    CONSUMER_RECONCILE_UNRELEASED = optional "coordinator.consumer.reconcile.unreleased":
+    CONSUMER_RECONCILE_UNRELEASED = required "coordinator.consumer.reconcile.unreleased":
         "reconciliation left a member in UNRELEASED_PARTITIONS";
     /// A partition pending revocation came back to the member revoking it (a newer target
     /// gave it back): the bookkeeping KAFKA-16147 got wrong.
     CONSUMER_RECONCILE_RECLAIMED = optional "coordinator.consumer.reconcile.reclaimed":
         "a partition pending revocation was given back to the member revoking it";
     /// A member's epoch moved to the target epoch.
-    CONSUMER_RECONCILE_EPOCH_ADVANCED = optional "coordinator.consumer.reconcile.epoch_advanced":
+    CONSUMER_RECONCILE_EPOCH_ADVANCED = required "coordinator.consumer.reconcile.epoch_advanced":
         "a member's epoch advanced to the target assignment epoch";
     /// OffsetCommit from a member unknown to its consumer group.
-    CONSUMER_COMMIT_UNKNOWN_MEMBER = optional "coordinator.consumer.commit_unknown_member":
+    CONSUMER_COMMIT_UNKNOWN_MEMBER = required "coordinator.consumer.commit_unknown_member":
         "an OffsetCommit to a consumer group answered UNKNOWN_MEMBER_ID";
     /// OffsetCommit at another member epoch.
     CONSUMER_COMMIT_STALE_MEMBER_EPOCH = optional "coordinator.consumer.commit_stale_member_epoch":

@@ -46,7 +46,7 @@ groupsim_wire::probes! {
     CONSUMER_FENCED_EPOCH = optional "member.consumer.heartbeat.fenced_member_epoch":
         "a ConsumerGroupHeartbeat answered FENCED_MEMBER_EPOCH (partitions lost, rejoin at 0)";
     /// Consumer protocol: a heartbeat answer was UNKNOWN_MEMBER_ID.
-    CONSUMER_UNKNOWN_MEMBER = optional "member.consumer.heartbeat.unknown_member_id":
+    CONSUMER_UNKNOWN_MEMBER = required "member.consumer.heartbeat.unknown_member_id":
         "a ConsumerGroupHeartbeat answered UNKNOWN_MEMBER_ID (partitions lost, rejoin at 0)";
     /// Consumer protocol: a heartbeat answer told the member to find its coordinator again.
     CONSUMER_HEARTBEAT_COORDINATOR_MOVED = optional "member.consumer.heartbeat.coordinator_moved":
@@ -55,7 +55,7 @@ groupsim_wire::probes! {
     CONSUMER_HEARTBEAT_LOADING = optional "member.consumer.heartbeat.load_in_progress":
         "a ConsumerGroupHeartbeat answered COORDINATOR_LOAD_IN_PROGRESS (retry after backoff)";
     /// Consumer protocol: a heartbeat answer was a fatal error.
-    CONSUMER_HEARTBEAT_FATAL = optional "member.consumer.heartbeat.fatal":
+    CONSUMER_HEARTBEAT_FATAL = required "member.consumer.heartbeat.fatal":
         "a ConsumerGroupHeartbeat answered a fatal error (UNRELEASED_INSTANCE_ID, ...)";
     /// Consumer protocol: a heartbeat got no answer (timeout or disconnect).
     CONSUMER_HEARTBEAT_LOST = optional "member.consumer.heartbeat.no_answer":
@@ -65,16 +65,16 @@ groupsim_wire::probes! {
         "a target assignment named a topic id not in Metadata (metadata refresh)";
     /// Consumer protocol: the commit before a reconciliation (Java) or after the revoke
     /// callback (librdkafka) was sent.
-    CONSUMER_RECONCILE_COMMIT = optional "member.consumer.reconcile.commit":
+    CONSUMER_RECONCILE_COMMIT = required "member.consumer.reconcile.commit":
         "a reconciliation committed before giving partitions up";
     /// Consumer protocol: a reconciliation revoked partitions (revoke callback under way).
-    CONSUMER_RECONCILE_REVOKE = optional "member.consumer.reconcile.revoke":
+    CONSUMER_RECONCILE_REVOKE = required "member.consumer.reconcile.revoke":
         "a reconciliation revoked partitions";
     /// Consumer protocol: a reconciliation assigned partitions.
-    CONSUMER_RECONCILE_ASSIGN = optional "member.consumer.reconcile.assign":
+    CONSUMER_RECONCILE_ASSIGN = required "member.consumer.reconcile.assign":
         "a reconciliation assigned new partitions";
     /// Consumer protocol: a heartbeat acknowledged a reconciled assignment.
-    CONSUMER_RECONCILE_ACK = optional "member.consumer.reconcile.ack":
+    CONSUMER_RECONCILE_ACK = required "member.consumer.reconcile.ack":
         "a heartbeat acknowledged a reconciled assignment (owned partitions sent)";
     /// Consumer protocol: a new target arrived while a reconciliation was under way.
     CONSUMER_TARGET_DURING_RECONCILE = optional "member.consumer.reconcile.new_target_during":
