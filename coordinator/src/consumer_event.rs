@@ -59,7 +59,7 @@ pub struct LoadedMember {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target: Vec<TopicPartition>,
     /// It speaks the classic protocol (a group loaded mid-migration).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub classic_protocol: bool,
 }
 
@@ -85,7 +85,7 @@ pub enum ConsumerGroupEvent {
         group_instance_id: Option<String>,
         client_id: String,
         /// It joined with JoinGroup (a classic-protocol member inside the consumer group).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "is_false")]
         classic_protocol: bool,
     },
     /// The group epoch was bumped (membership, subscriptions or subscribed topics changed).
@@ -171,4 +171,9 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::GroupDowngraded { group, .. } => group,
         }
     }
+}
+
+/// Serde: a `false` flag is left out (histories of groups that never migrate keep their form).
+fn is_false(b: &bool) -> bool {
+    !*b
 }

@@ -19,9 +19,7 @@
 use std::collections::BTreeSet;
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
 
 use crate::answers::{JoinResult, Parked, SyncResult};
 use crate::consumer_group::classic_join::ClassicJoinInput;
@@ -227,29 +225,15 @@ impl GroupCoordinator {
         let changed = results.iter().any(Result::is_ok);
         let records =
             if changed { vec![OffsetsRecord::ConsumerGroup(g.snapshot(now))] } else { Vec::new() };
-        let response = if version >= 3 {
-            let members = leaving
-                .into_iter()
-                .zip(results)
-                .map(|((member_id, instance), r)| {
-                    let (member_id, code) = match r {
-                        Ok(removed) => (removed, 0),
-                        Err(e) => (member_id, refused("LeaveGroup", e).code()),
-                    };
-                    MemberResponse::default()
-                        .with_member_id(StrBytes::from_string(member_id))
-                        .with_group_instance_id(instance.map(StrBytes::from_string))
-                        .with_error_code(code)
-                })
-                .collect();
-            LeaveGroupResponse::default().with_members(members)
-        } else {
-            let code = match results.into_iter().next() {
-                Some(Err(e)) => refused("LeaveGroup", e).code(),
-                _ => 0,
-            };
-            LeaveGroupResponse::default().with_error_code(code)
-        };
+        let outcomes = leaving
+            .into_iter()
+            .zip(results)
+            .map(|((member_id, instance), r)| match r {
+                Ok(removed) => (removed, instance, 0),
+                Err(e) => (member_id, instance, refused("LeaveGroup", e).code()),
+            })
+            .collect();
+        let response = super::leave_group::response(version, 0, outcomes);
         if !changed {
             return self.fx.respond(id, response);
         }

@@ -62,25 +62,54 @@ impl GroupCoordinator {
                 (0, errors)
             }
         };
-        let response = if version >= 3 {
-            let members = leaving
-                .into_iter()
-                .zip(results)
-                .map(|((member_id, instance), error)| {
-                    MemberResponse::default()
-                        .with_member_id(StrBytes::from_string(member_id))
-                        .with_group_instance_id(instance.map(StrBytes::from_string))
-                        .with_error_code(error)
-                })
-                .collect();
-            LeaveGroupResponse::default().with_error_code(top_error).with_members(members)
-        } else {
-            // One member: its outcome is the request's outcome.
-            let error =
-                if top_error != 0 { top_error } else { results.first().copied().unwrap_or(0) };
-            LeaveGroupResponse::default().with_error_code(error)
-        };
-        fx.respond(id, response);
+        let outcomes = leaving
+            .into_iter()
+            .zip(results)
+            .map(|((member_id, instance), error)| (member_id, instance, error))
+            .collect();
+        fx.respond(id, response(version, top_error, outcomes));
+    }
+}
+
+/// The members a LeaveGroup names, as (member id, instance id): v0–2 name one member id, v3+ a
+/// batch (KIP-345).
+pub(crate) fn leaving_members(
+    version: i16,
+    req: &LeaveGroupRequest,
+) -> Vec<(String, Option<String>)> {
+    if version >= 3 {
+        req.members
+            .iter()
+            .map(|m| (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string())))
+            .collect()
+    } else {
+        vec![(req.member_id.to_string(), None)]
+    }
+}
+
+/// A LeaveGroup answer for `version` from each member's (member id, instance id, error): v3+
+/// answers per member; v0–2 carry the one member's outcome (or `top_error`) at the top level.
+pub(crate) fn response(
+    version: i16,
+    top_error: i16,
+    outcomes: Vec<(String, Option<String>, i16)>,
+) -> LeaveGroupResponse {
+    if version >= 3 {
+        let members = outcomes
+            .into_iter()
+            .map(|(member_id, instance, error)| {
+                MemberResponse::default()
+                    .with_member_id(StrBytes::from_string(member_id))
+                    .with_group_instance_id(instance.map(StrBytes::from_string))
+                    .with_error_code(error)
+            })
+            .collect();
+        LeaveGroupResponse::default().with_error_code(top_error).with_members(members)
+    } else {
+        // One member: its outcome is the request's outcome.
+        let error =
+            if top_error != 0 { top_error } else { outcomes.first().map_or(0, |(_, _, e)| *e) };
+        LeaveGroupResponse::default().with_error_code(error)
     }
 }
 

@@ -25,7 +25,6 @@
 
 use std::collections::BTreeSet;
 
-use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 
 use super::member::{ClassicMemberMetadata, ClassicProtocol, MemberState};
@@ -124,37 +123,38 @@ impl ConsumerGroup {
         policy: MigrationPolicy,
         classic_max_size: i32,
     ) -> Downgrade {
-        let Some(m) = self.members.get(leaving) else { return Downgrade::NotDue };
-        let others_classic =
-            self.members.values().filter(|o| o.member_id != leaving).all(|o| o.classic.is_some());
-        if m.uses_classic_protocol() || !others_classic || self.members.len() <= 1 {
-            Downgrade::NotDue
-        } else if !policy.downgrade_enabled() {
-            Downgrade::Refused("policy")
-        } else if self.members.len() - 1 > classic_max_size.max(0) as usize {
-            Downgrade::Refused("size")
-        } else {
-            Downgrade::Allowed
-        }
+        self.downgrade_check_for(leaving, policy, classic_max_size, false)
     }
 
     /// Kafka's validateOnlineDowngradeWithReplacedMemberId: whether a classic static member
-    /// replacing `replaced` converts the group (every other member speaks the classic protocol
-    /// and `replaced` does not), asked before the replacement; the group keeps its size.
+    /// replacing `replaced` converts the group, asked before the replacement; the group keeps
+    /// its size, and a group of that one member converts too.
     pub(crate) fn replacement_downgrade_check(
         &self,
         replaced: &str,
         policy: MigrationPolicy,
         classic_max_size: i32,
     ) -> Downgrade {
-        let Some(m) = self.members.get(replaced) else { return Downgrade::NotDue };
+        self.downgrade_check_for(replaced, policy, classic_max_size, true)
+    }
+
+    /// The downgrade check of a member going (`replaced`: a new member takes its place).
+    fn downgrade_check_for(
+        &self,
+        going: &str,
+        policy: MigrationPolicy,
+        classic_max_size: i32,
+        replaced: bool,
+    ) -> Downgrade {
+        let Some(m) = self.members.get(going) else { return Downgrade::NotDue };
         let others_classic =
-            self.members.values().filter(|o| o.member_id != replaced).all(|o| o.classic.is_some());
-        if m.uses_classic_protocol() || !others_classic {
+            self.members.values().filter(|o| o.member_id != going).all(|o| o.classic.is_some());
+        let remaining = if replaced { self.members.len() } else { self.members.len() - 1 };
+        if m.uses_classic_protocol() || !others_classic || (!replaced && remaining == 0) {
             Downgrade::NotDue
         } else if !policy.downgrade_enabled() {
             Downgrade::Refused("policy")
-        } else if self.members.len() > classic_max_size.max(0) as usize {
+        } else if remaining > classic_max_size.max(0) as usize {
             Downgrade::Refused("size")
         } else {
             Downgrade::Allowed
@@ -180,12 +180,7 @@ impl ConsumerGroup {
                     .flat_map(|c| c.protocols.iter())
                     .map(|p| MemberProtocol { name: p.name.clone(), metadata: p.metadata.clone() })
                     .collect(),
-                assignment: Bytes::new(),
-                awaiting_join: None,
-                awaiting_sync: None,
-                is_new: false,
-                joined_at: 0,
-                session_deadline: None,
+                ..Member::default()
             })
             .collect();
         let mut g = Group::from_converted(&self.group_id, self.group_epoch, members);

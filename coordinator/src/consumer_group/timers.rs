@@ -117,26 +117,26 @@ impl ConsumerGroup {
         self.cancel_sync_timer(m, fx);
     }
 
-    /// Stops every timer of every member (the group becomes a classic group).
-    pub(crate) fn disarm_all_timers(&mut self, fx: &mut Effects) {
+    /// Applies `f` to every member in turn (each taken out of the group while `f` runs, so
+    /// `f` may read the group and arm the member's timers).
+    fn each_member(&mut self, mut f: impl FnMut(&Self, &mut ConsumerMember)) {
         let ids: Vec<String> = self.members.keys().cloned().collect();
         for id in ids {
             let Some(mut m) = self.members.remove(&id) else { continue };
-            self.disarm_timers(&mut m, fx);
+            f(self, &mut m);
             self.members.insert(id, m);
         }
+    }
+
+    /// Stops every timer of every member (the group becomes a classic group).
+    pub(crate) fn disarm_all_timers(&mut self, fx: &mut Effects) {
+        self.each_member(|g, m| g.disarm_timers(m, fx));
     }
 
     /// Starts every member's session with its own (classic) timeout, as Kafka does for the
     /// members of a group it just upgraded.
     pub(crate) fn arm_classic_sessions(&mut self, now: Millis, fx: &mut Effects) {
-        let ids: Vec<String> = self.members.keys().cloned().collect();
-        for id in ids {
-            let Some(mut m) = self.members.remove(&id) else { continue };
-            let session = m.classic_session_timeout();
-            self.touch_session(&mut m, now, session, fx);
-            self.members.insert(id, m);
-        }
+        self.each_member(|g, m| g.touch_session(m, now, m.classic_session_timeout(), fx));
     }
 
     /// Re-arms a loaded member's timers from `now`: a fresh session of
@@ -148,15 +148,12 @@ impl ConsumerGroup {
         session_timeout_ms: i32,
         fx: &mut Effects,
     ) {
-        let ids: Vec<String> = self.members.keys().cloned().collect();
-        for id in ids {
-            let Some(mut m) = self.members.remove(&id) else { continue };
-            self.touch_session(&mut m, now, session_timeout_ms, fx);
+        self.each_member(|g, m| {
+            g.touch_session(m, now, session_timeout_ms, fx);
             if m.state == MemberState::UnrevokedPartitions {
-                self.update_rebalance_timer(&mut m, now, fx);
+                g.update_rebalance_timer(m, now, fx);
             }
-            self.members.insert(id, m);
-        }
+        });
     }
 
     /// A member's timer fired: why the member must be fenced, if it must (a rebalance timeout

@@ -19,8 +19,9 @@ pub struct MemberProtocol {
     pub metadata: Bytes,
 }
 
-/// A member of a classic group (Kafka's MemberMetadata).
-#[derive(Clone, Debug)]
+/// A member of a classic group (Kafka's MemberMetadata). Its default is a member with nothing
+/// parked, no assignment and no deadline (built field by field from there).
+#[derive(Clone, Debug, Default)]
 pub struct Member {
     /// Member id the coordinator handed out.
     pub member_id: String,

@@ -11,7 +11,7 @@ use groupsim_coordinator::event::MemberAssignment;
 use groupsim_coordinator::{CoordinatorEvent, GroupState};
 use groupsim_member::MemberEvent;
 
-use super::tests::{classes, tp, G, H};
+use super::tests::{classes, clean, loaded_generation_1, tp, G, H};
 use super::{check, AnomalyClass};
 
 fn parts(ps: &[i32]) -> Vec<groupsim_wire::TopicPartition> {
@@ -80,13 +80,7 @@ impl Steps for H {
 /// Classic members a (t-0) and b (t-1) at generation 1, both processed and committed; the
 /// group is upgraded and a's member epoch moves to 2 (it rejoined with nothing to revoke).
 fn upgraded() -> H {
-    let mut h = H::new(2);
-    h.started("m0").started("m1");
-    h.state(GroupState::PreparingRebalance, 0);
-    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
-    h.produced(0, 10).produced(1, 10);
-    h.processed("m0", "a", 1, 0, 0, 9).processed("m1", "b", 1, 1, 0, 9);
-    h.commit("a", 1, 0, 10).commit("b", 1, 1, 10);
+    let mut h = clean();
     h.cg(ConsumerGroupEvent::GroupUpgraded {
         group: G.into(),
         generation: 1,
@@ -221,20 +215,7 @@ fn the_consumer_member_that_left_is_not_in_the_downgraded_group() {
 fn a_coordinator_loading_the_classic_form_undoes_an_upgrade() {
     // The upgrade's record never reached the log: the next coordinator loads generation 1.
     let mut h = upgraded();
-    h.coord(CoordinatorEvent::GroupLoaded {
-        group: G.into(),
-        partition: 0,
-        state: GroupState::Stable,
-        generation: 1,
-        protocol: Some("range".into()),
-        leader: Some("a".into()),
-        members: vec!["a".into(), "b".into()],
-        assignments: vec![
-            MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) },
-            MemberAssignment { member_id: "b".into(), partitions: parts(&[1]) },
-        ],
-        offsets: vec![(tp(0), 10), (tp(1), 10)],
-    });
+    h.coord(loaded_generation_1(0));
     // Generation 1 is the group's again; member epoch 2 means nothing to a classic group.
     h.produced(1, 5).processed("m1", "b", 1, 1, 10, 14).commit("b", 1, 1, 15);
     assert_eq!(classes(&h.h.clone()), vec![]);

@@ -185,7 +185,7 @@ impl H {
 }
 
 /// Two members, one partition each, everything processed and committed.
-fn clean() -> H {
+pub(super) fn clean() -> H {
     let mut h = H::new(2);
     h.started("m0").started("m1");
     h.state(GroupState::PreparingRebalance, 0);
@@ -194,6 +194,25 @@ fn clean() -> H {
     h.processed("m0", "a", 1, 0, 0, 9).processed("m1", "b", 1, 1, 0, 9);
     h.commit("a", 1, 0, 10).commit("b", 1, 1, 10);
     h
+}
+
+/// A coordinator's load of `clean()`'s group from offsets partition `partition`: Stable at
+/// generation 1, a on t-0 and b on t-1, both committed at 10.
+pub(super) fn loaded_generation_1(partition: i32) -> CoordinatorEvent {
+    CoordinatorEvent::GroupLoaded {
+        group: G.into(),
+        partition,
+        state: GroupState::Stable,
+        generation: 1,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: vec![
+            MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] },
+            MemberAssignment { member_id: "b".into(), partitions: vec![tp(1)] },
+        ],
+        offsets: vec![(tp(0), 10), (tp(1), 10)],
+    }
 }
 
 pub(super) fn classes(h: &History) -> Vec<AnomalyClass> {
@@ -662,26 +681,7 @@ fn old_coordinators_unload_recorded_after_the_new_load_does_not_kill_the_group()
     // (broker 0) records its unload: the group is Stable at broker 2, not Dead.
     let mut h = clean();
     let t = h.tick();
-    h.h.record(
-        t,
-        EventKind::Coordinator {
-            broker: 2,
-            event: CoordinatorEvent::GroupLoaded {
-                group: G.into(),
-                partition: 42,
-                state: GroupState::Stable,
-                generation: 1,
-                protocol: Some("range".into()),
-                leader: Some("a".into()),
-                members: vec!["a".into(), "b".into()],
-                assignments: vec![
-                    MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] },
-                    MemberAssignment { member_id: "b".into(), partitions: vec![tp(1)] },
-                ],
-                offsets: vec![(tp(0), 10), (tp(1), 10)],
-            },
-        },
-    );
+    h.h.record(t, EventKind::Coordinator { broker: 2, event: loaded_generation_1(42) });
     h.coord(CoordinatorEvent::GroupStateChanged {
         group: G.into(),
         from: GroupState::Stable,

@@ -95,6 +95,32 @@ impl GroupView {
         }
     }
 
+    /// A coordinator (`broker`) holds the group as `state` at `generation` with `members` and
+    /// their stored assignments (a load, or a downgrade from a consumer group; event `idx`).
+    #[allow(clippy::too_many_arguments)]
+    fn take_over<'a>(
+        &mut self,
+        at: Millis,
+        idx: usize,
+        broker: i32,
+        state: GroupState,
+        generation: i32,
+        members: &[String],
+        stored: impl Iterator<Item = (&'a String, &'a Vec<TopicPartition>)>,
+    ) {
+        self.coordinator = Some(broker);
+        self.state = Some(state);
+        self.begin_generation(at, idx, generation, members);
+        let stored: Vec<_> = stored.collect();
+        if !stored.is_empty() {
+            let owners = stored
+                .into_iter()
+                .flat_map(|(m, ps)| ps.iter().map(move |tp| (tp.clone(), (m.clone(), idx))))
+                .collect();
+            self.owners.insert(generation, owners);
+        }
+    }
+
     /// The group is now in `generation` with `members` (a generation started or was loaded,
     /// event `idx`): everyone leaves the previous one.
     fn begin_generation(&mut self, at: Millis, idx: usize, generation: i32, members: &[String]) {
@@ -625,18 +651,8 @@ impl Views {
             } => {
                 self.back_to_classic(group, at, idx);
                 let g = self.groups.entry(group.clone()).or_default();
-                g.coordinator = Some(broker);
-                g.state = Some(*state);
-                g.begin_generation(at, idx, *generation, members);
-                if !assignments.is_empty() {
-                    let owners = assignments
-                        .iter()
-                        .flat_map(|a| {
-                            a.partitions.iter().map(|tp| (tp.clone(), (a.member_id.clone(), idx)))
-                        })
-                        .collect();
-                    g.owners.insert(*generation, owners);
-                }
+                let stored = assignments.iter().map(|a| (&a.member_id, &a.partitions));
+                g.take_over(at, idx, broker, *state, *generation, members, stored);
             }
             CoordinatorEvent::GroupUnloaded { .. } => {}
             CoordinatorEvent::ConsumerGroup(e) => {
@@ -667,17 +683,9 @@ impl Views {
             ConsumerGroupEvent::GroupDowngraded { group, group_epoch, members, .. } => {
                 self.switch_protocol(group, at, Protocol::Classic, true);
                 let g = self.groups.entry(group.clone()).or_default();
-                g.coordinator = Some(broker);
-                g.state = Some(GroupState::Stable);
                 let ids: Vec<String> = members.iter().map(|m| m.member_id.clone()).collect();
-                g.begin_generation(at, idx, *group_epoch, &ids);
-                let owners = members
-                    .iter()
-                    .flat_map(|m| {
-                        m.partitions.iter().map(|tp| (tp.clone(), (m.member_id.clone(), idx)))
-                    })
-                    .collect();
-                g.owners.insert(*group_epoch, owners);
+                let stored = members.iter().map(|m| (&m.member_id, &m.partitions));
+                g.take_over(at, idx, broker, GroupState::Stable, *group_epoch, &ids, stored);
             }
             ConsumerGroupEvent::GroupLoaded { group, .. } => {
                 self.switch_protocol(group, at, Protocol::Consumer, false);
