@@ -112,18 +112,3 @@ pub(crate) fn response(
         LeaveGroupResponse::default().with_error_code(error)
     }
 }
-
-/// The (member id, instance id) pairs a LeaveGroup names: one member in v0–2, a batch in v3+.
-pub(crate) fn leaving_members(
-    version: i16,
-    req: &LeaveGroupRequest,
-) -> Vec<(String, Option<String>)> {
-    if version >= 3 {
-        req.members
-            .iter()
-            .map(|m| (m.member_id.to_string(), m.group_instance_id.as_ref().map(|s| s.to_string())))
-            .collect()
-    } else {
-        vec![(req.member_id.to_string(), None)]
-    }
-}
