@@ -2,16 +2,25 @@
 //! one realistic way, and the checker must catch it within a stated number of seeds, while the
 //! same seeds pass with the switch off. A caught seed must also shrink to a schedule of at most a
 //! few faults, and replay to the same history hash.
+//!
+//! The per-switch tests below run in the turmoil world (`--world turmoil`), whose caught seeds
+//! their doc comments describe; `every_switch_is_caught_in_the_default_world` runs every switch
+//! in the event world, the default of `sweep`, `run` and `replay`.
 
 use groupsim::bugs::{self, BugSwitch};
 use groupsim::checker::AnomalyClass;
 use groupsim::runner::{run_seed_with, RunOptions, WorldKind};
 use groupsim::scenarios;
-use groupsim::shrink::shrink;
+use groupsim::shrink::shrink_in;
 
 /// Runs `scenario` with `bug` on seeds 0.. until one shows an expected anomaly; returns it.
 fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, AnomalyClass) {
     first_caught_in(scenario_name, bug, max_seeds, WorldKind::Turmoil)
+}
+
+/// The turmoil world's run options, with `bug` on or off.
+fn turmoil(bug: Option<BugSwitch>) -> RunOptions {
+    RunOptions { bug, world: WorldKind::Turmoil, ..RunOptions::default() }
 }
 
 /// [`first_caught`] in `world`.
@@ -61,8 +70,7 @@ fn check_switch_at(
     let bug = bugs::find(name).expect("known switch");
     assert!(bug.expected.contains(&class), "{class} is not expected of {name}");
     let s = scenarios::find(scenario_name).expect("in catalogue");
-    let r = run_seed_with(&s, seed, &RunOptions { bug: Some(bug), ..RunOptions::default() })
-        .expect("run");
+    let r = run_seed_with(&s, seed, &turmoil(Some(bug))).expect("run");
     let classes: Vec<AnomalyClass> = r.verdict.anomalies.iter().map(|a| a.class).collect();
     assert!(classes.contains(&class), "{name}: seed {seed} shows {classes:?}, not {class}");
     check_caught(bug, scenario_name, seed, class, max_faults);
@@ -80,19 +88,19 @@ fn check_caught(
     let name = bug.name;
     let s = scenarios::find(scenario_name).expect("in catalogue");
     // Same seed, switch off: clean.
-    let clean = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
+    let clean = run_seed_with(&s, seed, &turmoil(None)).expect("run");
     assert!(
         clean.verdict.is_ok(),
         "seed {seed} fails even without {name}:\n{}",
         clean.failure_report()
     );
     // Replays bit for bit.
-    let options = RunOptions { bug: Some(bug), ..RunOptions::default() };
+    let options = turmoil(Some(bug));
     let a = run_seed_with(&s, seed, &options).expect("run");
     let b = run_seed_with(&s, seed, &options).expect("run");
     assert_eq!(a.history_hash, b.history_hash);
     // Shrinks to a few faults.
-    let shrunk = shrink(&a.spec, class).expect("shrink");
+    let shrunk = shrink_in(&a.spec, class, WorldKind::Turmoil).expect("shrink");
     assert!(
         shrunk.schedule.len() <= max_faults,
         "{name}: shrunk to {} faults: {:?}",
@@ -237,11 +245,13 @@ fn member_keeping_partitions_when_fenced_is_caught() {
     check_switch_at(name, "consumer_protocol_swarm", 1, AnomalyClass::UnownedCommit, 1);
 }
 
-/// The event world (`--world event`) draws other histories from the same seeds, so it catches
-/// each switch at other seeds; it must catch every one within a few, with the same seed clean
-/// when the switch is off.
+/// The event world, the default (`sweep`, `run`, `replay` without `--world`), draws other
+/// histories from the same seeds, so it catches each switch at other seeds: it must catch every
+/// one within a few, with the same seed clean when the switch is off, and the caught seed must
+/// replay bit for bit.
 #[test]
-fn every_switch_is_caught_in_the_event_world() {
+fn every_switch_is_caught_in_the_default_world() {
+    assert_eq!(WorldKind::default(), WorldKind::Event);
     let cases = [
         ("coordinator-skips-generation-check", "swarm"),
         ("coordinator-acks-before-log-append", "swarm"),
@@ -255,18 +265,26 @@ fn every_switch_is_caught_in_the_event_world() {
         ("member-keeps-owned-after-sync-error", "swarm_cooperative"),
         ("member-revoke-commit-never-completes", "membership_churn"),
         ("member-resets-generation-on-stale-response", "swarm"),
+        ("coordinator-assigns-unreleased-partitions", "consumer_protocol_swarm"),
+        ("coordinator-forgets-reclaimed-partition-owner", "consumer_protocol_swarm"),
+        ("member-commits-unprocessed-positions", "consumer_protocol_swarm"),
+        ("member-keeps-partitions-when-fenced", "consumer_protocol_swarm"),
     ];
-    let event = RunOptions { world: WorldKind::Event, ..RunOptions::default() };
+    assert_eq!(cases.len(), bugs::all().len(), "every switch has a case");
     for (name, scenario_name) in cases {
         let bug = bugs::find(name).expect("known switch");
-        let (seed, class) = first_caught_in(scenario_name, bug, 20, WorldKind::Event);
+        let (seed, class) = first_caught_in(scenario_name, bug, 100, WorldKind::default());
         let s = scenarios::find(scenario_name).expect("in catalogue");
-        let clean = run_seed_with(&s, seed, &event).expect("run");
+        let clean = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
         assert!(
             clean.verdict.is_ok(),
-            "seed {seed} fails even without {name} in the event world:\n{}",
+            "seed {seed} fails even without {name} in the default world:\n{}",
             clean.failure_report()
         );
-        eprintln!("{name}: caught by {scenario_name} seed {seed} in the event world ({class})");
+        let options = RunOptions { bug: Some(bug), ..RunOptions::default() };
+        let again = run_seed_with(&s, seed, &options).expect("run");
+        let first = run_seed_with(&s, seed, &options).expect("run");
+        assert_eq!(again.history_hash, first.history_hash, "{name}: seed {seed} replays");
+        eprintln!("{name}: caught by {scenario_name} seed {seed} in the default world ({class})");
     }
 }

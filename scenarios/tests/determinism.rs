@@ -13,11 +13,11 @@ fn same_seed_gives_identical_history_for_many_seeds() {
     replays_bit_for_bit_and_seeds_differ(&RunOptions::default(), 50);
 }
 
-/// The event world (`--world event`) is just as deterministic.
+/// The turmoil world (`--world turmoil`) is just as deterministic.
 #[test]
-fn same_seed_gives_identical_history_for_many_seeds_in_the_event_world() {
-    let event = RunOptions { world: WorldKind::Event, ..RunOptions::default() };
-    replays_bit_for_bit_and_seeds_differ(&event, 50);
+fn same_seed_gives_identical_history_for_many_seeds_in_the_turmoil_world() {
+    let turmoil = RunOptions { world: WorldKind::Turmoil, ..RunOptions::default() };
+    replays_bit_for_bit_and_seeds_differ(&turmoil, 50);
 }
 
 fn replays_bit_for_bit_and_seeds_differ(options: &RunOptions, default_count: u64) {

@@ -200,9 +200,7 @@ pub fn run(plan: &[(Scenario, u64)], jobs: usize, world: WorldKind) -> String {
             "note: debug build; run `cargo run --release -- bench` for representative figures\n",
         );
     }
-    if world != WorldKind::Turmoil {
-        let _ = writeln!(out, "world: {}", world.name());
-    }
+    let _ = writeln!(out, "world: {}", world.name());
     out.push_str(&table(&rows, jobs));
     out
 }

@@ -1,6 +1,6 @@
 //! groupsim: a deterministic simulation harness for Kafka consumer-group rebalancing.
 //!
-//! A seed drives a simulated network (turmoil's, or the event world's) hosting brokers (the
+//! A seed drives a simulated network (the event world's by default, or turmoil's) hosting brokers (the
 //! sans-IO coordinator from `groupsim-coordinator`) and consumer-group members (from
 //! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
 //! proves no committed offset was lost or duplicated, no zombie committed, and the group
@@ -17,8 +17,8 @@
 //! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`settle`]
 //!   (whether faults delivered to members have played out), [`driver`] (a member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
 //!   `stage` (the world-agnostic half of a run: history, producer, phases, nemesis, early end);
-//!   [`world`] assembles them into one turmoil simulation, [`event_world`] drives the same cores
-//!   from one event queue (`--world event`).
+//!   [`event_world`] drives the sans-IO cores from one event queue (the default world),
+//!   [`world`] hosts the same cores in one turmoil simulation (`--world turmoil`).
 //! - reading a run: [`checker`] (views over the history, one file per rule group), [`trace`]
 //!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).

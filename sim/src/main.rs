@@ -92,9 +92,9 @@ enum Command {
         /// Where to write the minimal schedule (default: target/groupsim/<scenario>-<seed>.min-schedule.json).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
-        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
-        /// queue; different histories).
-        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        /// The world that simulates the runs: event (an event queue; the default) or turmoil
+        /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
     },
     /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline:
@@ -138,9 +138,9 @@ enum Command {
         /// Seeds run in parallel (default: every available core).
         #[arg(long)]
         jobs: Option<usize>,
-        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
-        /// queue; different histories).
-        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        /// The world that simulates the runs: event (an event queue; the default) or turmoil
+        /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
@@ -170,9 +170,9 @@ enum Command {
         /// Drop the event triggers from every schedule, keeping the timed faults.
         #[arg(long)]
         no_triggers: bool,
-        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
-        /// queue; different histories).
-        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        /// The world that simulates the runs: event (an event queue; the default) or turmoil
+        /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
     },
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
@@ -184,9 +184,9 @@ enum Command {
         /// timed faults alone reach.
         #[arg(long)]
         no_triggers: bool,
-        /// The world that simulates the runs: turmoil (fixed 5 ms steps) or event (an event
-        /// queue; different histories).
-        #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+        /// The world that simulates the runs: event (an event queue; the default) or turmoil
+        /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
+        #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
     },
     /// Merge the --json files of `sweep --shard K/N` runs: print the table (and exit with the
@@ -246,9 +246,9 @@ struct Variant {
     /// Drop the event triggers from the schedule, keeping the timed faults.
     #[arg(long)]
     no_triggers: bool,
-    /// The world that simulates the run: turmoil (fixed 5 ms steps) or event (an event queue;
-    /// a different history).
-    #[arg(long, value_enum, default_value_t = WorldKind::Turmoil)]
+    /// The world that simulates the run: event (an event queue; the default) or turmoil (fixed
+    /// 5 ms steps over turmoil's simulated TCP; a different history).
+    #[arg(long, value_enum, default_value_t = WorldKind::default())]
     world: WorldKind,
 }
 

@@ -285,7 +285,7 @@ impl Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::{RunOptions, SeedResult};
+    use crate::runner::{RunOptions, SeedResult, WorldKind};
     use crate::sweep::{Seeds, Shard, Sweep};
 
     fn result(seed: u64, ok: bool) -> SeedResult {
@@ -369,13 +369,19 @@ mod tests {
     fn shards_run_in_different_worlds_are_refused() {
         let mut rows: Vec<serde_json::Value> =
             serde_json::from_str(&shard_json(Some("2/2"), None)).unwrap();
-        rows.iter_mut().for_each(|r| r["sweep"]["world"] = "event".into());
-        let event = ShardFile::parse("e", &serde_json::to_string(&rows).unwrap()).unwrap();
-        assert!(event.plan.args().ends_with(" --world event"), "{}", event.plan.args());
+        rows.iter_mut().for_each(|r| r["sweep"]["world"] = "turmoil".into());
+        let turmoil = ShardFile::parse("t", &serde_json::to_string(&rows).unwrap()).unwrap();
+        assert!(turmoil.plan.args().ends_with(" --world turmoil"), "{}", turmoil.plan.args());
         let mut mixed = files(&["1/2"]);
-        mixed.push(event);
+        mixed.push(turmoil);
         let err = merge(mixed).unwrap_err().to_string();
-        assert_eq!(err, "1/2 and e are shards of different sweeps: world turmoil vs event");
+        assert_eq!(err, "1/2 and t are shards of different sweeps: world event vs turmoil");
+        // A file from before the event world names no world: its runs were turmoil's.
+        rows.iter_mut().for_each(|r| {
+            r["sweep"].as_object_mut().expect("plan").remove("world");
+        });
+        let old = ShardFile::parse("o", &serde_json::to_string(&rows).unwrap()).unwrap();
+        assert_eq!(old.plan.world, WorldKind::Turmoil);
     }
 
     #[test]

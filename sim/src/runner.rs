@@ -32,16 +32,17 @@ pub struct RunReport {
     pub probes: ProbeHits,
 }
 
-/// Which world simulates a run: turmoil's fixed 5 ms steps of every host (the default), or the
-/// event world, which drives the same cores from one event queue and jumps time to the next
-/// due event (see [`crate::event_world`]). The two give different histories for one seed.
+/// Which world simulates a run: the event world (the default), which drives the sans-IO cores
+/// from one event queue and jumps time to the next due event (see [`crate::event_world`]), or
+/// turmoil's fixed 5 ms steps of every host over its simulated TCP, kept for fidelity runs. The
+/// two give different histories for one seed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum WorldKind {
     /// The turmoil world ([`crate::world`]).
-    #[default]
     Turmoil,
     /// The event world ([`crate::event_world`]).
+    #[default]
     Event,
 }
 
@@ -65,7 +66,7 @@ impl WorldKind {
     /// ` --world <name>` for replay commands; nothing for the default world.
     pub fn arg(self) -> String {
         match self {
-            WorldKind::Turmoil => String::new(),
+            WorldKind::Event => String::new(),
             world => format!(" --world {}", world.name()),
         }
     }
@@ -145,9 +146,9 @@ pub fn run_seed_with(
     Ok(report)
 }
 
-/// Runs a fully drawn spec in the turmoil world and checks the history.
+/// Runs a fully drawn spec in the default world and checks the history.
 pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
-    run_spec_in(spec, WorldKind::Turmoil)
+    run_spec_in(spec, WorldKind::default())
 }
 
 /// Runs a fully drawn spec in `world` and checks the history.

@@ -21,13 +21,13 @@ pub struct Shrunk {
     pub class: AnomalyClass,
 }
 
-/// Whether `spec` with `schedule` shows an anomaly of `class` (in the turmoil world).
+/// Whether `spec` with `schedule` shows an anomaly of `class` (in the default world).
 pub fn reproduces(
     spec: &ScenarioSpec,
     schedule: &FaultSchedule,
     class: AnomalyClass,
 ) -> Result<bool, WorldError> {
-    reproduces_in(spec, schedule, class, WorldKind::Turmoil)
+    reproduces_in(spec, schedule, class, WorldKind::default())
 }
 
 /// [`reproduces`] in `world`.
@@ -43,10 +43,10 @@ pub fn reproduces_in(
     Ok(checker::check(&history).anomalies.iter().any(|a| a.class == class))
 }
 
-/// Shrinks `spec.faults` while `class` still occurs (in the turmoil world). `spec` must
+/// Shrinks `spec.faults` while `class` still occurs (in the default world). `spec` must
 /// already fail with `class`.
 pub fn shrink(spec: &ScenarioSpec, class: AnomalyClass) -> Result<Shrunk, WorldError> {
-    shrink_in(spec, class, WorldKind::Turmoil)
+    shrink_in(spec, class, WorldKind::default())
 }
 
 /// [`shrink`] in `world`.

@@ -129,9 +129,15 @@ pub struct SweepPlan {
     pub no_triggers: bool,
     /// Whether the sweep stopped at its first failing seed.
     pub fail_fast: bool,
-    /// The world that simulated the runs.
-    #[serde(default)]
+    /// The world that simulated the runs. Files without it predate the event world, so their
+    /// runs were turmoil's.
+    #[serde(default = "turmoil")]
     pub world: WorldKind,
+}
+
+/// The world of a sweep file that does not name one.
+fn turmoil() -> WorldKind {
+    WorldKind::Turmoil
 }
 
 impl SweepPlan {

@@ -237,6 +237,14 @@ pub fn draw_for(
         if !enabled {
             continue;
         }
+        // A revocation asked for is aimed at the partitions' new owner. What races the revoking
+        // member's acknowledgement there is the new owner leaving (the next target gives the
+        // partitions back to the member still revoking them: a reclaim), so a leave is drawn
+        // there in place of a drop or a coordinator move.
+        let choice = match on {
+            TriggerEvent::RevocationRequested if allow_leave && choice != 1 && choice != 2 => 4,
+            _ => choice,
+        };
         let action = match choice {
             0 => TriggerAction::DropConnections,
             1 => TriggerAction::Pause { duration_ms: pause },
