@@ -7,7 +7,7 @@ use groupsim::bugs::{self, BugSwitch};
 use groupsim::checker::AnomalyClass;
 use groupsim::runner::{run_seed_with, RunOptions, WorldKind};
 use groupsim::scenarios;
-use groupsim::shrink::shrink;
+use groupsim::shrink::{shrink, shrink_in};
 
 /// Runs `scenario` with `bug` on seeds 0.. until one shows an expected anomaly; returns it.
 fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, AnomalyClass) {
@@ -217,6 +217,41 @@ fn coordinator_assigning_unreleased_partitions_is_caught() {
 fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
     let name = "coordinator-forgets-reclaimed-partition-owner";
     check_switch_at(name, "consumer_protocol_swarm", 53, AnomalyClass::SplitAssignment, 1);
+}
+
+/// KAFKA-19233: a member fenced on its side (its heartbeat refused at a stale epoch, once two
+/// answers that moved its epoch on were lost) gives its partitions up and rejoins at epoch 0
+/// with its member id. The coordinator before the fix judged that 0 like a stale epoch and
+/// fenced the rejoin, and every retry after it, until the member's session ran out, its
+/// partitions held for it meanwhile. `fenced-join` flags the first refused rejoin. The
+/// `member_epoch_advanced` trigger dropping the member's connections (its answer lost) gets
+/// there; each world catches it at a seed of its own, which passes with the switch off, replays
+/// to the same history hash and shrinks to a few faults.
+#[test]
+fn coordinator_fencing_a_rejoin_at_epoch_zero_is_caught() {
+    let name = "coordinator-fences-rejoin-at-epoch-zero";
+    let bug = bugs::find(name).expect("known switch");
+    let class = AnomalyClass::FencedJoin;
+    for (world, seed) in [(WorldKind::Turmoil, TURMOIL_SEED), (WorldKind::Event, EVENT_SEED)] {
+        let s = scenarios::find("consumer_protocol_swarm").expect("in catalogue");
+        let on = RunOptions { bug: Some(bug), world, ..RunOptions::default() };
+        let off = RunOptions { world, ..RunOptions::default() };
+        let a = run_seed_with(&s, seed, &on).expect("run");
+        let classes: Vec<AnomalyClass> = a.verdict.anomalies.iter().map(|a| a.class).collect();
+        assert!(classes.contains(&class), "{} seed {seed}: {classes:?}", world.name());
+        let clean = run_seed_with(&s, seed, &off).expect("run");
+        assert!(clean.verdict.is_ok(), "{}: {}", world.name(), clean.failure_report());
+        let b = run_seed_with(&s, seed, &on).expect("run");
+        assert_eq!(a.history_hash, b.history_hash, "{} seed {seed} replays", world.name());
+        let shrunk = shrink_in(&a.spec, class, world).expect("shrink");
+        assert!(shrunk.schedule.len() <= MAX_FAULTS, "{}: {:?}", world.name(), shrunk.schedule);
+        eprintln!(
+            "{name}: caught by consumer_protocol_swarm seed {seed} in the {} world; shrinks to \
+             {} faults",
+            world.name(),
+            shrunk.schedule.len()
+        );
+    }
 }
 
 /// KAFKA-18641: the Java consumer's commits cover the batch the application is still

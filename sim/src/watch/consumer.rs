@@ -1,8 +1,8 @@
 //! The nemesis' view of KIP-848 consumer groups, read from the coordinator's consumer-group
 //! events: who each member is, where the latest target assignment sends each partition, and
 //! which member last owned each partition. From it come the consumer-group trigger points: a
-//! member asked to revoke partitions, and a partition handed to a new owner after its previous
-//! owner released it.
+//! member asked to revoke partitions, a partition handed to a new owner after its previous
+//! owner released it, and a member moved on to a newer member epoch.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,6 +16,8 @@ pub enum ConsumerSeen {
     RevocationRequested { member: String, new_owners: Vec<String> },
     /// `new_owner` was handed partitions last owned by `previous` (members still in the group).
     HandedOver { new_owner: String, previous: Vec<String> },
+    /// `member`, already in the group at an epoch, was moved to a newer member epoch.
+    EpochAdvanced { member: String },
 }
 
 /// Consumer groups as their events show them so far.
@@ -97,6 +99,11 @@ impl ConsumerWatch {
                 }
                 self.target.clear();
                 self.last_owner.clear();
+            }
+            ConsumerGroupEvent::MemberEpochChanged { member_id, from, to, .. }
+                if *from > 0 && to > from =>
+            {
+                out.push(ConsumerSeen::EpochAdvanced { member: member_id.clone() });
             }
             ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::MemberEpochChanged { .. }
