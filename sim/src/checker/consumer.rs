@@ -121,8 +121,8 @@ pub(super) fn unowned_commit(group: &ConsumerGroupView, c: &AcceptedCommit<'_>) 
 }
 
 /// `fenced-join`, shown by `member`'s `HeartbeatFailed` at history index `idx`: the heartbeat it
-/// sent at member epoch 0 was answered FENCED_MEMBER_EPOCH. `groups` names the epoch the
-/// coordinator held the member id at, when a group held it.
+/// sent at member epoch 0 was answered FENCED_MEMBER_EPOCH. `groups` name the last epoch a
+/// group held the member id at (the answer may arrive after the group removed it).
 pub(super) fn fenced_join(
     groups: &BTreeMap<String, ConsumerGroupView>,
     idx: usize,
@@ -136,17 +136,18 @@ pub(super) fn fenced_join(
     if error != "FENCED_MEMBER_EPOCH" {
         return None;
     }
-    let held = groups.values().find_map(|g| g.members.get(member_id)).map_or_else(
-        || "a member id the group did not hold".to_string(),
-        |m| format!("while the group held {member_id} at member epoch {}", m.epoch),
+    let last = groups.values().find_map(|g| g.epochs.get(member_id)?.last());
+    let held = last.map_or_else(
+        || "a member id no group held".to_string(),
+        |s| format!("the group held {member_id} last at member epoch {}", s.epoch),
     );
     Some(Anomaly::new(
         AnomalyClass::FencedJoin,
         None,
         at,
         format!(
-            "{member} joined with member epoch 0 ({held}) and was answered FENCED_MEMBER_EPOCH: \
-             a join has no epoch to be fenced at (KAFKA-19233)"
+            "{member} joined with member epoch 0 ({held}) and was answered \
+             FENCED_MEMBER_EPOCH: a join has no epoch to be fenced at (KAFKA-19233)"
         ),
         vec![idx],
     ))

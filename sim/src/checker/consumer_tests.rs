@@ -405,7 +405,7 @@ fn only_a_join_answered_fenced_member_epoch_is_a_fenced_join() {
         assert_eq!(found.is_some(), flagged, "{behaviour}: {:?}", v.anomalies);
         assert_eq!(v.anomalies.len(), usize::from(flagged), "{behaviour}: {:?}", v.anomalies);
         if let Some(a) = found {
-            assert!(a.message.contains("held a at member epoch 2"), "{}", a.message);
+            assert!(a.message.contains("held a last at member epoch 2"), "{}", a.message);
             assert_eq!(a.events, vec![h.h.len() - 1], "the answer proves it");
         }
     }
