@@ -136,9 +136,9 @@ pub struct CoordinatorBugs {
     /// answered in full with its epoch and assignment.
     ///
     /// In groupsim (consumer groups): a dynamic member's heartbeat at epoch 0 naming a member
-    /// id the group holds is validated like any other epoch (fenced unless the member is at
-    /// epoch 0 on the server). Static members' epoch-0 joins are unaffected
-    /// (UNRELEASED_INSTANCE_ID, as in Kafka today).
+    /// id the group holds is validated like any other epoch: fenced unless 0 is the member's
+    /// previous epoch (the retry of a first join whose answer was lost). Static members'
+    /// epoch-0 joins are unaffected (UNRELEASED_INSTANCE_ID, as in Kafka today).
     #[serde(default)]
     pub fences_rejoin_at_epoch_zero: bool,
 }

@@ -3,8 +3,8 @@
 //!
 //! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, an existing
 //!    dynamic one rejoining at epoch 0 after its client was fenced (KAFKA-19233: accepted, with
-//!    its current state), or a static replacement (`static_members.rs`); a regex it did not have must compile
-//!    (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
+//!    its current state), or a static replacement (`static_members.rs`); a regex it did not
+//!    have must compile (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
 //!    rebalance timeout, rack). A changed subscription (topic names or regex), or a change in
 //!    the partition counts of the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
 //!    metadata image; we compare the subscribed topics' partition counts on every heartbeat.)

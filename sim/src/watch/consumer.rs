@@ -189,4 +189,32 @@ mod tests {
         );
         assert_eq!(w.names.get("b").map(String::as_str), Some("name-b"));
     }
+
+    #[test]
+    fn only_a_move_of_a_member_in_the_group_to_a_newer_epoch_is_an_advance() {
+        // (behaviour, from, to, seen)
+        let cases = [
+            ("a join", 0, 3, false),
+            ("an advance", 3, 4, true),
+            ("a state change at the same epoch", 4, 4, false),
+            ("a temporary leave", 4, -2, false),
+        ];
+        for (behaviour, from, to, seen) in cases {
+            let mut out = Vec::new();
+            let changed = ConsumerGroupEvent::MemberEpochChanged {
+                group: "g".into(),
+                member_id: "a".into(),
+                from,
+                to,
+                state: "STABLE".into(),
+            };
+            ConsumerWatch::default().observe(&changed, &mut out);
+            let expected = if seen {
+                vec![ConsumerSeen::EpochAdvanced { member: "a".into() }]
+            } else {
+                vec![]
+            };
+            assert_eq!(out, expected, "{behaviour}");
+        }
+    }
 }
