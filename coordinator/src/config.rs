@@ -124,6 +124,23 @@ pub struct CoordinatorBugs {
     /// back to its assigned partitions, the owner epoch of that partition is forgotten.
     #[serde(default)]
     pub forgets_owner_of_reclaimed_partition: bool,
+    /// KAFKA-19233 (apache/kafka#21305). KIP-848 lets a fenced member rejoin with member epoch
+    /// 0 and the member id it had: the Java consumer (since KIP-1082) and librdkafka both do,
+    /// after giving their partitions up as lost. Kafka's throwIfConsumerGroupMemberEpochIsInvalid
+    /// judged that 0 like any other epoch: behind the member's epoch on the server and not its
+    /// previous one, so FENCED_MEMBER_EPOCH. The client rejoined again at 0 and was fenced
+    /// again, and refused heartbeats do not refresh a session, so the loop ran until the
+    /// member's session timed out; all that time the group held its partitions for it, assigned
+    /// on the server and consumed by nobody. The fix returns early for epoch 0: a rejoin,
+    /// reconciled from the member's current state with what it reports owned (nothing), and
+    /// answered in full with its epoch and assignment.
+    ///
+    /// In groupsim (consumer groups): a dynamic member's heartbeat at epoch 0 naming a member
+    /// id the group holds is validated like any other epoch: fenced unless 0 is the member's
+    /// previous epoch (the retry of a first join whose answer was lost). Static members'
+    /// epoch-0 joins are unaffected (UNRELEASED_INSTANCE_ID, as in Kafka today).
+    #[serde(default)]
+    pub fences_rejoin_at_epoch_zero: bool,
 }
 
 impl Default for CoordinatorConfig {

@@ -89,6 +89,10 @@ groupsim_wire::probes! {
     /// A heartbeat's member epoch was fenced (ahead, or behind other than the previous epoch).
     CONSUMER_FENCED_MEMBER_EPOCH = optional "coordinator.consumer.fenced_member_epoch":
         "a ConsumerGroupHeartbeat answered FENCED_MEMBER_EPOCH";
+    /// A dynamic member the group holds rejoined at epoch 0 (fenced on its side, it gave its
+    /// partitions up): accepted with its current state (KAFKA-19233's fix).
+    CONSUMER_REJOIN_KNOWN_MEMBER = optional "coordinator.consumer.rejoin_known_member":
+        "a member the group holds rejoined with member epoch 0";
     /// A heartbeat at the member's previous epoch was accepted (its last answer was lost).
     CONSUMER_PREVIOUS_EPOCH_ACCEPTED = optional "coordinator.consumer.previous_epoch_accepted":
         "a heartbeat at the previous member epoch accepted";

@@ -227,6 +227,41 @@ fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
     check_switch_at(name, "consumer_protocol_swarm", 53, AnomalyClass::SplitAssignment, 1);
 }
 
+/// KAFKA-19233: a member fenced on its side gives its partitions up and rejoins at epoch 0 with
+/// its member id. The coordinator before the fix judged that 0 like a stale epoch and fenced the
+/// rejoin, and every retry after it, until the member's session ran out, its partitions held
+/// for it meanwhile; `fenced-join` flags the first refused rejoin. A correct member is fenced
+/// only when two answers that moved its epoch on are lost in a row (its retry at the previous
+/// epoch is accepted, so the group must move on between the two): the `member_epoch_advanced`
+/// trigger drops the member's connections as each answer is on its way, and seed 2 gets there
+/// in both worlds (it passes with the switch off and replays to the same history hash). The
+/// double loss needs the group's epoch to move in between, which the seed's other faults
+/// provide: the event world's seed shrinks to twelve of its 31 faults and triggers, not three.
+#[test]
+fn coordinator_fencing_a_rejoin_at_epoch_zero_is_caught() {
+    let name = "coordinator-fences-rejoin-at-epoch-zero";
+    let bug = bugs::find(name).expect("known switch");
+    let class = AnomalyClass::FencedJoin;
+    let s = scenarios::find("consumer_protocol_swarm").expect("in catalogue");
+    let seed = 2;
+    for world in [WorldKind::Turmoil, WorldKind::Event] {
+        let on = RunOptions { bug: Some(bug), world, ..RunOptions::default() };
+        let off = RunOptions { world, ..RunOptions::default() };
+        let a = run_seed_with(&s, seed, &on).expect("run");
+        let classes: Vec<AnomalyClass> = a.verdict.anomalies.iter().map(|a| a.class).collect();
+        assert!(classes.contains(&class), "{} seed {seed}: {classes:?}", world.name());
+        let clean = run_seed_with(&s, seed, &off).expect("run");
+        assert!(clean.verdict.is_ok(), "{}: {}", world.name(), clean.failure_report());
+        let b = run_seed_with(&s, seed, &on).expect("run");
+        assert_eq!(a.history_hash, b.history_hash, "{} seed {seed} replays", world.name());
+        if world == WorldKind::Event {
+            let shrunk = shrink_in(&a.spec, class, world).expect("shrink");
+            assert!(shrunk.schedule.len() <= 12, "{name}: {:?}", shrunk.schedule);
+            eprintln!("{name}: seed {seed} shrinks to {} faults", shrunk.schedule.len());
+        }
+    }
+}
+
 /// KAFKA-18641: the Java consumer's commits cover the batch the application is still
 /// processing. They are lost when the member loses the partition before the batch finishes (in
 /// the caught seed, a broker crash and connection drops around a reassignment keep four faults).
@@ -269,6 +304,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("coordinator-forgets-reclaimed-partition-owner", "consumer_protocol_swarm"),
         ("member-commits-unprocessed-positions", "consumer_protocol_swarm"),
         ("member-keeps-partitions-when-fenced", "consumer_protocol_swarm"),
+        ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
     ];
     assert_eq!(cases.len(), bugs::all().len(), "every switch has a case");
     for (name, scenario_name) in cases {

@@ -253,6 +253,14 @@ pub fn all() -> Vec<BugSwitch> {
                 s.members.iter_mut().for_each(|m| m.config.bugs.keeps_partitions_when_fenced = true)
             },
         },
+        BugSwitch {
+            name: "coordinator-fences-rejoin-at-epoch-zero",
+            reference: "KAFKA-19233 (apache/kafka#21305)",
+            summary: "coordinator (KIP-848): a fenced member's rejoin at epoch 0 with its member \
+                      id is fenced again, until its session runs out",
+            expected: &[AnomalyClass::FencedJoin],
+            apply: |s| s.coordinator.bugs.fences_rejoin_at_epoch_zero = true,
+        },
     ]
 }
 

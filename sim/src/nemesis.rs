@@ -219,6 +219,9 @@ impl Nemesis {
                         (TriggerEvent::RevocationRequested, members)
                     }
                     Seen::HandedOver { members } => (TriggerEvent::PartitionHandedOver, members),
+                    Seen::EpochAdvanced { member } => {
+                        (TriggerEvent::MemberEpochAdvanced, vec![member])
+                    }
                 };
                 self.on_event(world, now, event, &targets);
             }

@@ -61,11 +61,17 @@ pub enum TriggerEvent {
     /// KIP-848: a member was answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, gave its
     /// partitions up and rejoins with epoch 0. Target: that member.
     MemberFenced,
+    /// KIP-848: the coordinator moved a member in the group to a newer member epoch (not a
+    /// join); the heartbeat answer carrying it is on its way. Lost, the member retries at the
+    /// epoch it knows: the previous one is accepted, an older one (a second answer lost) is
+    /// fenced, and the fenced member rejoins at epoch 0 with its member id (KAFKA-19233).
+    /// Target: that member.
+    MemberEpochAdvanced,
 }
 
 impl TriggerEvent {
     /// Every event, in a fixed order (the classic protocol's, then KIP-848's).
-    pub const ALL: [TriggerEvent; 12] = [
+    pub const ALL: [TriggerEvent; 13] = [
         TriggerEvent::CompletingRebalance,
         TriggerEvent::JoinResponses,
         TriggerEvent::SyncResponses,
@@ -78,6 +84,7 @@ impl TriggerEvent {
         TriggerEvent::RevocationDone,
         TriggerEvent::PartitionHandedOver,
         TriggerEvent::MemberFenced,
+        TriggerEvent::MemberEpochAdvanced,
     ];
 
     /// The events a swarm of classic-protocol members draws triggers for (with a drop, pause,
@@ -87,8 +94,10 @@ impl TriggerEvent {
     pub const CLASSIC_SWARM: &'static [TriggerEvent] = TriggerEvent::ALL.split_at(7).0;
 
     /// The events a swarm of consumer-protocol (KIP-848) members draws triggers for: those of
-    /// the classic protocol that also happen there, and KIP-848's own.
-    pub const CONSUMER_SWARM: [TriggerEvent; 8] = [
+    /// the classic protocol that also happen there, and KIP-848's own. New events go at the
+    /// end: each event's draws follow the ones before it, so the triggers drawn for the others
+    /// stay those of before.
+    pub const CONSUMER_SWARM: [TriggerEvent; 9] = [
         TriggerEvent::CommitAppended,
         TriggerEvent::OffsetFetchArrived,
         TriggerEvent::RevokeStarted,
@@ -97,6 +106,7 @@ impl TriggerEvent {
         TriggerEvent::RevocationDone,
         TriggerEvent::PartitionHandedOver,
         TriggerEvent::MemberFenced,
+        TriggerEvent::MemberEpochAdvanced,
     ];
 
     /// The event's name in schedules and reports.
@@ -114,6 +124,7 @@ impl TriggerEvent {
             TriggerEvent::RevocationDone => "revocation_done",
             TriggerEvent::PartitionHandedOver => "partition_handed_over",
             TriggerEvent::MemberFenced => "member_fenced",
+            TriggerEvent::MemberEpochAdvanced => "member_epoch_advanced",
         }
     }
 
@@ -216,7 +227,10 @@ pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) 
 /// an action that makes sense for it (a drop, pause, crash, coordinator move when
 /// `allow_move`, and a leave when `allow_leave`) and a firing chance of 5% to 50%; trigger ids
 /// are the events' places in `events`. `session_timeout_ms` sizes the pauses (half of them
-/// outlast the session: zombies).
+/// outlast the session: zombies). Two KIP-848 events draw their own action: a revocation asked
+/// for makes the new owner leave (or pause, or crash), an epoch advance loses its answer (a
+/// connection drop, up to ten times as often). `member_epoch_advanced` always drops the member's
+/// connections, up to ten times as often as the others fire.
 pub fn draw_for(
     rng: &mut ChaCha8Rng,
     events: &[TriggerEvent],
@@ -246,6 +260,8 @@ pub fn draw_for(
             _ => choice,
         };
         let action = match choice {
+            // What matters about an epoch advance is its answer on the way: it is lost.
+            _ if on == TriggerEvent::MemberEpochAdvanced => TriggerAction::DropConnections,
             0 => TriggerAction::DropConnections,
             1 => TriggerAction::Pause { duration_ms: pause },
             2 => TriggerAction::Crash { restart_after_ms: restart },
@@ -253,6 +269,11 @@ pub fn draw_for(
             _ if allow_move => TriggerAction::MoveCoordinator { load_ms: load },
             _ => TriggerAction::DropConnections,
         };
+        // Epoch advances come tens of times a run, every member's every step: a fence takes two
+        // answers lost in a row (the retry at the previous epoch is accepted), so this trigger
+        // may fire ten times as often as the others, or it is spent in the group's first seconds.
+        let max_fires =
+            if on == TriggerEvent::MemberEpochAdvanced { max_fires * 10 } else { max_fires };
         out.push(Trigger { id: i as u32, on, action, per_mille, max_fires });
     }
     out
@@ -309,6 +330,10 @@ mod tests {
             for t in draw_for(rng, &TriggerEvent::CONSUMER_SWARM, 10_000, true, true) {
                 assert!(!classic_only.contains(&t.on), "{t}");
                 assert_eq!(TriggerEvent::CONSUMER_SWARM[t.id as usize], t.on, "id is the place");
+                if t.on == TriggerEvent::MemberEpochAdvanced {
+                    assert_eq!(t.action, TriggerAction::DropConnections, "{t}");
+                    assert!((10..=30).contains(&t.max_fires), "{t}");
+                }
                 drawn.insert(t.on);
             }
         }

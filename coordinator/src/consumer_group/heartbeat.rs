@@ -1,9 +1,10 @@
 //! A member's ConsumerGroupHeartbeat, once the API layer has validated the request and found
 //! or created the group (Kafka's GroupMetadataManager.consumerGroupHeartbeat), in three steps:
 //!
-//! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, or a static
-//!    replacement (`static_members.rs`); a regex it did not have must compile
-//!    (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
+//! 1. Find the member: a new one at epoch 0, an existing one whose epoch is valid, an existing
+//!    dynamic one rejoining at epoch 0 after its client was fenced (KAFKA-19233: accepted, with
+//!    its current state), or a static replacement (`static_members.rs`); a regex it did not
+//!    have must compile (INVALID_REGULAR_EXPRESSION); update what it reported (subscription, assignor,
 //!    rebalance timeout, rack). A changed subscription (topic names or regex), or a change in
 //!    the partition counts of the subscribed topics, bumps the group epoch. (Kafka notices topic changes through its
 //!    metadata image; we compare the subscribed topics' partition counts on every heartbeat.)
@@ -48,6 +49,13 @@ impl ConsumerGroup {
         let member = match &req.instance_id {
             None => {
                 let member = match self.members.get(&req.member_id) {
+                    // A rejoin (KAFKA-19233): a member fenced on its side comes back at epoch 0
+                    // with its member id, owning nothing; it is reconciled from its current
+                    // state and answered in full. Kafka's validation returns early for epoch 0.
+                    Some(m) if req.member_epoch == 0 && !ctx.bugs.fences_rejoin_at_epoch_zero => {
+                        probes::CONSUMER_REJOIN_KNOWN_MEMBER.hit();
+                        m.clone()
+                    }
                     Some(m) => {
                         validate_member_epoch(m, req.member_epoch, req.owned.as_ref())?;
                         m.clone()

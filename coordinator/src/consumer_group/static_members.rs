@@ -92,7 +92,10 @@ impl ConsumerGroup {
 
 /// Kafka's throwIfConsumerGroupMemberEpochIsInvalid: an epoch ahead of the member's, or behind
 /// it other than the previous epoch with owned partitions all still assigned (the answer that
-/// moved the member on may have been lost), is FENCED_MEMBER_EPOCH.
+/// moved the member on may have been lost), is FENCED_MEMBER_EPOCH. Epoch 0 (a join) is not
+/// judged here: a dynamic member's is a rejoin (see `heartbeat.rs`), a static member's goes
+/// through the instance id; only the `fences_rejoin_at_epoch_zero` bug switch sends a dynamic
+/// rejoin here, where it is fenced as Kafka did before KAFKA-19233.
 pub(super) fn validate_member_epoch(
     m: &ConsumerMember,
     received: i32,

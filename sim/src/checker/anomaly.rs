@@ -27,6 +27,8 @@ pub enum AnomalyClass {
     SplitAssignment,
     /// A member reset its generation or member id on an answer about an earlier one.
     StaleReset,
+    /// KIP-848: a join (member epoch 0) answered FENCED_MEMBER_EPOCH.
+    FencedJoin,
     /// The group did not converge in the liveness phase.
     Stuck,
     /// Black-box runs: a record below the final committed offset that no client processed.
@@ -37,7 +39,7 @@ pub enum AnomalyClass {
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 11] = [
+    pub const ALL: [AnomalyClass; 12] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -46,6 +48,7 @@ impl AnomalyClass {
         AnomalyClass::UnownedCommit,
         AnomalyClass::SplitAssignment,
         AnomalyClass::StaleReset,
+        AnomalyClass::FencedJoin,
         AnomalyClass::Stuck,
         AnomalyClass::LostRecord,
         AnomalyClass::SplitProcessing,
@@ -62,6 +65,7 @@ impl AnomalyClass {
             AnomalyClass::UnownedCommit => "unowned-commit",
             AnomalyClass::SplitAssignment => "split-assignment",
             AnomalyClass::StaleReset => "stale-reset",
+            AnomalyClass::FencedJoin => "fenced-join",
             AnomalyClass::Stuck => "stuck",
             AnomalyClass::LostRecord => "lost-record",
             AnomalyClass::SplitProcessing => "split-processing",

@@ -14,8 +14,17 @@
 //!   committer the owner of (assigned, or pending revocation) when it validated the commit.
 //!   Kafka does not check partitions on commit: a client that commits what it does not own
 //!   gets it in, and this rule catches it.
+//! - `fenced-join`: a ConsumerGroupHeartbeat at member epoch 0 (a join, or a fenced member's
+//!   rejoin with its member id) answered FENCED_MEMBER_EPOCH. A join carries no epoch to be
+//!   fenced at: KIP-848 has a member fenced on its side rejoin at epoch 0, and Kafka accepts
+//!   that rejoin with the member's current state (KAFKA-19233, apache/kafka#21305). A
+//!   coordinator that fences it again keeps the member out, its partitions held for it and
+//!   consumed by nobody, until its session runs out.
+
+use std::collections::BTreeMap;
 
 use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
+use groupsim_member::MemberEvent;
 use groupsim_wire::Millis;
 
 use super::anomaly::{Anomaly, AnomalyClass};
@@ -108,6 +117,39 @@ pub(super) fn unowned_commit(group: &ConsumerGroupView, c: &AcceptedCommit<'_>) 
              {who}"
         ),
         ev,
+    ))
+}
+
+/// `fenced-join`, shown by `member`'s `HeartbeatFailed` at history index `idx`: the heartbeat it
+/// sent at member epoch 0 was answered FENCED_MEMBER_EPOCH. `groups` name the last epoch a
+/// group held the member id at (the answer may arrive after the group removed it).
+pub(super) fn fenced_join(
+    groups: &BTreeMap<String, ConsumerGroupView>,
+    idx: usize,
+    at: Millis,
+    member: &str,
+    event: &MemberEvent,
+) -> Option<Anomaly> {
+    let MemberEvent::HeartbeatFailed { member_id, epoch: 0, error } = event else {
+        return None;
+    };
+    if error != "FENCED_MEMBER_EPOCH" {
+        return None;
+    }
+    let last = groups.values().find_map(|g| g.epochs.get(member_id)?.last());
+    let held = last.map_or_else(
+        || "a member id no group held".to_string(),
+        |s| format!("the group held {member_id} last at member epoch {}", s.epoch),
+    );
+    Some(Anomaly::new(
+        AnomalyClass::FencedJoin,
+        None,
+        at,
+        format!(
+            "{member} joined with member epoch 0 ({held}) and was answered \
+             FENCED_MEMBER_EPOCH: a join has no epoch to be fenced at (KAFKA-19233)"
+        ),
+        vec![idx],
     ))
 }
 

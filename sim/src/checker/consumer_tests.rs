@@ -382,3 +382,31 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
     let why = replaced("i-other").expect("a new static member has no target of its own");
     assert!(why.contains("m1 (c) owns t[1] but its target is -"), "{why}");
 }
+
+#[test]
+fn only_a_join_answered_fenced_member_epoch_is_a_fenced_join() {
+    // (behaviour, the heartbeat's member epoch, the error answering it, flagged)
+    let cases = [
+        ("a rejoin at epoch 0 fenced (KAFKA-19233)", 0, "FENCED_MEMBER_EPOCH", true),
+        ("a heartbeat at a stale epoch fenced", 1, "FENCED_MEMBER_EPOCH", false),
+        ("a heartbeat at an epoch ahead fenced", 3, "FENCED_MEMBER_EPOCH", false),
+        ("a join of a member id the group removed", 0, "UNKNOWN_MEMBER_ID", false),
+        ("a static join while the instance is held", 0, "UNRELEASED_INSTANCE_ID", false),
+        ("a join that got no answer", 0, "DISCONNECTED", false),
+    ];
+    for (behaviour, epoch, error, flagged) in cases {
+        let mut h = clean();
+        h.member(
+            "m0",
+            MemberEvent::HeartbeatFailed { member_id: "a".into(), epoch, error: error.into() },
+        );
+        let v = check(&h.h.clone());
+        let found = v.anomalies.iter().find(|a| a.class == AnomalyClass::FencedJoin);
+        assert_eq!(found.is_some(), flagged, "{behaviour}: {:?}", v.anomalies);
+        assert_eq!(v.anomalies.len(), usize::from(flagged), "{behaviour}: {:?}", v.anomalies);
+        if let Some(a) = found {
+            assert!(a.message.contains("held a last at member epoch 2"), "{}", a.message);
+            assert_eq!(a.events, vec![h.h.len() - 1], "the answer proves it");
+        }
+    }
+}

@@ -26,6 +26,8 @@
 //! - `stale-reset`: a member reset its generation or member id on an ILLEGAL_GENERATION or
 //!   UNKNOWN_MEMBER_ID answering a request sent under an earlier generation or member id
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
+//! - `fenced-join`: a KIP-848 join (member epoch 0) answered FENCED_MEMBER_EPOCH (`consumer`;
+//!   KAFKA-19233: a fenced member's rejoin with its member id must be accepted).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 //!
@@ -205,6 +207,11 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             .collect(),
         EventKind::Member { member, event: event @ MemberEvent::GenerationReset { .. } } => {
             resets::stale_reset(idx, at, member, event).into_iter().collect()
+        }
+        EventKind::Member { member, event: event @ MemberEvent::HeartbeatFailed { .. } } => {
+            consumer::fenced_join(&views.consumer_groups, idx, at, member, event)
+                .into_iter()
+                .collect()
         }
         EventKind::Member { .. } | EventKind::World(_) => Vec::new(),
     }

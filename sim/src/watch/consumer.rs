@@ -1,8 +1,8 @@
 //! The nemesis' view of KIP-848 consumer groups, read from the coordinator's consumer-group
 //! events: who each member is, where the latest target assignment sends each partition, and
 //! which member last owned each partition. From it come the consumer-group trigger points: a
-//! member asked to revoke partitions, and a partition handed to a new owner after its previous
-//! owner released it.
+//! member asked to revoke partitions, a partition handed to a new owner after its previous
+//! owner released it, and a member moved on to a newer member epoch.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,6 +16,8 @@ pub enum ConsumerSeen {
     RevocationRequested { member: String, new_owners: Vec<String> },
     /// `new_owner` was handed partitions last owned by `previous` (members still in the group).
     HandedOver { new_owner: String, previous: Vec<String> },
+    /// `member`, already in the group at an epoch, was moved to a newer member epoch.
+    EpochAdvanced { member: String },
 }
 
 /// Consumer groups as their events show them so far.
@@ -97,6 +99,11 @@ impl ConsumerWatch {
                 }
                 self.target.clear();
                 self.last_owner.clear();
+            }
+            ConsumerGroupEvent::MemberEpochChanged { member_id, from, to, .. }
+                if *from > 0 && to > from =>
+            {
+                out.push(ConsumerSeen::EpochAdvanced { member: member_id.clone() });
             }
             ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::MemberEpochChanged { .. }
@@ -181,5 +188,33 @@ mod tests {
             vec![ConsumerSeen::HandedOver { new_owner: "b".into(), previous: vec!["a".into()] }]
         );
         assert_eq!(w.names.get("b").map(String::as_str), Some("name-b"));
+    }
+
+    #[test]
+    fn only_a_move_of_a_member_in_the_group_to_a_newer_epoch_is_an_advance() {
+        // (behaviour, from, to, seen)
+        let cases = [
+            ("a join", 0, 3, false),
+            ("an advance", 3, 4, true),
+            ("a state change at the same epoch", 4, 4, false),
+            ("a temporary leave", 4, -2, false),
+        ];
+        for (behaviour, from, to, seen) in cases {
+            let mut out = Vec::new();
+            let changed = ConsumerGroupEvent::MemberEpochChanged {
+                group: "g".into(),
+                member_id: "a".into(),
+                from,
+                to,
+                state: "STABLE".into(),
+            };
+            ConsumerWatch::default().observe(&changed, &mut out);
+            let expected = if seen {
+                vec![ConsumerSeen::EpochAdvanced { member: "a".into() }]
+            } else {
+                vec![]
+            };
+            assert_eq!(out, expected, "{behaviour}");
+        }
     }
 }

@@ -36,6 +36,8 @@ pub enum Seen {
     /// A consumer-group member was handed partitions another member released: the new owner,
     /// then the previous owners still in the group (names).
     HandedOver { members: Vec<String> },
+    /// A consumer-group member in the group was moved to a newer member epoch (name).
+    EpochAdvanced { member: String },
 }
 
 /// The group as the history shows it so far.
@@ -183,6 +185,9 @@ impl GroupWatch {
                                 Seen::HandedOver {
                                     members: members.map(|m| self.name(m)).collect(),
                                 }
+                            }
+                            ConsumerSeen::EpochAdvanced { member } => {
+                                Seen::EpochAdvanced { member: self.name(&member) }
                             }
                         });
                     }
