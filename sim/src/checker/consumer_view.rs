@@ -121,6 +121,12 @@ impl ConsumerGroupView {
                     self.end_epoch(member_id, at, idx);
                     self.begin_epoch(member_id, *to, at);
                 }
+                // A member reaches a new epoch only with nothing left to revoke: what is still
+                // listed as being revoked by it was given back by a newer target (a reclaim,
+                // for which the coordinator records no release).
+                if from != to {
+                    self.revoking.retain(|_, owner| owner != member_id);
+                }
             }
             ConsumerGroupEvent::PartitionsAssigned { member_id, partitions, .. } => {
                 for tp in partitions {
