@@ -30,6 +30,7 @@ use groupsim_wire::Millis;
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::ConsumerGroupView;
 use super::views::AcceptedCommit;
+use crate::history::EventKind;
 
 /// `split-assignment` for a consumer group: event `idx` assigns partitions of which some are
 /// still owned by another member (it has not released them).
@@ -151,6 +152,41 @@ pub(super) fn fenced_join(
         ),
         vec![idx],
     ))
+}
+
+/// One `fenced-join` per member id: a coordinator that refuses a rejoin at epoch 0 refuses the
+/// member's every retry until its session ends (hundreds in a run), all one fault. The first
+/// refusal is reported, with the count of them all.
+#[derive(Default)]
+pub(super) struct FencedJoins {
+    /// Member id -> (index of its anomaly in the verdict's list, refusals seen).
+    first: BTreeMap<String, (usize, usize)>,
+}
+
+impl FencedJoins {
+    /// Whether `anomaly`, found at `event`, is to be listed (at index `next`): only the first
+    /// `fenced-join` of a member id is; later ones are counted.
+    pub(super) fn admit(&mut self, event: &EventKind, anomaly: &Anomaly, next: usize) -> bool {
+        let EventKind::Member { event: MemberEvent::HeartbeatFailed { member_id, .. }, .. } = event
+        else {
+            return true;
+        };
+        if anomaly.class != AnomalyClass::FencedJoin {
+            return true;
+        }
+        let entry = self.first.entry(member_id.clone()).or_insert((next, 0));
+        entry.1 += 1;
+        entry.1 == 1
+    }
+
+    /// Adds the refusal counts to the listed anomalies.
+    pub(super) fn finish(self, anomalies: &mut [Anomaly]) {
+        for (idx, count) in self.first.into_values() {
+            if count > 1 {
+                anomalies[idx].message.push_str(&format!(" (refused {count} times in all)"));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -400,6 +400,32 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
     assert!(why.contains("m1 (c) owns t[1] but its target is -"), "{why}");
 }
 
+/// A coordinator that refuses a rejoin refuses every retry until the session ends: one fault,
+/// reported once per member id with the count, whichever members are refused.
+#[test]
+fn a_refused_rejoin_is_reported_once_per_member_with_its_count() {
+    let mut h = clean();
+    let refused = |id: &str| MemberEvent::HeartbeatFailed {
+        member_id: id.into(),
+        epoch: 0,
+        error: "FENCED_MEMBER_EPOCH".into(),
+    };
+    for _ in 0..3 {
+        h.member("m0", refused("a"));
+    }
+    h.member("m1", refused("b"));
+    let v = check(&h.h.clone());
+    let found: Vec<&str> = v
+        .anomalies
+        .iter()
+        .filter(|a| a.class == AnomalyClass::FencedJoin)
+        .map(|a| a.message.as_str())
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("m0 ") && found[0].ends_with("(refused 3 times in all)"));
+    assert!(found[1].starts_with("m1 ") && !found[1].contains("times in all"), "{}", found[1]);
+}
+
 #[test]
 fn only_a_join_answered_fenced_member_epoch_is_a_fenced_join() {
     // (behaviour, the heartbeat's member epoch, the error answering it, flagged)

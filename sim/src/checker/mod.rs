@@ -108,10 +108,16 @@ pub fn check(history: &History) -> Verdict {
     let mut views = Views::default();
     let mut metrics = Metrics::default();
     let mut anomalies = Vec::new();
+    let mut fenced_joins = consumer::FencedJoins::default();
     for (idx, event) in history.events().iter().enumerate() {
-        anomalies.extend(rules(&views, idx, event));
+        for a in rules(&views, idx, event) {
+            if fenced_joins.admit(&event.kind, &a, anomalies.len()) {
+                anomalies.push(a);
+            }
+        }
         views.apply(idx, event, &mut metrics);
     }
+    fenced_joins.finish(&mut anomalies);
     if views.liveness_deadline.is_some() {
         anomalies.extend(liveness::stuck(&views, history.len().saturating_sub(1)));
     }
