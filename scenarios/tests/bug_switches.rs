@@ -18,11 +18,6 @@ fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, An
     first_caught_in(scenario_name, bug, max_seeds, WorldKind::Turmoil)
 }
 
-/// The turmoil world's run options, with `bug` on or off.
-fn turmoil(bug: Option<BugSwitch>) -> RunOptions {
-    RunOptions { bug, world: WorldKind::Turmoil, ..RunOptions::default() }
-}
-
 /// [`first_caught`] in `world`.
 fn first_caught_in(
     scenario_name: &str,
@@ -55,11 +50,11 @@ fn check_switch(name: &str, scenario_name: &str, max_seeds: u64) {
 fn check_switch_shrinking_to(name: &str, scenario_name: &str, max_seeds: u64, max_faults: usize) {
     let bug = bugs::find(name).expect("known switch");
     let (seed, class) = first_caught(scenario_name, bug, max_seeds);
-    check_caught(bug, scenario_name, seed, class, max_faults);
+    check_caught(WorldKind::Turmoil, bug, scenario_name, seed, class, Some(max_faults));
 }
 
 /// `scenario_name`'s `seed` with switch `name` on shows `class` (one of the switch's expected
-/// classes); then as [`check_switch_shrinking_to`].
+/// classes) in the turmoil world; then as [`check_switch_shrinking_to`].
 fn check_switch_at(
     name: &str,
     scenario_name: &str,
@@ -67,50 +62,72 @@ fn check_switch_at(
     class: AnomalyClass,
     max_faults: usize,
 ) {
+    check_switch_at_in(WorldKind::Turmoil, name, scenario_name, seed, class, Some(max_faults));
+}
+
+/// [`check_switch_at`] in `world`; no shrinking when `max_faults` is `None`.
+fn check_switch_at_in(
+    world: WorldKind,
+    name: &str,
+    scenario_name: &str,
+    seed: u64,
+    class: AnomalyClass,
+    max_faults: Option<usize>,
+) {
     let bug = bugs::find(name).expect("known switch");
     assert!(bug.expected.contains(&class), "{class} is not expected of {name}");
     let s = scenarios::find(scenario_name).expect("in catalogue");
-    let r = run_seed_with(&s, seed, &turmoil(Some(bug))).expect("run");
+    let r = run_seed_with(&s, seed, &options(world, Some(bug))).expect("run");
     let classes: Vec<AnomalyClass> = r.verdict.anomalies.iter().map(|a| a.class).collect();
-    assert!(classes.contains(&class), "{name}: seed {seed} shows {classes:?}, not {class}");
-    check_caught(bug, scenario_name, seed, class, max_faults);
+    assert!(
+        classes.contains(&class),
+        "{name}: seed {seed} shows {classes:?}, not {class} ({} world)",
+        world.name()
+    );
+    check_caught(world, bug, scenario_name, seed, class, max_faults);
 }
 
-/// The caught `seed` passes with the switch off, replays bit for bit with it on, and shrinks to
-/// at most `max_faults` faults that still show `class`.
+/// The run options of `world`, with `bug` on or off.
+fn options(world: WorldKind, bug: Option<BugSwitch>) -> RunOptions {
+    RunOptions { bug, world, ..RunOptions::default() }
+}
+
+/// In `world`, the caught `seed` passes with the switch off, replays bit for bit with it on,
+/// and (unless `max_faults` is `None`) shrinks to at most `max_faults` faults that still show
+/// `class`.
 fn check_caught(
+    world: WorldKind,
     bug: BugSwitch,
     scenario_name: &str,
     seed: u64,
     class: AnomalyClass,
-    max_faults: usize,
+    max_faults: Option<usize>,
 ) {
-    let name = bug.name;
+    let (name, w) = (bug.name, world.name());
     let s = scenarios::find(scenario_name).expect("in catalogue");
     // Same seed, switch off: clean.
-    let clean = run_seed_with(&s, seed, &turmoil(None)).expect("run");
+    let clean = run_seed_with(&s, seed, &options(world, None)).expect("run");
     assert!(
         clean.verdict.is_ok(),
-        "seed {seed} fails even without {name}:\n{}",
+        "seed {seed} fails even without {name} ({w} world):\n{}",
         clean.failure_report()
     );
     // Replays bit for bit.
-    let options = turmoil(Some(bug));
-    let a = run_seed_with(&s, seed, &options).expect("run");
-    let b = run_seed_with(&s, seed, &options).expect("run");
-    assert_eq!(a.history_hash, b.history_hash);
+    let on = options(world, Some(bug));
+    let a = run_seed_with(&s, seed, &on).expect("run");
+    let b = run_seed_with(&s, seed, &on).expect("run");
+    assert_eq!(a.history_hash, b.history_hash, "{name}: seed {seed} replays ({w} world)");
+    eprintln!("{name}: caught by {scenario_name} seed {seed} ({class}, {w} world)");
     // Shrinks to a few faults.
-    let shrunk = shrink_in(&a.spec, class, WorldKind::Turmoil).expect("shrink");
+    let Some(max_faults) = max_faults else { return };
+    let shrunk = shrink_in(&a.spec, class, world).expect("shrink");
     assert!(
         shrunk.schedule.len() <= max_faults,
         "{name}: shrunk to {} faults: {:?}",
         shrunk.schedule.len(),
         shrunk.schedule
     );
-    eprintln!(
-        "{name}: caught by {scenario_name} seed {seed} ({class}); shrinks to {} faults",
-        shrunk.schedule.len()
-    );
+    eprintln!("{name}: seed {seed} shrinks to {} faults", shrunk.schedule.len());
 }
 
 #[test]
@@ -239,27 +256,10 @@ fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
 /// provide: the event world's seed shrinks to twelve of its 31 faults and triggers, not three.
 #[test]
 fn coordinator_fencing_a_rejoin_at_epoch_zero_is_caught() {
-    let name = "coordinator-fences-rejoin-at-epoch-zero";
-    let bug = bugs::find(name).expect("known switch");
-    let class = AnomalyClass::FencedJoin;
-    let s = scenarios::find("consumer_protocol_swarm").expect("in catalogue");
-    let seed = 2;
-    for world in [WorldKind::Turmoil, WorldKind::Event] {
-        let on = RunOptions { bug: Some(bug), world, ..RunOptions::default() };
-        let off = RunOptions { world, ..RunOptions::default() };
-        let a = run_seed_with(&s, seed, &on).expect("run");
-        let classes: Vec<AnomalyClass> = a.verdict.anomalies.iter().map(|a| a.class).collect();
-        assert!(classes.contains(&class), "{} seed {seed}: {classes:?}", world.name());
-        let clean = run_seed_with(&s, seed, &off).expect("run");
-        assert!(clean.verdict.is_ok(), "{}: {}", world.name(), clean.failure_report());
-        let b = run_seed_with(&s, seed, &on).expect("run");
-        assert_eq!(a.history_hash, b.history_hash, "{} seed {seed} replays", world.name());
-        if world == WorldKind::Event {
-            let shrunk = shrink_in(&a.spec, class, world).expect("shrink");
-            assert!(shrunk.schedule.len() <= 12, "{name}: {:?}", shrunk.schedule);
-            eprintln!("{name}: seed {seed} shrinks to {} faults", shrunk.schedule.len());
-        }
-    }
+    let (name, class) = ("coordinator-fences-rejoin-at-epoch-zero", AnomalyClass::FencedJoin);
+    let scenario = "consumer_protocol_swarm";
+    check_switch_at_in(WorldKind::Turmoil, name, scenario, 2, class, None);
+    check_switch_at_in(WorldKind::Event, name, scenario, 2, class, Some(12));
 }
 
 /// KAFKA-18641: the Java consumer's commits cover the batch the application is still
@@ -310,17 +310,6 @@ fn every_switch_is_caught_in_the_default_world() {
     for (name, scenario_name) in cases {
         let bug = bugs::find(name).expect("known switch");
         let (seed, class) = first_caught_in(scenario_name, bug, 100, WorldKind::default());
-        let s = scenarios::find(scenario_name).expect("in catalogue");
-        let clean = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
-        assert!(
-            clean.verdict.is_ok(),
-            "seed {seed} fails even without {name} in the default world:\n{}",
-            clean.failure_report()
-        );
-        let options = RunOptions { bug: Some(bug), ..RunOptions::default() };
-        let again = run_seed_with(&s, seed, &options).expect("run");
-        let first = run_seed_with(&s, seed, &options).expect("run");
-        assert_eq!(again.history_hash, first.history_hash, "{name}: seed {seed} replays");
-        eprintln!("{name}: caught by {scenario_name} seed {seed} in the default world ({class})");
+        check_caught(WorldKind::default(), bug, scenario_name, seed, class, None);
     }
 }

@@ -228,9 +228,8 @@ pub fn draw(rng: &mut ChaCha8Rng, session_timeout_ms: Millis, allow_move: bool) 
 /// `allow_move`, and a leave when `allow_leave`) and a firing chance of 5% to 50%; trigger ids
 /// are the events' places in `events`. `session_timeout_ms` sizes the pauses (half of them
 /// outlast the session: zombies). Two KIP-848 events draw their own action: a revocation asked
-/// for makes the new owner leave (or pause, or crash), an epoch advance loses its answer (a
-/// connection drop, up to ten times as often). `member_epoch_advanced` always drops the member's
-/// connections, up to ten times as often as the others fire.
+/// for makes the new owner leave (or pause, or crash), and an epoch advance always drops the
+/// member's connections, up to ten times as often as the others fire.
 pub fn draw_for(
     rng: &mut ChaCha8Rng,
     events: &[TriggerEvent],
@@ -251,21 +250,20 @@ pub fn draw_for(
         if !enabled {
             continue;
         }
-        // A revocation asked for is aimed at the partitions' new owner. What races the revoking
-        // member's acknowledgement there is the new owner leaving (the next target gives the
-        // partitions back to the member still revoking them: a reclaim), so a leave is drawn
-        // there in place of a drop or a coordinator move.
-        let choice = match on {
-            TriggerEvent::RevocationRequested if allow_leave && choice != 1 && choice != 2 => 4,
-            _ => choice,
-        };
-        let action = match choice {
+        let action = match (on, choice) {
             // What matters about an epoch advance is its answer on the way: it is lost.
-            _ if on == TriggerEvent::MemberEpochAdvanced => TriggerAction::DropConnections,
-            0 => TriggerAction::DropConnections,
-            1 => TriggerAction::Pause { duration_ms: pause },
-            2 => TriggerAction::Crash { restart_after_ms: restart },
-            4 => TriggerAction::Leave { restart_after_ms: restart },
+            (TriggerEvent::MemberEpochAdvanced, _) => TriggerAction::DropConnections,
+            (_, 1) => TriggerAction::Pause { duration_ms: pause },
+            (_, 2) => TriggerAction::Crash { restart_after_ms: restart },
+            // A revocation asked for is aimed at the partitions' new owner. What races the
+            // revoking member's acknowledgement there is the new owner leaving (the next target
+            // gives the partitions back to the member still revoking them: a reclaim), so a
+            // leave is drawn there in place of a drop or a coordinator move.
+            (TriggerEvent::RevocationRequested, _) if allow_leave => {
+                TriggerAction::Leave { restart_after_ms: restart }
+            }
+            (_, 0) => TriggerAction::DropConnections,
+            (_, 4) => TriggerAction::Leave { restart_after_ms: restart },
             _ if allow_move => TriggerAction::MoveCoordinator { load_ms: load },
             _ => TriggerAction::DropConnections,
         };

@@ -33,7 +33,6 @@ use std::collections::BTreeSet;
 use kafka_protocol::error::ResponseError;
 
 use super::member::{ClassicMemberMetadata, ClassicProtocol};
-use super::reconciliation::{reconcile, Owners};
 use super::request::HeartbeatContext;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
@@ -162,28 +161,8 @@ impl ConsumerGroup {
             session_timeout_ms: req.session_timeout_ms,
             protocols: req.protocols.clone(),
         });
-        self.maybe_bump_for(&member, &updated, ctx.topics, fx);
-        if self.group_epoch > self.assignment_epoch {
-            self.compute_target(&updated, ctx.topics, fx);
-        }
-        if !updated.is_reconciled_to(self.assignment_epoch) {
-            let owned: BTreeSet<TopicPartition> =
-                subscription.owned_partitions.into_iter().collect();
-            let target = self.target_of(&updated.member_id);
-            let owners = Owners::under(ctx.bugs);
-            updated = reconcile(
-                &updated,
-                self.assignment_epoch,
-                &target,
-                Some(&owned),
-                &self.epochs,
-                owners,
-            )
-            .map_err(|_| {
-                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
-                ResponseError::FencedMemberEpoch
-            })?;
-        }
+        let owned: BTreeSet<TopicPartition> = subscription.owned_partitions.into_iter().collect();
+        let updated = self.step_towards_target(&member, &updated, Some(&owned), ctx, fx)?;
         probes::CLASSIC_IN_CONSUMER_JOIN.hit_as(format_args!(
             "{}{}",
             updated.state.kafka_name(),

@@ -13,6 +13,8 @@
 //!    session, and answer with its epoch and, when it sent a full request or its assignment
 //!    changed, its assigned partitions.
 
+use std::collections::BTreeSet;
+
 use kafka_protocol::error::ResponseError;
 
 use super::reconciliation::{reconcile, Owners};
@@ -21,7 +23,7 @@ use super::static_members::validate_member_epoch;
 use super::topic_regex::TopicRegex;
 use super::{ConsumerGroup, ConsumerMember};
 use crate::effects::Effects;
-use crate::{probes, Millis};
+use crate::{probes, Millis, TopicPartition};
 
 impl ConsumerGroup {
     /// Handles a (non-leave) heartbeat: see the module docs.
@@ -107,34 +109,12 @@ impl ConsumerGroup {
         updated.client_host = req.client_host.clone();
         // It speaks the consumer protocol now (Kafka clears the classic metadata).
         updated.classic = None;
-        self.maybe_bump_for(&member, &updated, ctx.topics, fx);
-
-        // 2. A new target if the group moved on.
-        if self.group_epoch > self.assignment_epoch {
-            self.compute_target(&updated, ctx.topics, fx);
-        }
-
-        // 3. One reconciliation step.
-        if !updated.is_reconciled_to(self.assignment_epoch) {
-            let target = self.target_of(&updated.member_id);
-            let owners = Owners::under(ctx.bugs);
-            let next = reconcile(
-                &updated,
-                self.assignment_epoch,
-                &target,
-                req.owned.as_ref(),
-                &self.epochs,
-                owners,
-            )
-            .map_err(|_| {
-                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
-                ResponseError::FencedMemberEpoch
-            })?;
-            if next != updated {
-                count_step(&updated, &next);
-                updated = next;
-                self.update_rebalance_timer(&mut updated, now, fx);
-            }
+        // 2 and 3: a new target if the group moved on, one reconciliation step.
+        let next = self.step_towards_target(&member, &updated, req.owned.as_ref(), ctx, fx)?;
+        if next != updated {
+            count_step(&updated, &next);
+            updated = next;
+            self.update_rebalance_timer(&mut updated, now, fx);
         }
         self.touch_session(&mut updated, now, ctx.session_timeout_ms, fx);
 
@@ -150,6 +130,36 @@ impl ConsumerGroup {
         };
         self.put_member(updated, ctx.bugs, fx);
         Ok(answer)
+    }
+
+    /// What follows a member's report of itself in either protocol (`member` as stored,
+    /// `updated` as it reports itself now): the group epoch bumped if its subscription changed,
+    /// a new target if the group moved on, and one reconciliation step with what it reports
+    /// `owned`; the member after the step (`updated` itself when it is reconciled). Owned
+    /// partitions that do not fit its state are FENCED_MEMBER_EPOCH.
+    pub(super) fn step_towards_target(
+        &mut self,
+        member: &ConsumerMember,
+        updated: &ConsumerMember,
+        owned: Option<&BTreeSet<TopicPartition>>,
+        ctx: HeartbeatContext<'_>,
+        fx: &mut Effects,
+    ) -> Result<ConsumerMember, ResponseError> {
+        self.maybe_bump_for(member, updated, ctx.topics, fx);
+        if self.group_epoch > self.assignment_epoch {
+            self.compute_target(updated, ctx.topics, fx);
+        }
+        if updated.is_reconciled_to(self.assignment_epoch) {
+            return Ok(updated.clone());
+        }
+        let target = self.target_of(&updated.member_id);
+        let owners = Owners::under(ctx.bugs);
+        reconcile(updated, self.assignment_epoch, &target, owned, &self.epochs, owners).map_err(
+            |_| {
+                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
+                ResponseError::FencedMemberEpoch
+            },
+        )
     }
 }
 
