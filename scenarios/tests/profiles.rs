@@ -16,7 +16,7 @@ use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::scenario::{member_config, ScenarioSpec};
 use groupsim::scenarios::churn::churn_spec;
 use groupsim::testing::check_scenario;
-use groupsim::world;
+use groupsim::world::turmoil as world;
 use groupsim_member::{ClientProfile, MemberBugs, MemberEvent};
 use groupsim_wire::TopicPartition;
 

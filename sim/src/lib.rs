@@ -28,30 +28,22 @@
 //! - [`serve`]: the same coordinator on real loopback sockets for real Kafka clients.
 
 pub mod bench;
-pub mod broker_host;
-pub mod broker_task;
 pub mod bugs;
 pub mod check_client;
 pub mod checker;
-pub mod cluster;
 pub mod coverage;
-pub mod driver;
-pub mod event_world;
 pub mod faults;
 pub mod history;
-pub mod host;
 pub mod merge;
-pub mod nemesis;
 pub mod pictures;
 pub mod probes;
+pub mod process;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
 pub mod serve;
-pub mod settle;
 pub mod shrink;
-mod stage;
 pub mod sweep;
 pub mod testing;
 pub mod trace;

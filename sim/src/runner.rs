@@ -33,15 +33,15 @@ pub struct RunReport {
 }
 
 /// Which world simulates a run: the event world (the default), which drives the sans-IO cores
-/// from one event queue and jumps time to the next due event (see [`crate::event_world`]), or
+/// from one event queue and jumps time to the next due event (see [`crate::world::event`]), or
 /// turmoil's fixed 5 ms steps of every host over its simulated TCP, kept for fidelity runs. The
 /// two give different histories for one seed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum WorldKind {
-    /// The turmoil world ([`crate::world`]).
+    /// The turmoil world ([`crate::world::turmoil`]).
     Turmoil,
-    /// The event world ([`crate::event_world`]).
+    /// The event world ([`crate::world::event`]).
     #[default]
     Event,
 }
@@ -58,8 +58,8 @@ impl WorldKind {
     /// Runs `spec` in this world.
     pub fn run(self, spec: &ScenarioSpec) -> Result<History, WorldError> {
         match self {
-            WorldKind::Turmoil => world::run(spec),
-            WorldKind::Event => crate::event_world::run(spec),
+            WorldKind::Turmoil => world::turmoil::run(spec),
+            WorldKind::Event => world::event::run(spec),
         }
     }
 

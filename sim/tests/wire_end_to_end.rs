@@ -6,7 +6,7 @@ use groupsim_wire::test_util as wire_support;
 use std::sync::{Arc, Mutex};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use groupsim::broker_task::run_broker;
+use groupsim::process::broker_task::run_broker;
 use groupsim_coordinator::broker::{Broker, BrokerConfig};
 use groupsim_coordinator::log::{shared, PartitionLogs, SharedLogs};
 use groupsim_coordinator::CoordinatorEvent;

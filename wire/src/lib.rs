@@ -12,12 +12,15 @@
 //! - [`versions`]: the one table of API versions served, and version fitting.
 //! - [`codec`] and [`frame`]: frame bytes to and from kafka-protocol messages, refusing bad input
 //!   before it reaches the decoder.
-//! - [`client`] and [`server`] (feature `io`): the tokio halves of a connection, generic over
-//!   `AsyncRead`/`AsyncWrite`, used by the simulation's drivers and by `groupsim serve`.
+//! - [`conn`]: the sans-IO connection layer both ends share (handshake, correlation ids,
+//!   in-order serving, acks=0): every world and `groupsim serve` drive it.
+//! - [`client`] and [`server`] (feature `io`): thin tokio loops around [`conn`], generic over
+//!   `AsyncRead`/`AsyncWrite`.
 //!
 //! The sans-IO cores build this crate without the `io` feature, so tokio never enters them.
 
 pub mod codec;
+pub mod conn;
 pub mod consumer_protocol;
 pub mod error;
 pub mod error_codes;

@@ -12,15 +12,16 @@
 //! when a sweep runs several runs at once on other threads.
 //!
 //! Probes are also the simulation's trigger points: while [`tapping`] is on, every hit is logged
-//! in order with the actor the driver said it was running ([`set_actor`]: a member's name, a
-//! broker), and the nemesis drains that log ([`take_taps`]) between steps to fire faults on
-//! protocol events (a commit appended, a revoke started) rather than at random instants. A run
-//! that names no probe in a trigger never taps, and its history does not depend on the log.
+//! in order, and the process shell that handed its core the input drains that log
+//! ([`take_taps`]) right after, naming itself as the [`Tap`]'s actor; the world hands the taps to
+//! the fault injector, which fires faults on protocol events (a commit appended, a revoke
+//! started) rather than at random instants. A run that names no probe in a trigger never taps,
+//! and its history does not depend on the log.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt::Display;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A named rare situation. Declare with [`probes!`]; hit with [`Probe::hit`].
 #[derive(Debug)]
@@ -36,51 +37,46 @@ pub struct Probe {
 /// Hits counted during one recording: probe name (with `:detail` for family members) -> count.
 pub type ProbeHits = BTreeMap<String, u64>;
 
-/// One logged hit while tapping: which probe, hit by which actor.
+/// One hit while tapping: which probe, hit by which actor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tap {
     /// The probe's name (family details are not logged).
     pub probe: &'static str,
-    /// The actor the driver had set when the probe was hit (`None` outside any actor).
-    pub actor: Option<Rc<str>>,
+    /// Who hit it: the member, or the client whose request a broker served (`None` for a
+    /// broker's own timers and instructions).
+    pub actor: Option<Arc<str>>,
 }
 
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
     static TAPPING: Cell<bool> = const { Cell::new(false) };
-    static TAPS: RefCell<Vec<Tap>> = const { RefCell::new(Vec::new()) };
-    static ACTOR: RefCell<Option<Rc<str>>> = const { RefCell::new(None) };
+    static TAPS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Turns this thread's tap log on or off. Either way the log and the actor start empty, so a
-/// run never sees taps left by an earlier run on the same thread (one that failed midway, say).
+/// Turns this thread's tap log on or off. Either way the log starts empty, so a run never sees
+/// taps left by an earlier run on the same thread (one that failed midway, say).
 pub fn tapping(on: bool) {
     TAPPING.with(|t| t.set(on));
     TAPS.with(|t| t.borrow_mut().clear());
-    set_actor(None);
 }
 
-/// Whether this thread's tap log is on (drivers skip naming actors when it is off).
+/// Whether this thread's tap log is on.
 pub fn is_tapping() -> bool {
     TAPPING.with(Cell::get)
 }
 
-/// Says which actor's code runs from now on this thread (a driver calls this before it hands an
-/// input to its core), so taps name who hit a probe.
-pub fn set_actor(actor: Option<Rc<str>>) {
-    ACTOR.with(|a| *a.borrow_mut() = actor);
-}
-
-/// The taps logged since the last call, in hit order.
-pub fn take_taps() -> Vec<Tap> {
+/// The probes hit since the last call, in hit order (empty unless tapping).
+pub fn take_taps() -> Vec<&'static str> {
+    if !TAPPING.with(Cell::get) {
+        return Vec::new();
+    }
     TAPS.with(|t| std::mem::take(&mut *t.borrow_mut()))
 }
 
 fn tap(probe: &'static str) {
     if TAPPING.with(Cell::get) {
-        let actor = ACTOR.with(|a| a.borrow().clone());
-        TAPS.with(|t| t.borrow_mut().push(Tap { probe, actor }));
+        TAPS.with(|t| t.borrow_mut().push(probe));
     }
 }
 
@@ -232,21 +228,12 @@ mod tests {
     }
 
     #[test]
-    fn taps_log_hits_in_order_with_their_actor_only_while_tapping() {
+    fn taps_log_hits_in_order_only_while_tapping() {
         A.hit();
         tapping(true);
-        set_actor(Some(Rc::from("m1")));
         A.hit();
-        set_actor(None);
         B.hit_as("detail");
-        let taps = take_taps();
-        assert_eq!(
-            taps,
-            vec![
-                Tap { probe: "test.a", actor: Some(Rc::from("m1")) },
-                Tap { probe: "test.b", actor: None },
-            ]
-        );
+        assert_eq!(take_taps(), vec!["test.a", "test.b"]);
         assert!(take_taps().is_empty());
         tapping(false);
         A.hit();
@@ -254,13 +241,12 @@ mod tests {
     }
 
     #[test]
-    fn turning_tapping_on_again_forgets_taps_and_the_actor_left_by_an_earlier_run() {
+    fn turning_tapping_on_again_forgets_taps_left_by_an_earlier_run() {
         tapping(true);
-        set_actor(Some(Rc::from("m9")));
         A.hit(); // an earlier run that stopped before draining its taps
         tapping(true);
         B.hit();
-        assert_eq!(take_taps(), vec![Tap { probe: "test.b", actor: None }]);
+        assert_eq!(take_taps(), vec!["test.b"]);
         tapping(false);
     }
 

@@ -1,5 +1,6 @@
-//! The server half of a connection: [`serve_connection`] reads frames, decodes them, asks a
-//! [`RequestHandler`] for the answer, encodes it and writes it back. The handler is the hook:
+//! The server half of a connection over a tokio stream: [`serve_connection`] reads frames into
+//! the sans-IO [`ServerConn`] (which decodes them, serves them in order and knows which get no
+//! answer), asks a [`RequestHandler`] for each answer and writes it back. The handler is the hook:
 //! the simulation's brokers hand requests to the task that owns the sans-IO broker
 //! ([`BrokerHandle`]), and `groupsim serve` wraps that with its Fetch long-poll.
 //!
@@ -8,22 +9,17 @@
 //! answer to its current request is sent), which is what keeps answers in request order even
 //! though JoinGroup/SyncGroup answers may come long after later requests were read elsewhere.
 //!
-//! Bad input never panics. What the server does with it:
-//! - ApiVersions at a version we do not serve: answer UNSUPPORTED_VERSION (35) in the v0 body
-//!   layout, listing our versions, as Kafka does; the client retries at a version we serve.
-//! - Any other unserved API or version, an unknown API key, a malformed or oversized frame:
-//!   log the reason (`tracing::warn`) and close this connection only. Kafka also closes the
-//!   connection when it cannot parse a request, so clients handle this path.
+//! What is done with bad input is [`ServerConn`]'s rule (see [`crate::conn::server`]); a
+//! refused frame closes this connection only and is logged (`tracing::warn`).
 
 use std::future::Future;
 
-use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::codec::{decode_request, encode_api_versions_fallback, encode_response};
+use crate::conn::{Next, ServerConn};
 use crate::frame::{write_frame, FrameReader, DEFAULT_MAX_FRAME_BYTES};
-use crate::versions::unsupported_api_versions;
 use crate::WireError;
 
 /// Answers one decoded request: the hook between a connection's frame loop and whatever owns
@@ -132,33 +128,26 @@ pub async fn serve_connection_with<S: AsyncRead + AsyncWrite + Unpin, H: Request
 }
 
 async fn serve_frames<S: AsyncRead + AsyncWrite + Unpin, H: RequestHandler>(
-    conn: &mut FrameReader<S>,
+    frames: &mut FrameReader<S>,
     handler: &H,
 ) -> Result<(), WireError> {
-    while let Some(frame) = conn.read_frame().await? {
-        let answer = match decode_request(frame) {
-            Ok(req) => {
-                let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
-                tracing::trace!(api = ?req.api_key, version = req.version, ?client_id, "request");
-                // Kafka sends nothing back for a Produce with acks=0.
-                let no_answer = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);
-                let response = handler.call(req.version, client_id, req.request).await?;
-                if no_answer {
-                    continue;
+    let mut conn = ServerConn::new();
+    while let Some(frame) = frames.read_frame().await? {
+        conn.push(frame);
+        while let Some(next) = conn.next_step() {
+            let answer = match next {
+                Next::Serve { reply, client_id, request } => {
+                    tracing::trace!(api = ?reply.api_key, version = reply.version, ?client_id, "request");
+                    let response = handler.call(reply.version, client_id, *request).await?;
+                    conn.answer(reply, &response)?
                 }
-                encode_response(req.header.correlation_id, req.api_key, req.version, &response)?
+                Next::Send(frame) => Some(frame),
+                Next::Refuse(e) => return Err(e),
+            };
+            if let Some(answer) = answer {
+                write_frame(frames.get_mut(), &answer).await?;
             }
-            Err(WireError::UnsupportedVersion {
-                api_key: ApiKey::ApiVersions,
-                version,
-                correlation_id,
-            }) => {
-                tracing::debug!(version, "ApiVersions version not served; answering in v0 layout");
-                encode_api_versions_fallback(correlation_id, &unsupported_api_versions())?
-            }
-            Err(e) => return Err(e),
-        };
-        write_frame(conn.get_mut(), &answer).await?;
+        }
     }
     Ok(())
 }

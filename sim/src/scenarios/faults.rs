@@ -21,13 +21,13 @@ pub fn connection_flaps(seed: u64) -> ScenarioSpec {
         t += rng.random_range(1_000..3_000);
     }
     for _ in 0..3 {
-        let host = crate::host::client_host(rng.random_range(0..3));
+        let host = crate::world::orders::client_host(rng.random_range(0..3));
         let t = rng.random_range(8_000..50_000);
         faults.push(at(
             t,
             Fault::NetworkPartition {
                 host,
-                peers: vec![crate::host::broker_host(0)],
+                peers: vec![crate::world::orders::broker_host(0)],
                 heal_after_ms: rng.random_range(1_000..4_000),
             },
         ));

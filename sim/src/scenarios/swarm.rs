@@ -113,8 +113,8 @@ fn swarm_of(
     let swarm = Swarm::draw(&mut frng, SWARM_KINDS, 6_000);
     let ctx = FaultContext {
         members: members.iter().map(|m| m.name.clone()).collect(),
-        brokers: (0..brokers).map(crate::host::broker_host).collect(),
-        client_hosts: (0..client_hosts).map(crate::host::client_host).collect(),
+        brokers: (0..brokers).map(crate::world::orders::broker_host).collect(),
+        client_hosts: (0..client_hosts).map(crate::world::orders::client_host).collect(),
         broker_ids: (0..brokers).collect(),
         topics: topics.clone(),
         group: GROUP_ID.to_string(),

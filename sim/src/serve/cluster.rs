@@ -25,8 +25,8 @@ use super::error::ServeError;
 use super::gate::Gate;
 use super::recorder::Recorder;
 use super::shared::Shared;
-use crate::broker_task::run_broker_controlled;
 use crate::history::{History, WorldEvent};
+use crate::process::broker_task::run_broker_controlled;
 
 /// The only address `groupsim serve` binds.
 pub const LOOPBACK: &str = "127.0.0.1";

@@ -1,45 +1,65 @@
-//! The event world: the same sans-IO cores, wire codec, history, nemesis and checker as the
-//! turmoil [`crate::world`], driven by one deterministic event queue instead of turmoil's fixed
-//! 5 ms steps of every host. Simulated time jumps from one due event to the next (a frame
-//! landing, a member's or broker's timer, a process start, the world's own schedule); nothing
-//! runs in between.
+//! The event world: the process shells driven by one deterministic event queue. Simulated time
+//! jumps from one due event to the next (a frame landing, a member's or broker's timer, a
+//! process start, the stage's own schedule); nothing runs in between.
 //!
 //! What it keeps: every request and answer is encoded and decoded with the real codec at the
 //! negotiated version (each connection does the ApiVersions handshake), a connection serves one
-//! request at a time, members and brokers are the cores the turmoil world runs, and the world's
-//! own work (producer, phases, faults, triggers, early end) is the shared [`Stage`].
+//! request at a time, and members and brokers are the same shells the turmoil world runs.
 //!
-//! What differs: latencies are drawn per frame (no 5 ms grid), so histories differ from the
-//! turmoil world's for the same seed; the network model is explicit ([`network`]); triggers act
+//! What differs from the turmoil world: latencies are drawn per frame (no 5 ms grid), so
+//! histories differ for the same seed; the network model is explicit ([`network`]); triggers act
 //! at the very instant of their event rather than at the next step.
 //!
-//! Modules, leaves first: [`queue`] (events and the queue), [`network`] (links, connections,
-//! lanes), [`ctx`] (what a host reaches while handling an event), [`client`] (a member's side
-//! of a connection), [`incarnation`] (a member core and its connections), [`member`] (a member
-//! process: starts, restarts, commands, pauses), [`broker`] (a broker host).
+//! Leaves first: [`queue`] (events and the queue), [`network`] (links, connections, lanes),
+//! [`member`] (a member host: a member process and its connections' transport ends),
+//! [`broker`] (a broker host).
 
 mod broker;
-mod client;
-mod ctx;
-mod incarnation;
 mod member;
 mod network;
 mod queue;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
+
+use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
 use self::broker::BrokerNode;
-use self::ctx::Ctx;
-use self::member::MemberProcess;
+use self::member::MemberHost;
 use self::network::Network;
 use self::queue::{Dir, Event, EventQueue};
-use crate::cluster::BrokerHosts;
-use crate::history::History;
-use crate::nemesis::NetworkOps;
+use crate::history::{EventKind, History};
 use crate::scenario::ScenarioSpec;
-use crate::stage::{Stage, WorldError};
+use crate::world::error::WorldError;
+use crate::world::orders::{Hosts, Order, SharedHistory};
+use crate::world::stage::settle::SharedSettling;
+use crate::world::stage::Stage;
+
+/// What every host reaches while it handles an event: the current instant, the queue, the
+/// network, and the run's shared records.
+struct Ctx {
+    /// The instant being handled.
+    now: Millis,
+    /// Everything still to happen.
+    queue: EventQueue,
+    /// Links and connections.
+    net: Network,
+    /// The history being recorded.
+    history: SharedHistory,
+    /// Whether the members' faults have played out (for the early end).
+    settling: SharedSettling,
+    /// Probe hits since the stage's last tick, in hit order.
+    taps: Vec<Tap>,
+}
+
+impl Ctx {
+    /// Records `kind` at the current instant.
+    fn record(&self, kind: EventKind) {
+        self.history.borrow_mut().record(self.now, kind);
+    }
+}
 
 /// Runs `spec` in the event world and returns the recorded history; it ends as the turmoil
 /// world's does (early once the liveness rule has held for the grace period, else at the
@@ -52,20 +72,18 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         net: Network::new(spec),
         history: stage.history.clone(),
         settling: stage.settling.clone(),
-        controls: stage.controls.clone(),
+        taps: Vec::new(),
     };
     let shared = stage.cluster.broker_shared();
     let configs: Vec<_> = stage.cluster.broker_configs().values().cloned().collect();
-    let mut hosts = Hosts {
-        brokers: configs
-            .into_iter()
-            .map(|config| BrokerNode::start(&mut ctx, config, shared.clone()))
-            .collect(),
-        members: Vec::new(),
-        ctx,
-    };
+    let brokers =
+        configs.into_iter().map(|config| BrokerNode::start(&mut ctx, config, shared.clone()));
+    let brokers: Vec<BrokerNode> = brokers.collect();
+    let mut hosts =
+        World { brokers, members: Vec::new(), by_name: BTreeMap::new(), ordered: false, ctx };
     for (i, plan) in spec.members.iter().enumerate() {
-        let member = MemberProcess::new(&mut hosts.ctx, i, plan.clone());
+        hosts.by_name.insert(plan.name.clone(), i);
+        let member = MemberHost::new(&mut hosts.ctx, i, plan.clone());
         hosts.members.push(member);
     }
     let end = stage.end_ms();
@@ -79,14 +97,13 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         if hosts.ctx.queue.peek_at() == Some(at) {
             continue;
         }
-        // The instant is over: the world's own work, then what it set off. Every order the
-        // stage gives hosts is recorded with it (a fault, a coordinator move, a failover, the
-        // liveness phase), so a tick that recorded nothing sent none.
-        let recorded = stage.history.borrow().len();
-        if stage.tick(&mut hosts, at) {
+        // The instant is over: the stage's own work, then the orders it gave the processes.
+        hosts.ordered = false;
+        let taps = std::mem::take(&mut hosts.ctx.taps);
+        if stage.tick(&mut hosts, at, taps) {
             break at;
         }
-        if stage.history.borrow().len() > recorded {
+        if hosts.ordered {
             hosts.take_orders();
         }
         let due = stage.next_due().max(at + 1);
@@ -99,9 +116,12 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
 }
 
 /// The hosts of the event world and what they share.
-struct Hosts {
+struct World {
     brokers: Vec<BrokerNode>,
-    members: Vec<MemberProcess>,
+    members: Vec<MemberHost>,
+    by_name: BTreeMap<String, usize>,
+    /// Whether the stage gave an order at this instant.
+    ordered: bool,
     ctx: Ctx,
 }
 
@@ -110,7 +130,7 @@ fn broker(brokers: &mut [BrokerNode], node: i32) -> Option<&mut BrokerNode> {
     usize::try_from(node).ok().and_then(|n| brokers.get_mut(n))
 }
 
-impl Hosts {
+impl World {
     fn handle(&mut self, event: Event) {
         let ctx = &mut self.ctx;
         match event {
@@ -151,8 +171,8 @@ impl Hosts {
         }
     }
 
-    /// Carries out what the world's tick ordered: brokers' control instructions (coordinator
-    /// moves), then members' commands, in node and member order.
+    /// Carries out the orders the stage gave at this instant: brokers' control instructions
+    /// (coordinator moves), then members' commands, in node and member order.
     fn take_orders(&mut self) {
         for b in &mut self.brokers {
             b.take_controls(&mut self.ctx);
@@ -163,30 +183,43 @@ impl Hosts {
     }
 }
 
-impl BrokerHosts for Hosts {
-    fn crash(&mut self, node: i32) {
-        if let Some(b) = broker(&mut self.brokers, node) {
-            b.crash(&mut self.ctx);
+impl Hosts for World {
+    fn order(&mut self, now: Millis, order: Order) -> bool {
+        debug_assert_eq!(now, self.ctx.now);
+        self.ordered = true;
+        let ctx = &mut self.ctx;
+        match order {
+            Order::Member { member, command } => {
+                let Some(&i) = self.by_name.get(&member) else { return false };
+                self.members[i].give(command)
+            }
+            Order::Broker { node, control } => {
+                broker(&mut self.brokers, node).is_some_and(|b| b.give(control))
+            }
+            Order::CrashBroker { node } => {
+                if let Some(b) = broker(&mut self.brokers, node) {
+                    b.crash(ctx);
+                }
+                true
+            }
+            Order::RestartBroker { node } => {
+                if let Some(b) = broker(&mut self.brokers, node) {
+                    b.restart(ctx);
+                }
+                true
+            }
+            Order::Partition { a, b } => {
+                ctx.net.partition(&mut ctx.queue, ctx.now, &a, &b);
+                true
+            }
+            Order::Repair { a, b } => {
+                ctx.net.repair(&a, &b);
+                true
+            }
+            Order::MaxLatency { a, b, max_ms } => {
+                ctx.net.set_max_latency(&a, &b, max_ms);
+                true
+            }
         }
-    }
-
-    fn restart(&mut self, node: i32) {
-        if let Some(b) = broker(&mut self.brokers, node) {
-            b.restart(&mut self.ctx);
-        }
-    }
-}
-
-impl NetworkOps for Hosts {
-    fn partition(&mut self, a: &str, b: &str) {
-        self.ctx.net.partition(&mut self.ctx.queue, self.ctx.now, a, b);
-    }
-
-    fn repair(&mut self, a: &str, b: &str) {
-        self.ctx.net.repair(a, b);
-    }
-
-    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
-        self.ctx.net.set_max_latency(a, b, max_ms);
     }
 }

@@ -1,43 +1,37 @@
-//! The half of a run that does not depend on how time and the network are simulated: the
-//! history with its opening events, the topics, the cluster control, the nemesis, the producer,
-//! the phases and the early end. Both worlds drive it: [`crate::world`] (turmoil, between fixed
-//! steps) and [`crate::event_world`] (an event queue, at the instants something is due).
+//! The stage: the half of a run that does not depend on how time and the network are
+//! simulated — the history with its opening events, the topics, the cluster control
+//! ([`cluster`]), the fault injector ([`nemesis`]), the [`producer`], the phases and the early
+//! end (with [`settle`]). Both worlds drive it the same way: [`Stage::tick`] at every instant
+//! where something happened or [`Stage::next_due`] says, with the probe taps their hosts
+//! collected; it gives its orders through [`Hosts`]. It imports neither world.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
-use groupsim_wire::{Millis, TopicPartition};
-use rand::RngExt;
+use groupsim_coordinator::log::{self as plog, PartitionLogs};
+use groupsim_wire::probe::Tap;
+use groupsim_wire::Millis;
 
+use self::cluster::{Cluster, ClusterError};
+use self::nemesis::{ClusterOp, ClusterOps, Nemesis, NemesisTargets};
+use self::producer::Producer;
+use self::settle::SharedSettling;
 use crate::checker::LivenessWatch;
-use crate::cluster::{BrokerHosts, Cluster, ClusterError};
 use crate::history::{History, WorldEvent};
-use crate::host::{broker_host, client_host, SharedHistory};
-use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis, NemesisTargets, NetworkOps};
-use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
-use crate::settle::SharedSettling;
+use crate::world::error::WorldError;
+use crate::world::orders::{broker_host, client_host, Hosts, Order, SharedHistory};
 
-/// How often the producer appends what is due (like a producer's linger).
-const PRODUCER_LINGER_MS: Millis = 100;
+pub mod cluster;
+pub mod nemesis;
+pub mod producer;
+pub mod settle;
 
 /// How often, in the liveness phase, the world asks whether the group has converged.
 const LIVENESS_CHECK_MS: Millis = 100;
 
-/// A run that could not be carried out (not an anomaly: the harness itself failed).
-#[derive(Debug, thiserror::Error)]
-pub enum WorldError {
-    /// turmoil reported an error (a host's software failed).
-    #[error("simulation failed at t={at_ms}ms: {reason}")]
-    Sim { at_ms: Millis, reason: String },
-    /// The scenario is inconsistent.
-    #[error("invalid scenario {name}: {reason}")]
-    InvalidScenario { name: String, reason: String },
-}
-
-/// The world-agnostic state of one run (see the module docs). A world builds it, installs its
-/// hosts from [`Stage::cluster`], [`Stage::controls`] and [`Stage::settling`], calls
+/// The world-agnostic state of one run (see the module docs). A world builds it, starts its
+/// hosts from [`Stage::cluster`], reports member processes' settling to [`Stage::settling`], calls
 /// [`Stage::tick`] whenever simulated time reaches an instant it handles, and
 /// [`Stage::finish`] at the end.
 pub(crate) struct Stage {
@@ -45,8 +39,6 @@ pub(crate) struct Stage {
     pub(crate) history: SharedHistory,
     /// The cluster control (metadata, offsets log, coordinator moves, broker crashes).
     pub(crate) cluster: Cluster,
-    /// Running members' control channels (the nemesis sends on them).
-    pub(crate) controls: MemberControls,
     /// Whether the members' faults have played out.
     pub(crate) settling: SharedSettling,
     nemesis: Nemesis,
@@ -79,7 +71,6 @@ impl Stage {
         }
         let logs = plog::shared(logs);
         let cluster = Cluster::new(spec, logs.clone(), history.clone());
-        let controls: MemberControls = Rc::default();
         if let Some(swarm) = &spec.swarm {
             history
                 .borrow_mut()
@@ -100,19 +91,12 @@ impl Stage {
                 .max()
                 .unwrap_or(0),
         };
-        let nemesis = Nemesis::new(
-            spec.faults.clone(),
-            targets,
-            controls.clone(),
-            history.clone(),
-            hosts,
-            spec.latency_ms.1,
-        );
+        let nemesis =
+            Nemesis::new(spec.faults.clone(), targets, history.clone(), hosts, spec.latency_ms.1);
         let producer = RefCell::new(Producer::new(spec, logs.clone()));
         Ok(Self {
             history,
             cluster,
-            controls,
             settling: SharedSettling::default(),
             nemesis,
             producer,
@@ -133,7 +117,7 @@ impl Stage {
     /// the nemesis (faults due, undos due, triggers on the events recorded since the last
     /// tick). Returns true when the run ends here. Calling it again at the same instant only
     /// fires what became due since.
-    pub(crate) fn tick<H: BrokerHosts + NetworkOps>(&mut self, hosts: &mut H, now: Millis) -> bool {
+    pub(crate) fn tick<H: Hosts>(&mut self, hosts: &mut H, now: Millis, taps: Vec<Tap>) -> bool {
         if self.liveness_marked && self.converged.ends_run(now, &self.history, &self.settling) {
             return true;
         }
@@ -148,10 +132,11 @@ impl Stage {
                 .borrow_mut()
                 .world(now, WorldEvent::LivenessPhase { deadline_ms: self.end_ms });
         }
-        self.cluster.tick(now);
+        self.cluster.tick(hosts, now);
         self.nemesis.tick(
             &mut WorldCluster { cluster: &mut self.cluster, producer: &self.producer, hosts },
             now,
+            taps,
         );
         false
     }
@@ -264,16 +249,17 @@ struct WorldCluster<'a, H> {
     hosts: &'a mut H,
 }
 
-impl<H: BrokerHosts> ClusterOps for WorldCluster<'_, H> {
+impl<H: Hosts> ClusterOps for WorldCluster<'_, H> {
     type Error = ClusterError;
 
     fn apply(&mut self, now: Millis, op: ClusterOp<'_>) -> Result<(), ClusterError> {
+        let hosts = &mut *self.hosts;
         match op {
             ClusterOp::MoveCoordinator { group, to, load_ms } => {
-                self.cluster.move_coordinator(now, group, to, load_ms)
+                self.cluster.move_coordinator(hosts, now, group, to, load_ms)
             }
-            ClusterOp::CrashBroker { node } => self.cluster.crash_broker(self.hosts, now, node),
-            ClusterOp::RestartBroker { node } => self.cluster.restart_broker(self.hosts, now, node),
+            ClusterOp::CrashBroker { node } => self.cluster.crash_broker(hosts, now, node),
+            ClusterOp::RestartBroker { node } => self.cluster.restart_broker(hosts, now, node),
             ClusterOp::ExpandTopic { topic, partitions } => {
                 self.cluster.expand_topic(now, topic, partitions)?;
                 self.producer.borrow_mut().add_partitions(topic, partitions);
@@ -283,114 +269,8 @@ impl<H: BrokerHosts> ClusterOps for WorldCluster<'_, H> {
     }
 }
 
-impl<H: NetworkOps> NetworkOps for WorldCluster<'_, H> {
-    fn partition(&mut self, a: &str, b: &str) {
-        self.hosts.partition(a, b);
-    }
-
-    fn repair(&mut self, a: &str, b: &str) {
-        self.hosts.repair(a, b);
-    }
-
-    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
-        self.hosts.set_max_latency(a, b, max_ms);
-    }
-}
-
-/// Appends records to every partition at its drawn rate, between simulation steps.
-pub struct Producer {
-    logs: SharedLogs,
-    /// (partition, records per second, records appended so far, first due time)
-    partitions: Vec<(TopicPartition, u32, u64, Millis)>,
-    rng: rand_chacha::ChaCha8Rng,
-    rates: (u32, u32),
-    stop_ms: Millis,
-    next_flush: Millis,
-    stopped: bool,
-}
-
-impl Producer {
-    pub(crate) fn new(spec: &ScenarioSpec, logs: SharedLogs) -> Self {
-        let mut rng = rng::stream(spec.seed, Stream::Workload);
-        // Skip ahead on a separate stream id space: the workload stream's first draws belong to
-        // the scenario builder; use a fork keyed on the producer instead.
-        rng.set_stream(rng.get_stream() + 100);
-        let (lo, hi) = spec.producer.records_per_sec;
-        let mut partitions = Vec::new();
-        for (topic, n) in &spec.topics {
-            for p in 0..*n {
-                let rate = rng.random_range(lo..=hi);
-                partitions.push((TopicPartition::new(topic.clone(), p), rate, 0, 0));
-            }
-        }
-        Self {
-            logs,
-            partitions,
-            rng,
-            rates: (lo, hi),
-            stop_ms: spec.producer.stop_ms,
-            next_flush: 0,
-            stopped: false,
-        }
-    }
-
-    /// When [`Self::tick`] next appends, if the producer still runs.
-    pub(crate) fn next_flush(&self) -> Option<Millis> {
-        (!self.stopped).then_some(self.next_flush)
-    }
-
-    /// Starts producing to partitions a topic gained (from the next flush on).
-    pub fn add_partitions(&mut self, topic: &str, total: i32) {
-        let have = self.partitions.iter().filter(|(tp, ..)| tp.topic == topic).count() as i32;
-        let start = self.next_flush;
-        for p in have..total {
-            let rate = self.rng.random_range(self.rates.0..=self.rates.1);
-            self.partitions.push((TopicPartition::new(topic, p), rate, 0, start));
-        }
-    }
-
-    pub(crate) fn tick(&mut self, now: Millis, history: &SharedHistory) {
-        if self.stopped || now < self.next_flush {
-            return;
-        }
-        let until = now.min(self.stop_ms);
-        let mut logs = self.logs.lock().expect("logs lock is never poisoned");
-        for (tp, rate, produced, since) in &mut self.partitions {
-            let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
-            if due > *produced {
-                let count = due - *produced;
-                let mut base = None;
-                for k in 0..count {
-                    let offset = logs
-                        .append(
-                            tp,
-                            None,
-                            format!("{tp}:{}", *produced + k).into_bytes().into(),
-                            now as i64,
-                        )
-                        .expect("producer appends only to partitions it was built from");
-                    base.get_or_insert(offset);
-                }
-                *produced = due;
-                history.borrow_mut().world(
-                    now,
-                    WorldEvent::Produced {
-                        partition: tp.clone(),
-                        base_offset: base.unwrap_or_default(),
-                        count: count as i64,
-                    },
-                );
-            }
-        }
-        if now >= self.stop_ms {
-            self.stopped = true;
-            let ends = self
-                .partitions
-                .iter()
-                .map(|(tp, ..)| (tp.clone(), logs.log_end_offset(tp).unwrap_or(0)))
-                .collect();
-            history.borrow_mut().world(now, WorldEvent::ProducerStopped { log_end_offsets: ends });
-        }
-        self.next_flush = now + PRODUCER_LINGER_MS;
+impl<H: Hosts> Hosts for WorldCluster<'_, H> {
+    fn order(&mut self, now: Millis, order: Order) -> bool {
+        self.hosts.order(now, order)
     }
 }

@@ -3,54 +3,23 @@
 //! broker). At the start of the liveness phase it heals everything still outstanding.
 //!
 //! Faults act on connections and members, not only on whole hosts: member faults go to the
-//! member's driver through its control channel even when several members share a client host.
+//! member process as an [`Order`] even when several members share a client host.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
-use std::time::Duration;
 
-use groupsim_member::{AssignorKind, ClientProfile};
-use groupsim_wire::{probe, Millis};
+use groupsim_wire::probe::{self, Tap};
+use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use tokio::sync::mpsc;
 use tracing::debug;
 
 use crate::faults::{Fault, FaultSchedule};
 use crate::history::WorldEvent;
-use crate::host::SharedHistory;
 use crate::probes;
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::watch::{GroupWatch, Seen};
-
-/// What the nemesis can ask of a running member's driver.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MemberCommand {
-    /// Reset every connection.
-    DropConnections,
-    /// Stop the world for this long.
-    Pause { duration_ms: Millis },
-    /// Die now (no LeaveGroup, uncommitted progress lost); start again as a new member later.
-    Crash { restart_after_ms: Millis },
-    /// Leave gracefully; start again as a new member later, with a new profile and assignors
-    /// when `upgrade` says so.
-    Leave { restart_after_ms: Millis, upgrade: Option<(ClientProfile, Vec<AssignorKind>)> },
-    /// Make the processing in progress finish late, detached from the next revoke.
-    StaleAck { delay_ms: Millis },
-    /// Make the next revoke callback slower.
-    SlowRevoke { extra_ms: Millis },
-    /// Make the revoke callback under way (or else the next one) last until this instant.
-    SlowRevokeUntil { until_ms: Millis },
-    /// The liveness phase begins: a cooperative member drops a revoke slowdown no callback has
-    /// taken up yet.
-    Heal,
-}
-
-/// Running members' control channels, by member name. Drivers register on start and remove
-/// themselves when they stop for good.
-pub type MemberControls = Rc<RefCell<BTreeMap<String, mpsc::UnboundedSender<MemberCommand>>>>;
+use crate::world::orders::{Hosts, MemberCommand, Order, SharedHistory};
 
 /// A cluster-level operation a fault asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,32 +42,6 @@ pub trait ClusterOps {
 
     /// Carries out `op` between simulation steps.
     fn apply(&mut self, now: Millis, op: ClusterOp<'_>) -> Result<(), Self::Error>;
-}
-
-/// The network operations faults need, on links between two hosts named as in
-/// [`crate::host`]: turmoil's links, or the event world's model of them.
-pub trait NetworkOps {
-    /// Cuts the link between `a` and `b`: what is in flight on it is lost.
-    fn partition(&mut self, a: &str, b: &str);
-    /// Restores the link between `a` and `b`.
-    fn repair(&mut self, a: &str, b: &str);
-    /// Sets the largest latency of a message between `a` and `b`.
-    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis);
-}
-
-impl NetworkOps for turmoil::Sim<'_> {
-    fn partition(&mut self, a: &str, b: &str) {
-        turmoil::Sim::partition(self, a, b);
-    }
-
-    fn repair(&mut self, a: &str, b: &str) {
-        // Held segments are dropped with the partition; `repair` restores the link.
-        turmoil::Sim::repair(self, a, b);
-    }
-
-    fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
-        self.set_link_max_message_latency(a, b, Duration::from_millis(max_ms));
-    }
 }
 
 /// A follow-up the nemesis owes: undoing a fault's effect.
@@ -143,7 +86,6 @@ pub struct Nemesis {
     next: usize,
     undo: BTreeMap<(Millis, u64), Undo>,
     undo_seq: u64,
-    controls: MemberControls,
     history: SharedHistory,
     /// Every host name, for latency changes.
     hosts: Vec<String>,
@@ -160,7 +102,6 @@ impl Nemesis {
     pub fn new(
         schedule: FaultSchedule,
         targets: NemesisTargets,
-        controls: MemberControls,
         history: SharedHistory,
         hosts: Vec<String>,
         normal_max_latency_ms: Millis,
@@ -184,7 +125,6 @@ impl Nemesis {
             next: 0,
             undo: BTreeMap::new(),
             undo_seq: 0,
-            controls,
             history,
             hosts,
             normal_max_latency_ms,
@@ -195,12 +135,11 @@ impl Nemesis {
 
     /// Applies every fault and undo due at or before `now`, and every trigger the events
     /// recorded since the last tick fire.
-    pub fn tick<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis) {
+    pub fn tick<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, taps: Vec<Tap>) {
         let seen = {
             let history = self.history.borrow();
             self.watch.update(history.events())
         };
-        let taps = probe::take_taps();
         if !self.healed_all {
             for s in seen {
                 let (event, targets) = match s {
@@ -263,7 +202,7 @@ impl Nemesis {
     }
 
     /// Applies `fault` now and records it, counting the group state it struck in.
-    fn inject<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis, fault: Fault) {
+    fn inject<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, fault: Fault) {
         let state = self.watch.state_name(now);
         probes::FAULT_IN_GROUP_STATE.hit_as(format_args!("{}@{state}", fault.kind().name()));
         match state.as_str() {
@@ -278,7 +217,7 @@ impl Nemesis {
 
     /// `event` happened, concerning `targets` (members; drawn among when several): each armed
     /// trigger waiting for it draws whether it fires.
-    fn on_event<W: ClusterOps + NetworkOps>(
+    fn on_event<W: ClusterOps + Hosts>(
         &mut self,
         world: &mut W,
         now: Millis,
@@ -357,13 +296,13 @@ impl Nemesis {
     /// The liveness phase begins: stop injecting and undo everything still in effect, including
     /// a cooperative member's revoke slowdown that no callback has taken up yet (only members
     /// that were given one hear of it).
-    pub fn heal_all<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis) {
+    pub fn heal_all<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis) {
         self.healed_all = true;
         for (_, undo) in std::mem::take(&mut self.undo) {
             self.apply_undo(world, now, undo);
         }
         for member in std::mem::take(&mut self.slowed) {
-            self.command(&member, MemberCommand::Heal);
+            self.command(world, now, &member, MemberCommand::Heal);
         }
     }
 
@@ -372,54 +311,60 @@ impl Nemesis {
         self.undo.insert((at, self.undo_seq), undo);
     }
 
-    fn command(&self, member: &str, cmd: MemberCommand) -> bool {
-        match self.controls.borrow().get(member) {
-            Some(tx) => tx.send(cmd).is_ok(),
-            None => false,
-        }
-    }
-
-    fn apply<W: ClusterOps + NetworkOps>(
-        &mut self,
+    fn command<W: Hosts>(
+        &self,
         world: &mut W,
         now: Millis,
-        fault: &Fault,
+        member: &str,
+        cmd: MemberCommand,
     ) -> bool {
+        world.order(now, Order::Member { member: member.to_string(), command: cmd })
+    }
+
+    fn apply<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, fault: &Fault) -> bool {
         match fault {
             Fault::ConnectionDrop { member } => {
-                self.command(member, MemberCommand::DropConnections)
+                self.command(world, now, member, MemberCommand::DropConnections)
             }
             Fault::MemberPause { member, duration_ms } => {
-                self.command(member, MemberCommand::Pause { duration_ms: *duration_ms })
+                self.command(world, now, member, MemberCommand::Pause { duration_ms: *duration_ms })
             }
-            Fault::MemberCrash { member, restart_after_ms } => {
-                self.command(member, MemberCommand::Crash { restart_after_ms: *restart_after_ms })
-            }
+            Fault::MemberCrash { member, restart_after_ms } => self.command(
+                world,
+                now,
+                member,
+                MemberCommand::Crash { restart_after_ms: *restart_after_ms },
+            ),
             Fault::MemberLeave { member, restart_after_ms } => {
                 let cmd =
                     MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade: None };
-                self.command(member, cmd)
+                self.command(world, now, member, cmd)
             }
             Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
                 let upgrade = Some((*profile, assignors.clone()));
                 self.command(
+                    world,
+                    now,
                     member,
                     MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade },
                 )
             }
             Fault::StaleAck { member, delay_ms } => {
-                self.command(member, MemberCommand::StaleAck { delay_ms: *delay_ms })
+                self.command(world, now, member, MemberCommand::StaleAck { delay_ms: *delay_ms })
             }
             Fault::SlowRevoke { member, extra_ms } => {
                 self.slowed.insert(member.clone());
-                self.command(member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
+                self.command(world, now, member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
             }
-            Fault::SlowRevokeUntil { member, until_ms } => {
-                self.command(member, MemberCommand::SlowRevokeUntil { until_ms: *until_ms })
-            }
+            Fault::SlowRevokeUntil { member, until_ms } => self.command(
+                world,
+                now,
+                member,
+                MemberCommand::SlowRevokeUntil { until_ms: *until_ms },
+            ),
             Fault::NetworkPartition { host, peers, heal_after_ms } => {
                 for peer in peers {
-                    world.partition(host, peer);
+                    world.order(now, Order::Partition { a: host.clone(), b: peer.clone() });
                 }
                 self.later(
                     now + heal_after_ms,
@@ -431,7 +376,14 @@ impl Nemesis {
                 let peers: Vec<String> =
                     self.hosts.iter().filter(|h| *h != host).cloned().collect();
                 for peer in &peers {
-                    world.set_max_latency(host, peer, *max_latency_ms);
+                    world.order(
+                        now,
+                        Order::MaxLatency {
+                            a: host.clone(),
+                            b: peer.clone(),
+                            max_ms: *max_latency_ms,
+                        },
+                    );
                 }
                 let normal = self.normal_max_latency_ms;
                 self.later(
@@ -456,17 +408,24 @@ impl Nemesis {
         }
     }
 
-    fn apply_undo<W: ClusterOps + NetworkOps>(&mut self, world: &mut W, now: Millis, undo: Undo) {
+    fn apply_undo<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, undo: Undo) {
         let description = match &undo {
             Undo::Heal { host, peers } => {
                 for peer in peers {
-                    world.repair(host, peer);
+                    world.order(now, Order::Repair { a: host.clone(), b: peer.clone() });
                 }
                 format!("network partition of {host} from [{}]", peers.join(", "))
             }
             Undo::RestoreLatency { host, peers, max_latency_ms } => {
                 for peer in peers {
-                    world.set_max_latency(host, peer, *max_latency_ms);
+                    world.order(
+                        now,
+                        Order::MaxLatency {
+                            a: host.clone(),
+                            b: peer.clone(),
+                            max_ms: *max_latency_ms,
+                        },
+                    );
                 }
                 format!("latency of {host}")
             }

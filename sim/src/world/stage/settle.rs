@@ -4,13 +4,16 @@
 //! The world ends a run early once the liveness rule holds and has held for a grace period; a
 //! member the history cannot show as disturbed (a paused process looks like a healthy member
 //! until its session expires) must not let the run end before its fault has played out. The
-//! member drivers mark it here; it only reads what the drivers report, so it never changes a run.
+//! member processes report it ([`Settle`]); it only reads what they report, so it never changes
+//! a run.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use groupsim_wire::Millis;
+
+use crate::process::Settle;
 
 /// Member processes whose faults are still playing out.
 #[derive(Debug, Default)]
@@ -21,7 +24,7 @@ pub struct Settling {
     quiet_from: Millis,
 }
 
-/// The settling state the world and every member driver share.
+/// The settling state the stage owns and the worlds update from the member processes.
 pub type SharedSettling = Rc<RefCell<Settling>>;
 
 impl Settling {
@@ -38,6 +41,15 @@ impl Settling {
     /// A fault delivered to a member may act until `at`.
     pub fn acts_until(&mut self, at: Millis) {
         self.quiet_from = self.quiet_from.max(at);
+    }
+
+    /// Applies what member process `member` reported.
+    pub fn mark(&mut self, member: &str, mark: Settle) {
+        match mark {
+            Settle::Disturbed => self.disturb(member),
+            Settle::Settled => self.settle(member),
+            Settle::ActsUntil(at) => self.acts_until(at),
+        }
     }
 
     /// Whether, at `now`, no member is disturbed and no delivered fault may still act.

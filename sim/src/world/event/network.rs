@@ -27,9 +27,10 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::queue::{ConnId, Dir, Event, EventQueue};
-use crate::host::{broker_host, client_host};
+use crate::process::ConnKey;
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
+use crate::world::orders::{broker_host, client_host};
 
 /// What travels on a lane.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +61,8 @@ struct Lane {
 pub(super) struct Conn {
     /// The member (its index in the world) that opened it.
     pub(super) member: usize,
+    /// The member's name for it.
+    pub(super) key: ConnKey,
     /// The broker it goes to.
     pub(super) node: i32,
     client_host: usize,
@@ -127,19 +130,20 @@ impl Network {
         &self.conns[id]
     }
 
-    /// Opens a connection from `member` on client host `client` to broker `node`: its
+    /// Opens connection `key` from `member` on client host `client` to broker `node`: its
     /// connection attempt is the first frame toward the broker.
     pub(super) fn open(
         &mut self,
         queue: &mut EventQueue,
         now: Millis,
-        member: usize,
+        (member, key): (usize, ConnKey),
         client: usize,
         node: i32,
     ) -> ConnId {
         let id = self.conns.len();
         self.conns.push(Conn {
             member,
+            key,
             node,
             client_host: self.brokers + client,
             broker_host: node.max(0) as usize,
@@ -211,7 +215,7 @@ impl Network {
 }
 
 impl Network {
-    /// Cuts the link between hosts `a` and `b` (names as in [`crate::host`]): every frame in
+    /// Cuts the link between hosts `a` and `b` (names as in [`crate::world::orders`]): every frame in
     /// flight on it is lost, its lane dead, and a lost connection attempt refused now.
     pub(super) fn partition(&mut self, queue: &mut EventQueue, now: Millis, a: &str, b: &str) {
         let Some((a, b)) = self.pair(a, b) else { return };
@@ -266,7 +270,7 @@ mod tests {
     #[test]
     fn frames_on_one_connection_never_overtake_each_other() {
         let (mut net, mut q) = net();
-        let c = net.open(&mut q, 0, 0, 0, 0);
+        let c = net.open(&mut q, 0, (0, 0), 0, 0);
         for i in 0..200u8 {
             net.send(&mut q, 0, c, Dir::ToBroker, Frame::Data(Bytes::from(vec![i])));
         }
@@ -288,7 +292,7 @@ mod tests {
     #[test]
     fn a_partition_loses_what_is_in_flight_and_kills_the_lane_until_the_end() {
         let (mut net, mut q) = net();
-        let c = net.open(&mut q, 0, 0, 0, 0);
+        let c = net.open(&mut q, 0, (0, 0), 0, 0);
         net.partition(&mut q, 0, "client-0", "broker-0");
         assert_eq!(q.pop(), Some((0, Event::Refused { conn: c })), "the lost attempt is refused");
         assert!(landed(&mut net, &mut q).is_empty(), "the attempt was lost");
@@ -298,7 +302,7 @@ mod tests {
         let got = landed(&mut net, &mut q);
         assert_eq!(got.len(), 1, "only the untouched lane delivers: {got:?}");
         assert_eq!(got[0].2, Frame::Close);
-        let other = net.open(&mut q, 20, 1, 0, 0);
+        let other = net.open(&mut q, 20, (1, 0), 0, 0);
         let _ = landed(&mut net, &mut q);
         net.partition(&mut q, 20, "broker-0", "client-0");
         net.send(&mut q, 20, other, Dir::ToClient, Frame::Close);
@@ -310,7 +314,7 @@ mod tests {
     fn a_latency_spike_widens_the_draws_of_its_links_only() {
         let (mut net, mut q) = net();
         net.set_max_latency("client-0", "broker-0", 2_000);
-        let slow = net.open(&mut q, 0, 0, 0, 0);
+        let slow = net.open(&mut q, 0, (0, 0), 0, 0);
         let far: Vec<Millis> = (0..300)
             .map(|_| {
                 net.send(&mut q, 0, slow, Dir::ToClient, Frame::Close);

@@ -1,26 +1,25 @@
 //! The world's control of the simulated Kafka cluster: it owns the shared cluster metadata and
-//! the replicated offsets log, registers the broker hosts, and carries out coordinator moves,
-//! broker crashes and restarts between simulation steps (the fault nemesis calls it).
+//! the replicated offsets log, and carries out coordinator moves, broker crashes and restarts
+//! (the fault nemesis calls it), giving the world its [`Order`]s.
 //!
 //! A coordinator move changes the shared metadata first (every broker answers FindCoordinator
 //! and NOT_COORDINATOR from it at once), then tells the old leader to resign and the new one to
-//! load through their control channels. A crash kills the host (its state is gone); after
+//! load, as control orders. A crash kills the host (its state is gone); after
 //! [`BROKER_FAILURE_DETECTION_MS`] the broker leaves the metadata and its offsets partitions and
 //! topic partitions move to live brokers, whose coordinators load the groups from the offsets
 //! log. A restarted broker starts empty and leads again only when a move gives it partitions.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::broker::{BrokerAddress, BrokerConfig, BrokerControl};
+use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
 use groupsim_wire::{Millis, TopicPartition};
 
-use crate::broker_host::{BrokerControls, BrokerShared};
 use crate::history::WorldEvent;
-use crate::host::{broker_host, SharedHistory, BROKER_PORT};
 use crate::scenario::ScenarioSpec;
+use crate::world::orders::{broker_host, Hosts, Order, SharedHistory, BROKER_PORT};
 
 /// How long after a crash the cluster notices a broker is gone (Kafka: the broker's session
 /// with the controller expires) and moves its partitions.
@@ -49,22 +48,24 @@ pub enum ClusterError {
     Topic { topic: String, reason: String },
 }
 
-/// What crashing and restarting a broker does to its host, in whichever world runs it (turmoil's
-/// hosts, or the event world's broker nodes).
-pub trait BrokerHosts {
-    /// Kills broker `node`'s host: its software and in-memory state are gone.
-    fn crash(&mut self, node: i32);
-    /// Starts broker `node`'s software again, with empty state.
-    fn restart(&mut self, node: i32);
+/// What every broker's software shares with the cluster: the partition logs, the cluster
+/// metadata and the replicated offsets log (all outlive a broker's crash).
+#[derive(Clone, Debug)]
+pub struct BrokerShared {
+    /// Topic partition logs.
+    pub logs: SharedLogs,
+    /// Cluster metadata (who leads what).
+    pub cluster: SharedClusterState,
+    /// The replicated offsets log.
+    pub offsets_log: SharedOffsetsLog,
 }
 
-impl BrokerHosts for turmoil::Sim<'_> {
-    fn crash(&mut self, node: i32) {
-        turmoil::Sim::crash(self, broker_host(node));
-    }
-
-    fn restart(&mut self, node: i32) {
-        self.bounce(broker_host(node));
+impl BrokerShared {
+    /// Broker `config.node_id`'s core as its software starts at `now` with empty state: built
+    /// from the cluster state, loading the offsets partitions the cluster says it leads.
+    pub fn boot(&self, config: BrokerConfig, now: Millis) -> Broker {
+        let (logs, cluster, offsets) = (&self.logs, &self.cluster, &self.offsets_log);
+        Broker::with_cluster(config, logs.clone(), cluster.clone(), offsets.clone(), now)
     }
 }
 
@@ -75,7 +76,6 @@ pub struct Cluster {
     offsets_log: SharedOffsetsLog,
     logs: SharedLogs,
     history: SharedHistory,
-    controls: BrokerControls,
     /// Brokers whose host is down.
     down: BTreeSet<i32>,
     /// Crashed brokers not yet noticed: node -> when the cluster notices.
@@ -115,7 +115,6 @@ impl Cluster {
             offsets_log: OffsetsLog::new(spec.offsets_topic_partitions).shared(),
             logs,
             history,
-            controls: BrokerControls::default(),
             down: BTreeSet::new(),
             detect_at: BTreeMap::new(),
             detection_delay_ms: BROKER_FAILURE_DETECTION_MS,
@@ -130,26 +129,12 @@ impl Cluster {
         self
     }
 
-    /// Registers the `broker-{n}` hosts.
-    pub fn install(&self, sim: &mut turmoil::Sim<'_>) {
-        for (node_id, config) in &self.configs {
-            let config = config.clone();
-            let shared = self.broker_shared();
-            sim.host(broker_host(*node_id), move || {
-                crate::broker_host::run_in_cluster(config.clone(), shared.clone())
-            });
-        }
-    }
-
-    /// What every broker shares with the cluster (logs, metadata, offsets log, history, and
-    /// where it registers its control channel).
+    /// What every broker's software shares with the cluster.
     pub fn broker_shared(&self) -> BrokerShared {
         BrokerShared {
             logs: self.logs.clone(),
             cluster: self.state.clone(),
             offsets_log: self.offsets_log.clone(),
-            history: self.history.clone(),
-            controls: self.controls.clone(),
         }
     }
 
@@ -196,11 +181,9 @@ impl Cluster {
         self.history.borrow_mut().world(now, event);
     }
 
-    fn send(&self, node: i32, control: BrokerControl) {
-        if let Some(tx) = self.controls.borrow().get(&node) {
-            // A broker that just died drops its receiver: nothing to tell it then.
-            let _ = tx.send(control);
-        }
+    fn send(&self, hosts: &mut impl Hosts, now: Millis, node: i32, control: BrokerControl) {
+        // A broker that is down is told nothing (the world refuses the order).
+        hosts.order(now, Order::Broker { node, control });
     }
 
     fn groups_of_partition(&self, partition: i32) -> Vec<String> {
@@ -213,6 +196,7 @@ impl Cluster {
     /// Moves offsets partition `partition` to broker `to` (which loads it in `load_ms`).
     fn move_partition(
         &mut self,
+        hosts: &mut impl Hosts,
         now: Millis,
         partition: i32,
         to: i32,
@@ -223,9 +207,9 @@ impl Cluster {
             return;
         };
         if !self.down.contains(&old.leader) {
-            self.send(old.leader, BrokerControl::ResignCoordinator { partition });
+            self.send(hosts, now, old.leader, BrokerControl::ResignCoordinator { partition });
         }
-        self.send(to, BrokerControl::BecomeCoordinator { partition, load_ms });
+        self.send(hosts, now, to, BrokerControl::BecomeCoordinator { partition, load_ms });
         let groups = self.groups_of_partition(partition);
         self.record(
             now,
@@ -244,6 +228,7 @@ impl Cluster {
     /// `to`, whose load takes `load_ms`. Moving it where it already is does nothing.
     pub fn move_coordinator(
         &mut self,
+        hosts: &mut impl Hosts,
         now: Millis,
         group: &str,
         to: i32,
@@ -259,7 +244,7 @@ impl Cluster {
             (p, state.offsets_leader(p))
         };
         if from != to {
-            self.move_partition(now, partition, to, load_ms, "move");
+            self.move_partition(hosts, now, partition, to, load_ms, "move");
         }
         Ok(())
     }
@@ -268,7 +253,7 @@ impl Cluster {
     /// detection delay (see [`Self::tick`]).
     pub fn crash_broker(
         &mut self,
-        hosts: &mut impl BrokerHosts,
+        hosts: &mut impl Hosts,
         now: Millis,
         node: i32,
     ) -> Result<(), ClusterError> {
@@ -279,8 +264,7 @@ impl Cluster {
         if self.live_brokers().len() <= 1 {
             return Err(ClusterError::LastBroker(node));
         }
-        hosts.crash(node);
-        self.controls.borrow_mut().remove(&node);
+        hosts.order(now, Order::CrashBroker { node });
         self.down.insert(node);
         self.detect_at.insert(node, now + self.detection_delay_ms);
         self.record(now, WorldEvent::BrokerCrashed { node });
@@ -292,7 +276,7 @@ impl Cluster {
     /// its death had not been noticed yet.
     pub fn restart_broker(
         &mut self,
-        hosts: &mut impl BrokerHosts,
+        hosts: &mut impl Hosts,
         now: Millis,
         node: i32,
     ) -> Result<(), ClusterError> {
@@ -303,7 +287,7 @@ impl Cluster {
         self.down.remove(&node);
         self.detect_at.remove(&node);
         cluster::lock(&self.state).set_live(node, true);
-        hosts.restart(node);
+        hosts.order(now, Order::RestartBroker { node });
         self.record(now, WorldEvent::BrokerRestarted { node });
         Ok(())
     }
@@ -341,16 +325,16 @@ impl Cluster {
     /// Called before every simulation step: a crashed broker whose detection delay has elapsed
     /// leaves the metadata, and its offsets partitions and topic partitions move to live
     /// brokers (spread `p % live`); the new coordinators load their groups from the offsets log.
-    pub fn tick(&mut self, now: Millis) {
+    pub fn tick(&mut self, hosts: &mut impl Hosts, now: Millis) {
         let due: Vec<i32> =
             self.detect_at.iter().filter(|(_, at)| **at <= now).map(|(n, _)| *n).collect();
         for node in due {
             self.detect_at.remove(&node);
-            self.fail_over(now, node);
+            self.fail_over(hosts, now, node);
         }
     }
 
-    fn fail_over(&mut self, now: Millis, node: i32) {
+    fn fail_over(&mut self, hosts: &mut impl Hosts, now: Millis, node: i32) {
         cluster::lock(&self.state).set_live(node, false);
         self.record(now, WorldEvent::BrokerFailureDetected { node });
         let live = self.live_brokers();
@@ -360,7 +344,7 @@ impl Cluster {
         let offsets = cluster::lock(&self.state).offsets_partitions_led_by(node);
         for p in offsets {
             let to = live[p as usize % live.len()];
-            self.move_partition(now, p, to, self.failover_load_ms, "failover");
+            self.move_partition(hosts, now, p, to, self.failover_load_ms, "failover");
         }
         let topics: Vec<(String, i32)> = {
             let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());

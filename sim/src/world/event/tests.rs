@@ -48,7 +48,7 @@ fn commit_failures(history: &History, member: &str, error: &str) -> Vec<Millis> 
 
 fn host_of(spec: &ScenarioSpec, member: &str) -> String {
     let m = spec.members.iter().find(|m| m.name == member).expect("planned member");
-    crate::host::client_host(m.host)
+    crate::world::orders::client_host(m.host)
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn a_partition_loses_what_is_in_flight_so_requests_time_out_and_members_reconnec
     let host = host_of(&base, "m0");
     let cut = Fault::NetworkPartition {
         host: host.clone(),
-        peers: vec![crate::host::broker_host(0)],
+        peers: vec![crate::world::orders::broker_host(0)],
         heal_after_ms: 3_000,
     };
     let history = run(&spec("steady_state", 0, vec![ScheduledFault { at_ms: 20_000, fault: cut }]));

@@ -1,0 +1,73 @@
+//! What the process shells hand their host: actions to carry out, and what a connection
+//! delivers back.
+
+use bytes::Bytes;
+use groupsim_wire::conn::ClientConn;
+use groupsim_wire::probe::Tap;
+use groupsim_wire::Millis;
+
+use crate::history::EventKind;
+
+/// A member process's name for one of its connections (never reused by that process).
+pub type ConnKey = u64;
+
+/// Something a member process asks its host to do, in the order given.
+#[derive(Debug)]
+pub enum Action {
+    /// Record this in the history at the current instant.
+    Record(EventKind),
+    /// Open connection `conn` to broker `node`, run its handshake, then deliver
+    /// [`Delivery::Connected`] (or [`Delivery::Failed`]).
+    Connect { conn: ConnKey, node: i32 },
+    /// Send `frame` on connection `conn`.
+    Transmit { conn: ConnKey, frame: Bytes },
+    /// Close connection `conn` (the broker sees it closed); deliver nothing more from it.
+    Close { conn: ConnKey },
+    /// A probe was hit (for event triggers).
+    Tap(Tap),
+    /// A change in whether this process's faults have played out.
+    Settling(Settle),
+    /// Its timer is now due at this instant (`None`: nothing due, or paused or down): call
+    /// `timer` then. Each supersedes the one before.
+    Timer(Option<Millis>),
+    /// The process is paused (stopped the world) until then: call `pause_end` at that instant.
+    PauseUntil(Millis),
+    /// The process is down until then: call `start` at that instant.
+    RestartAt(Millis),
+    /// Whether the process takes commands from now on (it does from its first start until it
+    /// finishes for good).
+    TakesCommands(bool),
+}
+
+/// How a process's faults are playing out (see [`crate::world::stage::settle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settle {
+    /// Paused, or down until a restart.
+    Disturbed,
+    /// Running again.
+    Settled,
+    /// A fault delivered to it may act until this instant.
+    ActsUntil(Millis),
+}
+
+/// What a connection hands its member process, in arrival order.
+#[derive(Debug)]
+pub enum Delivery {
+    /// The handshake completed: requests can be written with this connection.
+    Connected { conn: ConnKey, client: Box<ClientConn> },
+    /// A frame from the broker.
+    Frame { conn: ConnKey, frame: Bytes },
+    /// The connection failed (refused, closed or reset by the broker, a handshake that failed).
+    Failed { conn: ConnKey, reason: String },
+}
+
+impl Delivery {
+    /// The connection it came from.
+    pub fn conn(&self) -> ConnKey {
+        match self {
+            Delivery::Connected { conn, .. }
+            | Delivery::Frame { conn, .. }
+            | Delivery::Failed { conn, .. } => *conn,
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! One incarnation of a member process: the sans-IO [`GroupMember`] and its connections, one
+//! per [`Target`]. It carries out the core's outputs (records its events, writes its requests on
+//! the connection to their target, asking the host to open it first, closes connections) and
+//! feeds the core answers, failures and timeouts with the current instant.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use groupsim_member::compat::fit_request_to_version;
+use groupsim_member::{GroupMember, MemberOutput, RequestFailure, Target};
+use groupsim_wire::codec::request_api_key;
+use groupsim_wire::conn::{ClientConn, Received};
+use groupsim_wire::probe::{self, Tap};
+use groupsim_wire::{Millis, RequestId};
+use kafka_protocol::messages::RequestKind;
+
+use super::actions::{Action, ConnKey, Delivery};
+use crate::history::EventKind;
+
+/// The member's side of one connection: the wire connection once its handshake is done, the
+/// requests waiting for it, and the requests in flight with their deadlines.
+#[derive(Debug)]
+struct Link {
+    key: ConnKey,
+    client: Option<Box<ClientConn>>,
+    /// Requests waiting for the connection to open.
+    queued: Vec<(RequestId, RequestKind, Millis)>,
+    /// Requests written, oldest first: (correlation id, request id, deadline).
+    in_flight: VecDeque<(i32, RequestId, Millis)>,
+}
+
+impl Link {
+    fn earliest_deadline(&self) -> Option<Millis> {
+        let q = self.queued.iter().map(|r| r.2);
+        q.chain(self.in_flight.iter().map(|r| r.2)).min()
+    }
+
+    /// Every request queued or in flight, with its deadline (queued first).
+    fn request_ids(&self) -> impl Iterator<Item = (RequestId, Millis)> + '_ {
+        self.queued.iter().map(|r| (r.0, r.2)).chain(self.in_flight.iter().map(|r| (r.1, r.2)))
+    }
+}
+
+/// A running member core and its connections (see the module docs).
+#[derive(Debug)]
+pub struct Incarnation {
+    member: GroupMember,
+    links: BTreeMap<Target, Link>,
+    /// The member's name: the actor of every probe its core hits.
+    name: Arc<str>,
+}
+
+/// Where an incarnation's actions go, and the process's connection-key counter.
+pub(crate) struct Out<'a> {
+    pub(crate) actions: &'a mut VecDeque<Action>,
+    pub(crate) next_key: &'a mut ConnKey,
+}
+
+impl Out<'_> {
+    /// The probes hit since the last call, as this member's.
+    fn taps(&mut self, name: &Arc<str>) {
+        for probe in probe::take_taps() {
+            self.actions.push_back(Action::Tap(Tap { probe, actor: Some(name.clone()) }));
+        }
+    }
+}
+
+impl Incarnation {
+    /// A member core that has not started yet.
+    pub fn new(member: GroupMember, name: &str) -> Self {
+        Self { member, links: BTreeMap::new(), name: Arc::from(name) }
+    }
+
+    /// Hands the core one input (`f`), then collects the probes it hit.
+    pub(crate) fn input<T>(
+        &mut self,
+        out: &mut Out<'_>,
+        f: impl FnOnce(&mut GroupMember) -> T,
+    ) -> T {
+        let r = f(&mut self.member);
+        out.taps(&self.name);
+        r
+    }
+
+    /// Fires the core's timers due at `now`. The core guarantees that none is still due
+    /// afterwards, so a host never fires twice at one instant.
+    pub(crate) fn fire(&mut self, out: &mut Out<'_>, now: Millis) {
+        self.input(out, |m| m.handle_timeout(now));
+        debug_assert!(
+            self.member.poll_timeout().is_none_or(|t| t > now),
+            "{}: a timer still due at {now} after the timers fired",
+            self.name
+        );
+    }
+
+    /// Whether the core has finished (left the group, or stopped for good).
+    pub fn is_finished(&self) -> bool {
+        self.member.is_finished()
+    }
+
+    /// The earliest instant something is due: the core's timer or a request's deadline.
+    pub fn deadline(&self) -> Option<Millis> {
+        let requests = self.links.values().filter_map(Link::earliest_deadline).min();
+        self.member.poll_timeout().into_iter().chain(requests).min()
+    }
+
+    /// Carries out every queued output of the core (which may queue more).
+    pub(crate) fn drain(&mut self, out: &mut Out<'_>, now: Millis) {
+        while let Some(output) = self.member.poll_output() {
+            out.taps(&self.name);
+            match output {
+                MemberOutput::Event(event) => {
+                    out.actions.push_back(Action::Record(EventKind::Member {
+                        member: self.name.to_string(),
+                        event,
+                    }))
+                }
+                MemberOutput::Close(target) => self.close(out, now, target, None),
+                MemberOutput::Send { id, target, request, timeout_ms } => {
+                    self.send(out, now, target, id, request, now + timeout_ms);
+                }
+            }
+        }
+    }
+
+    fn send(
+        &mut self,
+        out: &mut Out<'_>,
+        now: Millis,
+        target: Target,
+        id: RequestId,
+        request: RequestKind,
+        deadline: Millis,
+    ) {
+        let link = self.links.entry(target).or_insert_with(|| {
+            let key = *out.next_key;
+            *out.next_key += 1;
+            let node = match target {
+                Target::Broker(n) | Target::Coordinator(n) => n,
+            };
+            out.actions.push_back(Action::Connect { conn: key, node });
+            Link { key, client: None, queued: Vec::new(), in_flight: VecDeque::new() }
+        });
+        let Some(client) = link.client.as_mut() else {
+            link.queued.push((id, request, deadline));
+            return;
+        };
+        match write(client, request) {
+            Ok((correlation_id, frame)) => {
+                link.in_flight.push_back((correlation_id, id, deadline));
+                out.actions.push_back(Action::Transmit { conn: link.key, frame });
+            }
+            Err(why) => {
+                self.input(out, |m| m.handle_failure(now, id, RequestFailure::Unsupported(why)))
+            }
+        }
+    }
+
+    /// Drops the connection to `target` (the broker sees it closed); its requests fail
+    /// (`timed_out` ones with Timeout, the others Disconnected).
+    pub(crate) fn close(
+        &mut self,
+        out: &mut Out<'_>,
+        now: Millis,
+        target: Target,
+        timed_out: Option<Millis>,
+    ) {
+        let Some(link) = self.links.remove(&target) else { return };
+        out.actions.push_back(Action::Close { conn: link.key });
+        for (id, deadline) in link.request_ids() {
+            let failure = match timed_out {
+                Some(t) if deadline <= t => RequestFailure::Timeout,
+                _ => RequestFailure::Disconnected,
+            };
+            self.input(out, |m| m.handle_failure(now, id, failure));
+        }
+    }
+
+    /// Drops every connection.
+    pub(crate) fn close_all(&mut self, out: &mut Out<'_>, now: Millis) {
+        let targets: Vec<Target> = self.links.keys().copied().collect();
+        for t in targets {
+            self.close(out, now, t, None);
+        }
+    }
+
+    /// Drops every connection without telling the core: the process is gone.
+    pub(crate) fn abort(self, out: &mut Out<'_>) {
+        for link in self.links.into_values() {
+            out.actions.push_back(Action::Close { conn: link.key });
+        }
+    }
+
+    /// Drops the connections with a request past its deadline, in target order.
+    pub(crate) fn expire_requests(&mut self, out: &mut Out<'_>, now: Millis) {
+        let overdue = |l: &Link| l.earliest_deadline().is_some_and(|d| d <= now);
+        while let Some(target) = self.links.iter().find(|(_, l)| overdue(l)).map(|(t, _)| *t) {
+            self.close(out, now, target, Some(now));
+        }
+    }
+
+    /// Writing the last request sent on `conn` failed: the connection is dropped and its
+    /// requests fail Disconnected, that one first.
+    pub(crate) fn write_failed(&mut self, out: &mut Out<'_>, now: Millis, conn: ConnKey) {
+        let Some(target) = self.target_of(conn) else { return };
+        let mut link = self.links.remove(&target).expect("found above");
+        out.actions.push_back(Action::Close { conn: link.key });
+        let failed = link.in_flight.pop_back().map(|(_, id, deadline)| (id, deadline));
+        let all: Vec<(RequestId, Millis)> = failed.into_iter().chain(link.request_ids()).collect();
+        for (id, _) in all {
+            self.input(out, |m| m.handle_failure(now, id, RequestFailure::Disconnected));
+        }
+    }
+
+    fn target_of(&self, conn: ConnKey) -> Option<Target> {
+        self.links.iter().find(|(_, l)| l.key == conn).map(|(t, _)| *t)
+    }
+
+    /// Whether connection `conn` is one of this incarnation's.
+    pub fn holds(&self, conn: ConnKey) -> bool {
+        self.target_of(conn).is_some()
+    }
+
+    /// Takes what a connection delivered: the handshake's result (queued requests go out), an
+    /// answer (to the core, if it answers the oldest request in flight; else the connection is
+    /// dropped), or a failure (the connection is dropped).
+    pub(crate) fn take(&mut self, out: &mut Out<'_>, now: Millis, delivery: Delivery) {
+        let Some(target) = self.target_of(delivery.conn()) else {
+            return; // a connection this incarnation dropped since
+        };
+        let link = self.links.get_mut(&target).expect("found above");
+        match delivery {
+            Delivery::Connected { client, .. } => {
+                link.client = Some(client);
+                for (id, request, deadline) in std::mem::take(&mut link.queued) {
+                    self.send(out, now, target, id, request, deadline);
+                }
+            }
+            Delivery::Frame { frame, .. } => {
+                let answer = match link.client.as_mut().map(|c| c.on_frame(frame)) {
+                    Some(Ok(Received::Response { correlation_id, response })) => {
+                        Some((correlation_id, response))
+                    }
+                    Some(Ok(_)) | Some(Err(_)) | None => None,
+                };
+                match (answer, link.in_flight.front()) {
+                    (Some((got, response)), Some(&(corr, id, _))) if got == corr => {
+                        link.in_flight.pop_front();
+                        self.input(out, |m| m.handle_response(now, id, *response));
+                    }
+                    _ => self.close(out, now, target, None),
+                }
+            }
+            Delivery::Failed { reason, .. } => {
+                tracing::debug!(member = %self.name, ?target, %reason, "connection failed");
+                self.close(out, now, target, None)
+            }
+        }
+    }
+}
+
+/// Encodes `request` at the version negotiated for its API (reshaped for that version, as the
+/// member builds requests in its newest shape). Fails, saying why, when no version both sides
+/// speak fits or the request does not encode at it.
+fn write(client: &mut ClientConn, request: RequestKind) -> Result<(i32, bytes::Bytes), String> {
+    let version =
+        client.versions().and_then(|v| request_api_key(&request).and_then(|k| v.version_for(k)));
+    let Some(version) = version else {
+        return Err("the broker serves no version of this API".to_string());
+    };
+    let request = fit_request_to_version(request, version);
+    client.write(&request, version).map_err(|e| e.to_string())
+}

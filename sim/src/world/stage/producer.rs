@@ -1,0 +1,112 @@
+//! The producer: appends records to every partition at its drawn rate, between the hosts'
+//! work, and records what it appended.
+
+use groupsim_coordinator::log::SharedLogs;
+use groupsim_wire::{Millis, TopicPartition};
+use rand::RngExt;
+
+use crate::history::WorldEvent;
+use crate::rng::{self, Stream};
+use crate::scenario::ScenarioSpec;
+use crate::world::orders::SharedHistory;
+
+/// How often the producer appends what is due (like a producer's linger).
+const PRODUCER_LINGER_MS: Millis = 100;
+
+/// Appends records to every partition at its drawn rate, between simulation steps.
+pub struct Producer {
+    logs: SharedLogs,
+    /// (partition, records per second, records appended so far, first due time)
+    partitions: Vec<(TopicPartition, u32, u64, Millis)>,
+    rng: rand_chacha::ChaCha8Rng,
+    rates: (u32, u32),
+    stop_ms: Millis,
+    next_flush: Millis,
+    stopped: bool,
+}
+
+impl Producer {
+    pub(crate) fn new(spec: &ScenarioSpec, logs: SharedLogs) -> Self {
+        let mut rng = rng::stream(spec.seed, Stream::Workload);
+        // Skip ahead on a separate stream id space: the workload stream's first draws belong to
+        // the scenario builder; use a fork keyed on the producer instead.
+        rng.set_stream(rng.get_stream() + 100);
+        let (lo, hi) = spec.producer.records_per_sec;
+        let mut partitions = Vec::new();
+        for (topic, n) in &spec.topics {
+            for p in 0..*n {
+                let rate = rng.random_range(lo..=hi);
+                partitions.push((TopicPartition::new(topic.clone(), p), rate, 0, 0));
+            }
+        }
+        Self {
+            logs,
+            partitions,
+            rng,
+            rates: (lo, hi),
+            stop_ms: spec.producer.stop_ms,
+            next_flush: 0,
+            stopped: false,
+        }
+    }
+
+    /// When [`Self::tick`] next appends, if the producer still runs.
+    pub(crate) fn next_flush(&self) -> Option<Millis> {
+        (!self.stopped).then_some(self.next_flush)
+    }
+
+    /// Starts producing to partitions a topic gained (from the next flush on).
+    pub fn add_partitions(&mut self, topic: &str, total: i32) {
+        let have = self.partitions.iter().filter(|(tp, ..)| tp.topic == topic).count() as i32;
+        let start = self.next_flush;
+        for p in have..total {
+            let rate = self.rng.random_range(self.rates.0..=self.rates.1);
+            self.partitions.push((TopicPartition::new(topic, p), rate, 0, start));
+        }
+    }
+
+    pub(crate) fn tick(&mut self, now: Millis, history: &SharedHistory) {
+        if self.stopped || now < self.next_flush {
+            return;
+        }
+        let until = now.min(self.stop_ms);
+        let mut logs = self.logs.lock().expect("logs lock is never poisoned");
+        for (tp, rate, produced, since) in &mut self.partitions {
+            let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
+            if due > *produced {
+                let count = due - *produced;
+                let mut base = None;
+                for k in 0..count {
+                    let offset = logs
+                        .append(
+                            tp,
+                            None,
+                            format!("{tp}:{}", *produced + k).into_bytes().into(),
+                            now as i64,
+                        )
+                        .expect("producer appends only to partitions it was built from");
+                    base.get_or_insert(offset);
+                }
+                *produced = due;
+                history.borrow_mut().world(
+                    now,
+                    WorldEvent::Produced {
+                        partition: tp.clone(),
+                        base_offset: base.unwrap_or_default(),
+                        count: count as i64,
+                    },
+                );
+            }
+        }
+        if now >= self.stop_ms {
+            self.stopped = true;
+            let ends = self
+                .partitions
+                .iter()
+                .map(|(tp, ..)| (tp.clone(), logs.log_end_offset(tp).unwrap_or(0)))
+                .collect();
+            history.borrow_mut().world(now, WorldEvent::ProducerStopped { log_end_offsets: ends });
+        }
+        self.next_flush = now + PRODUCER_LINGER_MS;
+    }
+}

@@ -1,0 +1,63 @@
+//! A broker host of the turmoil world: binds the broker port, runs the [`BrokerProcess`]
+//! (through the shared broker task) and serves each connection in its own task with the wire
+//! crate's in-order server loop. State lives only in the host: a crash loses it (the partition
+//! logs, the offsets log and the cluster metadata are the cluster's and outlive it).
+//!
+//! [`BrokerProcess`]: crate::process::BrokerProcess
+
+use groupsim_coordinator::broker::BrokerConfig;
+use groupsim_coordinator::CoordinatorEvent;
+use groupsim_wire::probe::Tap;
+use groupsim_wire::server::{broker_channel, serve_connection};
+use groupsim_wire::Millis;
+use tokio::sync::mpsc;
+use tracing::debug;
+
+use super::{sim_now, Shared};
+use crate::history::EventKind;
+use crate::process::broker_task::{run_broker_controlled, BrokerReport};
+use crate::world::orders::BROKER_PORT;
+use crate::world::stage::cluster::BrokerShared;
+
+/// Where the broker's events and probe hits go.
+struct Report {
+    node: i32,
+    shared: Shared,
+}
+
+impl BrokerReport for Report {
+    fn event(&mut self, at: Millis, event: CoordinatorEvent) {
+        let kind = EventKind::Coordinator { broker: self.node, event };
+        self.shared.history.borrow_mut().record(at, kind);
+    }
+
+    fn tap(&mut self, tap: Tap) {
+        self.shared.taps.borrow_mut().push(tap);
+    }
+}
+
+/// The broker host's software (turmoil calls this again after a restart, with empty state):
+/// boots the broker at the current simulated time, registers its control channel, and serves.
+pub(super) async fn run(
+    config: BrokerConfig,
+    cluster: BrokerShared,
+    shared: Shared,
+) -> ::turmoil::Result {
+    let node = config.node_id;
+    let core = cluster.boot(config, sim_now());
+    let (control_tx, controls) = mpsc::unbounded_channel();
+    shared.brokers.borrow_mut().insert(node, control_tx);
+    let (handle, calls) = broker_channel();
+    let report = Report { node, shared };
+    tokio::task::spawn_local(run_broker_controlled(core, calls, controls, sim_now, report));
+    let listener = ::turmoil::net::TcpListener::bind(("0.0.0.0", BROKER_PORT)).await?;
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let handle = handle.clone();
+        tokio::task::spawn_local(async move {
+            if let Err(e) = serve_connection(stream, handle).await {
+                debug!(broker = node, %peer, error = %e, "connection closed");
+            }
+        });
+    }
+}

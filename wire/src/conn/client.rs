@@ -1,0 +1,234 @@
+//! The client side of one connection, sans IO (see the [module docs](super)).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
+use kafka_protocol::protocol::{StrBytes, VersionRange};
+
+use crate::codec::{
+    decode_response, encode_request, peek_correlation_id, request_api_key, request_header,
+};
+use crate::error_name;
+use crate::versions::highest_common;
+use crate::WireError;
+
+/// Name and version we report in ApiVersions v3+ (Kafka checks them against
+/// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`).
+pub const CLIENT_SOFTWARE_NAME: &str = "groupsim";
+/// See [`CLIENT_SOFTWARE_NAME`].
+pub const CLIENT_SOFTWARE_VERSION: &str = "0.1.0";
+
+const UNSUPPORTED_VERSION: i16 = 35;
+
+/// The outcome of the ApiVersions exchange: per API, the broker's range and the version we use.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NegotiatedVersions {
+    /// API key number -> the broker's advertised range.
+    broker: BTreeMap<i16, VersionRange>,
+    /// API key number -> highest version in both our range and the broker's.
+    chosen: BTreeMap<i16, i16>,
+}
+
+impl NegotiatedVersions {
+    /// Intersects our ranges with the broker's advertised ranges.
+    pub fn negotiate(ours: &[(ApiKey, VersionRange)], broker: &[(i16, VersionRange)]) -> Self {
+        let broker: BTreeMap<i16, VersionRange> = broker.iter().copied().collect();
+        let chosen = ours
+            .iter()
+            .filter_map(|&(key, range)| {
+                let theirs = broker.get(&(key as i16))?;
+                Some((key as i16, highest_common(range, *theirs)?))
+            })
+            .collect();
+        Self { broker, chosen }
+    }
+
+    /// The version we send `api_key` requests with, or `None` if there is no common version.
+    pub fn version_for(&self, api_key: ApiKey) -> Option<i16> {
+        self.chosen.get(&(api_key as i16)).copied()
+    }
+
+    /// The range the broker advertised for `api_key`.
+    pub fn broker_range(&self, api_key: ApiKey) -> Option<VersionRange> {
+        self.broker.get(&(api_key as i16)).copied()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Nothing sent yet.
+    New,
+    /// ApiVersions sent at this version, its answer awaited.
+    Handshake { version: i16 },
+    /// Requests may be written.
+    Open,
+}
+
+/// What a frame from the broker meant.
+#[derive(Debug)]
+pub enum Received {
+    /// The broker refused our ApiVersions version: send this retry at an older one.
+    Retry(Bytes),
+    /// The handshake completed: requests may be written at [`ClientConn::versions`].
+    Ready,
+    /// The answer to the request written with `correlation_id`.
+    Response { correlation_id: i32, response: Box<ResponseKind> },
+}
+
+/// The client side of one connection (see the [module docs](super)).
+#[derive(Debug)]
+pub struct ClientConn {
+    client_id: StrBytes,
+    ours: Vec<(ApiKey, VersionRange)>,
+    phase: Phase,
+    /// Requests written and not yet answered: (correlation id, API, version), oldest first.
+    expected: VecDeque<(i32, ApiKey, i16)>,
+    next_correlation_id: i32,
+    versions: Option<Arc<NegotiatedVersions>>,
+}
+
+impl ClientConn {
+    /// A connection of client `client_id` that speaks the API versions `ours`.
+    pub fn new(client_id: &str, ours: Vec<(ApiKey, VersionRange)>) -> Self {
+        Self {
+            client_id: StrBytes::from_string(client_id.to_string()),
+            ours,
+            phase: Phase::New,
+            expected: VecDeque::new(),
+            next_correlation_id: 0,
+            versions: None,
+        }
+    }
+
+    /// The first frame once the connection is up: ApiVersions at our highest version.
+    pub fn hello(&mut self) -> Result<Bytes, WireError> {
+        let version = self
+            .ours
+            .iter()
+            .find(|(key, _)| *key == ApiKey::ApiVersions)
+            .map(|(_, range)| range.max)
+            .ok_or_else(|| WireError::Handshake("our version table lacks ApiVersions".into()))?;
+        self.api_versions(version)
+    }
+
+    fn api_versions(&mut self, version: i16) -> Result<Bytes, WireError> {
+        let mut request = ApiVersionsRequest::default();
+        if version >= 3 {
+            request = request
+                .with_client_software_name(StrBytes::from_static_str(CLIENT_SOFTWARE_NAME))
+                .with_client_software_version(StrBytes::from_static_str(CLIENT_SOFTWARE_VERSION));
+        }
+        let frame =
+            self.encode(ApiKey::ApiVersions, version, &RequestKind::ApiVersions(request))?;
+        self.phase = Phase::Handshake { version };
+        Ok(frame.1)
+    }
+
+    /// Whether the handshake has completed.
+    pub fn is_open(&self) -> bool {
+        self.phase == Phase::Open
+    }
+
+    /// The negotiated versions, once the handshake has completed.
+    pub fn versions(&self) -> Option<&Arc<NegotiatedVersions>> {
+        self.versions.as_ref()
+    }
+
+    /// Requests written and not yet answered.
+    pub fn in_flight(&self) -> usize {
+        self.expected.len()
+    }
+
+    /// Takes a frame from the broker. An error means the connection is unusable (an answer to
+    /// no request or to another one than the oldest, one that does not decode, a refused
+    /// handshake): drop it.
+    pub fn on_frame(&mut self, frame: Bytes) -> Result<Received, WireError> {
+        let got = peek_correlation_id(&frame)
+            .ok_or(WireError::FrameTooShort { len: frame.len(), what: "response header" })?;
+        let (expected, api_key, version) =
+            self.expected.pop_front().ok_or(WireError::UnexpectedResponse(got))?;
+        if got != expected {
+            return Err(WireError::CorrelationMismatch { expected, got });
+        }
+        match self.phase {
+            Phase::Open => {
+                let (correlation_id, response) = decode_response(frame, api_key, version)?;
+                Ok(Received::Response { correlation_id, response: Box::new(response) })
+            }
+            Phase::Handshake { version } => self.handshake_answer(frame, version),
+            Phase::New => Err(WireError::UnexpectedResponse(got)),
+        }
+    }
+
+    fn handshake_answer(&mut self, frame: Bytes, version: i16) -> Result<Received, WireError> {
+        // The error code is the first body field in every version; a broker that does not serve
+        // our version answers in the v0 layout.
+        let error = frame.get(4..6).map(|b| i16::from_be_bytes([b[0], b[1]]));
+        let layout = if error == Some(UNSUPPORTED_VERSION) { 0 } else { version };
+        let (_, response) = decode_response(frame, ApiKey::ApiVersions, layout)?;
+        let ResponseKind::ApiVersions(answer) = response else {
+            return Err(WireError::Handshake("ApiVersions answer of another kind".into()));
+        };
+        let theirs: Vec<(i16, VersionRange)> = answer
+            .api_keys
+            .iter()
+            .map(|k| (k.api_key, VersionRange { min: k.min_version, max: k.max_version }))
+            .collect();
+        if answer.error_code == UNSUPPORTED_VERSION && self.next_correlation_id == 1 {
+            // Retry once at the highest version both sides speak (v0 if the broker lists none).
+            let ours = self.ours.iter().find(|(k, _)| *k == ApiKey::ApiVersions).map(|(_, r)| *r);
+            let listed = theirs.iter().find(|(k, _)| *k == ApiKey::ApiVersions as i16);
+            let retry = ours
+                .zip(listed)
+                .and_then(|(ours, (_, theirs))| highest_common(ours, *theirs))
+                .unwrap_or(0);
+            if retry == version {
+                return Err(WireError::Handshake(format!(
+                    "broker refused ApiVersions v{version} but lists it as supported"
+                )));
+            }
+            return self.api_versions(retry).map(Received::Retry);
+        }
+        if answer.error_code != 0 {
+            let name = error_name(answer.error_code);
+            return Err(WireError::Handshake(format!("ApiVersions v{version} answered {name}")));
+        }
+        self.versions = Some(Arc::new(NegotiatedVersions::negotiate(&self.ours, &theirs)));
+        self.phase = Phase::Open;
+        Ok(Received::Ready)
+    }
+
+    /// Encodes `request` at `version`, which must lie in the broker's range, under the next
+    /// correlation id; its answer is expected after those of the requests written before.
+    /// Returns the correlation id and the frame to send.
+    pub fn write(
+        &mut self,
+        request: &RequestKind,
+        version: i16,
+    ) -> Result<(i32, Bytes), WireError> {
+        let api_key = request_api_key(request)
+            .ok_or_else(|| WireError::UnsupportedRequest(format!("{request:?}")))?;
+        let versions = self.versions.as_ref().ok_or(WireError::NotNegotiated(api_key))?;
+        let range = versions.broker_range(api_key).ok_or(WireError::NotNegotiated(api_key))?;
+        if version < range.min || version > range.max {
+            return Err(WireError::NotNegotiated(api_key));
+        }
+        self.encode(api_key, version, request)
+    }
+
+    fn encode(
+        &mut self,
+        api_key: ApiKey,
+        version: i16,
+        request: &RequestKind,
+    ) -> Result<(i32, Bytes), WireError> {
+        let correlation_id = self.next_correlation_id;
+        let header = request_header(api_key, version, correlation_id, &self.client_id);
+        let frame = encode_request(&header, request)?;
+        self.next_correlation_id = correlation_id.wrapping_add(1);
+        self.expected.push_back((correlation_id, api_key, version));
+        Ok((correlation_id, frame))
+    }
+}
