@@ -431,7 +431,8 @@ fn no_hand_written_source_file_exceeds_a_thousand_lines() {
         .iter()
         .filter_map(|f| {
             let text = std::fs::read_to_string(f).ok()?;
-            let generated = text.starts_with("//! GENERATED");
+            let first = text.lines().next().unwrap_or("");
+            let generated = first.contains("@generated") || first.starts_with("//! GENERATED");
             let lines = text.lines().count();
             (!generated && lines > MAX_LINES).then(|| format!("{} ({lines} lines)", f.display()))
         })
@@ -470,4 +471,68 @@ fn the_sans_io_cores_depend_on_neither_tokio_nor_turmoil_and_the_member_not_on_t
     assert!(!dependencies("member").contains_key("groupsim-coordinator"));
     // The wire crate's socket half is optional, so the cores never build it.
     assert_eq!(dependencies("wire").get("tokio"), Some(&true));
+}
+
+/// Every Rust file under `sim/src/<dir>`, with its text stripped of comments, strings and inline
+/// test modules.
+fn sim_sources(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    rust_files(&workspace().join("sim/src").join(dir), &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let text = strip(&std::fs::read_to_string(&f).unwrap());
+            (f, text)
+        })
+        .collect()
+}
+
+/// Whether `text` names the turmoil crate (not the `world::turmoil` module).
+fn names_turmoil_crate(text: &str) -> bool {
+    let text = text.replace("world::turmoil", "").replace("super::turmoil", "");
+    text.match_indices("turmoil").any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = &text[i + "turmoil".len()..];
+        let starts = before.is_none_or(|c| !is_ident(c));
+        starts && (after.starts_with("::") || text[..i].trim_end().ends_with("use"))
+    })
+}
+
+#[test]
+fn only_the_turmoil_world_imports_turmoil() {
+    let files = sim_sources("");
+    assert!(files.len() > 50, "found only {} sim source files", files.len());
+    let turmoil_world = workspace().join("sim/src/world/turmoil");
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|(f, text)| !f.starts_with(&turmoil_world) && names_turmoil_crate(text))
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "files outside sim/src/world/turmoil/ use turmoil: {offenders:?}"
+    );
+    let inside =
+        files.iter().filter(|(f, t)| f.starts_with(&turmoil_world) && names_turmoil_crate(t));
+    assert!(inside.count() >= 2, "the turmoil world no longer uses turmoil: is the check blind?");
+}
+
+#[test]
+fn the_turmoil_check_tells_the_crate_from_the_world_module() {
+    assert!(names_turmoil_crate("use turmoil::net::TcpStream;"));
+    assert!(names_turmoil_crate("let s = ::turmoil::Builder::new();"));
+    assert!(!names_turmoil_crate("use crate::world::turmoil::run; world::turmoil::run(spec)"));
+    assert!(!names_turmoil_crate("fn run_in_turmoil() {} let turmoil_world = 1;"));
+}
+
+#[test]
+fn the_shared_stage_imports_neither_world() {
+    let files = sim_sources("world/stage");
+    assert!(files.len() >= 4, "found only {} stage files", files.len());
+    for (f, text) in &files {
+        for world in ["world::event", "world::turmoil", "super::event", "super::turmoil"] {
+            assert!(!text.contains(world), "{} names {world}", f.display());
+        }
+        assert!(!names_turmoil_crate(text), "{} uses turmoil", f.display());
+    }
 }

@@ -14,9 +14,9 @@ use groupsim_coordinator::broker::{BrokerConfig, BrokerControl};
 use groupsim_wire::conn::{Next, ReplyTo, ServerConn};
 use groupsim_wire::Millis;
 
+use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
-use super::Ctx;
 use crate::history::EventKind;
 use crate::process::{BrokerOutput, BrokerProcess};
 use crate::world::stage::cluster::BrokerShared;

@@ -9,9 +9,9 @@ use groupsim_wire::conn::{ClientConn, Received};
 use groupsim_wire::versions::served_apis;
 use groupsim_wire::Millis;
 
+use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
-use super::Ctx;
 use crate::process::{Action, ConnKey, Delivery, MemberProcess};
 use crate::scenario::MemberPlan;
 use crate::world::orders::MemberCommand;

@@ -11,10 +11,12 @@
 //! at the very instant of their event rather than at the next step.
 //!
 //! Leaves first: [`queue`] (events and the queue), [`network`] (links, connections, lanes),
+//! [`ctx`] (what a host reaches while it handles an event),
 //! [`member`] (a member host: a member process and its connections' transport ends),
 //! [`broker`] (a broker host).
 
 mod broker;
+mod ctx;
 mod member;
 mod network;
 mod queue;
@@ -23,43 +25,18 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
 use self::broker::BrokerNode;
+use self::ctx::Ctx;
 use self::member::MemberHost;
 use self::network::Network;
 use self::queue::{Dir, Event, EventQueue};
-use crate::history::{EventKind, History};
+use crate::history::History;
 use crate::scenario::ScenarioSpec;
 use crate::world::error::WorldError;
-use crate::world::orders::{Hosts, Order, SharedHistory};
-use crate::world::stage::settle::SharedSettling;
+use crate::world::orders::{Hosts, Order};
 use crate::world::stage::Stage;
-
-/// What every host reaches while it handles an event: the current instant, the queue, the
-/// network, and the run's shared records.
-struct Ctx {
-    /// The instant being handled.
-    now: Millis,
-    /// Everything still to happen.
-    queue: EventQueue,
-    /// Links and connections.
-    net: Network,
-    /// The history being recorded.
-    history: SharedHistory,
-    /// Whether the members' faults have played out (for the early end).
-    settling: SharedSettling,
-    /// Probe hits since the stage's last tick, in hit order.
-    taps: Vec<Tap>,
-}
-
-impl Ctx {
-    /// Records `kind` at the current instant.
-    fn record(&self, kind: EventKind) {
-        self.history.borrow_mut().record(self.now, kind);
-    }
-}
 
 /// Runs `spec` in the event world and returns the recorded history; it ends as the turmoil
 /// world's does (early once the liveness rule has held for the grace period, else at the
