@@ -10,7 +10,7 @@
 //! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call.
 //!
 //! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
-//! `tools/modcycles.py` checks there is no circle):
+//! the layout test, `scenarios/tests/layout.rs`, fails on any import cycle):
 //! - leaves: [`rng`] (seed streams), [`history`] (the record of a run), [`faults`] (fault kinds
 //!   and schedules), [`host`] (host names, broker port, simulated clock, shared history),
 //!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).

@@ -71,8 +71,8 @@ pub struct ProducerPlan {
     pub stop_ms: Millis,
 }
 
-/// The simulation's usual sizing (README, "How the simulation is sized"): a 5 ms tick, fine next
-/// to 3 s heartbeats and 10 s sessions.
+/// The simulation's usual sizing (docs/worlds.md, "How the simulation is sized"): a 5 ms tick,
+/// fine next to 3 s heartbeats and 10 s sessions.
 pub const TICK_MS: u64 = 5;
 /// Message latency bounds, in milliseconds, for the usual sizing.
 pub const LATENCY_MS: (u64, u64) = (1, 15);
