@@ -36,7 +36,7 @@ install_python() {
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${missing[@]}" ||
       fail "pip install ${missing[*]} failed"
   fi
-  "$VENV/bin/python" -c 'import kafka, confluent_kafka, aiokafka; print("python clients:", kafka.__version__, confluent_kafka.version()[0], aiokafka.__version__)' ||
+  "$VENV/bin/python" -c 'import kafka, confluent_kafka, aiokafka; print("python clients:", kafka.__version__, confluent_kafka.__version__, aiokafka.__version__)' ||
     fail "the python clients do not import from $VENV"
 }
 
