@@ -3,19 +3,23 @@
 //! deliberately wrong commit-before-process mode of every installed adapter must be caught as
 //! lost records within five seeds; the same for KIP-848's consumer protocol with the adapter that
 //! offers it. Run one after another (each test takes one lock), so the clusters and client
-//! processes do not compete for the CI machine's cores. With GROUPSIM_SKIP_REAL_CLIENTS=1 the
-//! tests print that they skipped; clients that are not installed are skipped by name.
+//! processes do not compete for the CI machine's cores. The clients install on first use (see
+//! `common::real_clients`); a runtime's clients are skipped, saying so on stderr, when its
+//! interpreter (python3, node) is absent (a failure under CI) or GROUPSIM_SKIP_REAL_CLIENTS=1.
 //!
 //! Real clients and real time make a seed repeatable (the same schedule), not bit-exact: a
 //! failure here prints the schedule and where the history and timelines were written.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::Instant;
 
-use groupsim::check_client::clients::{self, Interpreters, Launcher};
+use groupsim::check_client::clients::{self, Launcher};
 use groupsim::check_client::run::{self, Settings};
 use groupsim::checker::AnomalyClass;
 use groupsim_member::GroupProtocol;
+
+use common::real_clients;
 
 /// Held by each test of this file: real clients under real time must not compete for cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -28,10 +32,6 @@ const CI_SEED: u64 = 1;
 /// are refused, so nothing was committed ahead). Seeds 0..4 catch each adapter too, but at
 /// different seeds (kafka-python's first kills land during rebalances until seed 3).
 const BEFORE_SEEDS: std::ops::Range<u64> = 24..29;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
-}
 
 fn settings(work_ms: u64) -> Settings {
     Settings {
@@ -62,20 +62,43 @@ fn failure(launcher: &Launcher, outcome: &run::Outcome) -> String {
     )
 }
 
-#[test]
-fn every_installed_client_passes_a_short_faulted_seed_and_commit_before_process_is_caught() {
-    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
-        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (check-client not run)");
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let interp = Interpreters::defaults(&repo_root());
-    let mut installed = Vec::new();
-    for kind in clients::CLIENTS {
-        let Some(launcher) = clients::launcher(kind, &interp).expect("probing the client") else {
-            println!("{}: skipped (not installed)", kind.name);
-            continue;
+/// The launcher of each of `kinds` whose runtime `test` can run (installed on first use);
+/// the others are skipped, with a line saying why.
+fn launchers<'a>(
+    test: &str,
+    kinds: impl IntoIterator<Item = &'a clients::ClientKind>,
+) -> Vec<Launcher> {
+    let interp = real_clients::interpreters();
+    let mut ready = Vec::new();
+    let mut launchers = Vec::new();
+    for kind in kinds {
+        let runtime_ready = match ready.iter().find(|(r, _)| *r == kind.runtime) {
+            Some(&(_, ok)) => ok,
+            None => {
+                let ok = real_clients::ready(test, kind.runtime);
+                ready.push((kind.runtime, ok));
+                ok
+            }
         };
+        if !runtime_ready {
+            continue;
+        }
+        let launcher = clients::launcher(*kind, &interp)
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.name))
+            .unwrap_or_else(|| panic!("{} was installed but does not load", kind.name));
+        launchers.push(launcher);
+    }
+    launchers
+}
+
+#[test]
+fn every_real_client_passes_a_short_faulted_seed_and_commit_before_process_is_caught() {
+    const TEST: &str =
+        "every_real_client_passes_a_short_faulted_seed_and_commit_before_process_is_caught";
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut installed = Vec::new();
+    for launcher in launchers(TEST, &clients::CLIENTS) {
+        let kind = launcher.kind;
         let started = Instant::now();
         let mode = kind.modes[0];
         let outcome = run::run_seed(&launcher, mode, CI_SEED, &settings(2))
@@ -127,20 +150,14 @@ fn every_installed_client_passes_a_short_faulted_seed_and_commit_before_process_
 /// for the classic protocol.
 #[test]
 fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_is_caught() {
-    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
-        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (check-client consumer protocol not run)");
-        return;
-    }
+    const TEST: &str =
+        "the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_is_caught";
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let interp = Interpreters::defaults(&repo_root());
     let kinds: Vec<_> =
         clients::CLIENTS.iter().filter(|k| !k.consumer_assignors.is_empty()).collect();
     assert!(!kinds.is_empty(), "some adapter offers group.protocol=consumer");
-    for kind in kinds {
-        let Some(launcher) = clients::launcher(*kind, &interp).expect("probing the client") else {
-            println!("{}: skipped (not installed)", kind.name);
-            continue;
-        };
+    for launcher in launchers(TEST, kinds) {
+        let kind = launcher.kind;
         let started = Instant::now();
         let outcome = run::run_seed(&launcher, "sync", CI_SEED, &consumer_protocol(2))
             .unwrap_or_else(|e| panic!("{} consumer: {e}", kind.name));

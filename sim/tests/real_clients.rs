@@ -2,12 +2,14 @@
 //! kafkajs) run consumer groups against `groupsim::serve::Cluster` on loopback sockets.
 //!
 //! Each test starts a 3-broker cluster in-process, runs one client script from `clients/` with
-//! the interpreter `.ci/install-real-clients.sh` installed (a venv under target/real-clients,
-//! node modules under clients/node), and checks the JSON the script prints against the
-//! cluster's own logs. The scripts bound every wait; the test also kills a script that runs past
-//! its deadline. With GROUPSIM_SKIP_REAL_CLIENTS=1 the tests print that they skipped; otherwise
-//! missing clients are a failure naming the install script (CI installs them first).
+//! the interpreter the installer set up (a venv under target/real-clients, node modules under
+//! clients/node; the first test to need them installs them, see `common::real_clients`), and
+//! checks the JSON the script prints against the cluster's own logs. The scripts bound every
+//! wait; the test also kills a script that runs past its deadline. A test skips, saying so on
+//! stderr, when python3 or node is absent (a failure under CI) or GROUPSIM_SKIP_REAL_CLIENTS=1.
 //! GROUPSIM_REAL_CLIENTS_VERBOSE=1 prints the end of each script's log even when it passes.
+
+mod common;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -24,7 +26,8 @@ use groupsim_member::GroupProtocol as Protocol;
 use groupsim_wire::TopicPartition;
 use serde_json::Value;
 
-const INSTALL: &str = ".ci/install-real-clients.sh";
+use common::real_clients::{self, Runtime};
+
 const PARTITIONS: i32 = 6;
 const PRELOAD: u32 = 20;
 /// Records each script produces per partition per round (after the leave, before the restart).
@@ -32,35 +35,17 @@ const PRODUCE: i64 = 5;
 /// Longest a client script may run before the test kills it.
 const SCRIPT_DEADLINE: Duration = Duration::from_secs(180);
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
-}
-
-/// The interpreter and working directory for a client, or `None` when the tests are skipped.
-fn interpreter(kind: &str) -> Option<(PathBuf, PathBuf)> {
-    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
-        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (real {kind} client not run)");
+/// The interpreter and working directory for a client of `runtime`, installed on first use;
+/// `None` when `test` is skipped.
+fn interpreter(test: &str, runtime: Runtime) -> Option<(PathBuf, PathBuf)> {
+    if !real_clients::ready(test, runtime) {
         return None;
     }
-    let root = repo_root();
-    let (program, dir, probe) = match kind {
-        "python" => {
-            let python = root.join("target/real-clients/venv/bin/python");
-            (python.clone(), root.join("clients/python"), python)
-        }
-        _ => (
-            PathBuf::from("node"),
-            root.join("clients/node"),
-            root.join("clients/node/node_modules/kafkajs/package.json"),
-        ),
-    };
-    assert!(
-        probe.exists(),
-        "the real {kind} clients are not installed ({} is missing): run `bash {INSTALL}` \
-         (CI runs it), or set GROUPSIM_SKIP_REAL_CLIENTS=1 to skip these tests",
-        probe.display()
-    );
-    Some((program, dir))
+    let root = real_clients::repo_root();
+    Some(match runtime {
+        Runtime::Python => (real_clients::interpreters().python, root.join("clients/python")),
+        Runtime::Node => (PathBuf::from("node"), root.join("clients/node")),
+    })
 }
 
 /// The script argument that selects `protocol` (`group.protocol`).
@@ -315,14 +300,14 @@ fn assert_protocol(cluster: &Cluster, group: &str, protocol: Protocol, members: 
 }
 
 /// The "group" scenario (see clients/python/harness.py) for one client.
-fn group_scenario(kind: &str, script: &str, client: &str, protocol: Protocol) {
-    let Some((program, dir)) = interpreter(kind) else { return };
+fn group_scenario(test: &str, runtime: Runtime, script: &str, client: &str, protocol: Protocol) {
+    let Some((program, dir)) = interpreter(test, runtime) else { return };
     let topic = "orders";
     let group = format!("{client}-group");
     let cluster = cluster(topic);
     let started = Instant::now();
     let args = script_args(&cluster, topic, &group, "group", protocol);
-    let mut run = Script::start(kind, &program, &dir, script, &args);
+    let mut run = Script::start(real_clients::name(runtime), &program, &dir, script, &args);
     let result = run.result();
     println!("{client}: group scenario passed in {:.1} s", started.elapsed().as_secs_f64());
 
@@ -369,27 +354,55 @@ fn group_scenario(kind: &str, script: &str, client: &str, protocol: Protocol) {
 
 #[test]
 fn kafka_python_group_survives_leave_and_restart() {
-    group_scenario("python", "kafka_python_client.py", "kafka-python", Protocol::Classic);
+    group_scenario(
+        "kafka_python_group_survives_leave_and_restart",
+        Runtime::Python,
+        "kafka_python_client.py",
+        "kafka-python",
+        Protocol::Classic,
+    );
 }
 
 #[test]
 fn confluent_kafka_group_survives_leave_and_restart() {
-    group_scenario("python", "confluent_client.py", "confluent-kafka", Protocol::Classic);
+    group_scenario(
+        "confluent_kafka_group_survives_leave_and_restart",
+        Runtime::Python,
+        "confluent_client.py",
+        "confluent-kafka",
+        Protocol::Classic,
+    );
 }
 
 #[test]
 fn aiokafka_group_survives_leave_and_restart() {
-    group_scenario("python", "aiokafka_client.py", "aiokafka", Protocol::Classic);
+    group_scenario(
+        "aiokafka_group_survives_leave_and_restart",
+        Runtime::Python,
+        "aiokafka_client.py",
+        "aiokafka",
+        Protocol::Classic,
+    );
 }
 
 #[test]
 fn kafkajs_group_survives_leave_and_restart() {
-    group_scenario("node", "kafkajs_client.js", "kafkajs", Protocol::Classic);
+    group_scenario(
+        "kafkajs_group_survives_leave_and_restart",
+        Runtime::Node,
+        "kafkajs_client.js",
+        "kafkajs",
+        Protocol::Classic,
+    );
 }
 
 #[test]
 fn confluent_kafka_group_survives_a_coordinator_move() {
-    coordinator_move("librdkafka-move", Protocol::Classic);
+    coordinator_move(
+        "confluent_kafka_group_survives_a_coordinator_move",
+        "librdkafka-move",
+        Protocol::Classic,
+    );
 }
 
 /// KIP-848 with librdkafka (`group.protocol=consumer`): the same steps as the classic group —
@@ -399,7 +412,13 @@ fn confluent_kafka_group_survives_a_coordinator_move() {
 /// and OffsetFetch v9 carry the member id and epoch) with nothing skipped.
 #[test]
 fn confluent_kafka_consumer_protocol_group_survives_leave_and_restart() {
-    group_scenario("python", "confluent_client.py", "confluent-kafka-cp", Protocol::Consumer);
+    group_scenario(
+        "confluent_kafka_consumer_protocol_group_survives_leave_and_restart",
+        Runtime::Python,
+        "confluent_client.py",
+        "confluent-kafka-cp",
+        Protocol::Consumer,
+    );
 }
 
 /// KIP-848 with librdkafka across a coordinator move: the new coordinator rebuilds the
@@ -407,14 +426,18 @@ fn confluent_kafka_consumer_protocol_group_survives_leave_and_restart() {
 /// after NOT_COORDINATOR, go on heartbeating at their epochs and commit on it.
 #[test]
 fn confluent_kafka_consumer_protocol_group_survives_a_coordinator_move() {
-    coordinator_move("librdkafka-cp-move", Protocol::Consumer);
+    coordinator_move(
+        "confluent_kafka_consumer_protocol_group_survives_a_coordinator_move",
+        "librdkafka-cp-move",
+        Protocol::Consumer,
+    );
 }
 
 /// The "move" scenario (clients/python/harness.py) with librdkafka: three members consume,
 /// the test moves the group's coordinator to the next broker, and the records produced after
 /// the move must all be consumed and committed on the new coordinator.
-fn coordinator_move(group: &str, protocol: Protocol) {
-    let Some((program, dir)) = interpreter("python") else { return };
+fn coordinator_move(test: &str, group: &str, protocol: Protocol) {
+    let Some((program, dir)) = interpreter(test, Runtime::Python) else { return };
     let topic = "payments";
     let cluster = cluster(topic);
     let started = Instant::now();

@@ -3,13 +3,14 @@
 //! member_kafka_python.py) consumes, processes and commits; the history must hold the group's
 //! generation, the member's assignment, its commits and the records produced, render with the
 //! simulation's renderers, survive a save and load, and pass the checker's black-box rules.
-//! With GROUPSIM_SKIP_REAL_CLIENTS=1 the test prints that it skipped; otherwise a missing client
-//! is a failure naming the install script (CI installs them first).
+//! kafka-python installs on first use (see `common::real_clients`); the test skips, saying so on
+//! stderr, when python3 is absent (a failure under CI) or GROUPSIM_SKIP_REAL_CLIENTS=1.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::{Duration, Instant};
 
-use groupsim::check_client::clients::{self, Interpreters};
+use groupsim::check_client::clients;
 use groupsim::check_client::process::Adapter;
 use groupsim::check_client::processed::read_log;
 use groupsim::checker::black_box::check_black_box;
@@ -19,9 +20,7 @@ use groupsim::pictures::{self, Format};
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in the workspace").into()
-}
+use common::real_clients::{self, Runtime};
 
 fn committed(history: &History, partition: i32) -> Option<i64> {
     history.events().iter().rev().find_map(|e| match &e.kind {
@@ -35,14 +34,14 @@ fn committed(history: &History, partition: i32) -> Option<i64> {
 
 #[test]
 fn a_real_clients_served_run_records_a_history_that_renders_and_passes_the_black_box_rules() {
-    if std::env::var("GROUPSIM_SKIP_REAL_CLIENTS").is_ok_and(|v| v == "1") {
-        println!("skipped: GROUPSIM_SKIP_REAL_CLIENTS=1 (real kafka-python client not run)");
+    const TEST: &str =
+        "a_real_clients_served_run_records_a_history_that_renders_and_passes_the_black_box_rules";
+    if !real_clients::ready(TEST, Runtime::Python) {
         return;
     }
-    let root = repo_root();
-    let launcher = clients::launcher(clients::CLIENTS[0], &Interpreters::defaults(&root))
+    let launcher = clients::launcher(clients::CLIENTS[0], &real_clients::interpreters())
         .expect("probing kafka-python")
-        .expect("kafka-python is not installed: run `bash .ci/install-real-clients.sh`");
+        .expect("kafka-python was installed but does not import");
     let cluster = Cluster::start(ClusterConfig {
         brokers: 2,
         topics: vec![TopicSpec::new("t", 2).unwrap()],
