@@ -58,7 +58,9 @@ pub(super) fn fault(f: &Fault) -> String {
     match f {
         Fault::ConnectionDrop { member } => format!("drop {member}"),
         Fault::NetworkPartition { host, peers, heal_after_ms } => {
-            format!("partition {host} from {} peers for {heal_after_ms} ms", peers.len())
+            let n = peers.len();
+            let peers = if n == 1 { "1 peer".to_string() } else { format!("{n} peers") };
+            format!("partition {host} from {peers} for {heal_after_ms} ms")
         }
         Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
             format!("latency {host} up to {max_latency_ms} ms for {duration_ms} ms")
