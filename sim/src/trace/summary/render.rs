@@ -9,7 +9,7 @@ use super::items::{Item, What};
 use super::names::{natural_key, Names};
 use super::story::{Kind, Outcome, Story, Tally, Unit};
 use crate::checker::Verdict;
-use crate::trace::partitions;
+use crate::trace::partitions::partitions;
 
 /// Lines wrap before this width.
 const WIDTH: usize = 100;
