@@ -37,23 +37,22 @@ pub(super) fn render(story: &Story, names: &Names, verdict: &Verdict) -> String 
     }
     let groups: BTreeSet<&str> = story.units.iter().map(|u| u.group.as_str()).collect();
     let mut rest = &story.units[..];
-    let mut previous: Option<&Unit> = None;
+    // Each group's latest block so far, to tell a rebalance that took over from an unsettled one.
+    let mut previous: BTreeMap<&str, &Unit> = BTreeMap::new();
     while !rest.is_empty() {
         // A run of target epochs each superseded by the next is one block.
         let run = rest.iter().take_while(|u| superseded(u) && u.group == rest[0].group).count();
         let take = run.max(1);
         out.push('\n');
         let many = groups.len() > 1;
-        // The one before it in the same group, to tell a rebalance that took over from an
-        // unsettled one.
-        let before = previous.filter(|p| p.group == rest[0].group);
+        let before = previous.get(rest[0].group.as_str()).copied();
         if run > 1 {
             let last = rest[run - 1].number;
             unit(&mut out, &merge(&rest[..run]), before, Some(last), names, many);
         } else {
             unit(&mut out, &rest[0], before, None, names, many);
         }
-        previous = rest.get(take - 1);
+        previous.insert(&rest[0].group, &rest[take - 1]);
         rest = &rest[take..];
     }
     out.push('\n');
