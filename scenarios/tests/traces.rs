@@ -1,6 +1,9 @@
-//! Rebalance trace snapshots: one per scenario for a fixed seed, stored in the top-level
-//! `snapshots/` folder. A behaviour change shows up as a snapshot diff; review it with
-//! `cargo insta review` (or accept new ones with `INSTA_UPDATE=always cargo test`).
+//! Rebalance summary snapshots: one per scenario for a fixed seed, stored in the top-level
+//! `snapshots/` folder. Each holds the run's compact rebalance summary (one block per
+//! generation or target epoch, then the verdict), short enough to review; the full trace of the
+//! same run is `groupsim trace <scenario> --seed 1`. A behaviour change shows up as a snapshot
+//! diff; review it with `cargo insta review` (or accept new ones with
+//! `INSTA_UPDATE=always cargo test`).
 
 use groupsim::runner::run_seed;
 use groupsim::scenarios;
@@ -13,14 +16,25 @@ fn snapshot(name: &str) {
     let s = scenarios::find(name).expect("in catalogue");
     let report = run_seed(&s, SEED).expect("run");
     assert!(report.verdict.is_ok(), "{}", report.failure_report());
-    let text = trace::text(&report.history);
+    let text = trace::summary(&report.history, &report.verdict);
     insta::with_settings!({
         snapshot_path => "../../snapshots",
         prepend_module_to_snapshot => false,
         omit_expression => true,
+        // Shown with a failing snapshot's diff and in `cargo insta review`: how to see the run
+        // behind it.
+        description => replay(name),
     }, {
         insta::assert_snapshot!(format!("{name}-seed{SEED}"), text);
     });
+}
+
+/// The commands that print the summary a snapshot holds and the full trace behind it.
+fn replay(name: &str) -> String {
+    format!(
+        "summary: groupsim trace {name} --seed {SEED} --format summary; \
+         full trace: groupsim trace {name} --seed {SEED}"
+    )
 }
 
 macro_rules! trace_tests {

@@ -97,8 +97,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
     },
-    /// Render a run as text, a Mermaid sequence diagram of one rebalance, or an SVG/HTML timeline:
-    /// a scenario and seed, or a saved history (`--history FILE`, simulated or served).
+    /// Render a run as its full text trace, a compact rebalance summary (`--format summary`, what
+    /// the trace snapshots hold), a Mermaid sequence diagram of one rebalance, or an SVG/HTML
+    /// timeline: a scenario and seed, or a saved history (`--history FILE`, simulated or served).
     Trace {
         /// Scenario name (not with --history).
         #[arg(required_unless_present = "history", conflicts_with = "history")]

@@ -17,8 +17,12 @@ use crate::history::History;
 /// Output formats of `groupsim trace`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// The canonical text trace (what the snapshots hold).
+    /// The full text trace: every rebalance event, line by line.
     Text,
+    /// A compact rebalance summary: per generation (classic) or target assignment epoch
+    /// (consumer), when it started and ended, why, the assignment and each member's commits;
+    /// then the verdict, how the run ended, totals (what the trace snapshots hold).
+    Summary,
     /// A Mermaid sequence diagram of one rebalance.
     Mermaid,
     /// An SVG timeline.
@@ -56,6 +60,7 @@ pub fn render(
 ) -> Result<String, PictureError> {
     match format {
         Format::Text => Ok(crate::trace::text(history)),
+        Format::Summary => Ok(crate::trace::summary(history, verdict)),
         Format::Mermaid => mermaid::render(history, generation),
         Format::Svg => Ok(svg(history, verdict)),
         Format::Html => Ok(html(history, verdict)),

@@ -1,11 +1,13 @@
 //! Rebalance traces: a canonical, human-readable rendering of a history that keeps what matters
 //! to a rebalance (members starting and leaving, group states, generations with leader and
 //! members, assignments, revocations, rejected commits) and summarises the rest (accepted commits
-//! and processed records per member and generation). Times are simulated milliseconds. Traces are
-//! snapshot-compared with insta, so a behaviour change shows up as a reviewable diff.
+//! and processed records per member and generation). Times are simulated milliseconds.
+//! For review, [`summary`] tells the same run rebalance by rebalance in tens of lines: that is
+//! what the insta snapshots hold, so a behaviour change shows up as a reviewable diff.
 
 mod consumer;
 mod partitions;
+mod summary;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,6 +17,7 @@ use groupsim_member::MemberEvent;
 
 use self::consumer::ConsumerTrace;
 pub use self::partitions::partitions;
+pub use self::summary::summary;
 use crate::history::{EventKind, History, WorldEvent};
 
 #[derive(Default)]
