@@ -382,11 +382,16 @@ impl Broker {
         self.coordinator.poll_timeout()
     }
 
-    /// Fires the coordinator's timers due at or before `now`.
+    /// Fires the coordinator's timers due at or before `now`. Afterwards none is due at `now`
+    /// any more ([`Self::poll_timeout`] is later), so a host never fires twice at one instant.
     pub fn handle_timeout(&mut self, now: Millis) {
         self.reconcile();
         self.coordinator.handle_timeout(now);
         self.pull_coordinator_outputs();
+        debug_assert!(
+            self.poll_timeout().is_none_or(|t| t > now),
+            "a coordinator timer is still due at {now} after the timers fired"
+        );
     }
 
     /// Next answer or event, in the order produced.

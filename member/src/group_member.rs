@@ -65,8 +65,15 @@ impl GroupMember {
     }
 
     /// See [`Member::handle_timeout`].
+    ///
+    /// Afterwards no timer is due at `now` any more ([`Self::poll_timeout`] is later), so a host
+    /// never fires twice at one instant.
     pub fn handle_timeout(&mut self, now: Millis) {
-        each!(self, m => m.handle_timeout(now))
+        each!(self, m => m.handle_timeout(now));
+        debug_assert!(
+            self.poll_timeout().is_none_or(|t| t > now),
+            "a member timer is still due at {now} after the timers fired"
+        );
     }
 
     /// See [`Member::poll_output`].

@@ -82,17 +82,6 @@ impl Incarnation {
         r
     }
 
-    /// Fires the core's timers due at `now`. The core guarantees that none is still due
-    /// afterwards, so a host never fires twice at one instant.
-    pub(crate) fn fire(&mut self, out: &mut Out<'_>, now: Millis) {
-        self.input(out, |m| m.handle_timeout(now));
-        debug_assert!(
-            self.member.poll_timeout().is_none_or(|t| t > now),
-            "{}: a timer still due at {now} after the timers fired",
-            self.name
-        );
-    }
-
     /// Whether the core has finished (left the group, or stopped for good).
     pub fn is_finished(&self) -> bool {
         self.member.is_finished()

@@ -224,7 +224,7 @@ impl MemberProcess {
             inc.input(&mut out, |m| m.leave(now));
         }
         inc.expire_requests(&mut out, now);
-        inc.fire(&mut out, now);
+        inc.input(&mut out, |m| m.handle_timeout(now));
         self.after_input(now);
     }
 
