@@ -322,46 +322,13 @@ impl Nemesis {
     }
 
     fn apply<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, fault: &Fault) -> bool {
+        if let Some((member, command)) = member_command(fault) {
+            if matches!(fault, Fault::SlowRevoke { .. }) {
+                self.slowed.insert(member.to_string());
+            }
+            return self.command(world, now, member, command);
+        }
         match fault {
-            Fault::ConnectionDrop { member } => {
-                self.command(world, now, member, MemberCommand::DropConnections)
-            }
-            Fault::MemberPause { member, duration_ms } => {
-                self.command(world, now, member, MemberCommand::Pause { duration_ms: *duration_ms })
-            }
-            Fault::MemberCrash { member, restart_after_ms } => self.command(
-                world,
-                now,
-                member,
-                MemberCommand::Crash { restart_after_ms: *restart_after_ms },
-            ),
-            Fault::MemberLeave { member, restart_after_ms } => {
-                let cmd =
-                    MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade: None };
-                self.command(world, now, member, cmd)
-            }
-            Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
-                let upgrade = Some((*profile, assignors.clone()));
-                self.command(
-                    world,
-                    now,
-                    member,
-                    MemberCommand::Leave { restart_after_ms: *restart_after_ms, upgrade },
-                )
-            }
-            Fault::StaleAck { member, delay_ms } => {
-                self.command(world, now, member, MemberCommand::StaleAck { delay_ms: *delay_ms })
-            }
-            Fault::SlowRevoke { member, extra_ms } => {
-                self.slowed.insert(member.clone());
-                self.command(world, now, member, MemberCommand::SlowRevoke { extra_ms: *extra_ms })
-            }
-            Fault::SlowRevokeUntil { member, until_ms } => self.command(
-                world,
-                now,
-                member,
-                MemberCommand::SlowRevokeUntil { until_ms: *until_ms },
-            ),
             Fault::NetworkPartition { host, peers, heal_after_ms } => {
                 for peer in peers {
                     world.order(now, Order::Partition { a: host.clone(), b: peer.clone() });
@@ -405,6 +372,14 @@ impl Nemesis {
             Fault::PartitionExpansion { topic, partitions } => {
                 report(world.apply(now, ClusterOp::ExpandTopic { topic, partitions: *partitions }))
             }
+            Fault::ConnectionDrop { .. }
+            | Fault::MemberPause { .. }
+            | Fault::MemberCrash { .. }
+            | Fault::MemberLeave { .. }
+            | Fault::MemberUpgrade { .. }
+            | Fault::StaleAck { .. }
+            | Fault::SlowRevoke { .. }
+            | Fault::SlowRevokeUntil { .. } => unreachable!("member faults are given as commands"),
         }
     }
 
@@ -438,6 +413,38 @@ impl Nemesis {
         };
         self.history.borrow_mut().world(now, WorldEvent::FaultHealed { description });
     }
+}
+
+/// The command a member fault gives its member, with the member's name; `None` for the other
+/// faults.
+fn member_command(fault: &Fault) -> Option<(&str, MemberCommand)> {
+    use MemberCommand as C;
+    Some(match fault {
+        Fault::ConnectionDrop { member } => (member, C::DropConnections),
+        Fault::MemberPause { member, duration_ms } => {
+            (member, C::Pause { duration_ms: *duration_ms })
+        }
+        Fault::MemberCrash { member, restart_after_ms: after } => {
+            (member, C::Crash { restart_after_ms: *after })
+        }
+        Fault::MemberLeave { member, restart_after_ms: after } => {
+            (member, C::Leave { restart_after_ms: *after, upgrade: None })
+        }
+        Fault::MemberUpgrade { member, restart_after_ms: after, profile, assignors } => {
+            let upgrade = Some((*profile, assignors.clone()));
+            (member, C::Leave { restart_after_ms: *after, upgrade })
+        }
+        Fault::StaleAck { member, delay_ms } => (member, C::StaleAck { delay_ms: *delay_ms }),
+        Fault::SlowRevoke { member, extra_ms } => (member, C::SlowRevoke { extra_ms: *extra_ms }),
+        Fault::SlowRevokeUntil { member, until_ms } => {
+            (member, C::SlowRevokeUntil { until_ms: *until_ms })
+        }
+        Fault::NetworkPartition { .. }
+        | Fault::LatencySpike { .. }
+        | Fault::CoordinatorMove { .. }
+        | Fault::BrokerCrash { .. }
+        | Fault::PartitionExpansion { .. } => return None,
+    })
 }
 
 fn report(r: Result<(), impl std::fmt::Display>) -> bool {
