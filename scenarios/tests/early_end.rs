@@ -4,9 +4,9 @@
 
 use groupsim::checker::AnomalyClass;
 use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::runner::{run_spec, RunReport};
 use groupsim::scenarios;
+use groupsim_history::{EventKind, History, WorldEvent};
 use groupsim_wire::Millis;
 
 /// (converged since, grace, ended at) of a run that ended early; `None` if it ran to its bound.

@@ -4,10 +4,10 @@
 //! lives here so the test needs no XML crate.
 
 use groupsim::checker::{self, Anomaly, AnomalyClass, Verdict};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::pictures::{self, Format, PictureError};
 use groupsim::runner::{run_seed, run_seed_with, RunOptions};
 use groupsim::scenarios;
+use groupsim_history::{EventKind, History, WorldEvent};
 
 /// One element: its name, attributes (unescaped) and the text directly inside it (unescaped).
 #[derive(Debug)]
@@ -305,7 +305,7 @@ fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
 #[test]
 fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
     use groupsim::checker::Stats;
-    use groupsim_coordinator::CoordinatorEvent;
+    use groupsim_history::CoordinatorEvent;
     use groupsim_wire::TopicPartition;
     let tp = TopicPartition::new("orders", 0);
     let mut h = History::new();
@@ -382,10 +382,8 @@ fn mermaid_starts_with_sequence_diagram_and_names_the_default_generation() {
         .find_map(|e| match &e.kind {
             EventKind::Coordinator {
                 event:
-                    groupsim_coordinator::CoordinatorEvent::GenerationStarted {
-                        generation,
-                        members,
-                        ..
+                    groupsim_history::CoordinatorEvent::GenerationStarted {
+                        generation, members, ..
                     },
                 ..
             } if members.len() > 1 => Some(*generation),

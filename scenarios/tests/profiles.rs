@@ -12,12 +12,12 @@
 use std::collections::BTreeSet;
 
 use groupsim::checker::{self, AnomalyClass};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::scenario::{member_config, ScenarioSpec};
 use groupsim::scenarios::churn::churn_spec;
 use groupsim::testing::check_scenario;
 use groupsim::world;
-use groupsim_member::{ClientProfile, MemberBugs, MemberEvent};
+use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
+use groupsim_member::{ClientProfile, MemberBugs};
 use groupsim_wire::TopicPartition;
 
 const SEEDS: u64 = 10;

@@ -11,13 +11,14 @@ use groupsim_coordinator::broker::{Broker, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
+use groupsim_history::EventKind;
 use groupsim_wire::server::{broker_channel, serve_connection};
 use tokio::sync::mpsc;
 use tracing::debug;
 
 use crate::broker_task::run_broker_controlled;
-use crate::history::EventKind;
 use crate::host::{sim_now, SharedHistory, BROKER_PORT};
+use crate::record::IntoHistory;
 
 /// Running brokers' control channels, by node id. A broker registers its sender each time its
 /// software (re)starts; the world's [`crate::cluster::Cluster`] sends coordinator moves on it.
@@ -78,7 +79,10 @@ pub async fn run_in_cluster(config: BrokerConfig, shared: BrokerShared) -> turmo
         control_rx,
         sim_now,
         move |at, event| {
-            history.borrow_mut().record(at, EventKind::Coordinator { broker: node_id, event });
+            history.borrow_mut().record(
+                at,
+                EventKind::Coordinator { broker: node_id, event: event.into_history() },
+            );
         },
     ));
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", BROKER_PORT)).await?;

@@ -15,10 +15,10 @@ use groupsim_coordinator::broker::{BrokerAddress, BrokerConfig, BrokerControl};
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
+use groupsim_history::WorldEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use crate::broker_host::{BrokerControls, BrokerShared};
-use crate::history::WorldEvent;
 use crate::host::{broker_host, SharedHistory, BROKER_PORT};
 use crate::scenario::ScenarioSpec;
 

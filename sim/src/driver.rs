@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
+use groupsim_history::{EventKind, WorldEvent};
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{
     GroupMember, MemberConfig, MemberFault, MemberOutput, RequestFailure, Target,
@@ -21,9 +22,9 @@ use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::sync::mpsc;
 use tracing::{debug, trace};
 
-use crate::history::{EventKind, WorldEvent};
 use crate::host::{broker_host, record, sim_now, SharedHistory, BROKER_PORT};
 use crate::nemesis::{MemberCommand, MemberControls};
+use crate::record::IntoHistory;
 use crate::scenario::MemberPlan;
 use crate::settle::SharedSettling;
 
@@ -278,9 +279,10 @@ impl Driver {
     async fn drain(&mut self) {
         while let Some(out) = self.member.poll_output() {
             match out {
-                MemberOutput::Event(event) => {
-                    record(&self.history, EventKind::Member { member: self.name.clone(), event })
-                }
+                MemberOutput::Event(event) => record(
+                    &self.history,
+                    EventKind::Member { member: self.name.clone(), event: event.into_history() },
+                ),
                 MemberOutput::Close(target) => self.close(target, None),
                 MemberOutput::Send { id, target, request, timeout_ms } => {
                     let deadline = sim_now() + timeout_ms;

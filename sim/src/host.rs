@@ -5,9 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use groupsim_history::{EventKind, History};
 use groupsim_wire::Millis;
-
-use crate::history::{EventKind, History};
 
 /// The port every simulated broker listens on.
 pub const BROKER_PORT: u16 = 9092;

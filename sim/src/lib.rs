@@ -2,7 +2,7 @@
 //!
 //! A seed drives a simulated network (the event world's by default, or turmoil's) hosting brokers (the
 //! sans-IO coordinator from `groupsim-coordinator`) and consumer-group members (from
-//! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
+//! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a `groupsim_history::History`; the [`checker`] reads it and
 //! proves no committed offset was lost or duplicated, no zombie committed, and the group
 //! recovered.
 //!
@@ -11,8 +11,9 @@
 //!
 //! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
 //! `tools/modcycles.py` checks there is no circle):
-//! - leaves: [`rng`] (seed streams), [`history`] (the record of a run), [`faults`] (fault kinds
-//!   and schedules), [`host`] (host names, broker port, simulated clock, shared history),
+//! - leaves: [`rng`] (seed streams), [`faults`] (fault kinds and schedules), [`record`] (the
+//!   cores' events turned into the types of the `groupsim-history` crate where they are
+//!   recorded), [`host`] (host names, broker port, simulated clock, shared history),
 //!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).
 //! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`settle`]
 //!   (whether faults delivered to members have played out), [`driver`] (a member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
@@ -38,12 +39,12 @@ pub mod coverage;
 pub mod driver;
 pub mod event_world;
 pub mod faults;
-pub mod history;
 pub mod host;
 pub mod merge;
 pub mod nemesis;
 pub mod pictures;
 pub mod probes;
+pub mod record;
 pub mod rng;
 pub mod runner;
 pub mod scenario;

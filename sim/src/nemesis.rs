@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 
+use groupsim_history::WorldEvent;
 use groupsim_member::{AssignorKind, ClientProfile};
 use groupsim_wire::{probe, Millis};
 use rand::RngExt;
@@ -18,7 +19,6 @@ use tokio::sync::mpsc;
 use tracing::debug;
 
 use crate::faults::{Fault, FaultSchedule};
-use crate::history::WorldEvent;
 use crate::host::SharedHistory;
 use crate::probes;
 use crate::rng::{self, Stream};
@@ -273,7 +273,9 @@ impl Nemesis {
             _ => {}
         }
         let applied = self.apply(world, now, &fault);
-        self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
+        self.history
+            .borrow_mut()
+            .world(now, WorldEvent::FaultInjected { fault: fault.into(), applied });
     }
 
     /// `event` happened, concerning `targets` (members; drawn among when several): each armed

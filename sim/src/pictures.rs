@@ -11,8 +11,9 @@ mod svg;
 
 use std::fmt::Write as _;
 
+use groupsim_history::History;
+
 use crate::checker::Verdict;
-use crate::history::History;
 
 /// Output formats of `groupsim trace`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

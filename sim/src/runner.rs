@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use groupsim_history::History;
 use groupsim_wire::probe::{self, ProbeHits};
 use serde::{Deserialize, Serialize};
 
 use crate::bugs::BugSwitch;
 use crate::checker::{self, AnomalyClass, Verdict};
 use crate::faults::FaultSchedule;
-use crate::history::History;
 use crate::scenario::{Scenario, ScenarioSpec};
 use crate::world::{self, WorldError};
 

@@ -7,12 +7,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use groupsim_coordinator::log::{self as plog, PartitionLogs, SharedLogs};
+use groupsim_history::{History, WorldEvent};
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
 use crate::checker::LivenessWatch;
 use crate::cluster::{BrokerHosts, Cluster, ClusterError};
-use crate::history::{History, WorldEvent};
 use crate::host::{broker_host, client_host, SharedHistory};
 use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis, NemesisTargets, NetworkOps};
 use crate::rng::{self, Stream};

@@ -6,9 +6,9 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use groupsim_history::History;
 use groupsim_wire::Millis;
 
-use crate::history::History;
 use crate::host::client_host;
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};

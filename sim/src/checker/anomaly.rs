@@ -3,10 +3,9 @@
 
 use std::fmt;
 
+use groupsim_history::History;
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
-
-use crate::history::History;
 
 /// The kinds of anomaly the checker reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

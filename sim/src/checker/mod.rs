@@ -62,8 +62,7 @@ mod views;
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::{CoordinatorEvent, Event, EventKind, History, MemberEvent};
 use serde::{Deserialize, Serialize};
 
 pub use self::anomaly::{Anomaly, AnomalyClass};
@@ -71,7 +70,6 @@ use self::metrics::Metrics;
 pub use self::metrics::Stats;
 use self::protocols::Judged;
 use self::views::{AcceptedCommit, Views};
-use crate::history::{Event, EventKind, History};
 
 /// The checker's conclusion about a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

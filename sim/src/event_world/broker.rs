@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 use groupsim_coordinator::broker::{Broker, BrokerConfig, BrokerControl};
 use groupsim_coordinator::CoordinatorOutput;
+use groupsim_history::EventKind;
 use groupsim_wire::codec::{decode_request, encode_api_versions_fallback, encode_response};
 use groupsim_wire::versions::unsupported_api_versions;
 use groupsim_wire::{probe, Millis, RequestId, WireError};
@@ -24,7 +25,7 @@ use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
 use crate::broker_host::BrokerShared;
-use crate::history::EventKind;
+use crate::record::IntoHistory;
 
 /// The server side of one connection.
 #[derive(Debug, Default)]
@@ -266,9 +267,10 @@ impl BrokerNode {
         let Some(running) = &mut self.running else { return };
         while let Some(output) = running.core.poll_output() {
             match output {
-                CoordinatorOutput::Event(event) => {
-                    ctx.record(EventKind::Coordinator { broker: self.node, event })
-                }
+                CoordinatorOutput::Event(event) => ctx.record(EventKind::Coordinator {
+                    broker: self.node,
+                    event: event.into_history(),
+                }),
                 CoordinatorOutput::Response { id, response } => {
                     let Some(reply) = running.replies.remove(&id) else {
                         tracing::warn!(?id, "broker answered a request that is not waiting");

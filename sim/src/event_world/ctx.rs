@@ -1,11 +1,11 @@
 //! What every host of the event world reaches while it handles an event: the current instant,
 //! the queue, the network, and the run's shared records (history, settling, member controls).
 
+use groupsim_history::EventKind;
 use groupsim_wire::Millis;
 
 use super::network::Network;
 use super::queue::EventQueue;
-use crate::history::EventKind;
 use crate::host::SharedHistory;
 use crate::nemesis::MemberControls;
 use crate::settle::SharedSettling;

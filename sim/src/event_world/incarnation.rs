@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use groupsim_history::EventKind;
 use groupsim_member::{GroupMember, MemberOutput, RequestFailure, Target};
 use groupsim_wire::{probe, Millis, RequestId};
 use kafka_protocol::messages::RequestKind;
@@ -14,7 +15,7 @@ use super::client::{ClientConn, Delivery};
 use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir};
-use crate::history::EventKind;
+use crate::record::IntoHistory;
 use crate::scenario::MemberPlan;
 
 /// Who a member is, for its incarnation's work: its name, its index in the world, its client
@@ -78,9 +79,10 @@ impl Incarnation {
     pub(super) fn drain(&mut self, ctx: &mut Ctx, who: Who<'_>) {
         while let Some(out) = self.member.poll_output() {
             match out {
-                MemberOutput::Event(event) => {
-                    ctx.record(EventKind::Member { member: who.name.to_string(), event })
-                }
+                MemberOutput::Event(event) => ctx.record(EventKind::Member {
+                    member: who.name.to_string(),
+                    event: event.into_history(),
+                }),
                 MemberOutput::Close(target) => self.close(ctx, target, None),
                 MemberOutput::Send { id, target, request, timeout_ms } => {
                     let deadline = ctx.now + timeout_ms;

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use groupsim_history::{EventKind, WorldEvent};
 use groupsim_member::{GroupMember, MemberConfig, MemberFault};
 use groupsim_wire::Millis;
 use tokio::sync::mpsc;
@@ -19,7 +20,6 @@ use super::ctx::Ctx;
 use super::incarnation::{Incarnation, Who};
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
-use crate::history::{EventKind, WorldEvent};
 use crate::host::client_host;
 use crate::nemesis::MemberCommand;
 use crate::scenario::MemberPlan;

@@ -28,6 +28,7 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
+use groupsim_history::History;
 use groupsim_wire::Millis;
 
 use self::broker::BrokerNode;
@@ -36,7 +37,6 @@ use self::member::MemberProcess;
 use self::network::Network;
 use self::queue::{Dir, Event, EventQueue};
 use crate::cluster::BrokerHosts;
-use crate::history::History;
 use crate::nemesis::NetworkOps;
 use crate::scenario::ScenarioSpec;
 use crate::stage::{Stage, WorldError};

@@ -2,12 +2,11 @@
 //! run with a hand-made schedule, read back from the history.
 
 use groupsim_coordinator::broker::group_partition;
-use groupsim_member::MemberEvent;
+use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
 use groupsim_wire::Millis;
 
 use crate::checker;
 use crate::faults::{Fault, FaultSchedule, ScheduledFault};
-use crate::history::{EventKind, History, WorldEvent};
 use crate::scenario::{ScenarioSpec, GROUP_ID};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 

@@ -15,6 +15,7 @@ use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent};
 use groupsim_wire::server::broker_channel;
 use groupsim_wire::{Millis, TopicPartition};
 
+use groupsim_history::{History, WorldEvent};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -26,7 +27,6 @@ use super::gate::Gate;
 use super::recorder::Recorder;
 use super::shared::Shared;
 use crate::broker_task::run_broker_controlled;
-use crate::history::{History, WorldEvent};
 
 /// The only address `groupsim serve` binds.
 pub const LOOPBACK: &str = "127.0.0.1";

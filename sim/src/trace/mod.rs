@@ -5,17 +5,15 @@
 //! snapshot-compared with insta, so a behaviour change shows up as a reviewable diff.
 
 mod consumer;
-mod partitions;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    partition_list, CoordinatorEvent, EventKind, History, MemberEvent, WorldEvent,
+};
 
 use self::consumer::ConsumerTrace;
-pub use self::partitions::partitions;
-use crate::history::{EventKind, History, WorldEvent};
 
 #[derive(Default)]
 struct Tally {
@@ -127,7 +125,7 @@ pub fn text(history: &History) -> String {
                         line(
                             &mut out,
                             at,
-                            format!("broker-{broker} generation {generation} assigns {} <- {}", a.member_id, partitions(&a.partitions)),
+                            format!("broker-{broker} generation {generation} assigns {} <- {}", a.member_id, partition_list(&a.partitions)),
                         );
                     }
                 }
@@ -177,11 +175,11 @@ pub fn text(history: &History) -> String {
                 }
                 MemberEvent::Revoked { generation, partitions: ps, .. } => {
                     flush(&mut out, &mut tallies, member, *generation, at);
-                    line(&mut out, at, format!("{member} revokes {} (generation {generation})", partitions(ps)))
+                    line(&mut out, at, format!("{member} revokes {} (generation {generation})", partition_list(ps)))
                 }
                 MemberEvent::Lost { generation, partitions: ps, reason, .. } => {
                     flush(&mut out, &mut tallies, member, *generation, at);
-                    line(&mut out, at, format!("{member} loses {} (generation {generation}): {reason}", partitions(ps)))
+                    line(&mut out, at, format!("{member} loses {} (generation {generation}): {reason}", partition_list(ps)))
                 }
                 MemberEvent::GenerationReset { generation, error, answer_about, .. } => {
                     let about = answer_about
