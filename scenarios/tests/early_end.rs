@@ -2,10 +2,10 @@
 //! hold for the grace period (the largest session timeout plus commit interval) with every
 //! member's faults played out. The deadline stays the bound for `stuck`.
 
-use groupsim::checker::AnomalyClass;
 use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
 use groupsim::runner::{run_spec, RunReport};
 use groupsim::scenarios;
+use groupsim_checker::AnomalyClass;
 use groupsim_history::{EventKind, History, WorldEvent};
 use groupsim_wire::Millis;
 

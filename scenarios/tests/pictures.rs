@@ -3,10 +3,10 @@
 //! that prove an anomaly, and the Mermaid diagram draws the chosen rebalance. A tiny XML checker
 //! lives here so the test needs no XML crate.
 
-use groupsim::checker::{self, Anomaly, AnomalyClass, Verdict};
 use groupsim::pictures::{self, Format, PictureError};
 use groupsim::runner::{run_seed, run_seed_with, RunOptions};
 use groupsim::scenarios;
+use groupsim_checker::{Anomaly, AnomalyClass, Verdict};
 use groupsim_history::{EventKind, History, WorldEvent};
 
 /// One element: its name, attributes (unescaped) and the text directly inside it (unescaped).
@@ -304,7 +304,7 @@ fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
 
 #[test]
 fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
-    use groupsim::checker::Stats;
+    use groupsim_checker::Stats;
     use groupsim_history::CoordinatorEvent;
     use groupsim_wire::TopicPartition;
     let tp = TopicPartition::new("orders", 0);
@@ -366,7 +366,7 @@ fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
     assert!(svg.contains("hand&lt;made&gt;"), "text is escaped");
     let html = pictures::render(Format::Html, &h, &verdict, None).expect("html");
     parse_xml(&html).unwrap_or_else(|e| panic!("HTML not well-formed: {e}"));
-    let _ = checker::check; // the verdict above is hand-made, not the checker's
+    let _ = groupsim_checker::check; // the verdict above is hand-made, not the checker's
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use groupsim_history::History;
 
-use crate::checker::Verdict;
+use groupsim_checker::Verdict;
 
 /// Output formats of `groupsim trace`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -11,13 +11,13 @@ use groupsim_history::{History, WorldEvent};
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
-use crate::checker::LivenessWatch;
 use crate::cluster::{BrokerHosts, Cluster, ClusterError};
 use crate::host::{broker_host, client_host, SharedHistory};
 use crate::nemesis::{ClusterOp, ClusterOps, MemberControls, Nemesis, NemesisTargets, NetworkOps};
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
 use crate::settle::SharedSettling;
+use groupsim_checker::LivenessWatch;
 
 /// How often the producer appends what is due (like a producer's linger).
 const PRODUCER_LINGER_MS: Millis = 100;

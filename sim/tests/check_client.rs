@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use groupsim::check_client::clients::{self, Interpreters, Launcher};
 use groupsim::check_client::run::{self, Settings};
-use groupsim::checker::AnomalyClass;
+use groupsim_checker::AnomalyClass;
 use groupsim_member::GroupProtocol;
 
 /// Held by each test of this file: real clients under real time must not compete for cores.

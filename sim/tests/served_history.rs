@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use groupsim::check_client::clients::{self, Interpreters};
 use groupsim::check_client::process::Adapter;
 use groupsim::check_client::processed::read_log;
-use groupsim::checker::black_box::check_black_box;
-use groupsim::checker::Verdict;
 use groupsim::pictures::{self, Format};
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
+use groupsim_checker::black_box::check_black_box;
+use groupsim_checker::Verdict;
 use groupsim_coordinator::CoordinatorConfig;
 use groupsim_history::{CoordinatorEvent, EventKind, History, WorldEvent};
 

@@ -17,11 +17,11 @@ use super::error::CheckError;
 use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
 use super::schedule::{self, ClientFault, Plan, PlanShape};
-use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
-use crate::checker::AnomalyClass;
 use crate::faults::Fault;
 use crate::rng::{self, Stream};
 use crate::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
+use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
+use groupsim_checker::AnomalyClass;
 
 /// The topic every run consumes.
 pub const TOPIC: &str = "orders";

@@ -8,7 +8,7 @@ use groupsim_history::{
 };
 use groupsim_wire::{Millis, TopicPartition};
 
-use crate::checker::Verdict;
+use groupsim_checker::Verdict;
 
 /// A run reduced to what the timeline shows.
 #[derive(Debug, Default)]

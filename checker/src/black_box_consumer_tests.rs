@@ -7,8 +7,8 @@ use groupsim_history::{
 };
 use groupsim_wire::TopicPartition;
 
-use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
-use crate::checker::AnomalyClass;
+use crate::black_box::{check_black_box, BlackBoxVerdict, Processed};
+use crate::AnomalyClass;
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)

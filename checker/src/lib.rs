@@ -1,6 +1,7 @@
-//! The checker: reads only a run's [`History`] and proves (or refutes) that no committed offset
-//! was lost or duplicated across rebalances, that no zombie committed, and that the group
-//! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself.
+//! groupsim-checker: reads only a run's [`History`] and proves (or refutes) that no committed
+//! offset was lost or duplicated across rebalances, that no zombie committed, and that the group
+//! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself:
+//! the crate depends on `groupsim-history` and the wire's base types, not on either core.
 //!
 //! It reads the events in order into views over the history (`views`: each group, partition
 //! and member as the events describe them) and checks each rule group against the views as
