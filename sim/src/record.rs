@@ -306,3 +306,92 @@ impl IntoHistory for MemberEvent {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use groupsim_coordinator::consumer_event::{ConvertedMember, LoadedMember, TargetShare};
+    use groupsim_wire::TopicPartition;
+
+    use super::*;
+
+    /// The history's types carry the cores' names and fields in the same order, so an event's
+    /// debug text (which anomaly evidence and traces print) is the same on both sides.
+    fn same_text<E: IntoHistory + Clone + std::fmt::Debug>(event: E)
+    where
+        E::Recorded: std::fmt::Debug,
+    {
+        assert_eq!(format!("{event:?}"), format!("{:?}", event.clone().into_history()));
+    }
+
+    #[test]
+    fn recorded_events_read_like_the_cores_events() {
+        let tp = |p| TopicPartition::new("t", p);
+        same_text(CoordinatorEvent::GroupLoaded {
+            group: "g".into(),
+            partition: 3,
+            state: GroupState::Stable,
+            generation: 2,
+            protocol: Some("range".into()),
+            leader: Some("a".into()),
+            members: vec!["a".into()],
+            assignments: vec![MemberAssignment { member_id: "a".into(), partitions: vec![tp(0)] }],
+            offsets: vec![(tp(0), 5)],
+        });
+        same_text(CoordinatorEvent::MemberRemoved {
+            group: "g".into(),
+            member_id: "a".into(),
+            reason: RemovalReason::Fenced,
+        });
+        same_text(CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupLoaded {
+            group: "g".into(),
+            partition: 0,
+            group_epoch: 4,
+            assignment_epoch: 4,
+            members: vec![LoadedMember {
+                member_id: "a".into(),
+                group_instance_id: Some("i".into()),
+                member_epoch: 4,
+                owned: vec![tp(0), tp(1)],
+                revoking: vec![tp(1)],
+                state: "UNREVOKED_PARTITIONS".into(),
+                target: vec![tp(0)],
+                classic_protocol: true,
+            }],
+        }));
+        same_text(ConsumerGroupEvent::TargetAssignmentComputed {
+            group: "g".into(),
+            epoch: 4,
+            assignor: "uniform".into(),
+            assignments: vec![TargetShare { member_id: "a".into(), partitions: vec![tp(0)] }],
+        });
+        same_text(ConsumerGroupEvent::GroupDowngraded {
+            group: "g".into(),
+            group_epoch: 5,
+            leaving_member: "b".into(),
+            members: vec![ConvertedMember {
+                member_id: "a".into(),
+                member_epoch: 5,
+                partitions: vec![tp(2)],
+            }],
+        });
+        same_text(ConsumerGroupEvent::MemberRemoved {
+            group: "g".into(),
+            member_id: "a".into(),
+            member_epoch: 5,
+            reason: ce::ConsumerRemovalReason::SyncTimeout,
+        });
+        same_text(MemberEvent::GenerationReset {
+            member_id: "a".into(),
+            generation: 3,
+            error: "ILLEGAL_GENERATION".into(),
+            reset_member_id: false,
+            answer_about: Some(SentUnder { member_id: "a".into(), generation: 2 }),
+        });
+        same_text(MemberEvent::AssignmentReceived {
+            member_id: "a".into(),
+            epoch: 6,
+            partitions: vec![tp(0)],
+            unresolved: vec!["topic-id".into()],
+        });
+    }
+}
