@@ -7,12 +7,10 @@
 //! acknowledged revoking it, or was fenced or left), and the coordinator hands a partition to a
 //! new owner only after the previous owner's release. Every list is sorted.
 
-use serde::{Deserialize, Serialize};
-
 use crate::TopicPartition;
 
 /// Why a member left a consumer group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConsumerRemovalReason {
     /// It sent a heartbeat with member epoch -1 (or a static member left for good).
     Left,
@@ -29,7 +27,7 @@ pub enum ConsumerRemovalReason {
 }
 
 /// One member's share of a target assignment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TargetShare {
     /// The member id.
     pub member_id: String,
@@ -38,33 +36,28 @@ pub struct TargetShare {
 }
 
 /// One member as loaded from the offsets log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadedMember {
     /// The member id.
     pub member_id: String,
     /// Its `group.instance.id`, when static.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_instance_id: Option<String>,
     /// Its member epoch.
     pub member_epoch: i32,
     /// Partitions it owns (assigned, and pending revocation).
     pub owned: Vec<TopicPartition>,
     /// Of those, the partitions it must revoke.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revoking: Vec<TopicPartition>,
     /// Its reconciliation state (Kafka's name: `STABLE`, `UNREVOKED_PARTITIONS`, ...).
-    #[serde(default)]
     pub state: String,
     /// Its partitions in the loaded target assignment.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target: Vec<TopicPartition>,
     /// It speaks the classic protocol (a group loaded mid-migration).
-    #[serde(default, skip_serializing_if = "is_false")]
     pub classic_protocol: bool,
 }
 
 /// One member of a group converted between the protocols.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConvertedMember {
     /// The member id.
     pub member_id: String,
@@ -76,7 +69,7 @@ pub struct ConvertedMember {
 }
 
 /// One fact about a consumer group.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConsumerGroupEvent {
     /// A member joined (member epoch 0 heartbeat accepted).
     MemberJoined {
@@ -85,7 +78,6 @@ pub enum ConsumerGroupEvent {
         group_instance_id: Option<String>,
         client_id: String,
         /// It joined with JoinGroup (a classic-protocol member inside the consumer group).
-        #[serde(default, skip_serializing_if = "is_false")]
         classic_protocol: bool,
     },
     /// The group epoch was bumped (membership, subscriptions or subscribed topics changed).
@@ -171,9 +163,4 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::GroupDowngraded { group, .. } => group,
         }
     }
-}
-
-/// Serde: a `false` flag is left out (histories of groups that never migrate keep their form).
-fn is_false(b: &bool) -> bool {
-    !*b
 }

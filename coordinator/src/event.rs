@@ -1,13 +1,11 @@
 //! Events the coordinator reports as they become true: the server half of a run's history.
 
-use serde::{Deserialize, Serialize};
-
 use crate::consumer_event::ConsumerGroupEvent;
 use crate::state::GroupState;
 use crate::{Millis, TopicPartition};
 
 /// Why a member left a group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RemovalReason {
     /// The member sent LeaveGroup.
     LeaveGroup,
@@ -22,7 +20,7 @@ pub enum RemovalReason {
 }
 
 /// One ground-truth fact from the coordinator. The driver stamps it with the simulated time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoordinatorEvent {
     /// The group moved between states (only Kafka's legal transitions occur).
     GroupStateChanged { group: String, from: GroupState, to: GroupState, generation: i32 },
@@ -84,7 +82,6 @@ pub enum CoordinatorEvent {
         assignments: Vec<MemberAssignment>,
         /// The committed offsets the group was loaded with, sorted by partition: what
         /// OffsetFetch serves from now on.
-        #[serde(default)]
         offsets: Vec<(TopicPartition, i64)>,
     },
     /// The group was unloaded from this broker (its offsets partition moved away): it went Dead
@@ -95,7 +92,7 @@ pub enum CoordinatorEvent {
 }
 
 /// One member's share of a generation's assignment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberAssignment {
     /// The member id.
     pub member_id: String,

@@ -4,10 +4,8 @@
 //! API handlers all name these states, so they live where every one of them can import them
 //! without importing each other.
 
-use serde::{Deserialize, Serialize};
-
 /// Kafka's classic group states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GroupState {
     /// No members; offsets may still be stored.
     Empty,

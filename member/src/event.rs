@@ -1,12 +1,10 @@
 //! Events a member reports as they become true: the client half of a run's history.
 
-use serde::{Deserialize, Serialize};
-
 use crate::TopicPartition;
 
 /// One ground-truth fact from a member. The driver stamps it with the simulated time and the
 /// member's name. `member_id` and `generation` are the member's view when the fact happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MemberEvent {
     /// FindCoordinator answered with this broker.
     CoordinatorFound { node_id: i32 },
@@ -63,7 +61,6 @@ pub enum MemberEvent {
         /// The membership the answered request was sent under, when it is not the one being
         /// reset (the answer was about an earlier generation or member id; KAFKA-9823). Absent
         /// when they are the same, or when no answer caused the reset.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         answer_about: Option<SentUnder>,
     },
     /// LeaveGroup was answered (or gave up) and the member stopped.
@@ -79,7 +76,6 @@ pub enum MemberEvent {
         member_id: String,
         epoch: i32,
         partitions: Vec<TopicPartition>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unresolved: Vec<String>,
     },
     /// Consumer protocol: the coordinator fenced the member (FENCED_MEMBER_EPOCH or
@@ -90,7 +86,7 @@ pub enum MemberEvent {
 }
 
 /// The member id and generation a request was sent under.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SentUnder {
     /// The member id the request carried.
     pub member_id: String,

@@ -8,10 +8,10 @@
 //! in the event world, the default of `sweep`, `run` and `replay`.
 
 use groupsim::bugs::{self, BugSwitch};
-use groupsim::checker::AnomalyClass;
 use groupsim::runner::{run_seed_with, RunOptions, WorldKind};
 use groupsim::scenarios;
 use groupsim::shrink::shrink_in;
+use groupsim_checker::AnomalyClass;
 
 /// Runs `scenario` with `bug` on seeds 0.. until one shows an expected anomaly; returns it.
 fn first_caught(scenario_name: &str, bug: BugSwitch, max_seeds: u64) -> (u64, AnomalyClass) {

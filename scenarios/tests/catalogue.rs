@@ -2,10 +2,9 @@
 //! for CI; `GROUPSIM_SEED=<n>` replays one), requires a clean verdict from the checker, and
 //! asserts that the run really exercised what the scenario is about.
 
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::runner::RunReport;
 use groupsim::testing::check_scenario;
-use groupsim_coordinator::{CoordinatorEvent, RemovalReason};
+use groupsim_history::{CoordinatorEvent, EventKind, History, RemovalReason, WorldEvent};
 
 const SEEDS: u64 = 6;
 

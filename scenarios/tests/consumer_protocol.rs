@@ -7,15 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::runner::RunReport;
 use groupsim::scenarios::consumer::{static_faults, StaticFault};
 use groupsim::testing::check_scenario;
-use groupsim_coordinator::consumer_event::{
-    ConsumerGroupEvent, ConsumerRemovalReason, TargetShare,
+use groupsim_history::{
+    ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, EventKind, History, MemberEvent,
+    TargetShare, WorldEvent,
 };
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::{ClientProfile, MemberEvent};
+use groupsim_member::ClientProfile;
 use groupsim_wire::TopicPartition;
 
 const SEEDS: u64 = 8;

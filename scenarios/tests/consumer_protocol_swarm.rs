@@ -8,12 +8,10 @@
 
 use std::collections::BTreeSet;
 
-use groupsim::history::{EventKind, WorldEvent};
 use groupsim::testing::check_scenario;
 use groupsim::triggers::TriggerEvent;
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::{ClientProfile, MemberEvent};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, MemberEvent, WorldEvent};
+use groupsim_member::ClientProfile;
 
 #[test]
 fn consumer_protocol_swarm_passes_the_checker_with_kip_848_triggers_firing() {

@@ -12,13 +12,13 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
-use groupsim::checker::AnomalyClass;
 use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
-use groupsim::history::EventKind;
 use groupsim::runner::{run_spec, RunReport};
 use groupsim::scenario::{ScenarioSpec, GROUP_ID};
 use groupsim::scenarios;
 use groupsim::testing::{check_scenario, seeds};
+use groupsim_checker::AnomalyClass;
+use groupsim_history::EventKind;
 
 /// Kafka's partitionFor(group): abs(Java String.hashCode) modulo the partition count.
 fn group_partition(group: &str, partitions: i32) -> i32 {

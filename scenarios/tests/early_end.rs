@@ -2,11 +2,11 @@
 //! hold for the grace period (the largest session timeout plus commit interval) with every
 //! member's faults played out. The deadline stays the bound for `stuck`.
 
-use groupsim::checker::AnomalyClass;
 use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::runner::{run_spec, RunReport};
 use groupsim::scenarios;
+use groupsim_checker::AnomalyClass;
+use groupsim_history::{EventKind, History, WorldEvent};
 use groupsim_wire::Millis;
 
 /// (converged since, grace, ended at) of a run that ended early; `None` if it ran to its bound.

@@ -1,7 +1,8 @@
 //! The workspace's rooms, checked: every crate's modules import one way (no module imports a
 //! module that, directly or through others, imports it back), no hand-written source file grows
-//! past 1,000 lines, and the sans-IO cores keep their dependencies (neither depends on tokio or
-//! turmoil; the member never depends on the coordinator).
+//! past 1,000 lines, the sans-IO cores keep their dependencies (neither depends on tokio or
+//! turmoil; the member never depends on the coordinator), and the oracle sees only the history
+//! (neither the history nor the checker depends on a core).
 //!
 //! The import graph is read from the source text: a module's edges are the paths it names
 //! (`use crate::a::X`, `super::b::f()`, an inline `crate::c::T`), resolved to the module that
@@ -12,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CRATES: &[&str] = &["wire", "coordinator", "member", "sim"];
+const CRATES: &[&str] = &["wire", "coordinator", "member", "history", "checker", "sim"];
 const MAX_LINES: usize = 1_000;
 
 fn workspace() -> PathBuf {
@@ -423,7 +424,7 @@ fn use_trees_expand_and_paths_resolve_through_reexports() {
 #[test]
 fn no_hand_written_source_file_exceeds_a_thousand_lines() {
     let mut files = Vec::new();
-    for dir in ["wire", "coordinator", "member", "sim", "scenarios"] {
+    for dir in ["wire", "coordinator", "member", "history", "checker", "sim", "scenarios"] {
         rust_files(&workspace().join(dir), &mut files);
     }
     assert!(files.len() > 50, "found only {} source files", files.len());
@@ -535,4 +536,52 @@ fn the_shared_stage_imports_neither_world() {
         }
         assert!(!names_turmoil_crate(text), "{} uses turmoil", f.display());
     }
+}
+
+/// Every dependency a manifest names, in any table: `[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`, their `[target.*]` forms, and `[dependencies.<name>]` headers.
+fn every_dependency(krate: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(workspace().join(krate).join("Cargo.toml")).unwrap();
+    let mut in_deps = false;
+    let mut out = BTreeSet::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.trim_end_matches(']');
+            let table = header.rsplit_once('.').filter(|(t, _)| t.ends_with("dependencies"));
+            if let Some((_, name)) = table {
+                out.insert(name.trim_matches('"').to_string());
+                in_deps = false;
+            } else {
+                in_deps = header.ends_with("dependencies");
+            }
+            continue;
+        }
+        if in_deps && !line.is_empty() && !line.starts_with('#') {
+            out.insert(line.split(['=', '.']).next().unwrap().trim().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_history_and_the_checker_never_see_the_coordinator_or_the_member() {
+    // The manifest reader sees test-only dependencies (the member tests with proptest).
+    assert!(every_dependency("member").contains("proptest"));
+    for krate in ["history", "checker"] {
+        let deps = every_dependency(krate);
+        assert!(deps.contains("groupsim-wire"), "{krate} names its dependencies: {deps:?}");
+        for core in ["groupsim-coordinator", "groupsim-member"] {
+            assert!(!deps.contains(core), "{krate} must not depend on {core}: {deps:?}");
+        }
+        let mut files = Vec::new();
+        rust_files(&workspace().join(krate), &mut files);
+        assert!(!files.is_empty(), "{krate}: no sources found");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for core in ["groupsim_coordinator", "groupsim_member"] {
+                assert!(!text.contains(core), "{} names {core}", f.display());
+            }
+        }
+    }
+    assert!(every_dependency("checker").contains("groupsim-history"));
 }

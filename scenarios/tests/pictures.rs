@@ -3,11 +3,11 @@
 //! that prove an anomaly, and the Mermaid diagram draws the chosen rebalance. A tiny XML checker
 //! lives here so the test needs no XML crate.
 
-use groupsim::checker::{self, Anomaly, AnomalyClass, Verdict};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::pictures::{self, Format, PictureError};
 use groupsim::runner::{run_seed, run_seed_with, RunOptions};
 use groupsim::scenarios;
+use groupsim_checker::{Anomaly, AnomalyClass, Verdict};
+use groupsim_history::{EventKind, History, WorldEvent};
 
 /// One element: its name, attributes (unescaped) and the text directly inside it (unescaped).
 #[derive(Debug)]
@@ -304,8 +304,8 @@ fn anomalies_are_ringed_in_red_when_a_bug_switch_is_on() {
 
 #[test]
 fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
-    use groupsim::checker::Stats;
-    use groupsim_coordinator::CoordinatorEvent;
+    use groupsim_checker::Stats;
+    use groupsim_history::CoordinatorEvent;
     use groupsim_wire::TopicPartition;
     let tp = TopicPartition::new("orders", 0);
     let mut h = History::new();
@@ -366,7 +366,7 @@ fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
     assert!(svg.contains("hand&lt;made&gt;"), "text is escaped");
     let html = pictures::render(Format::Html, &h, &verdict, None).expect("html");
     parse_xml(&html).unwrap_or_else(|e| panic!("HTML not well-formed: {e}"));
-    let _ = checker::check; // the verdict above is hand-made, not the checker's
+    let _ = groupsim_checker::check; // the verdict above is hand-made, not the checker's
 }
 
 #[test]
@@ -382,10 +382,8 @@ fn mermaid_starts_with_sequence_diagram_and_names_the_default_generation() {
         .find_map(|e| match &e.kind {
             EventKind::Coordinator {
                 event:
-                    groupsim_coordinator::CoordinatorEvent::GenerationStarted {
-                        generation,
-                        members,
-                        ..
+                    groupsim_history::CoordinatorEvent::GenerationStarted {
+                        generation, members, ..
                     },
                 ..
             } if members.len() > 1 => Some(*generation),

@@ -11,13 +11,13 @@
 
 use std::collections::BTreeSet;
 
-use groupsim::checker::{self, AnomalyClass};
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::scenario::{member_config, ScenarioSpec};
 use groupsim::scenarios::churn::churn_spec;
 use groupsim::testing::check_scenario;
 use groupsim::world::turmoil as world;
-use groupsim_member::{ClientProfile, MemberBugs, MemberEvent};
+use groupsim_checker::AnomalyClass;
+use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
+use groupsim_member::{ClientProfile, MemberBugs};
 use groupsim_wire::TopicPartition;
 
 const SEEDS: u64 = 10;
@@ -147,7 +147,7 @@ fn mixed_profiles_pass_the_checker_and_vote_a_shared_protocol() {
 /// The anomaly classes of one run of `spec`.
 fn classes(spec: &ScenarioSpec) -> BTreeSet<AnomalyClass> {
     let history = world::run(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed));
-    checker::check(&history).anomalies.iter().map(|a| a.class).collect()
+    groupsim_checker::check(&history).anomalies.iter().map(|a| a.class).collect()
 }
 
 /// Runs seeds `0..max_seeds` of a churn group of `profile` members built with `bugs` until one
@@ -241,7 +241,7 @@ fn every_profile_survives_stale_acks_and_slow_revokes() {
                 },
             ]);
             let history = world::run(&spec).unwrap_or_else(|e| panic!("{profile:?} {seed}: {e}"));
-            let verdict = checker::check(&history);
+            let verdict = groupsim_checker::check(&history);
             if let Some(a) = verdict.first() {
                 panic!("{profile:?} seed {seed}: {}", a.render(&history));
             }

@@ -6,9 +6,8 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
-use groupsim::history::EventKind;
 use groupsim::testing::check_scenario;
-use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind};
 
 #[test]
 fn protocol_migration_upgrades_and_downgrades_the_group_cleanly_under_faults() {

@@ -5,8 +5,8 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
-use groupsim::history::{EventKind, WorldEvent};
 use groupsim::testing::check_scenario;
+use groupsim_history::{EventKind, WorldEvent};
 
 #[test]
 fn swarm_passes_the_checker() {

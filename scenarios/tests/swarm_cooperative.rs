@@ -6,9 +6,8 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
-use groupsim::history::{EventKind, WorldEvent};
 use groupsim::testing::check_scenario;
-use groupsim_coordinator::CoordinatorEvent;
+use groupsim_history::{CoordinatorEvent, EventKind, WorldEvent};
 use groupsim_member::probes::COOPERATIVE_REBALANCE_WITH_PROGRESS;
 
 #[test]

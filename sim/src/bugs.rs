@@ -3,8 +3,8 @@
 //! a blind spot. `groupsim bugs` lists them; `--bug <name>` turns one on for `run`, `sweep`,
 //! `replay` and `shrink`.
 
-use crate::checker::AnomalyClass;
 use crate::scenario::ScenarioSpec;
+use groupsim_checker::AnomalyClass;
 
 /// One bug switch.
 #[derive(Clone, Copy)]

@@ -81,59 +81,83 @@ impl Fault {
     }
 }
 
+/// The text is the history's: a fault prints the same in a schedule and in a trace.
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fault::ConnectionDrop { member } => write!(f, "connection drop: {member}"),
+        fmt::Display::fmt(&groupsim_history::Fault::from(self), f)
+    }
+}
+
+/// A fault as the history records it (`FaultInjected`).
+impl From<Fault> for groupsim_history::Fault {
+    fn from(fault: Fault) -> Self {
+        use groupsim_history::Fault as H;
+        match fault {
+            Fault::ConnectionDrop { member } => H::ConnectionDrop { member },
             Fault::NetworkPartition { host, peers, heal_after_ms } => {
-                write!(
-                    f,
-                    "network partition: {host} from [{}] for {heal_after_ms} ms",
-                    peers.join(", ")
-                )
+                H::NetworkPartition { host, peers, heal_after_ms }
             }
             Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
-                write!(f, "latency spike: {host} up to {max_latency_ms} ms for {duration_ms} ms")
+                H::LatencySpike { host, max_latency_ms, duration_ms }
             }
             Fault::CoordinatorMove { group, to, load_ms } => {
-                write!(f, "coordinator move: {group} to broker-{to} (load {load_ms} ms)")
+                H::CoordinatorMove { group, to, load_ms }
             }
             Fault::BrokerCrash { node, restart_after_ms } => {
-                write!(f, "broker crash: broker-{node}, restart after {restart_after_ms} ms")
+                H::BrokerCrash { node, restart_after_ms }
             }
-            Fault::MemberPause { member, duration_ms } => {
-                write!(f, "pause: {member} for {duration_ms} ms")
-            }
+            Fault::MemberPause { member, duration_ms } => H::MemberPause { member, duration_ms },
             Fault::MemberCrash { member, restart_after_ms } => {
-                write!(f, "member crash: {member}, restart after {restart_after_ms} ms")
+                H::MemberCrash { member, restart_after_ms }
             }
             Fault::MemberLeave { member, restart_after_ms } => {
-                write!(f, "graceful leave: {member}, restart after {restart_after_ms} ms")
+                H::MemberLeave { member, restart_after_ms }
             }
             Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
-                let names: Vec<&str> = assignors.iter().map(|a| a.protocol_name()).collect();
-                write!(
-                    f,
-                    "upgrade: {member} restarts after {restart_after_ms} ms as {profile:?} [{}]",
-                    names.join(", ")
-                )
+                H::MemberUpgrade {
+                    member,
+                    restart_after_ms,
+                    profile: recorded_profile(profile),
+                    assignors: assignors.into_iter().map(recorded_assignor).collect(),
+                }
             }
-            Fault::StaleAck { member, delay_ms } => {
-                write!(f, "stale ack: {member} acks {delay_ms} ms late")
-            }
-            Fault::SlowRevoke { member, extra_ms } => {
-                write!(f, "slow revoke: {member} +{extra_ms} ms")
-            }
-            Fault::SlowRevokeUntil { member, until_ms } => {
-                write!(
-                    f,
-                    "slow revoke: {member}'s callback returns at t={until_ms}ms at the earliest"
-                )
-            }
+            Fault::StaleAck { member, delay_ms } => H::StaleAck { member, delay_ms },
+            Fault::SlowRevoke { member, extra_ms } => H::SlowRevoke { member, extra_ms },
+            Fault::SlowRevokeUntil { member, until_ms } => H::SlowRevokeUntil { member, until_ms },
             Fault::PartitionExpansion { topic, partitions } => {
-                write!(f, "partition expansion: {topic} to {partitions} partitions")
+                H::PartitionExpansion { topic, partitions }
             }
         }
+    }
+}
+
+impl From<&Fault> for groupsim_history::Fault {
+    fn from(fault: &Fault) -> Self {
+        Self::from(fault.clone())
+    }
+}
+
+fn recorded_profile(profile: ClientProfile) -> groupsim_history::ClientProfile {
+    use groupsim_history::ClientProfile as H;
+    match profile {
+        ClientProfile::JavaEager => H::JavaEager,
+        ClientProfile::JavaCooperative => H::JavaCooperative,
+        ClientProfile::Brod => H::Brod,
+        ClientProfile::Elsa => H::Elsa,
+        ClientProfile::KafkaGo => H::KafkaGo,
+        ClientProfile::JavaConsumer => H::JavaConsumer,
+        ClientProfile::LibrdkafkaConsumer => H::LibrdkafkaConsumer,
+    }
+}
+
+fn recorded_assignor(assignor: AssignorKind) -> groupsim_history::AssignorKind {
+    use groupsim_history::AssignorKind as H;
+    match assignor {
+        AssignorKind::Range => H::Range,
+        AssignorKind::RoundRobin => H::RoundRobin,
+        AssignorKind::Sticky => H::Sticky,
+        AssignorKind::CooperativeSticky => H::CooperativeSticky,
+        AssignorKind::RoundRobinV2 => H::RoundRobinV2,
     }
 }
 

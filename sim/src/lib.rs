@@ -1,10 +1,10 @@
 //! groupsim: a deterministic simulation harness for Kafka consumer-group rebalancing.
 //!
-//! A seed drives a simulated network (the event world's by default, or turmoil's) hosting brokers (the
-//! sans-IO coordinator from `groupsim-coordinator`) and consumer-group members (from
-//! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a [`history::History`]; the [`checker`] reads it and
-//! proves no committed offset was lost or duplicated, no zombie committed, and the group
-//! recovered.
+//! A seed drives a simulated network (the event world's by default, or turmoil's) hosting
+//! brokers (the sans-IO coordinator from `groupsim-coordinator`) and consumer-group members (from
+//! `groupsim-member`) speaking the real Kafka wire protocol. Every run records a history
+//! (`groupsim-history`); the checker (`groupsim-checker`) reads it and proves no committed offset
+//! was lost or duplicated, no zombie committed, and the group recovered.
 //!
 //! Entry points: [`scenarios::catalogue`] lists the scenarios, [`runner::run_seed`] runs one
 //! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call.
@@ -19,8 +19,8 @@
 //!   `stage` (the world-agnostic half of a run: history, producer, phases, nemesis, early end);
 //!   [`event_world`] drives the sans-IO cores from one event queue (the default world),
 //!   [`world`] hosts the same cores in one turmoil simulation (`--world turmoil`).
-//! - reading a run: [`checker`] (views over the history, one file per rule group), [`trace`]
-//!   and [`pictures`] (rebalance traces, Mermaid and SVG timelines).
+//! - reading a run (the checker is its own crate, `groupsim-checker`): [`trace`] and
+//!   [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
 //! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
 //!   [`sweep`] (many seeds on every core, shards, the table), [`merge`] (shards back into one
@@ -30,14 +30,13 @@
 pub mod bench;
 pub mod bugs;
 pub mod check_client;
-pub mod checker;
 pub mod coverage;
 pub mod faults;
-pub mod history;
 pub mod merge;
 pub mod pictures;
 pub mod probes;
 pub mod process;
+pub mod record;
 pub mod rng;
 pub mod runner;
 pub mod scenario;

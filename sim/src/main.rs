@@ -420,12 +420,12 @@ fn real_main() -> Result<ExitCode> {
 /// cannot see, so only its broker-side rules apply (see `checker::black_box`).
 fn saved_history(
     path: &std::path::Path,
-) -> Result<(groupsim::history::History, groupsim::checker::Verdict)> {
+) -> Result<(groupsim_history::History, groupsim_checker::Verdict)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let history = groupsim::history::History::from_jsonl(&text)
+    let history = groupsim_history::History::from_jsonl(&text)
         .with_context(|| format!("history {}", path.display()))?;
-    let verdict = groupsim::checker::check_any(&history);
+    let verdict = groupsim_checker::check_any(&history);
     Ok((history, verdict))
 }
 

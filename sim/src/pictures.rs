@@ -11,8 +11,9 @@ mod svg;
 
 use std::fmt::Write as _;
 
-use crate::checker::Verdict;
-use crate::history::History;
+use groupsim_history::History;
+
+use groupsim_checker::Verdict;
 
 /// Output formats of `groupsim trace`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -5,15 +5,15 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use groupsim_history::History;
 use groupsim_wire::probe::{self, ProbeHits};
 use serde::{Deserialize, Serialize};
 
 use crate::bugs::BugSwitch;
-use crate::checker::{self, AnomalyClass, Verdict};
 use crate::faults::FaultSchedule;
-use crate::history::History;
 use crate::scenario::{Scenario, ScenarioSpec};
 use crate::world::{self, WorldError};
+use groupsim_checker::{AnomalyClass, Verdict};
 
 /// Everything one seed produced.
 #[derive(Clone, Debug)]
@@ -155,7 +155,7 @@ pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
 pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, WorldError> {
     let (history, probes) = probe::record(|| world.run(&spec));
     let history = history?;
-    let verdict = checker::check(&history);
+    let verdict = groupsim_checker::check(&history);
     let history_hash = history.hash_hex();
     Ok(RunReport { spec, history, verdict, history_hash, extra_args: String::new(), probes })
 }

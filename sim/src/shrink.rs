@@ -4,11 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::checker::{self, AnomalyClass};
 use crate::faults::FaultSchedule;
 use crate::runner::WorldKind;
 use crate::scenario::ScenarioSpec;
 use crate::world::WorldError;
+use groupsim_checker::AnomalyClass;
 
 /// The result of shrinking.
 #[derive(Clone, Debug)]
@@ -40,7 +40,7 @@ pub fn reproduces_in(
     let mut s = spec.clone();
     s.faults = schedule.clone();
     let history = world.run(&s)?;
-    Ok(checker::check(&history).anomalies.iter().any(|a| a.class == class))
+    Ok(groupsim_checker::check(&history).anomalies.iter().any(|a| a.class == class))
 }
 
 /// Shrinks `spec.faults` while `class` still occurs (in the default world). `spec` must

@@ -596,7 +596,7 @@ pub(crate) mod tests {
         SeedResult {
             seed,
             ok,
-            first_anomaly: (!ok).then_some(crate::checker::AnomalyClass::Stuck),
+            first_anomaly: (!ok).then_some(groupsim_checker::AnomalyClass::Stuck),
             error: None,
             history_hash: String::new(),
             simulated_ms: 2_000,

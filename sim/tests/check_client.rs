@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use groupsim::check_client::clients::{self, Launcher};
 use groupsim::check_client::run::{self, Settings};
-use groupsim::checker::AnomalyClass;
+use groupsim_checker::AnomalyClass;
 use groupsim_member::GroupProtocol;
 
 use common::real_clients;

@@ -18,10 +18,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use groupsim::history::EventKind;
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
-use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_history::{ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, EventKind};
 use groupsim_member::GroupProtocol as Protocol;
 use groupsim_wire::TopicPartition;
 use serde_json::Value;

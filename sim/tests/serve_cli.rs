@@ -68,10 +68,10 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
     let saved = std::fs::read_to_string(&history).expect("the history is written on exit");
-    let parsed = groupsim::history::History::from_jsonl(&saved).unwrap();
+    let parsed = groupsim_history::History::from_jsonl(&saved).unwrap();
     assert!(parsed.events().iter().any(|e| matches!(
         &e.kind,
-        groupsim::history::EventKind::World(groupsim::history::WorldEvent::FaultHealed { .. })
+        groupsim_history::EventKind::World(groupsim_history::WorldEvent::FaultHealed { .. })
     )));
     let trace = Command::new(env!("CARGO_BIN_EXE_groupsim"))
         .args(["trace", "--history", history.to_str().unwrap()])

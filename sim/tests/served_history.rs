@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use groupsim::check_client::clients;
 use groupsim::check_client::process::Adapter;
 use groupsim::check_client::processed::read_log;
-use groupsim::checker::black_box::check_black_box;
-use groupsim::checker::Verdict;
-use groupsim::history::{EventKind, History, WorldEvent};
 use groupsim::pictures::{self, Format};
 use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_coordinator::{CoordinatorConfig, CoordinatorEvent};
+use groupsim_checker::black_box::check_black_box;
+use groupsim_checker::Verdict;
+use groupsim_coordinator::CoordinatorConfig;
+use groupsim_history::{CoordinatorEvent, EventKind, History, WorldEvent};
 
 use common::real_clients::{self, Runtime};
 
@@ -132,8 +132,7 @@ fn a_real_clients_served_run_records_a_history_that_renders_and_passes_the_black
 /// until the next generation starts, the member is removed or its process stops.
 #[test]
 fn a_served_history_draws_each_generations_stored_assignment_as_ownership_bars() {
-    use groupsim_coordinator::event::MemberAssignment;
-    use groupsim_coordinator::RemovalReason;
+    use groupsim_history::{MemberAssignment, RemovalReason};
     use groupsim_wire::TopicPartition;
 
     let mut h = History::new();

@@ -4,7 +4,7 @@
 //! records; several adapter processes (one group member each, `clients/`) consume, write what
 //! they processed to logs and commit; the seed's plan kills, pauses and closes them and faults
 //! the brokers; a heal phase follows. The broker history plus the processed logs then go
-//! through the checker's black-box rules ([`crate::checker::black_box`]). Real clients and real
+//! through the checker's black-box rules ([`groupsim_checker::black_box`]). Real clients and real
 //! time make a run repeatable (same seed, same schedule), not bit-exact.
 
 pub mod clients;

@@ -8,7 +8,7 @@ use groupsim_wire::{Millis, TopicPartition};
 use serde::Deserialize;
 
 use super::error::CheckError;
-use crate::checker::black_box::Processed;
+use groupsim_checker::black_box::Processed;
 
 #[derive(Deserialize)]
 struct Line {

@@ -9,6 +9,7 @@ use groupsim_coordinator::CoordinatorConfig;
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
+use groupsim_history::{History, WorldEvent};
 use groupsim_member::GroupProtocol;
 
 use super::clients::{protocol_name, Launcher};
@@ -16,12 +17,11 @@ use super::error::CheckError;
 use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
 use super::schedule::{self, ClientFault, Plan, PlanShape};
-use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
-use crate::checker::AnomalyClass;
 use crate::faults::Fault;
-use crate::history::{History, WorldEvent};
 use crate::rng::{self, Stream};
 use crate::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
+use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
+use groupsim_checker::AnomalyClass;
 
 /// The topic every run consumes.
 pub const TOPIC: &str = "orders";
@@ -241,7 +241,9 @@ fn apply(
         ClientFault::AddPartitions { more } => {
             let partitions = producer.partitions + more;
             let fault = Fault::PartitionExpansion { topic: TOPIC.into(), partitions };
-            cluster.recorder().world(WorldEvent::FaultInjected { fault, applied: true });
+            cluster
+                .recorder()
+                .world(WorldEvent::FaultInjected { fault: fault.into(), applied: true });
             cluster.add_partitions(TOPIC, partitions)?;
             producer.partitions = partitions;
         }

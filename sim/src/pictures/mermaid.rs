@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    partition_list, CoordinatorEvent, EventKind, GroupState, History, MemberEvent, WorldEvent,
+};
 use groupsim_wire::Millis;
 
 use super::model::{member_names, natural_key};
 use super::PictureError;
-use crate::history::{EventKind, History, WorldEvent};
-use crate::trace::partitions;
 
 /// Text safe inside a Mermaid message or note: no statement separators, comment or entity
 /// markers, or line breaks.
@@ -76,7 +75,7 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
             matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::GenerationStarted { generation, .. }, .. } if *generation == chosen)
         })
         .unwrap_or(0);
-    let to_preparing = |e: &crate::history::Event| {
+    let to_preparing = |e: &groupsim_history::Event| {
         matches!(
             &e.kind,
             EventKind::Coordinator {
@@ -172,7 +171,11 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                         let text: Vec<String> = assignments
                             .iter()
                             .map(|a| {
-                                format!("{} {}", name_of(&a.member_id), partitions(&a.partitions))
+                                format!(
+                                    "{} {}",
+                                    name_of(&a.member_id),
+                                    partition_list(&a.partitions)
+                                )
                             })
                             .collect();
                         lines.push(format!(
@@ -223,19 +226,19 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                     MemberEvent::Assigned { generation, partitions: ps, .. } => {
                         format!(
                             "{bn}-->>{m}: t={t} SyncGroup ok: generation {generation} owns {}",
-                            partitions(ps)
+                            partition_list(ps)
                         )
                     }
                     MemberEvent::Revoked { generation, partitions: ps, .. } => {
                         format!(
                             "Note over {m}: t={t} revokes {} (generation {generation})",
-                            partitions(ps)
+                            partition_list(ps)
                         )
                     }
                     MemberEvent::Lost { generation, partitions: ps, reason, .. } => {
                         format!(
                             "Note over {m}: t={t} loses {} (generation {generation}): {reason}",
-                            partitions(ps)
+                            partition_list(ps)
                         )
                     }
                     MemberEvent::GenerationReset { generation, error, .. } => {

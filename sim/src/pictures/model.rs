@@ -3,13 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    CoordinatorEvent, EventKind, Fault, GroupState, History, MemberEvent, WorldEvent,
+};
 use groupsim_wire::{Millis, TopicPartition};
 
-use crate::checker::Verdict;
-use crate::faults::Fault;
-use crate::history::{EventKind, History, WorldEvent};
+use groupsim_checker::Verdict;
 
 /// A run reduced to what the timeline shows.
 #[derive(Debug, Default)]

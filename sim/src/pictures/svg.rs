@@ -4,12 +4,11 @@
 
 use std::fmt::Write as _;
 
-use groupsim_coordinator::GroupState;
+use groupsim_history::{partition_list, GroupState};
 use groupsim_wire::Millis;
 
 use super::esc;
 use super::model::{Spot, Timeline};
-use crate::trace::partitions;
 
 const WIDTH: f64 = 1560.0;
 const LEFT: f64 = 120.0;
@@ -350,7 +349,7 @@ pub(crate) fn render(t: &Timeline, verdict_line: &str) -> String {
             let ox = x(o.start);
             let w = (x(o.end) - ox).max(1.5);
             let pad = if lane_h >= 20.0 { 4.0 } else { 1.0 };
-            let parts = partitions(&o.partitions);
+            let parts = partition_list(&o.partitions);
             let title = esc(&format!(
                 "{} generation {} owns {} (t={}–{} ms, ended: {})",
                 lane.name, o.generation, parts, o.start, o.end, o.ended_by

@@ -6,7 +6,7 @@ use groupsim_wire::conn::ClientConn;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
-use crate::history::EventKind;
+use groupsim_history::EventKind;
 
 /// A member process's name for one of its connections (never reused by that process).
 pub type ConnKey = u64;

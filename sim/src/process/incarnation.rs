@@ -15,7 +15,8 @@ use groupsim_wire::{Millis, RequestId};
 use kafka_protocol::messages::RequestKind;
 
 use super::actions::{Action, ConnKey, Delivery};
-use crate::history::EventKind;
+use crate::record::IntoHistory;
+use groupsim_history::EventKind;
 
 /// The member's side of one connection: the wire connection once its handshake is done, the
 /// requests waiting for it, and the requests in flight with their deadlines.
@@ -99,10 +100,8 @@ impl Incarnation {
             out.taps(&self.name);
             match output {
                 MemberOutput::Event(event) => {
-                    out.actions.push_back(Action::Record(EventKind::Member {
-                        member: self.name.to_string(),
-                        event,
-                    }))
+                    let (member, event) = (self.name.to_string(), event.into_history());
+                    out.actions.push_back(Action::Record(EventKind::Member { member, event }))
                 }
                 MemberOutput::Close(target) => self.close(out, now, target, None),
                 MemberOutput::Send { id, target, request, timeout_ms } => {

@@ -21,9 +21,9 @@ use groupsim_wire::Millis;
 
 use super::actions::{Action, ConnKey, Delivery, Settle};
 use super::incarnation::{Incarnation, Out};
-use crate::history::{EventKind, WorldEvent};
 use crate::scenario::MemberPlan;
 use crate::world::orders::{client_host, MemberCommand};
+use groupsim_history::{EventKind, WorldEvent};
 
 #[derive(Debug)]
 enum Life {

@@ -15,6 +15,7 @@ use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent};
 use groupsim_wire::server::broker_channel;
 use groupsim_wire::{Millis, TopicPartition};
 
+use groupsim_history::{History, WorldEvent};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -25,7 +26,6 @@ use super::error::ServeError;
 use super::gate::Gate;
 use super::recorder::Recorder;
 use super::shared::Shared;
-use crate::history::{History, WorldEvent};
 use crate::process::broker_task::run_broker_controlled;
 
 /// The only address `groupsim serve` binds.

@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
+use groupsim_history::WorldEvent;
+
 use super::cluster::Cluster;
 use super::config::ServeArgs;
 use super::error::ServeError;
 use super::faults;
 use super::nemesis::Nemesis;
-use crate::history::WorldEvent;
 
 /// Runs `groupsim serve` until Ctrl-C; with `--seed`, its nemesis applies the seed's schedule
 /// (printed first) for `--fault-secs`, then heals.

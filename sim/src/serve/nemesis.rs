@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use groupsim_coordinator::broker::BrokerControl;
-use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, GroupState, WorldEvent};
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -26,7 +26,6 @@ use super::cluster::Cluster;
 use super::faults::{ResetScope, ServeFault, ServeSchedule};
 use super::gate::Resolved;
 use crate::faults::Fault;
-use crate::history::{EventKind, WorldEvent};
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 
@@ -419,7 +418,7 @@ impl Nemesis {
 }
 
 fn record(cluster: &Cluster, fault: Fault, applied: bool) {
-    cluster.recorder().world(WorldEvent::FaultInjected { fault, applied });
+    cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
 }
 
 fn serve_fault(cluster: &Cluster, fault: &ServeFault, duration_ms: Millis, applied: bool) {

@@ -68,7 +68,7 @@ fn a_broker_goes_down_and_comes_back_after_its_outage_and_the_last_one_stays_up(
     assert!(cluster.is_running(1), "back after its outage");
     let events = world_events(&cluster);
     let crash = |node, applied| WorldEvent::FaultInjected {
-        fault: Fault::BrokerCrash { node, restart_after_ms: 100 },
+        fault: groupsim_history::Fault::BrokerCrash { node, restart_after_ms: 100 },
         applied,
     };
     assert!(events.contains(&crash(1, true)) && events.contains(&crash(0, false)), "{events:?}");
@@ -102,7 +102,7 @@ fn faults_are_applied_only_when_due_and_none_after_the_heal() {
 
 #[test]
 fn a_consumer_group_is_watched_from_its_own_events_and_its_moments_fire_triggers() {
-    use groupsim_coordinator::consumer_event::TargetShare;
+    use groupsim_history::TargetShare;
     let cluster = cluster(1);
     let mut nemesis = Nemesis::new(&cluster, schedule(Vec::new()), "", 1);
     let cg = |e: ConsumerGroupEvent| CoordinatorEvent::ConsumerGroup(e);
@@ -161,7 +161,7 @@ fn a_consumer_group_is_watched_from_its_own_events_and_its_moments_fire_triggers
         group: "cg".into(),
         member_id: "a".into(),
         member_epoch: 3,
-        reason: groupsim_coordinator::ConsumerRemovalReason::SessionTimeout,
+        reason: groupsim_history::ConsumerRemovalReason::SessionTimeout,
     };
     nemesis.watch_event(&cg(removed));
     assert_eq!(nemesis.watch.members, vec!["b".to_string()]);

@@ -15,12 +15,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use groupsim_coordinator::cluster::{self, SharedClusterState};
 use groupsim_coordinator::CoordinatorEvent;
+use groupsim_history::{EventKind, History, WorldEvent};
 use groupsim_wire::records::check_batches;
 use groupsim_wire::{Millis, TopicPartition};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::records::RecordBatchDecoder;
 
-use crate::history::{EventKind, History, WorldEvent};
+use crate::record::IntoHistory;
 
 /// Records a served cluster's history; cheap to clone (all clones share one history).
 #[derive(Clone)]
@@ -64,7 +65,7 @@ impl Recorder {
                 groups.insert(group.clone());
             }
         }
-        self.record(at_ms, EventKind::Coordinator { broker, event });
+        self.record(at_ms, EventKind::Coordinator { broker, event: event.into_history() });
     }
 
     /// Records a world event now.
@@ -97,7 +98,7 @@ impl Recorder {
     }
 
     /// The events recorded after the first `from` (for watchers that read as it grows).
-    pub fn events_since(&self, from: usize) -> Vec<crate::history::Event> {
+    pub fn events_since(&self, from: usize) -> Vec<groupsim_history::Event> {
         self.lock().events().get(from..).map(<[_]>::to_vec).unwrap_or_default()
     }
 

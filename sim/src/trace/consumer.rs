@@ -7,12 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
-
-use super::partitions::partitions;
-use crate::history::{EventKind, History};
+use groupsim_history::{
+    partition_list, ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent,
+};
 
 /// Records processed and commits accepted by one member since its last summary, and the
 /// member epochs they ran under.
@@ -128,7 +125,7 @@ impl ConsumerTrace {
                     format!(
                         "{b} target epoch {epoch} ({assignor}) assigns {} <- {}",
                         self.id(&a.member_id),
-                        partitions(&a.partitions)
+                        partition_list(&a.partitions)
                     )
                 })
                 .collect(),
@@ -149,7 +146,7 @@ impl ConsumerTrace {
                 vec![format!(
                     "{b} gives {} {} (epoch {member_epoch})",
                     self.id(member_id),
-                    partitions(ps)
+                    partition_list(ps)
                 )]
             }
             ConsumerGroupEvent::PartitionsRevoking {
@@ -161,7 +158,7 @@ impl ConsumerTrace {
                 vec![format!(
                     "{b} asks {} to revoke {} (epoch {member_epoch})",
                     self.id(member_id),
-                    partitions(ps)
+                    partition_list(ps)
                 )]
             }
             ConsumerGroupEvent::PartitionsReleased {
@@ -173,7 +170,7 @@ impl ConsumerTrace {
                 vec![format!(
                     "{b} {} released {} (epoch {member_epoch})",
                     self.id(member_id),
-                    partitions(ps)
+                    partition_list(ps)
                 )]
             }
             ConsumerGroupEvent::MemberRemoved { member_id, member_epoch, reason, .. } => {
@@ -196,7 +193,7 @@ impl ConsumerTrace {
                             "{} epoch {} {}",
                             self.id(&m.member_id),
                             m.member_epoch,
-                            partitions(&m.owned)
+                            partition_list(&m.owned)
                         )
                     })
                     .collect();
@@ -210,7 +207,7 @@ impl ConsumerTrace {
                 self.classic.extend(members.iter().map(|m| m.member_id.clone()));
                 let held: Vec<String> = members
                     .iter()
-                    .map(|m| format!("{} {}", self.id(&m.member_id), partitions(&m.partitions)))
+                    .map(|m| format!("{} {}", self.id(&m.member_id), partition_list(&m.partitions)))
                     .collect();
                 vec![format!(
                     "{b} upgrades classic group {group} (generation {generation}) to a consumer \
@@ -221,7 +218,7 @@ impl ConsumerTrace {
             ConsumerGroupEvent::GroupDowngraded { group, group_epoch, leaving_member, members } => {
                 let held: Vec<String> = members
                     .iter()
-                    .map(|m| format!("{} {}", self.id(&m.member_id), partitions(&m.partitions)))
+                    .map(|m| format!("{} {}", self.id(&m.member_id), partition_list(&m.partitions)))
                     .collect();
                 vec![format!(
                     "{b} downgrades consumer group {group} to a classic group at generation \
@@ -275,21 +272,24 @@ impl ConsumerTrace {
                 } else {
                     format!(" and {} unresolved topic id(s)", unresolved.len())
                 };
-                vec![format!("{name} receives assignment {}{more} (epoch {epoch})", partitions(ps))]
+                vec![format!(
+                    "{name} receives assignment {}{more} (epoch {epoch})",
+                    partition_list(ps)
+                )]
             }
             MemberEvent::Assigned { generation, partitions: ps, .. } => {
-                vec![format!("{name} owns {} (epoch {generation})", partitions(ps))]
+                vec![format!("{name} owns {} (epoch {generation})", partition_list(ps))]
             }
             MemberEvent::Revoked { generation, partitions: ps, .. } => {
                 let mut lines = self.flush(name);
-                lines.push(format!("{name} revokes {} (epoch {generation})", partitions(ps)));
+                lines.push(format!("{name} revokes {} (epoch {generation})", partition_list(ps)));
                 lines
             }
             MemberEvent::Lost { generation, partitions: ps, reason, .. } => {
                 let mut lines = self.flush(name);
                 lines.push(format!(
                     "{name} loses {} (epoch {generation}): {reason}",
-                    partitions(ps)
+                    partition_list(ps)
                 ));
                 lines
             }

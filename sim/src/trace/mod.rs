@@ -6,19 +6,17 @@
 //! what the insta snapshots hold, so a behaviour change shows up as a reviewable diff.
 
 mod consumer;
-mod partitions;
 mod summary;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    partition_list, CoordinatorEvent, EventKind, History, MemberEvent, WorldEvent,
+};
 
 use self::consumer::ConsumerTrace;
-pub use self::partitions::partitions;
 pub use self::summary::summary;
-use crate::history::{EventKind, History, WorldEvent};
 
 #[derive(Default)]
 struct Tally {
@@ -130,7 +128,7 @@ pub fn text(history: &History) -> String {
                         line(
                             &mut out,
                             at,
-                            format!("broker-{broker} generation {generation} assigns {} <- {}", a.member_id, partitions(&a.partitions)),
+                            format!("broker-{broker} generation {generation} assigns {} <- {}", a.member_id, partition_list(&a.partitions)),
                         );
                     }
                 }
@@ -180,11 +178,11 @@ pub fn text(history: &History) -> String {
                 }
                 MemberEvent::Revoked { generation, partitions: ps, .. } => {
                     flush(&mut out, &mut tallies, member, *generation, at);
-                    line(&mut out, at, format!("{member} revokes {} (generation {generation})", partitions(ps)))
+                    line(&mut out, at, format!("{member} revokes {} (generation {generation})", partition_list(ps)))
                 }
                 MemberEvent::Lost { generation, partitions: ps, reason, .. } => {
                     flush(&mut out, &mut tallies, member, *generation, at);
-                    line(&mut out, at, format!("{member} loses {} (generation {generation}): {reason}", partitions(ps)))
+                    line(&mut out, at, format!("{member} loses {} (generation {generation}): {reason}", partition_list(ps)))
                 }
                 MemberEvent::GenerationReset { generation, error, answer_about, .. } => {
                     let about = answer_about

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::ConsumerGroupEvent;
+use groupsim_history::ConsumerGroupEvent;
 use groupsim_wire::TopicPartition;
 
 /// A consumer-group protocol event, with the members it concerns (member ids).
@@ -115,7 +115,7 @@ impl ConsumerWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use groupsim_coordinator::consumer_event::TargetShare;
+    use groupsim_history::TargetShare;
 
     fn tp(p: i32) -> TopicPartition {
         TopicPartition::new("t", p)

@@ -10,12 +10,11 @@ pub mod consumer;
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
-
 use self::consumer::{ConsumerSeen, ConsumerWatch};
+use groupsim_history::{
+    ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, GroupState, WorldEvent,
+};
 use groupsim_wire::Millis;
-
-use crate::history::{Event, EventKind, WorldEvent};
 
 /// A protocol event the view saw, for triggers.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use groupsim_coordinator::broker::BrokerControl;
 use groupsim_member::{AssignorKind, ClientProfile};
 use groupsim_wire::Millis;
 
-use crate::history::History;
+use groupsim_history::History;
 
 /// The port every simulated broker listens on.
 pub const BROKER_PORT: u16 = 9092;

@@ -4,7 +4,7 @@
 //! during the sync phase) and interrupted when the group is unloaded (its coordinator moved);
 //! the group then rebalances again, from that instant.
 
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_history::{CoordinatorEvent, GroupState};
 use groupsim_wire::Millis;
 
 use super::items::{self, What};

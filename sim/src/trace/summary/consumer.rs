@@ -3,7 +3,7 @@
 //! reached the epoch with nothing left to revoke or wait for (`STABLE`). A bump before that
 //! supersedes it. An online upgrade or downgrade interrupts a rebalance under way.
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
+use groupsim_history::ConsumerGroupEvent;
 use groupsim_wire::Millis;
 
 use super::items::{self, What};

@@ -1,11 +1,11 @@
 //! What happened around a rebalance, as the summary lists it: members joining and leaving the
 //! group, faults (with the trigger that fired them), processes exiting, protocol conversions.
 
-use groupsim_coordinator::consumer_event::ConsumerRemovalReason;
-use groupsim_coordinator::RemovalReason;
+use groupsim_history::ConsumerRemovalReason;
+use groupsim_history::RemovalReason;
 use groupsim_wire::Millis;
 
-use crate::faults::Fault;
+use groupsim_history::Fault;
 
 /// One thing that happened, stamped with when, and the group it concerns (`None`: the whole
 /// cluster, such as a fault).

@@ -17,8 +17,8 @@ mod story;
 #[cfg(test)]
 mod tests;
 
-use crate::checker::Verdict;
-use crate::history::History;
+use groupsim_checker::Verdict;
+use groupsim_history::History;
 
 /// Renders the rebalance summary of a history with its verdict.
 pub fn summary(history: &History, verdict: &Verdict) -> String {

@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::ConsumerGroupEvent;
+use groupsim_history::CoordinatorEvent;
+use groupsim_history::MemberEvent;
 
-use crate::history::{EventKind, History};
+use groupsim_history::{EventKind, History};
 
 /// Member id -> name, learned from the whole history before rendering (an assignment names a
 /// member before the member reports anything about itself).

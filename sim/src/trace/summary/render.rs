@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use super::items::{Item, What};
 use super::names::{natural_key, Names};
 use super::story::{Kind, Outcome, Story, Tally, Unit};
-use crate::checker::Verdict;
-use crate::trace::partitions::partitions;
+use groupsim_checker::Verdict;
+use groupsim_history::partition_list as partitions;
 
 /// Lines wrap before this width.
 const WIDTH: usize = 100;

@@ -8,11 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::CoordinatorEvent;
+use groupsim_history::CoordinatorEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::items::{self, Item, What};
-use crate::history::{Event, EventKind, History, WorldEvent};
+use groupsim_history::{Event, EventKind, History, WorldEvent};
 
 /// What a unit counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

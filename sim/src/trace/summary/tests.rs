@@ -1,18 +1,16 @@
 //! The rebalance summary of hand-built histories: each test builds the events of one story and
 //! checks the lines that tell it.
 
-use groupsim_coordinator::consumer_event::{
-    ConsumerGroupEvent, ConsumerRemovalReason, TargetShare,
-};
-use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
-use groupsim_member::MemberEvent;
+use groupsim_history::MemberAssignment;
+use groupsim_history::MemberEvent;
+use groupsim_history::{ConsumerGroupEvent, ConsumerRemovalReason, TargetShare};
+use groupsim_history::{CoordinatorEvent, GroupState, RemovalReason};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::summary;
-use crate::checker::{Anomaly, AnomalyClass, Verdict};
-use crate::faults::Fault;
-use crate::history::{Event, EventKind, History, WorldEvent};
+use groupsim_checker::{Anomaly, AnomalyClass, Verdict};
+use groupsim_history::Fault;
+use groupsim_history::{Event, EventKind, History, WorldEvent};
 
 const G: &str = "g";
 

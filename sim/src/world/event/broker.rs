@@ -17,9 +17,10 @@ use groupsim_wire::Millis;
 use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
-use crate::history::EventKind;
 use crate::process::{BrokerOutput, BrokerProcess};
+use crate::record::IntoHistory;
 use crate::world::stage::cluster::BrokerShared;
+use groupsim_history::EventKind;
 
 /// A running broker's state (gone with a crash).
 #[derive(Debug)]
@@ -202,6 +203,7 @@ impl BrokerNode {
         while let Some(output) = running.process.poll_output() {
             match output {
                 BrokerOutput::Event(event) => {
+                    let event = event.into_history();
                     ctx.record(EventKind::Coordinator { broker: self.node, event })
                 }
                 BrokerOutput::Answer { to: (conn, reply), response } => {

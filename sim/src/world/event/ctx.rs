@@ -5,9 +5,9 @@ use groupsim_wire::Millis;
 
 use super::network::Network;
 use super::queue::EventQueue;
-use crate::history::EventKind;
 use crate::world::orders::SharedHistory;
 use crate::world::stage::settle::SharedSettling;
+use groupsim_history::EventKind;
 
 /// What every host reaches while it handles an event: the current instant, the queue, the
 /// network, and the run's shared records.

@@ -32,11 +32,11 @@ use self::ctx::Ctx;
 use self::member::MemberHost;
 use self::network::Network;
 use self::queue::{Dir, Event, EventQueue};
-use crate::history::History;
 use crate::scenario::ScenarioSpec;
 use crate::world::error::WorldError;
 use crate::world::orders::{Hosts, Order};
 use crate::world::stage::Stage;
+use groupsim_history::History;
 
 /// Runs `spec` in the event world and returns the recorded history; it ends as the turmoil
 /// world's does (early once the liveness rule has held for the grace period, else at the

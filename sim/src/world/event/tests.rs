@@ -2,12 +2,10 @@
 //! run with a hand-made schedule, read back from the history.
 
 use groupsim_coordinator::broker::group_partition;
-use groupsim_member::MemberEvent;
+use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
 use groupsim_wire::Millis;
 
-use crate::checker;
 use crate::faults::{Fault, FaultSchedule, ScheduledFault};
-use crate::history::{EventKind, History, WorldEvent};
 use crate::scenario::{ScenarioSpec, GROUP_ID};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 
@@ -21,7 +19,7 @@ fn spec(scenario: &str, seed: u64, faults: Vec<ScheduledFault>) -> ScenarioSpec 
 /// Runs `spec` in the event world; the checker must pass it.
 fn run(spec: &ScenarioSpec) -> History {
     let history = super::run(spec).expect("the event world runs");
-    let verdict = checker::check(&history);
+    let verdict = groupsim_checker::check(&history);
     assert!(verdict.is_ok(), "{:?}", verdict.first().map(|a| a.render(&history)));
     history
 }

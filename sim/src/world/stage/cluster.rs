@@ -15,9 +15,9 @@ use groupsim_coordinator::broker::{Broker, BrokerAddress, BrokerConfig, BrokerCo
 use groupsim_coordinator::cluster::{self, ClusterState, SharedClusterState};
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
+use groupsim_history::WorldEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
-use crate::history::WorldEvent;
 use crate::scenario::ScenarioSpec;
 use crate::world::orders::{broker_host, Hosts, Order, SharedHistory, BROKER_PORT};
 

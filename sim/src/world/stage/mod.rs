@@ -16,11 +16,11 @@ use self::cluster::{Cluster, ClusterError};
 use self::nemesis::{ClusterOp, ClusterOps, Nemesis, NemesisTargets};
 use self::producer::Producer;
 use self::settle::SharedSettling;
-use crate::checker::LivenessWatch;
-use crate::history::{History, WorldEvent};
 use crate::scenario::ScenarioSpec;
 use crate::world::error::WorldError;
 use crate::world::orders::{broker_host, client_host, Hosts, Order, SharedHistory};
+use groupsim_checker::LivenessWatch;
+use groupsim_history::{History, WorldEvent};
 
 pub mod cluster;
 pub mod nemesis;

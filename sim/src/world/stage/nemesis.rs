@@ -14,12 +14,12 @@ use rand_chacha::ChaCha8Rng;
 use tracing::debug;
 
 use crate::faults::{Fault, FaultSchedule};
-use crate::history::WorldEvent;
 use crate::probes;
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::watch::{GroupWatch, Seen};
 use crate::world::orders::{Hosts, MemberCommand, Order, SharedHistory};
+use groupsim_history::WorldEvent;
 
 /// A cluster-level operation a fault asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,7 +212,9 @@ impl Nemesis {
             _ => {}
         }
         let applied = self.apply(world, now, &fault);
-        self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
+        self.history
+            .borrow_mut()
+            .world(now, WorldEvent::FaultInjected { fault: fault.into(), applied });
     }
 
     /// `event` happened, concerning `targets` (members; drawn among when several): each armed

@@ -5,10 +5,10 @@ use groupsim_coordinator::log::SharedLogs;
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
 
-use crate::history::WorldEvent;
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
 use crate::world::orders::SharedHistory;
+use groupsim_history::WorldEvent;
 
 /// How often the producer appends what is due (like a producer's linger).
 const PRODUCER_LINGER_MS: Millis = 100;

@@ -14,10 +14,11 @@ use tokio::sync::mpsc;
 use tracing::debug;
 
 use super::{sim_now, Shared};
-use crate::history::EventKind;
 use crate::process::broker_task::{run_broker_controlled, BrokerReport};
+use crate::record::IntoHistory;
 use crate::world::orders::BROKER_PORT;
 use crate::world::stage::cluster::BrokerShared;
+use groupsim_history::EventKind;
 
 /// Where the broker's events and probe hits go.
 struct Report {
@@ -27,7 +28,7 @@ struct Report {
 
 impl BrokerReport for Report {
     fn event(&mut self, at: Millis, event: CoordinatorEvent) {
-        let kind = EventKind::Coordinator { broker: self.node, event };
+        let kind = EventKind::Coordinator { broker: self.node, event: event.into_history() };
         self.shared.history.borrow_mut().record(at, kind);
     }
 

@@ -16,13 +16,13 @@ use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::history::{EventKind, History};
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
 use crate::world::error::WorldError;
 use crate::world::orders::{broker_host, client_host, Hosts, MemberCommand, Order, SharedHistory};
 use crate::world::stage::settle::SharedSettling;
 use crate::world::stage::Stage;
+use groupsim_history::{EventKind, History};
 
 /// What the hosts share with the world loop (all on turmoil's one thread).
 #[derive(Clone)]

@@ -4,7 +4,7 @@ use groupsim_wire::TopicPartition;
 use std::collections::BTreeMap;
 
 /// Compact partition list: `orders[0-2,5] payments[1]`.
-pub fn partitions(parts: &[TopicPartition]) -> String {
+pub fn partition_list(parts: &[TopicPartition]) -> String {
     let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for tp in parts {
         by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition);
@@ -43,7 +43,7 @@ mod tests {
             TopicPartition::new("a", 1),
             TopicPartition::new("a", 5),
         ];
-        assert_eq!(partitions(&ps), "a[0-2,5] b[1]");
-        assert_eq!(partitions(&[]), "-");
+        assert_eq!(partition_list(&ps), "a[0-2,5] b[1]");
+        assert_eq!(partition_list(&[]), "-");
     }
 }

@@ -5,7 +5,7 @@
 //! needless rebalance (KAFKA-9823, fixed in apache/kafka#8445: the Java consumer remembers the
 //! generation each request was sent under and ignores such answers).
 
-use groupsim_member::{MemberEvent, SentUnder};
+use groupsim_history::{MemberEvent, SentUnder};
 use groupsim_wire::Millis;
 
 use super::anomaly::{Anomaly, AnomalyClass};

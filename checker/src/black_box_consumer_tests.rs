@@ -1,13 +1,14 @@
 //! The consumer-group black-box rules on hand-made broker histories (the coordinator's
 //! consumer-group events as a served cluster records them) and processed-record logs.
 
-use groupsim_coordinator::consumer_event::{ConsumerRemovalReason, LoadedMember};
-use groupsim_coordinator::{ConsumerGroupEvent as C, CoordinatorEvent};
+use groupsim_history::{
+    ConsumerGroupEvent as C, ConsumerRemovalReason, CoordinatorEvent, Event, EventKind, History,
+    LoadedMember, WorldEvent,
+};
 use groupsim_wire::TopicPartition;
 
-use crate::checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
-use crate::checker::AnomalyClass;
-use crate::history::{Event, EventKind, History, WorldEvent};
+use crate::black_box::{check_black_box, BlackBoxVerdict, Processed};
+use crate::AnomalyClass;
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)

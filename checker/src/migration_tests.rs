@@ -4,12 +4,10 @@
 //! of a conversion may satisfy either rule, and a coordinator that loads the classic form undoes
 //! an upgrade. Each rule fires on the bad history beside a correct one.
 
-use groupsim_coordinator::consumer_event::{
-    ConsumerGroupEvent, ConsumerRemovalReason, ConvertedMember, TargetShare,
+use groupsim_history::{
+    ConsumerGroupEvent, ConsumerRemovalReason, ConvertedMember, CoordinatorEvent, GroupState,
+    MemberAssignment, MemberEvent, TargetShare,
 };
-use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
-use groupsim_member::MemberEvent;
 
 use super::tests::{classes, clean, loaded_generation_1, tp, G, H};
 use super::{check, AnomalyClass};

@@ -6,13 +6,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::GroupState;
+use groupsim_history::{partition_list, GroupState};
 use groupsim_wire::TopicPartition;
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::{ConsumerGroupView, STABLE};
 use super::views::{MemberView, Views};
-use crate::trace;
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more.
@@ -180,8 +179,8 @@ fn consumer_problems(
                 None,
                 format!(
                     "live member {name} ({id}) owns {} but its target is {}",
-                    trace::partitions(&m.owned.iter().cloned().collect::<Vec<_>>()),
-                    trace::partitions(&target.into_iter().collect::<Vec<_>>())
+                    partition_list(&m.owned.iter().cloned().collect::<Vec<_>>()),
+                    partition_list(&target.into_iter().collect::<Vec<_>>())
                 ),
             ));
         }

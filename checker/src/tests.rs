@@ -1,12 +1,11 @@
 //! Each rule fires on a hand-made bad history, and a clean history passes.
 
-use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    CoordinatorEvent, EventKind, GroupState, History, MemberAssignment, MemberEvent, WorldEvent,
+};
 use groupsim_wire::TopicPartition;
 
 use super::{check, AnomalyClass};
-use crate::history::{EventKind, History, WorldEvent};
 
 pub(super) const G: &str = "g";
 
@@ -157,7 +156,7 @@ impl H {
         self.coord(CoordinatorEvent::MemberRemoved {
             group: G.into(),
             member_id: id.into(),
-            reason: groupsim_coordinator::RemovalReason::RebalanceTimeout,
+            reason: groupsim_history::RemovalReason::RebalanceTimeout,
         })
     }
     /// A generation starts with `members` (the first leads); its assignment is not stored yet.
@@ -376,7 +375,7 @@ fn commit_from_removed_member_is_a_zombie() {
     h.coord(CoordinatorEvent::MemberRemoved {
         group: G.into(),
         member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::SessionTimeout,
+        reason: groupsim_history::RemovalReason::SessionTimeout,
     });
     h.produced(0, 2).processed("m0", "a", 1, 0, 10, 11).commit("a", 1, 0, 12);
     let v = check(&h.finish(&[(0, 12), (1, 10)]));
@@ -565,7 +564,7 @@ fn static_member_replacement_inherits_the_generation_and_assignment() {
     h.coord(CoordinatorEvent::MemberRemoved {
         group: G.into(),
         member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::Fenced,
+        reason: groupsim_history::RemovalReason::Fenced,
     });
     // "a" was added with an instance id in a real run; declare it so the checker knows.
     let mut h2 = H::new(2);
@@ -582,7 +581,7 @@ fn static_member_replacement_inherits_the_generation_and_assignment() {
     h2.coord(CoordinatorEvent::MemberRemoved {
         group: G.into(),
         member_id: "a".into(),
-        reason: groupsim_coordinator::RemovalReason::Fenced,
+        reason: groupsim_history::RemovalReason::Fenced,
     });
     h2.coord(CoordinatorEvent::MemberAdded {
         group: G.into(),
@@ -724,7 +723,7 @@ fn a_group_created_afresh_on_a_new_coordinator_follows_that_coordinator() {
 
 /// `m0` (member `a`, generation 1) resets after ILLEGAL_GENERATION; `about` is the membership
 /// the answered request was sent under, when it was not generation 1's.
-fn reset_after(about: Option<groupsim_member::SentUnder>) -> History {
+fn reset_after(about: Option<groupsim_history::SentUnder>) -> History {
     let mut h = clean();
     h.member(
         "m0",
@@ -748,7 +747,7 @@ fn a_reset_on_an_answer_about_the_current_generation_is_not_flagged() {
 fn a_reset_on_an_answer_about_an_earlier_generation_is_a_stale_reset() {
     // Mechanism (KAFKA-9823): the answer concerned generation 0; the member holds generation 1
     // and drops it anyway, losing its assignment and forcing a needless rebalance.
-    let h = reset_after(Some(groupsim_member::SentUnder { member_id: "a".into(), generation: 0 }));
+    let h = reset_after(Some(groupsim_history::SentUnder { member_id: "a".into(), generation: 0 }));
     let v = check(&h);
     let a = v.anomalies.iter().find(|a| a.class == AnomalyClass::StaleReset).expect("flagged");
     assert!(

@@ -3,10 +3,9 @@
 
 use std::fmt;
 
+use groupsim_history::History;
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
-
-use crate::history::History;
 
 /// The kinds of anomaly the checker reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -101,7 +100,7 @@ pub struct Anomaly {
 
 impl Anomaly {
     /// An anomaly of `class` proved by `events` (sorted, each once).
-    pub(crate) fn new(
+    pub fn new(
         class: AnomalyClass,
         partition: Option<&TopicPartition>,
         at_ms: Millis,

@@ -1,6 +1,7 @@
-//! The checker: reads only a run's [`History`] and proves (or refutes) that no committed offset
-//! was lost or duplicated across rebalances, that no zombie committed, and that the group
-//! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself.
+//! groupsim-checker: reads only a run's [`History`] and proves (or refutes) that no committed
+//! offset was lost or duplicated across rebalances, that no zombie committed, and that the group
+//! recovered. It never calls the coordinator or a member, so a bug there cannot hide itself:
+//! the crate depends on `groupsim-history` and the wire's base types, not on either core.
 //!
 //! It reads the events in order into views over the history (`views`: each group, partition
 //! and member as the events describe them) and checks each rule group against the views as
@@ -62,8 +63,7 @@ mod views;
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::{CoordinatorEvent, Event, EventKind, History, MemberEvent};
 use serde::{Deserialize, Serialize};
 
 pub use self::anomaly::{Anomaly, AnomalyClass};
@@ -71,7 +71,6 @@ use self::metrics::Metrics;
 pub use self::metrics::Stats;
 use self::protocols::Judged;
 use self::views::{AcceptedCommit, Views};
-use crate::history::{Event, EventKind, History};
 
 /// The checker's conclusion about a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

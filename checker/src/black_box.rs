@@ -24,7 +24,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::{ConsumerGroupEvent, CoordinatorEvent, GroupState};
+use groupsim_history::{
+    ConsumerGroupEvent, CoordinatorEvent, EventKind, GroupState, History, WorldEvent,
+};
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +36,6 @@ use super::commits::went_back;
 use super::ranges::RangeSet;
 use super::views::AcceptedCommit;
 use super::{ownership, Verdict};
-use crate::history::{EventKind, History, WorldEvent};
 
 /// Clock jitter allowed between an adapter's timestamps and the broker's (same host, both real
 /// time, rounded to milliseconds): a record processed this close to a generation's start is
@@ -106,11 +107,7 @@ impl Group {
         Some(period.owners.as_ref()?.get(tp))
     }
 
-    fn store(
-        &mut self,
-        generation: i32,
-        assignments: &[groupsim_coordinator::event::MemberAssignment],
-    ) {
+    fn store(&mut self, generation: i32, assignments: &[groupsim_history::MemberAssignment]) {
         let owners: BTreeMap<TopicPartition, String> = assignments
             .iter()
             .flat_map(|a| a.partitions.iter().map(|tp| (tp.clone(), a.member_id.clone())))

@@ -1,11 +1,11 @@
 //! The black-box rules on hand-made broker histories and processed-record logs.
 
-use groupsim_coordinator::event::MemberAssignment;
-use groupsim_coordinator::{CoordinatorEvent, GroupState};
+use groupsim_history::{
+    CoordinatorEvent, Event, EventKind, GroupState, History, MemberAssignment, WorldEvent,
+};
 use groupsim_wire::TopicPartition;
 
 use super::*;
-use crate::history::{Event, EventKind, History, WorldEvent};
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
@@ -185,7 +185,7 @@ fn a_live_member_processing_a_partition_its_generation_gave_away_is_split() {
         CoordinatorEvent::MemberRemoved {
             group: "g".into(),
             member_id: "b".into(),
-            reason: groupsim_coordinator::RemovalReason::SessionTimeout,
+            reason: groupsim_history::RemovalReason::SessionTimeout,
         },
     ));
     records.extend(processed("cb", 1, 4..5, 60));

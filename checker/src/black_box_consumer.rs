@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
+use groupsim_history::ConsumerGroupEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};

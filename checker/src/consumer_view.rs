@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::{ConsumerGroupEvent, ConsumerRemovalReason};
+use groupsim_history::{ConsumerGroupEvent, ConsumerRemovalReason};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::spans::Belonging;

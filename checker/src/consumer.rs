@@ -23,14 +23,12 @@
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_member::MemberEvent;
+use groupsim_history::{ConsumerGroupEvent, EventKind, MemberEvent};
 use groupsim_wire::Millis;
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::ConsumerGroupView;
 use super::views::AcceptedCommit;
-use crate::history::EventKind;
 
 /// `split-assignment` for a consumer group: event `idx` assigns partitions of which some are
 /// still owned by another member (it has not released them).
@@ -191,7 +189,7 @@ impl FencedJoins {
 
 #[cfg(test)]
 mod tests {
-    use groupsim_coordinator::consumer_event::{ConsumerRemovalReason, LoadedMember};
+    use groupsim_history::{ConsumerRemovalReason, LoadedMember};
 
     use super::*;
     use groupsim_wire::TopicPartition;

@@ -1,11 +1,10 @@
 //! The consumer-group (KIP-848) rules on hand-made histories: each rule fires on a bad history
 //! and stays quiet on the correct one beside it.
 
-use groupsim_coordinator::consumer_event::{
-    ConsumerGroupEvent, ConsumerRemovalReason, LoadedMember, TargetShare,
+use groupsim_history::{
+    ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, LoadedMember, MemberEvent,
+    TargetShare,
 };
-use groupsim_coordinator::CoordinatorEvent;
-use groupsim_member::MemberEvent;
 
 use super::tests::{classes, tp, G, H};
 use super::{check, AnomalyClass, LivenessWatch};
@@ -318,7 +317,7 @@ fn a_member_that_never_heard_of_its_epoch_is_stuck() {
 #[test]
 fn a_group_holding_a_stopped_member_is_stuck() {
     let mut h = clean();
-    h.world(crate::history::WorldEvent::MemberStopped { member: "m1".into() });
+    h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
     let why = stuck_reason(&mut h, &[(0, 10), (1, 10)]).expect("stuck");
     assert!(why.contains("still holds b, which is not live"), "{why}");
 }
@@ -376,7 +375,7 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
                 reason: "LEAVING".into(),
             },
         );
-        h.world(crate::history::WorldEvent::MemberStopped { member: "m1".into() });
+        h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
         h.started("m1");
         h.released("b", -2, &[1]).cg(ConsumerGroupEvent::MemberRemoved {
             group: G.into(),

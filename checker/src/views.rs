@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_coordinator::consumer_event::ConsumerGroupEvent;
-use groupsim_coordinator::{CoordinatorEvent, GroupState, RemovalReason};
-use groupsim_member::MemberEvent;
+use groupsim_history::{
+    ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, GroupState, MemberEvent, RemovalReason,
+    WorldEvent,
+};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::consumer_view::ConsumerGroupView;
@@ -14,7 +15,6 @@ use super::metrics::Metrics;
 use super::protocols::{Judged, Protocol, ProtocolHistory};
 use super::ranges::RangeSet;
 use super::spans::Belonging;
-use crate::history::{Event, EventKind, WorldEvent};
 
 /// One group as its coordinators reported it.
 #[derive(Default)]

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use groupsim_coordinator::event::MemberAssignment;
+use groupsim_history::MemberAssignment;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};

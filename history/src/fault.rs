@@ -1,0 +1,147 @@
+//! The faults a history records as injected: the history's own copy of the simulation's fault
+//! catalogue, with the client profiles and assignors a rolling upgrade names.
+
+use std::fmt;
+
+use groupsim_wire::Millis;
+use serde::{Deserialize, Serialize};
+
+/// One injected fault, as the history records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fault {
+    /// Every connection of one member is reset.
+    ConnectionDrop { member: String },
+    /// A host is cut off from some peers until healed.
+    NetworkPartition { host: String, peers: Vec<String>, heal_after_ms: Millis },
+    /// A host's messages take up to `max_latency_ms` for a while.
+    LatencySpike { host: String, max_latency_ms: Millis, duration_ms: Millis },
+    /// The group's offsets partition moves to broker `to`, whose load takes `load_ms`.
+    CoordinatorMove { group: String, to: i32, load_ms: Millis },
+    /// A broker crashes and restarts after a while.
+    BrokerCrash { node: i32, restart_after_ms: Millis },
+    /// A member stops handling anything for `duration_ms`.
+    MemberPause { member: String, duration_ms: Millis },
+    /// A member process crashes and restarts as a new member.
+    MemberCrash { member: String, restart_after_ms: Millis },
+    /// A member leaves gracefully and restarts after a while.
+    MemberLeave { member: String, restart_after_ms: Millis },
+    /// A member leaves and restarts with a new client profile and assignors.
+    MemberUpgrade {
+        member: String,
+        restart_after_ms: Millis,
+        profile: ClientProfile,
+        assignors: Vec<AssignorKind>,
+    },
+    /// Processing in progress at a member finishes `delay_ms` late.
+    StaleAck { member: String, delay_ms: Millis },
+    /// A member's next revoke callback takes `extra_ms` longer.
+    SlowRevoke { member: String, extra_ms: Millis },
+    /// A member's revoke callback does not return before `until_ms`.
+    SlowRevokeUntil { member: String, until_ms: Millis },
+    /// A topic gains partitions.
+    PartitionExpansion { topic: String, partitions: i32 },
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::ConnectionDrop { member } => write!(f, "connection drop: {member}"),
+            Fault::NetworkPartition { host, peers, heal_after_ms } => {
+                write!(
+                    f,
+                    "network partition: {host} from [{}] for {heal_after_ms} ms",
+                    peers.join(", ")
+                )
+            }
+            Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
+                write!(f, "latency spike: {host} up to {max_latency_ms} ms for {duration_ms} ms")
+            }
+            Fault::CoordinatorMove { group, to, load_ms } => {
+                write!(f, "coordinator move: {group} to broker-{to} (load {load_ms} ms)")
+            }
+            Fault::BrokerCrash { node, restart_after_ms } => {
+                write!(f, "broker crash: broker-{node}, restart after {restart_after_ms} ms")
+            }
+            Fault::MemberPause { member, duration_ms } => {
+                write!(f, "pause: {member} for {duration_ms} ms")
+            }
+            Fault::MemberCrash { member, restart_after_ms } => {
+                write!(f, "member crash: {member}, restart after {restart_after_ms} ms")
+            }
+            Fault::MemberLeave { member, restart_after_ms } => {
+                write!(f, "graceful leave: {member}, restart after {restart_after_ms} ms")
+            }
+            Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
+                let names: Vec<&str> = assignors.iter().map(|a| a.protocol_name()).collect();
+                write!(
+                    f,
+                    "upgrade: {member} restarts after {restart_after_ms} ms as {profile:?} [{}]",
+                    names.join(", ")
+                )
+            }
+            Fault::StaleAck { member, delay_ms } => {
+                write!(f, "stale ack: {member} acks {delay_ms} ms late")
+            }
+            Fault::SlowRevoke { member, extra_ms } => {
+                write!(f, "slow revoke: {member} +{extra_ms} ms")
+            }
+            Fault::SlowRevokeUntil { member, until_ms } => {
+                write!(
+                    f,
+                    "slow revoke: {member}'s callback returns at t={until_ms}ms at the earliest"
+                )
+            }
+            Fault::PartitionExpansion { topic, partitions } => {
+                write!(f, "partition expansion: {topic} to {partitions} partitions")
+            }
+        }
+    }
+}
+
+/// The client a member models, by the simulation's profile name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClientProfile {
+    /// Java consumer, eager protocol.
+    JavaEager,
+    /// Java consumer, incremental cooperative protocol.
+    JavaCooperative,
+    /// brod (Erlang).
+    Brod,
+    /// Elsa (Elixir, on brod).
+    Elsa,
+    /// kafka-go.
+    KafkaGo,
+    /// Java consumer with `group.protocol=consumer`.
+    JavaConsumer,
+    /// librdkafka with `group.protocol=consumer`.
+    LibrdkafkaConsumer,
+}
+
+/// A client-side assignor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AssignorKind {
+    /// `range`.
+    Range,
+    /// `roundrobin`.
+    RoundRobin,
+    /// `sticky`.
+    Sticky,
+    /// `cooperative-sticky`.
+    CooperativeSticky,
+    /// brod's `roundrobin_v2`.
+    RoundRobinV2,
+}
+
+impl AssignorKind {
+    /// The protocol name offered in JoinGroup.
+    pub fn protocol_name(self) -> &'static str {
+        match self {
+            AssignorKind::Range => "range",
+            AssignorKind::RoundRobin => "roundrobin",
+            AssignorKind::Sticky => "sticky",
+            AssignorKind::CooperativeSticky => "cooperative-sticky",
+            AssignorKind::RoundRobinV2 => "roundrobin_v2",
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The history and its events: who recorded each one, and when.
+
+use std::fmt;
+
+use groupsim_wire::Millis;
+use serde::{Deserialize, Serialize};
+
+use crate::coordinator::CoordinatorEvent;
+use crate::member::MemberEvent;
+use crate::world::WorldEvent;
+
+/// One event of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Simulated milliseconds since the run started.
+    pub at_ms: Millis,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// Where an event came from and what it says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// The group coordinator on broker `broker` recorded this.
+    Coordinator { broker: i32, event: CoordinatorEvent },
+    /// Member `member` (its scenario name, stable across member ids) recorded this.
+    Member { member: String, event: MemberEvent },
+    /// The world (scenario driver, producer, nemesis) recorded this.
+    World(WorldEvent),
+}
+
+/// The ordered list of a run's events.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    events: Vec<Event>,
+}
+
+impl History {
+    /// An empty history.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends an event.
+    pub fn record(&mut self, at_ms: Millis, kind: EventKind) {
+        self.events.push(Event { at_ms, kind });
+    }
+
+    /// Appends a world event.
+    pub fn world(&mut self, at_ms: Millis, event: WorldEvent) {
+        self.record(at_ms, EventKind::World(event));
+    }
+
+    /// All events in order.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Builds a history from events (used by tests that hand-make histories).
+    pub fn from_events(events: Vec<Event>) -> Self {
+        Self { events }
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t={}ms ", self.at_ms)?;
+        match &self.kind {
+            EventKind::Coordinator { broker, event } => write!(f, "broker-{broker}: {event:?}"),
+            EventKind::Member { member, event } => write!(f, "{member}: {event:?}"),
+            EventKind::World(w) => write!(f, "world: {w:?}"),
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The history's JSON-lines form: a header line naming the format version, then one event per
+//! line. The hash covers the event lines only, so the header never changes a history hash.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::history::History;
+
+/// The version of the JSON-lines form this crate writes and the newest it reads. Files without
+/// a header (written before it existed) are version 1.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The first line of a history file.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    groupsim_history: u32,
+}
+
+impl History {
+    /// The header line, then one JSON object per event line: what `--save` and `serve --history`
+    /// write. The event lines are the canonical serialisation the hash covers.
+    pub fn to_jsonl(&self) -> String {
+        let header = Header { groupsim_history: FORMAT_VERSION };
+        let mut out = serde_json::to_string(&header).expect("the header always serialises");
+        out.push('\n');
+        for e in self.events() {
+            out.push_str(&serde_json::to_string(e).expect("history events always serialise"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads a history written by [`Self::to_jsonl`] (a simulated run's or a served cluster's),
+    /// with or without its header line; blank lines are skipped. A header naming a newer version
+    /// is refused, and so is anything else that is not an event, with its line.
+    pub fn from_jsonl(text: &str) -> Result<Self, HistoryParseError> {
+        let mut events = Vec::new();
+        let mut first = true;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if std::mem::take(&mut first) {
+                if let Ok(Header { groupsim_history: version }) = serde_json::from_str(line) {
+                    if version > FORMAT_VERSION {
+                        return Err(HistoryParseError::Version { version });
+                    }
+                    continue;
+                }
+            }
+            let event = serde_json::from_str(line)
+                .map_err(|source| HistoryParseError::Line { line: i + 1, source })?;
+            events.push(event);
+        }
+        Ok(Self::from_events(events))
+    }
+
+    /// SHA-256 of the event lines of [`Self::to_jsonl`], as hex. Same seed and binary: same hash.
+    pub fn hash_hex(&self) -> String {
+        let mut hasher = Sha256::new();
+        // One buffer for every line: the hash of a long history is a sizeable share of a run.
+        let mut line = Vec::new();
+        for e in self.events() {
+            line.clear();
+            serde_json::to_writer(&mut line, e).expect("history events always serialise");
+            line.push(b'\n');
+            hasher.update(&line);
+        }
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// A history file this build cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryParseError {
+    /// A line is not a history event.
+    #[error("line {line} is not a history event (JSON lines as written by `groupsim run --save` or `serve --history`)")]
+    Line {
+        /// The line, counting from 1.
+        line: usize,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The header names a format newer than this build reads.
+    #[error(
+        "history format version {version} is newer than this build reads (up to {FORMAT_VERSION})"
+    )]
+    Version {
+        /// The version the header names.
+        version: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use groupsim_wire::TopicPartition;
+
+    use super::*;
+    use crate::{
+        ConsumerGroupEvent, CoordinatorEvent, EventKind, Fault, LoadedMember, MemberEvent,
+        WorldEvent,
+    };
+
+    fn sample() -> History {
+        let mut h = History::new();
+        h.world(0, WorldEvent::RunStarted { scenario: "s".into(), seed: 7 });
+        h.world(
+            5,
+            WorldEvent::FaultInjected {
+                fault: Fault::MemberPause { member: "m1".into(), duration_ms: 100 },
+                applied: true,
+            },
+        );
+        h.record(
+            9,
+            EventKind::Member {
+                member: "m1".into(),
+                event: MemberEvent::GenerationReset {
+                    member_id: "a".into(),
+                    generation: 2,
+                    error: "ILLEGAL_GENERATION".into(),
+                    reset_member_id: false,
+                    answer_about: None,
+                },
+            },
+        );
+        h.record(
+            12,
+            EventKind::Coordinator {
+                broker: 1,
+                event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupLoaded {
+                    group: "g".into(),
+                    partition: 0,
+                    group_epoch: 3,
+                    assignment_epoch: 3,
+                    members: vec![LoadedMember {
+                        member_id: "a".into(),
+                        group_instance_id: None,
+                        member_epoch: 3,
+                        owned: vec![TopicPartition::new("t", 0)],
+                        revoking: vec![],
+                        state: "STABLE".into(),
+                        target: vec![],
+                        classic_protocol: false,
+                    }],
+                }),
+            },
+        );
+        h
+    }
+
+    #[test]
+    fn the_file_form_is_a_header_then_one_event_per_line_and_reads_back() {
+        let h = sample();
+        let text = h.to_jsonl();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], r#"{"groupsim_history":1}"#);
+        assert_eq!(lines.len(), 1 + h.len());
+        assert_eq!(History::from_jsonl(&text).unwrap(), h);
+    }
+
+    #[test]
+    fn empty_and_default_fields_are_left_out_of_event_lines() {
+        let text = sample().to_jsonl();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[3],
+            r#"{"at_ms":9,"kind":{"Member":{"member":"m1","event":{"GenerationReset":{"member_id":"a","generation":2,"error":"ILLEGAL_GENERATION","reset_member_id":false}}}}}"#
+        );
+        assert_eq!(
+            lines[4],
+            r#"{"at_ms":12,"kind":{"Coordinator":{"broker":1,"event":{"ConsumerGroup":{"GroupLoaded":{"group":"g","partition":0,"group_epoch":3,"assignment_epoch":3,"members":[{"member_id":"a","member_epoch":3,"owned":[{"topic":"t","partition":0}],"state":"STABLE"}]}}}}}}"#
+        );
+        assert!(lines[2].contains(r#""fault":{"kind":"member_pause","member":"m1""#));
+    }
+
+    #[test]
+    fn the_hash_covers_the_event_lines_only() {
+        let h = sample();
+        let text = h.to_jsonl();
+        let events = text.split_once('\n').unwrap().1;
+        let expected: String =
+            Sha256::digest(events.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(h.hash_hex(), expected);
+    }
+
+    #[test]
+    fn a_file_without_a_header_reads_as_version_one() {
+        let h = sample();
+        let text = h.to_jsonl();
+        let events = text.split_once('\n').unwrap().1;
+        assert_eq!(History::from_jsonl(&format!("\n{events}")).unwrap(), h);
+    }
+
+    #[test]
+    fn a_newer_version_and_a_line_that_is_no_event_are_refused() {
+        let newer = format!("{{\"groupsim_history\":{}}}\n", FORMAT_VERSION + 1);
+        let e = History::from_jsonl(&newer).unwrap_err();
+        assert!(
+            matches!(e, HistoryParseError::Version { version } if version == FORMAT_VERSION + 1)
+        );
+        let text = format!("{}{{\"groupsim_history\":1}}\n", sample().to_jsonl());
+        let e = History::from_jsonl(&text).unwrap_err();
+        assert!(matches!(e, HistoryParseError::Line { line: 6, .. }), "{e}");
+    }
+}

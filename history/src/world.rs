@@ -1,0 +1,72 @@
+//! What the world records: the workload, the run's phases, faults and the cluster's changes.
+
+use groupsim_wire::{Millis, TopicPartition};
+use serde::{Deserialize, Serialize};
+
+use crate::fault::Fault;
+
+/// Facts the world itself knows: the workload and the run's phases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorldEvent {
+    /// The run began.
+    RunStarted { scenario: String, seed: u64 },
+    /// A topic exists with this many partitions (log start offset 0).
+    TopicCreated { topic: String, partitions: i32 },
+    /// The producer appended `count` records starting at `base_offset`.
+    Produced { partition: TopicPartition, base_offset: i64, count: i64 },
+    /// A member process started on a client host.
+    MemberStarted { member: String, group: String, host: String },
+    /// The scenario asked a member to leave the group gracefully.
+    MemberLeaveRequested { member: String },
+    /// A member process stopped (after leaving, or at the end of the run).
+    MemberStopped { member: String },
+    /// A member process exited by itself (its client library crashed, the application raised,
+    /// an unexpected exit code): to the group it is a crash, like a SIGKILL. `client_id` names
+    /// the incarnation, `status` how it exited, `stderr_tail` the last lines it wrote. A
+    /// `MemberStopped` follows.
+    MemberExited { member: String, client_id: String, status: String, stderr_tail: String },
+    /// The producer stopped; these are the final log end offsets.
+    ProducerStopped { log_end_offsets: Vec<(TopicPartition, i64)> },
+    /// The safety phase ended: no more membership changes or faults. The group must converge
+    /// by `deadline_ms`.
+    LivenessPhase { deadline_ms: Millis },
+    /// The seed's swarm choice: which fault kinds are enabled and how often.
+    SwarmChosen { description: String },
+    /// A fault was applied (`applied` is false when its target was not there, e.g. a member
+    /// that had already stopped).
+    FaultInjected { fault: Fault, applied: bool },
+    /// A trigger fired at a protocol event; the fault it fired follows as `FaultInjected`.
+    TriggerFired { trigger: String, target: String },
+    /// A served cluster's nemesis applied a fault the simulation has no name for (a broker
+    /// that answers nothing, a held-back answer, an injected error answer, a forced rebalance,
+    /// an expelled member); its effect lasts `duration_ms` (0: instantaneous).
+    ServeFault { description: String, duration_ms: Millis },
+    /// A fault's effect ended (a partition healed, latency restored, a process restarted).
+    FaultHealed { description: String },
+    /// A topic gained partitions (new partitions start empty at offset 0).
+    PartitionsAdded { topic: String, partitions: i32 },
+    /// A broker host crashed: its in-memory state (groups, caches) is gone.
+    BrokerCrashed { node: i32 },
+    /// The cluster noticed a crashed broker (after the detection delay): it leaves the metadata
+    /// and its partitions move to live brokers.
+    BrokerFailureDetected { node: i32 },
+    /// A crashed broker's host started again, with empty state.
+    BrokerRestarted { node: i32 },
+    /// Leadership of offsets partition `partition` (the coordinator of its groups) moved from
+    /// broker `from` to broker `to`, whose load takes `load_ms`. `reason`: `move` or `failover`.
+    CoordinatorMoved {
+        partition: i32,
+        groups: Vec<String>,
+        from: i32,
+        to: i32,
+        load_ms: Millis,
+        reason: String,
+    },
+    /// Leadership of a topic partition moved (a failover).
+    PartitionLeaderMoved { partition: TopicPartition, from: i32, to: i32 },
+    /// The liveness rule has held since `since_ms` with every member's faults played out, for
+    /// the grace period `grace_ms`: the run ends here, before its deadline.
+    LivenessHeld { since_ms: Millis, grace_ms: Millis },
+    /// The run ended.
+    RunEnded,
+}
