@@ -29,9 +29,9 @@
 
 pub mod bench;
 pub mod bugs;
-pub mod check_client;
 pub mod coverage;
 pub mod faults;
+pub mod live;
 pub mod merge;
 pub mod pictures;
 pub mod probes;
@@ -41,7 +41,6 @@ pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
-pub mod serve;
 pub mod shrink;
 pub mod sweep;
 pub mod testing;

@@ -208,10 +208,10 @@ enum Command {
         replays: Option<std::path::PathBuf>,
     },
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
-    Serve(groupsim::serve::ServeArgs),
+    Serve(groupsim::live::serve::ServeArgs),
     /// Run real Kafka clients (one group member per process) under seeded client and broker
     /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly.
-    CheckClient(groupsim::check_client::CheckArgs),
+    CheckClient(groupsim::live::check_client::CheckArgs),
 }
 
 /// Which seeds a sweep runs, and on how many threads.
@@ -367,15 +367,16 @@ fn real_main() -> Result<ExitCode> {
                 .parent()
                 .map(std::path::Path::to_path_buf)
                 .unwrap_or_default();
-            let rows = groupsim::check_client::campaign(&args, &root, runner::output_dir(), |l| {
-                out!("{l}")
-            })?;
-            out!("{}", groupsim::check_client::table(&rows));
-            let failed = groupsim::check_client::any_failed(&rows);
+            let rows =
+                groupsim::live::check_client::campaign(&args, &root, runner::output_dir(), |l| {
+                    out!("{l}")
+                })?;
+            out!("{}", groupsim::live::check_client::table(&rows));
+            let failed = groupsim::live::check_client::any_failed(&rows);
             Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Serve(args) => {
-            groupsim::serve::run(&args)?;
+            groupsim::live::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Sweep {

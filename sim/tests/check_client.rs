@@ -14,8 +14,8 @@ mod common;
 
 use std::time::Instant;
 
-use groupsim::check_client::clients::{self, Launcher};
-use groupsim::check_client::run::{self, Settings};
+use groupsim::live::check_client::clients::{self, Launcher};
+use groupsim::live::check_client::run::{self, Settings};
 use groupsim_checker::AnomalyClass;
 use groupsim_member::GroupProtocol;
 

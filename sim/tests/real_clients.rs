@@ -1,5 +1,5 @@
 //! Conformance tests: real Kafka clients (kafka-python, confluent-kafka/librdkafka, aiokafka,
-//! kafkajs) run consumer groups against `groupsim::serve::Cluster` on loopback sockets.
+//! kafkajs) run consumer groups against `groupsim::live::serve::Cluster` on loopback sockets.
 //!
 //! Each test starts a 3-broker cluster in-process, runs one client script from `clients/` with
 //! the interpreter the installer set up (a venv under target/real-clients, node modules under
@@ -18,7 +18,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
+use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_coordinator::CoordinatorConfig;
 use groupsim_history::{ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, EventKind};
 use groupsim_member::GroupProtocol as Protocol;

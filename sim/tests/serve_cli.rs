@@ -44,8 +44,8 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
     let text = lines.join("\n");
     assert!(text.contains("seed 3: the nemesis applies this schedule"), "{text}");
     assert!(text.contains("repeatable, not bit-exact"), "{text}");
-    let schedule = groupsim::serve::faults::draw(3, {
-        let args = groupsim::serve::ServeArgs {
+    let schedule = groupsim::live::serve::faults::draw(3, {
+        let args = groupsim::live::serve::ServeArgs {
             brokers: 1,
             port: 9092,
             topics: Vec::new(),

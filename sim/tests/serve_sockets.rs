@@ -1,4 +1,4 @@
-//! `groupsim::serve::Cluster` over real loopback sockets, from a raw client: bad frames close
+//! `groupsim::live::serve::Cluster` over real loopback sockets, from a raw client: bad frames close
 //! only their own connection, the server keeps serving the others, and the Kafka behaviours a
 //! real client relies on (ApiVersions fallback, acks=0, long-polling Fetch, Produce errors,
 //! stopping and starting a broker) hold on the wire.
@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
+use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_wire::codec::{decode_response, encode_request};
 use groupsim_wire::frame::encode_frame;
 use groupsim_wire::TopicPartition;

@@ -10,11 +10,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use groupsim::check_client::clients;
-use groupsim::check_client::process::Adapter;
-use groupsim::check_client::processed::read_log;
+use groupsim::live::check_client::clients;
+use groupsim::live::check_client::process::Adapter;
+use groupsim::live::check_client::processed::read_log;
+use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim::pictures::{self, Format};
-use groupsim::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_checker::black_box::check_black_box;
 use groupsim_checker::Verdict;
 use groupsim_coordinator::CoordinatorConfig;

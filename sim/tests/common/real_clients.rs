@@ -21,8 +21,8 @@ use std::sync::{mpsc, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime};
 
-use groupsim::check_client::clients::Interpreters;
-pub use groupsim::check_client::clients::Runtime;
+use groupsim::live::check_client::clients::Interpreters;
+pub use groupsim::live::check_client::clients::Runtime;
 use sha2::{Digest, Sha256};
 
 /// The installer, relative to the repository root.

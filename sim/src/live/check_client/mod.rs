@@ -1,6 +1,6 @@
 //! `groupsim check-client`: real Kafka clients under seeded faults, judged by the checker.
 //!
-//! A served cluster ([`crate::serve`]) records the broker-side history; a producer appends
+//! A served cluster ([`crate::live::serve`]) records the broker-side history; a producer appends
 //! records; several adapter processes (one group member each, `clients/`) consume, write what
 //! they processed to logs and commit; the seed's plan kills, pauses and closes them and faults
 //! the brokers; a heal phase follows. The broker history plus the processed logs then go
@@ -65,7 +65,7 @@ pub struct CheckArgs {
     /// The group protocol the members speak: `classic`, or `consumer` (KIP-848,
     /// `group.protocol=consumer`: server-side assignment by the coordinator's `uniform` or
     /// `range` assignor; only the confluent-kafka adapter offers it).
-    #[arg(long, default_value = "classic", value_parser = crate::serve::parse_group_protocol)]
+    #[arg(long, default_value = "classic", value_parser = crate::live::serve::parse_group_protocol)]
     pub group_protocol: GroupProtocol,
 }
 

@@ -18,8 +18,8 @@ use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
 use super::schedule::{self, ClientFault, Plan, PlanShape};
 use crate::faults::Fault;
+use crate::live::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
 use crate::rng::{self, Stream};
-use crate::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
 use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
 use groupsim_checker::AnomalyClass;
 

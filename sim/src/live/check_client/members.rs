@@ -14,7 +14,7 @@ use super::clients::Launcher;
 use super::error::CheckError;
 use super::process::Adapter;
 use crate::faults::Fault;
-use crate::serve::Cluster;
+use crate::live::serve::Cluster;
 
 /// How long a first start may take to say it is ready.
 pub const READY: Duration = Duration::from_secs(30);

@@ -45,7 +45,7 @@ pub enum CheckError {
     Setting(String),
     /// The served cluster failed.
     #[error(transparent)]
-    Serve(#[from] crate::serve::ServeError),
+    Serve(#[from] crate::live::serve::ServeError),
     /// A file or process operation failed.
     #[error("{what}")]
     Io {

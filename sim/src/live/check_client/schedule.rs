@@ -1,7 +1,7 @@
 //! A seed's plan for one `check-client` run: the workload (members, partitions) and the faults
 //! on the client processes (SIGKILL and restart, SIGSTOP past the session timeout then SIGCONT,
 //! graceful close and restart, partitions added), beside the brokers' schedule
-//! ([`crate::serve::faults`]). The same seed draws the same plan.
+//! ([`crate::live::serve::faults`]). The same seed draws the same plan.
 
 use std::fmt;
 
@@ -9,8 +9,8 @@ use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 
+use crate::live::serve::faults::{self as serve_faults, ScheduleShape, ServeSchedule};
 use crate::rng::{self, Stream};
-use crate::serve::faults::{self as serve_faults, ScheduleShape, ServeSchedule};
 
 /// A fault on one member process.
 #[derive(Clone, Debug, PartialEq, Eq)]
