@@ -344,16 +344,7 @@ impl Nemesis {
             Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
                 let peers: Vec<String> =
                     self.hosts.iter().filter(|h| *h != host).cloned().collect();
-                for peer in &peers {
-                    world.order(
-                        now,
-                        Order::MaxLatency {
-                            a: host.clone(),
-                            b: peer.clone(),
-                            max_ms: *max_latency_ms,
-                        },
-                    );
-                }
+                set_max_latency(world, now, host, &peers, *max_latency_ms);
                 let normal = self.normal_max_latency_ms;
                 self.later(
                     now + duration_ms,
@@ -394,16 +385,7 @@ impl Nemesis {
                 format!("network partition of {host} from [{}]", peers.join(", "))
             }
             Undo::RestoreLatency { host, peers, max_latency_ms } => {
-                for peer in peers {
-                    world.order(
-                        now,
-                        Order::MaxLatency {
-                            a: host.clone(),
-                            b: peer.clone(),
-                            max_ms: *max_latency_ms,
-                        },
-                    );
-                }
+                set_max_latency(world, now, host, peers, *max_latency_ms);
                 format!("latency of {host}")
             }
             Undo::RestartBroker { node } => {
@@ -414,6 +396,20 @@ impl Nemesis {
             }
         };
         self.history.borrow_mut().world(now, WorldEvent::FaultHealed { description });
+    }
+}
+
+/// Sets the largest latency between `host` and each of `peers`.
+fn set_max_latency(
+    world: &mut impl Hosts,
+    now: Millis,
+    host: &str,
+    peers: &[String],
+    max_ms: Millis,
+) {
+    for peer in peers {
+        let (a, b) = (host.to_string(), peer.clone());
+        world.order(now, Order::MaxLatency { a, b, max_ms });
     }
 }
 
