@@ -11,21 +11,21 @@
 //!
 //! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
 //! the layout test, `scenarios/tests/layout.rs`, fails on any import cycle):
-//! - leaves: [`rng`] (seed streams), [`history`] (the record of a run), [`faults`] (fault kinds
-//!   and schedules), [`host`] (host names, broker port, simulated clock, shared history),
-//!   [`scenario`] (what a scenario is: [`scenario::ScenarioSpec`], the shared member settings).
-//! - the simulated cluster: [`broker_task`] and [`broker_host`] (a broker host), [`settle`]
-//!   (whether faults delivered to members have played out), [`driver`] (a member host), [`cluster`] (coordinator moves, broker crashes), [`nemesis`] (applies faults);
-//!   `stage` (the world-agnostic half of a run: history, producer, phases, nemesis, early end);
-//!   [`event_world`] drives the sans-IO cores from one event queue (the default world),
-//!   [`world`] hosts the same cores in one turmoil simulation (`--world turmoil`).
+//! - leaves: [`rng`] (seed streams), [`faults`] (fault kinds and schedules), [`record`] (the
+//!   cores' events turned into the history's types where they are recorded), [`scenario`] (what
+//!   a scenario is: [`scenario::ScenarioSpec`], the shared member settings), [`triggers`],
+//!   [`probes`], [`watch`] (the group as the history shows it, for triggers).
+//! - [`process`]: the process shells (member, broker), sans-IO, that every world drives.
+//! - [`world`]: one seed's run — the stage both worlds share (cluster control, nemesis,
+//!   producer, phases, early end) and the event and turmoil worlds behind one interface.
 //! - reading a run (the checker is its own crate, `groupsim-checker`): [`trace`] and
 //!   [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
 //! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
 //!   [`sweep`] (many seeds on every core, shards, the table), [`merge`] (shards back into one
 //!   sweep), [`bench`](mod@bench) (throughput), [`testing`] (helpers for scenario tests).
-//! - [`serve`]: the same coordinator on real loopback sockets for real Kafka clients.
+//! - real time, in [`live`]: `serve` (the same coordinator on real loopback sockets for real Kafka clients)
+//!   and `check-client` (real clients under seeded faults, judged by the checker's rules).
 
 pub mod bench;
 pub mod bugs;
