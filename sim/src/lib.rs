@@ -30,6 +30,7 @@
 pub mod bench;
 pub mod bugs;
 pub mod coverage;
+pub mod determinism;
 pub mod faults;
 pub mod live;
 pub mod merge;

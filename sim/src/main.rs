@@ -175,6 +175,10 @@ enum Command {
         /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
         #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
+        /// Run every seed twice (the second time in reverse seed order, on other threads) and
+        /// fail a seed whose two histories differ, with both hashes and the first differing event.
+        #[arg(long)]
+        check_determinism: bool,
     },
     /// Sweep the default catalogue and list the coverage probes no seed hit; exit 1 when a
     /// required probe was never hit.
@@ -389,11 +393,14 @@ fn real_main() -> Result<ExitCode> {
             fail_fast,
             no_triggers,
             world,
+            check_determinism,
         } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = Seeds { start: range.start, count: range.seeds, shard };
             let options = RunOptions { bug, schedule: None, no_triggers, world };
-            let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?.fail_fast(fail_fast);
+            let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?
+                .fail_fast(fail_fast)
+                .check_determinism(check_determinism);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage && !json {
                 out!("{}", Coverage::from_rows(&rows).table());

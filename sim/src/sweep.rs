@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::determinism;
 use crate::runner::{self, option_args, RunOptions, SeedResult, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, UnknownScenario};
@@ -133,6 +134,9 @@ pub struct SweepPlan {
     /// runs were turmoil's.
     #[serde(default = "turmoil")]
     pub world: WorldKind,
+    /// Whether every seed ran twice and failed when its two histories differed.
+    #[serde(default)]
+    pub check_determinism: bool,
 }
 
 /// The world of a sweep file that does not name one.
@@ -152,7 +156,7 @@ impl SweepPlan {
     }
 
     /// Every field but the shard and its seeds: two shards of one sweep agree on these.
-    pub fn sweep_fields(&self) -> [(&'static str, String); 8] {
+    pub fn sweep_fields(&self) -> [(&'static str, String); 9] {
         [
             ("version", self.version.clone()),
             ("scenarios", self.scenarios.join(",")),
@@ -162,6 +166,7 @@ impl SweepPlan {
             ("no_triggers", self.no_triggers.to_string()),
             ("fail_fast", self.fail_fast.to_string()),
             ("world", self.world.name().to_string()),
+            ("check_determinism", self.check_determinism.to_string()),
         ]
     }
 }
@@ -357,6 +362,7 @@ pub struct Sweep {
     jobs: usize,
     options: RunOptions,
     fail_fast: bool,
+    check_determinism: bool,
     /// Set by the first failing seed when `fail_fast` is on: no further seed starts.
     stop: AtomicBool,
 }
@@ -389,6 +395,7 @@ impl Sweep {
             jobs,
             options,
             fail_fast: false,
+            check_determinism: false,
             stop: AtomicBool::new(false),
         })
     }
@@ -397,6 +404,13 @@ impl Sweep {
     /// finish): how long a bug takes to catch is then one command.
     pub fn fail_fast(mut self, on: bool) -> Self {
         self.fail_fast = on;
+        self
+    }
+
+    /// Run every seed twice and fail a seed whose two histories differ (see
+    /// [`crate::determinism`]).
+    pub fn check_determinism(mut self, on: bool) -> Self {
+        self.check_determinism = on;
         self
     }
 
@@ -424,6 +438,7 @@ impl Sweep {
             no_triggers: self.options.no_triggers,
             fail_fast: self.fail_fast,
             world: self.options.world,
+            check_determinism: self.check_determinism,
         }
     }
 
@@ -467,7 +482,21 @@ impl Sweep {
             r
         });
         progress.finish();
-        results.into_iter().map(|(_, r)| r).collect()
+        let mut results: Vec<SeedResult> = results.into_iter().map(|(_, r)| r).collect();
+        if self.check_determinism {
+            let first: Vec<(u64, String)> =
+                results.iter().map(|r| (r.seed, r.history_hash.clone())).collect();
+            let rerun =
+                |seed| runner::run_seed_with(s, seed, &self.options).ok().map(|r| r.history);
+            for m in determinism::recheck(&first, self.jobs, rerun) {
+                if let Some(r) = results.iter_mut().find(|r| r.seed == m.seed) {
+                    r.ok = false;
+                    r.first_anomaly = None;
+                    r.error = Some(m.to_string());
+                }
+            }
+        }
+        results
     }
 }
 
