@@ -5,8 +5,9 @@
 //!
 //! Rules:
 //! - `unowned-commit`: a commit accepted for a partition the committer was not assigned in that
-//!   generation (unless nobody was and the committer's previous assignment had it: a
-//!   cooperative member commits what it revokes under the generation that takes it away).
+//!   generation (unless nobody was — no stored assignment names it, or none was stored — and the
+//!   committer's previous assignment had it: a cooperative member keeps what it owns through a
+//!   rebalance, and commits what it revokes under the generation that takes it away).
 //! - `zombie-commit`: a commit accepted under a generation that is not the group's current one.
 //! - `offset-regression`: the committed offset of a partition moves backwards.
 //! - `split-assignment`: one generation's assignment gives a partition to two members.
@@ -191,12 +192,23 @@ impl Broker {
         event: &CoordinatorEvent,
     ) -> Vec<Anomaly> {
         match event {
-            CoordinatorEvent::GroupStateChanged { group, to, generation, .. } => {
+            CoordinatorEvent::GroupStateChanged { group, from, to, generation } => {
                 let g = self.groups.entry(group.clone()).or_default();
-                if g.coordinator.is_none_or(|c| c == node) {
+                // A broker that is not the group's coordinator refuses its joins, so only the
+                // coordinator can start the group afresh (from Empty at generation 0): that is
+                // how a coordinator that found nothing stored takes a group over, with no load.
+                let fresh = *from == GroupState::Empty && *generation == 0;
+                if g.coordinator.is_none_or(|c| c == node) || fresh {
                     g.coordinator = Some(node);
                     g.state = Some(*to);
                     g.generation = *generation;
+                }
+            }
+            CoordinatorEvent::GroupUnloaded { group, .. } => {
+                // The coordinator gave the group up: whoever starts or loads it next leads it.
+                if let Some(g) = self.groups.get_mut(group).filter(|g| g.coordinator == Some(node))
+                {
+                    g.coordinator = None;
                 }
             }
             CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
@@ -298,10 +310,13 @@ fn commit_rules(g: &Group, c: &AcceptedCommit<'_>) -> Vec<Anomaly> {
             vec![idx],
         ));
     }
+    // A partition that no assignment of the generation gives to anyone — none stored (its
+    // leader never synced) or none naming it — stays with the member that held it before: a
+    // cooperative member keeps what it owns through a rebalance, and Kafka accepts its commits.
     let who = match g.owner(generation, tp) {
         Some(Some(owner)) if owner == member => return found,
         Some(Some(owner)) => format!("it is owned by {owner}"),
-        Some(None) if g.held_before(member, generation, tp) => return found,
+        Some(None) | None if g.held_before(member, generation, tp) => return found,
         Some(None) => "no assignment of that generation gives it to anyone".to_string(),
         None => "that generation has no stored assignment".to_string(),
     };

@@ -254,3 +254,57 @@ fn a_commit_validated_in_its_generation_whose_append_lands_in_the_next_is_not_a_
     assert!(!landing(39).contains(&AnomalyClass::ZombieCommit));
     assert!(landing(41).contains(&AnomalyClass::ZombieCommit));
 }
+
+fn state(node: i32, at: u64, from: GroupState, to: GroupState, generation: i32) -> Event {
+    let event = CoordinatorEvent::GroupStateChanged { group: "g".into(), from, to, generation };
+    Event { at_ms: at, kind: EventKind::Coordinator { broker: node, event } }
+}
+
+/// A group whose first generation was never stored (its leader never synced) moves to another
+/// coordinator, which finds nothing in the offsets log: it starts the group afresh at
+/// generation 0 with no load event. Reading only the first coordinator's state changes, the
+/// checker saw the group stuck in CompletingRebalance while broker-2 had it Stable (a false
+/// `stuck` seen with a real client under faults).
+#[test]
+fn a_new_coordinator_that_starts_the_group_afresh_leads_it_without_a_load() {
+    use GroupState::*;
+    let history = History::from_events(vec![
+        produced(0, 10),
+        state(1, 10, Empty, PreparingRebalance, 0),
+        added(15, "m-1", "c1"),
+        generation(20, 1, &["m-1"]),
+        state(1, 20, PreparingRebalance, CompletingRebalance, 1),
+        // The coordinator moves; the group was never stored, so nothing is loaded.
+        state(2, 40, Empty, PreparingRebalance, 0),
+        generation(50, 1, &["m-1"]),
+        state(2, 50, PreparingRebalance, CompletingRebalance, 1),
+        assigned(52, 1, &[("m-1", &[0])]),
+        state(2, 52, CompletingRebalance, Stable, 1),
+        world(60, WorldEvent::LivenessPhase { deadline_ms: 100 }),
+        commit(70, "m-1", 1, 0, 10),
+    ]);
+    let v = check_black_box(&history, Some(&processed("c1", 0, 0..10, 65)));
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    // Had the first coordinator kept the group, it would have been left unstable: stuck.
+    let first_only: Vec<Event> =
+        history.events().iter().filter(|e| e.at_ms < 40 || e.at_ms >= 60).cloned().collect();
+    let v = check_black_box(&History::from_events(first_only), Some(&[]));
+    assert!(classes(&v).contains(&AnomalyClass::Stuck), "{:?}", v.anomalies);
+}
+
+/// A cooperative member keeps its partitions through a rebalance. When that rebalance's
+/// generation never gets an assignment stored (its leader never synced), the member goes on
+/// processing and committing what it owned, under the new generation, and Kafka accepts it: the
+/// checker called it an `unowned-commit` (seen with confluent-kafka under faults).
+#[test]
+fn a_member_keeps_its_partitions_through_a_generation_with_no_stored_assignment() {
+    let mut events = two_members();
+    events.push(generation(300, 2, &["a", "b"]));
+    events.push(commit(310, "a", 2, 0, 5));
+    let v = check_black_box(&History::from_events(events.clone()), None);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    // A partition the member did not hold before stays unowned.
+    events.push(commit(320, "a", 2, 1, 5));
+    let v = check_black_box(&History::from_events(events), None);
+    assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit], "{:?}", v.anomalies);
+}
