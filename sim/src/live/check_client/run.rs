@@ -16,6 +16,7 @@ use super::clients::{protocol_name, Launcher};
 use super::error::CheckError;
 use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
+pub use super::schedule::TOPIC;
 use super::schedule::{self, member_index, Plan, PlanShape};
 use crate::faults::Fault;
 use crate::live::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
@@ -23,8 +24,6 @@ use crate::rng::{self, Stream};
 use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
 use groupsim_checker::AnomalyClass;
 
-/// The topic every run consumes.
-pub const TOPIC: &str = "orders";
 /// The group every run forms.
 pub const GROUP: &str = "check";
 /// Brokers in every run's cluster.

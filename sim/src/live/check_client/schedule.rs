@@ -15,7 +15,8 @@ use crate::faults::{Fault, FaultSchedule, Mode, ScheduleError, ScheduledFault};
 use crate::live::serve::faults::{self as serve_faults, ScheduleShape, ServeSchedule};
 use crate::rng::{self, Stream};
 
-use super::run::TOPIC;
+/// The topic every run consumes.
+pub const TOPIC: &str = "orders";
 
 /// The plan of one seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
