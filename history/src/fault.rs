@@ -1,5 +1,7 @@
-//! The faults a history records as injected: the history's own copy of the simulation's fault
-//! catalogue, with the client profiles and assignors a rolling upgrade names.
+//! The faults a history records as injected: the history's own copy of the fault vocabulary
+//! every mode shares (simulated runs, `serve`, `check-client`), with the client profiles and
+//! assignors a rolling upgrade names and the group APIs and error answers the real-time
+//! nemesis aims at. Each variant's display text is written here, once.
 
 use std::fmt;
 
@@ -41,6 +43,22 @@ pub enum Fault {
     SlowRevokeUntil { member: String, until_ms: Millis },
     /// A topic gains partitions.
     PartitionExpansion { topic: String, partitions: i32 },
+    /// Every connection to one broker, or to every broker when `broker` is `None`, is closed.
+    ConnectionReset { broker: Option<i32> },
+    /// Only the connection a member sends its group requests on is closed, while idle.
+    GroupConnectionReset { member: String },
+    /// Every answer of `broker` (all brokers when `None`) is delayed `delay_ms` for a while.
+    ResponseDelay { broker: Option<i32>, delay_ms: Millis, duration_ms: Millis },
+    /// A broker reads requests but answers none for `duration_ms`.
+    Unresponsive { broker: i32, duration_ms: Millis },
+    /// The next answer to `api` is held back `hold_ms`.
+    HoldResponse { api: GroupApi, hold_ms: Millis },
+    /// The next `count` requests of `api` get `error` instead of reaching the coordinator.
+    InjectError { api: GroupApi, error: InjectedError, count: u32 },
+    /// The coordinator starts a rebalance of the group, as a membership change would.
+    ForceRebalance { group: String },
+    /// A member is expelled from its group as if its session had expired.
+    ExpelMember { member: String },
 }
 
 impl fmt::Display for Fault {
@@ -95,6 +113,29 @@ impl fmt::Display for Fault {
             Fault::PartitionExpansion { topic, partitions } => {
                 write!(f, "partition expansion: {topic} to {partitions} partitions")
             }
+            Fault::ConnectionReset { broker: None } => write!(f, "connection reset: all"),
+            Fault::ConnectionReset { broker: Some(b) } => {
+                write!(f, "connection reset: broker-{b}")
+            }
+            Fault::GroupConnectionReset { member } => {
+                write!(f, "connection reset: {member}'s idle coordinator connection")
+            }
+            Fault::ResponseDelay { broker, delay_ms, duration_ms } => {
+                let on = broker.map_or("all brokers".to_string(), |b| format!("broker-{b}"));
+                write!(f, "response delay: {on} +{delay_ms} ms for {duration_ms} ms")
+            }
+            Fault::Unresponsive { broker, duration_ms } => {
+                write!(f, "unresponsive: broker-{broker} answers nothing for {duration_ms} ms")
+            }
+            Fault::HoldResponse { api, hold_ms } => {
+                write!(f, "hold the next {api:?} answer {hold_ms} ms")
+            }
+            Fault::InjectError { api, error, count } => {
+                write!(f, "answer the next {count} {api:?} with {error:?}")
+            }
+            Fault::ForceRebalance { group } if group.is_empty() => write!(f, "forced rebalance"),
+            Fault::ForceRebalance { group } => write!(f, "forced rebalance: {group}"),
+            Fault::ExpelMember { member } => write!(f, "expel {member} (session expiry)"),
         }
     }
 }
@@ -142,6 +183,41 @@ impl AssignorKind {
             AssignorKind::Sticky => "sticky",
             AssignorKind::CooperativeSticky => "cooperative-sticky",
             AssignorKind::RoundRobinV2 => "roundrobin_v2",
+        }
+    }
+}
+
+/// The group APIs an answer can be held back on or replaced with an error for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum GroupApi {
+    JoinGroup,
+    SyncGroup,
+    Heartbeat,
+    OffsetCommit,
+    OffsetFetch,
+    /// KIP-848's one membership API.
+    ConsumerGroupHeartbeat,
+}
+
+/// An error answer given instead of the coordinator's (the request is not applied).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InjectedError {
+    NotCoordinator,
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    RebalanceInProgress,
+    RequestTimedOut,
+}
+
+impl InjectedError {
+    /// Kafka's error code.
+    pub fn code(self) -> i16 {
+        match self {
+            InjectedError::RequestTimedOut => 7,
+            InjectedError::CoordinatorLoadInProgress => 14,
+            InjectedError::CoordinatorNotAvailable => 15,
+            InjectedError::NotCoordinator => 16,
+            InjectedError::RebalanceInProgress => 27,
         }
     }
 }

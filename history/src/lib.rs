@@ -29,7 +29,7 @@ pub use consumer::{
     ConsumerGroupEvent, ConsumerRemovalReason, ConvertedMember, LoadedMember, TargetShare,
 };
 pub use coordinator::{CoordinatorEvent, GroupState, MemberAssignment, RemovalReason};
-pub use fault::{AssignorKind, ClientProfile, Fault};
+pub use fault::{AssignorKind, ClientProfile, Fault, GroupApi, InjectedError};
 pub use history::{Event, EventKind, History};
 pub use jsonl::{HistoryParseError, FORMAT_VERSION};
 pub use member::{MemberEvent, SentUnder};

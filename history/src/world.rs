@@ -37,9 +37,9 @@ pub enum WorldEvent {
     FaultInjected { fault: Fault, applied: bool },
     /// A trigger fired at a protocol event; the fault it fired follows as `FaultInjected`.
     TriggerFired { trigger: String, target: String },
-    /// A served cluster's nemesis applied a fault the simulation has no name for (a broker
-    /// that answers nothing, a held-back answer, an injected error answer, a forced rebalance,
-    /// an expelled member); its effect lasts `duration_ms` (0: instantaneous).
+    /// A fault in free text, as served histories saved before every mode shared one fault
+    /// vocabulary recorded their real-time-only faults. Nothing records it now: it is kept so
+    /// those files still read (today such faults are `FaultInjected`).
     ServeFault { description: String, duration_ms: Millis },
     /// A fault's effect ended (a partition healed, latency restored, a process restarted).
     FaultHealed { description: String },

@@ -1,8 +1,17 @@
-//! The fault catalogue and fault schedules.
+//! The fault vocabulary and fault schedules, one for every mode.
 //!
-//! A [`FaultSchedule`] is plain data: a list of faults, each applied at a simulated instant. A
-//! scenario draws one from the seed (see [`Swarm`]), `groupsim shrink` removes faults from it,
-//! and `groupsim run --schedule <file>` replays one exactly, so schedules serialise to JSON.
+//! A [`FaultSchedule`] is plain data: a list of faults, each applied at an instant (simulated
+//! ms, or ms into a real-time run's fault phase). A scenario draws one from the seed (see
+//! [`Swarm`]), `groupsim shrink` removes faults from it, and `groupsim run --schedule <file>`
+//! replays one exactly, so schedules serialise to JSON. `serve` and `check-client` draw and
+//! read schedules of the same [`Fault`]s; each mode applies the variants it can
+//! ([`Fault::applies_in`]) and refuses a schedule holding any other
+//! ([`FaultSchedule::refuse_unsupported`]).
+//!
+//! Members are named as the simulation names them (`m0`, `m1`, …). Real clients choose their
+//! own client ids, so a real-time schedule may also name a member `#N`: the N-th of the group's
+//! members when the fault lands (sorted by member id, counted modulo their number). The history
+//! records the member the fault actually struck.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -14,6 +23,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::triggers::Trigger;
+
+pub use groupsim_history::{GroupApi, InjectedError};
 
 /// One fault, acting on a connection, a member, a host or the cluster.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +67,51 @@ pub enum Fault {
     SlowRevokeUntil { member: String, until_ms: Millis },
     /// A topic gains partitions.
     PartitionExpansion { topic: String, partitions: i32 },
+    /// Every connection to one broker, or to every broker when `broker` is `None`, is closed
+    /// (in-flight answers are lost). Real-time only.
+    ConnectionReset { broker: Option<i32> },
+    /// Only the connection a member's client sends its group requests on is closed, while it
+    /// has nothing in flight there, leaving its fetch connections open. Real-time only.
+    GroupConnectionReset { member: String },
+    /// Every answer of `broker` (all brokers when `None`) is delayed `delay_ms` for
+    /// `duration_ms`. Real-time only.
+    ResponseDelay { broker: Option<i32>, delay_ms: Millis, duration_ms: Millis },
+    /// A broker accepts and reads requests but answers none for `duration_ms` (answers then go
+    /// out, to whoever is still connected). Real-time only.
+    Unresponsive { broker: i32, duration_ms: Millis },
+    /// The next answer to `api` is held back `hold_ms` (past the client's timeouts); a held
+    /// OffsetCommit answer (the commit is applied) also waits for the group's next generation.
+    /// Real-time only.
+    HoldResponse { api: GroupApi, hold_ms: Millis },
+    /// The next `count` requests of `api` get `error` instead of reaching the coordinator.
+    /// Real-time only.
+    InjectError { api: GroupApi, error: InjectedError, count: u32 },
+    /// The coordinator starts a rebalance of `group` (empty: the group the nemesis targets), as
+    /// a membership change would. Real-time only.
+    ForceRebalance { group: String },
+    /// A member is expelled from the group as if its session had expired. Real-time only.
+    ExpelMember { member: String },
+}
+
+/// Where a schedule's faults are applied: each mode applies only some variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `groupsim run` and friends: either simulated world.
+    Simulated,
+    /// `groupsim serve`: the brokers of a served cluster, clients out of reach.
+    Serve,
+    /// `groupsim check-client`: the served brokers and the member processes it starts.
+    CheckClient,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Simulated => "a simulated run",
+            Mode::Serve => "serve",
+            Mode::CheckClient => "check-client",
+        })
+    }
 }
 
 impl Fault {
@@ -77,6 +133,48 @@ impl Fault {
             Fault::StaleAck { .. } => FaultKind::StaleAck,
             Fault::SlowRevoke { .. } | Fault::SlowRevokeUntil { .. } => FaultKind::SlowRevoke,
             Fault::PartitionExpansion { .. } => FaultKind::PartitionExpansion,
+            Fault::ConnectionReset { .. } | Fault::GroupConnectionReset { .. } => {
+                FaultKind::ConnectionReset
+            }
+            Fault::ResponseDelay { .. } => FaultKind::ResponseDelay,
+            Fault::Unresponsive { .. } => FaultKind::Unresponsive,
+            Fault::HoldResponse { .. } => FaultKind::HoldResponse,
+            Fault::InjectError { .. } => FaultKind::InjectError,
+            Fault::ForceRebalance { .. } => FaultKind::ForceRebalance,
+            Fault::ExpelMember { .. } => FaultKind::ExpelMember,
+        }
+    }
+
+    /// Whether `mode` can apply this fault. The simulation applies its own catalogue; the
+    /// real-time modes act at the brokers (and `check-client` on its member processes), so they
+    /// cannot partition hosts, slow a host's every message, stretch a client's callbacks or
+    /// delay its acks, or restart a real client as another.
+    pub fn applies_in(&self, mode: Mode) -> bool {
+        let real_time = matches!(
+            self,
+            Fault::ConnectionDrop { .. }
+                | Fault::CoordinatorMove { .. }
+                | Fault::BrokerCrash { .. }
+                | Fault::ConnectionReset { .. }
+                | Fault::GroupConnectionReset { .. }
+                | Fault::ResponseDelay { .. }
+                | Fault::Unresponsive { .. }
+                | Fault::HoldResponse { .. }
+                | Fault::InjectError { .. }
+                | Fault::ForceRebalance { .. }
+                | Fault::ExpelMember { .. }
+        );
+        let processes = matches!(
+            self,
+            Fault::MemberPause { .. }
+                | Fault::MemberCrash { .. }
+                | Fault::MemberLeave { .. }
+                | Fault::PartitionExpansion { .. }
+        );
+        match mode {
+            Mode::Simulated => self.kind().simulated(),
+            Mode::Serve => real_time,
+            Mode::CheckClient => real_time || processes,
         }
     }
 }
@@ -127,6 +225,16 @@ impl From<Fault> for groupsim_history::Fault {
             Fault::PartitionExpansion { topic, partitions } => {
                 H::PartitionExpansion { topic, partitions }
             }
+            Fault::ConnectionReset { broker } => H::ConnectionReset { broker },
+            Fault::GroupConnectionReset { member } => H::GroupConnectionReset { member },
+            Fault::ResponseDelay { broker, delay_ms, duration_ms } => {
+                H::ResponseDelay { broker, delay_ms, duration_ms }
+            }
+            Fault::Unresponsive { broker, duration_ms } => H::Unresponsive { broker, duration_ms },
+            Fault::HoldResponse { api, hold_ms } => H::HoldResponse { api, hold_ms },
+            Fault::InjectError { api, error, count } => H::InjectError { api, error, count },
+            Fault::ForceRebalance { group } => H::ForceRebalance { group },
+            Fault::ExpelMember { member } => H::ExpelMember { member },
         }
     }
 }
@@ -194,10 +302,24 @@ pub enum FaultKind {
     SlowRevoke,
     /// See [`Fault::PartitionExpansion`].
     PartitionExpansion,
+    /// See [`Fault::ConnectionReset`] and [`Fault::GroupConnectionReset`].
+    ConnectionReset,
+    /// See [`Fault::ResponseDelay`].
+    ResponseDelay,
+    /// See [`Fault::Unresponsive`].
+    Unresponsive,
+    /// See [`Fault::HoldResponse`].
+    HoldResponse,
+    /// See [`Fault::InjectError`].
+    InjectError,
+    /// See [`Fault::ForceRebalance`].
+    ForceRebalance,
+    /// See [`Fault::ExpelMember`].
+    ExpelMember,
 }
 
 impl FaultKind {
-    /// Every kind.
+    /// Every kind a simulated run draws and applies (the rest are real-time only).
     pub const ALL: [FaultKind; 13] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
@@ -230,7 +352,19 @@ impl FaultKind {
             FaultKind::StaleAck => "stale_ack",
             FaultKind::SlowRevoke => "slow_revoke",
             FaultKind::PartitionExpansion => "partition_expansion",
+            FaultKind::ConnectionReset => "connection_reset",
+            FaultKind::ResponseDelay => "response_delay",
+            FaultKind::Unresponsive => "unresponsive",
+            FaultKind::HoldResponse => "hold_response",
+            FaultKind::InjectError => "inject_error",
+            FaultKind::ForceRebalance => "force_rebalance",
+            FaultKind::ExpelMember => "expel_member",
         }
+    }
+
+    /// Whether the simulation applies faults of this kind (one of [`Self::ALL`]).
+    pub fn simulated(self) -> bool {
+        Self::ALL.contains(&self)
     }
 }
 
@@ -310,6 +444,27 @@ impl FaultSchedule {
         Ok(s)
     }
 
+    /// Parses a schedule file for `mode`: [`Self::from_json`], then
+    /// [`Self::refuse_unsupported`].
+    pub fn from_json_for(text: &str, mode: Mode) -> Result<Self, ScheduleError> {
+        let s = Self::from_json(text)?;
+        s.refuse_unsupported(mode)?;
+        Ok(s)
+    }
+
+    /// Refuses a schedule holding a fault `mode` cannot apply, naming the first such fault.
+    pub fn refuse_unsupported(&self, mode: Mode) -> Result<(), ScheduleError> {
+        match self.faults.iter().find(|f| !f.fault.applies_in(mode)) {
+            Some(f) => Err(ScheduleError::Unsupported {
+                kind: f.fault.kind().name(),
+                fault: f.fault.to_string(),
+                at_ms: f.at_ms,
+                mode,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("schedules always serialise")
@@ -325,6 +480,28 @@ pub enum ScheduleError {
     /// Faults out of time order.
     #[error("faults are not in time order (the one at {at_ms} ms comes after a later one)")]
     Unsorted { at_ms: Millis },
+    /// A fault the mode reading the schedule cannot apply.
+    #[error("{mode} cannot apply {kind} faults (at {at_ms} ms: {fault})")]
+    Unsupported { kind: &'static str, fault: String, at_ms: Millis, mode: Mode },
+    /// A fault aimed at a member process the run does not start.
+    #[error("no member {member:?} (at {at_ms} ms): the run starts {members} member processes, m0 to m{}", members.saturating_sub(1))]
+    UnknownMember { member: String, at_ms: Millis, members: usize },
+    /// A trigger on an event the mode does not see, or with an action it cannot take.
+    #[error("{mode} cannot fire trigger {trigger:?}")]
+    Trigger { trigger: String, mode: Mode },
+}
+
+/// One line per fault (`t+   500 ms  pause: m1 for 20000 ms`), then one per trigger.
+impl fmt::Display for FaultSchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for t in &self.faults {
+            writeln!(f, "  t+{:>6} ms  {}", t.at_ms, t.fault)?;
+        }
+        for t in &self.triggers {
+            writeln!(f, "  trigger {t}")?;
+        }
+        Ok(())
+    }
 }
 
 /// The swarm choice of one seed: which fault kinds are enabled and how often each strikes
@@ -397,6 +574,28 @@ mod tests {
         let bad_kind = r#"{"faults":[{"at_ms":5,"fault":{"kind":"meteor","member":"m0"}}]}"#;
         let err = FaultSchedule::from_json(bad_kind).unwrap_err().to_string();
         assert!(err.contains("meteor"), "{err}");
+    }
+
+    #[test]
+    fn a_fault_a_mode_cannot_apply_is_refused_by_name() {
+        let text = r#"{"faults":[
+            {"at_ms":5,"fault":{"kind":"connection_drop","member":"m0"}},
+            {"at_ms":9,"fault":{"kind":"slow_revoke","member":"m1","extra_ms":700}}]}"#;
+        let s = FaultSchedule::from_json(text).unwrap();
+        assert!(s.refuse_unsupported(Mode::Simulated).is_ok());
+        for mode in [Mode::Serve, Mode::CheckClient] {
+            let err = s.refuse_unsupported(mode).unwrap_err().to_string();
+            assert!(err.contains("cannot apply slow_revoke faults"), "{err}");
+            assert!(err.contains("at 9 ms") && err.contains(&mode.to_string()), "{err}");
+        }
+        let served = r#"{"faults":[{"at_ms":5,"fault":{"kind":"unresponsive","broker":1,
+            "duration_ms":3000}}]}"#;
+        let s = FaultSchedule::from_json(served).unwrap();
+        assert!(s.refuse_unsupported(Mode::Serve).is_ok());
+        let err = s.refuse_unsupported(Mode::Simulated).unwrap_err().to_string();
+        assert!(err.contains("a simulated run cannot apply unresponsive faults"), "{err}");
+        let pause = Fault::MemberPause { member: "m0".into(), duration_ms: 1 };
+        assert!(pause.applies_in(Mode::CheckClient) && !pause.applies_in(Mode::Serve));
     }
 
     #[test]

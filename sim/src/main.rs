@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use groupsim::bugs;
 use groupsim::coverage::Coverage;
-use groupsim::faults::FaultSchedule;
+use groupsim::faults::{self, FaultSchedule};
 use groupsim::merge::{self, ShardFile};
 use groupsim::pictures;
 use groupsim::runner::{self, RunOptions, RunReport, WorldKind};
@@ -266,7 +266,7 @@ impl Variant {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading schedule {}", path.display()))?;
                 Some(
-                    FaultSchedule::from_json(&text)
+                    FaultSchedule::from_json_for(&text, faults::Mode::Simulated)
                         .with_context(|| format!("schedule {}", path.display()))?,
                 )
             }

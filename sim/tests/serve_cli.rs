@@ -52,6 +52,7 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
             preload: 0,
             history: None,
             seed: Some(3),
+            schedule: None,
             group: None,
             fault_secs: 4,
             consumer_session_timeout_ms: 45_000,
@@ -80,4 +81,24 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
     assert!(trace.status.success());
     assert!(String::from_utf8_lossy(&trace.stdout).contains("run serve seed 3"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn serve_refuses_a_schedule_file_holding_a_fault_it_cannot_apply_naming_it() {
+    let dir = std::env::temp_dir().join(format!("groupsim-serve-schedule-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("schedule.json");
+    let text =
+        r#"{"faults":[{"at_ms":100,"fault":{"kind":"stale_ack","member":"m0","delay_ms":500}}]}"#;
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_groupsim"))
+        .args(["serve", "--port", &free_port().to_string(), "--schedule"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refused: {stderr}");
+    assert!(stderr.contains("serve cannot apply stale_ack faults"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

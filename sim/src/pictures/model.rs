@@ -130,11 +130,19 @@ fn fault_duration(f: &Fault) -> Option<Millis> {
         Fault::MemberLeave { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::MemberUpgrade { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::StaleAck { delay_ms, .. } => Some(*delay_ms),
+        Fault::ResponseDelay { duration_ms, .. } => Some(*duration_ms),
+        Fault::Unresponsive { duration_ms, .. } => Some(*duration_ms),
+        Fault::HoldResponse { hold_ms, .. } => Some(*hold_ms),
         Fault::SlowRevoke { .. }
         | Fault::SlowRevokeUntil { .. }
         | Fault::ConnectionDrop { .. }
         | Fault::CoordinatorMove { .. }
-        | Fault::PartitionExpansion { .. } => None,
+        | Fault::PartitionExpansion { .. }
+        | Fault::ConnectionReset { .. }
+        | Fault::GroupConnectionReset { .. }
+        | Fault::InjectError { .. }
+        | Fault::ForceRebalance { .. }
+        | Fault::ExpelMember { .. } => None,
     }
 }
 
@@ -147,7 +155,9 @@ fn fault_member(f: &Fault) -> Option<&str> {
         | Fault::MemberLeave { member, .. }
         | Fault::StaleAck { member, .. }
         | Fault::SlowRevoke { member, .. }
-        | Fault::SlowRevokeUntil { member, .. } => Some(member),
+        | Fault::SlowRevokeUntil { member, .. }
+        | Fault::GroupConnectionReset { member }
+        | Fault::ExpelMember { member } => Some(member),
         _ => None,
     }
 }

@@ -268,6 +268,14 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                         Some(Fault::PartitionExpansion { topic, partitions: grown })
                     }
                 }
+                // Real-time-only kinds: no simulated swarm enables them.
+                FaultKind::ConnectionReset
+                | FaultKind::ResponseDelay
+                | FaultKind::Unresponsive
+                | FaultKind::HoldResponse
+                | FaultKind::InjectError
+                | FaultKind::ForceRebalance
+                | FaultKind::ExpelMember => None,
             };
             if let Some(fault) = fault {
                 faults.push(ScheduledFault { at_ms: at, fault });

@@ -4,13 +4,18 @@
 //! probes name the group state a fault struck in.
 //!
 //! It only reads the history, so it can never change a run. KIP-848 consumer groups have a
-//! view of their own (`consumer`).
+//! view of their own (`consumer`). The simulation's nemesis and the served cluster's both read
+//! it, and both turn what it saw into trigger events with [`Seen::trigger_point`]; a served
+//! cluster may hold several groups, so its view watches one ([`GroupWatch::of_group`]).
 
 pub mod consumer;
 
 use std::collections::BTreeMap;
 
+use std::collections::BTreeSet;
+
 use self::consumer::{ConsumerSeen, ConsumerWatch};
+use crate::triggers::TriggerEvent;
 use groupsim_history::{
     ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, GroupState, WorldEvent,
 };
@@ -39,6 +44,40 @@ pub enum Seen {
     EpochAdvanced { member: String },
 }
 
+impl Seen {
+    /// The trigger event this is, with the members a trigger fired on it may strike (one is
+    /// drawn when several): the one mapping every nemesis uses.
+    pub fn trigger_point(self) -> (TriggerEvent, Vec<String>) {
+        match self {
+            Seen::CompletingRebalance { leader } => {
+                (TriggerEvent::CompletingRebalance, leader.into_iter().collect())
+            }
+            Seen::GenerationStarted { leader, .. } => {
+                (TriggerEvent::JoinResponses, leader.into_iter().collect())
+            }
+            Seen::AssignmentStored { members } => (TriggerEvent::SyncResponses, members),
+            Seen::CommitAppended { member } => (TriggerEvent::CommitAppended, vec![member]),
+            Seen::PreparingRebalance { members } => (TriggerEvent::PreparingRebalance, members),
+            Seen::RevocationRequested { members } => (TriggerEvent::RevocationRequested, members),
+            Seen::HandedOver { members } => (TriggerEvent::PartitionHandedOver, members),
+            Seen::EpochAdvanced { member } => (TriggerEvent::MemberEpochAdvanced, vec![member]),
+        }
+    }
+}
+
+/// The trigger events a [`GroupWatch`] reports ([`Seen::trigger_point`]'s); the others come
+/// from member-side probes.
+pub const WATCHED_TRIGGER_EVENTS: [TriggerEvent; 8] = [
+    TriggerEvent::CompletingRebalance,
+    TriggerEvent::JoinResponses,
+    TriggerEvent::SyncResponses,
+    TriggerEvent::CommitAppended,
+    TriggerEvent::PreparingRebalance,
+    TriggerEvent::RevocationRequested,
+    TriggerEvent::PartitionHandedOver,
+    TriggerEvent::MemberEpochAdvanced,
+];
+
 /// The group as the history shows it so far.
 #[derive(Clone, Debug, Default)]
 pub struct GroupWatch {
@@ -66,9 +105,44 @@ pub struct GroupWatch {
     consumer: ConsumerWatch,
     /// Events read so far.
     seen: usize,
+    /// The one group watched, when the history may hold several (empty until the first group
+    /// forms: that one); `None` reads every group's events as one group's.
+    group: Option<String>,
+    /// The group's members now, by member id (classic and consumer groups alike), for picks.
+    member_ids: BTreeSet<String>,
 }
 
 impl GroupWatch {
+    /// A view of `group` only (empty: the first group that forms), for a history that may hold
+    /// several groups.
+    pub fn of_group(group: &str) -> Self {
+        Self { group: Some(group.to_string()), ..Self::default() }
+    }
+
+    /// The group watched, once known (see [`Self::of_group`]).
+    pub fn group(&self) -> Option<&str> {
+        self.group.as_deref().filter(|g| !g.is_empty())
+    }
+
+    /// The member id `n` picks among the group's members now (sorted, counted modulo their
+    /// number).
+    pub fn pick(&self, n: u32) -> Option<String> {
+        let len = self.member_ids.len();
+        (len > 0).then(|| self.member_ids.iter().nth(n as usize % len).cloned()).flatten()
+    }
+
+    /// The member id of the group's member named `name` now: its client id is `name`, or an
+    /// incarnation of it (`name.N`).
+    pub fn member_id_named(&self, name: &str) -> Option<String> {
+        self.member_ids
+            .iter()
+            .find(|id| {
+                let n = self.name(id);
+                n == name || n.strip_prefix(name).is_some_and(|rest| rest.starts_with('.'))
+            })
+            .cloned()
+    }
+
     /// Whether the coordinator is loading the group at `now`.
     pub fn loading(&self, now: Millis) -> bool {
         self.loading_until.is_some_and(|until| now < until)
@@ -100,7 +174,19 @@ impl GroupWatch {
         out
     }
 
-    fn name(&self, member_id: &str) -> String {
+    /// Reads `fresh`, the events recorded since the last read, when the caller has only those
+    /// at hand (a served cluster's recorder hands out the new ones); as [`Self::update`].
+    pub fn read_new(&mut self, fresh: &[Event]) -> Vec<Seen> {
+        let mut out = Vec::new();
+        for e in fresh {
+            self.observe(e, &mut out);
+        }
+        self.seen += fresh.len();
+        out
+    }
+
+    /// A member's name (its client id) by member id; the id itself when unknown.
+    pub fn name(&self, member_id: &str) -> String {
         self.names.get(member_id).cloned().unwrap_or_else(|| member_id.to_string())
     }
 
@@ -108,7 +194,70 @@ impl GroupWatch {
         self.coordinator.is_none_or(|c| c == broker)
     }
 
+    /// Whether `event` concerns the group watched; adopts the first group that forms when none
+    /// is named. Members joining are read from every group (their names are names anywhere).
+    fn in_group(&mut self, event: &CoordinatorEvent) -> bool {
+        let Some(group) = &mut self.group else { return true };
+        if matches!(event, CoordinatorEvent::MemberAdded { .. }) {
+            return true;
+        }
+        let of = match event {
+            CoordinatorEvent::GroupStateChanged { group, .. }
+            | CoordinatorEvent::MemberRemoved { group, .. }
+            | CoordinatorEvent::GenerationStarted { group, .. }
+            | CoordinatorEvent::AssignmentStored { group, .. }
+            | CoordinatorEvent::OffsetCommitAccepted { group, .. }
+            | CoordinatorEvent::OffsetCommitRejected { group, .. }
+            | CoordinatorEvent::GroupLoaded { group, .. }
+            | CoordinatorEvent::GroupUnloaded { group, .. }
+            | CoordinatorEvent::MemberAdded { group, .. } => group.as_str(),
+            CoordinatorEvent::ConsumerGroup(e) => e.group(),
+        };
+        if group.is_empty() {
+            if !matches!(
+                event,
+                CoordinatorEvent::GroupStateChanged { .. } | CoordinatorEvent::ConsumerGroup(_)
+            ) {
+                return false;
+            }
+            *group = of.to_string();
+        }
+        of == group
+    }
+
+    /// Keeps the members by id (for picks) from a group event.
+    fn track_members(&mut self, event: &CoordinatorEvent) {
+        match event {
+            CoordinatorEvent::GenerationStarted { members, .. }
+            | CoordinatorEvent::GroupLoaded { members, .. } => {
+                self.member_ids = members.iter().cloned().collect();
+            }
+            CoordinatorEvent::MemberRemoved { member_id, .. } => {
+                self.member_ids.remove(member_id);
+            }
+            CoordinatorEvent::ConsumerGroup(e) => match e {
+                ConsumerGroupEvent::MemberJoined { member_id, .. } => {
+                    self.member_ids.insert(member_id.clone());
+                }
+                ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
+                    self.member_ids.remove(member_id);
+                }
+                ConsumerGroupEvent::GroupLoaded { members, .. } => {
+                    self.member_ids = members.iter().map(|m| m.member_id.clone()).collect();
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
     fn observe(&mut self, e: &Event, out: &mut Vec<Seen>) {
+        if let EventKind::Coordinator { event, .. } = &e.kind {
+            if !self.in_group(event) {
+                return;
+            }
+            self.track_members(event);
+        }
         match &e.kind {
             EventKind::World(WorldEvent::CoordinatorMoved { to, load_ms, .. }) => {
                 self.coordinator = Some(*to);

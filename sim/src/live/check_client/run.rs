@@ -16,15 +16,14 @@ use super::clients::{protocol_name, Launcher};
 use super::error::CheckError;
 use super::members::{AdapterExit, MemberArgs, Members};
 use super::processed::read_log;
-use super::schedule::{self, ClientFault, Plan, PlanShape};
+pub use super::schedule::TOPIC;
+use super::schedule::{self, member_index, Plan, PlanShape};
 use crate::faults::Fault;
 use crate::live::serve::{ClientAction, Cluster, ClusterConfig, Nemesis, TopicSpec};
 use crate::rng::{self, Stream};
 use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
 use groupsim_checker::AnomalyClass;
 
-/// The topic every run consumes.
-pub const TOPIC: &str = "orders";
 /// The group every run forms.
 pub const GROUP: &str = "check";
 /// Brokers in every run's cluster.
@@ -175,12 +174,12 @@ fn drive(
     let fault_phase = Duration::from_millis(settings.fault_ms);
     while phase_start.elapsed() < fault_phase {
         let elapsed = phase_start.elapsed().as_millis() as Millis;
-        while let Some((at, fault)) = plan.client.get(next_client) {
-            if *at > elapsed {
+        while let Some(t) = plan.client.get(next_client) {
+            if t.at_ms > elapsed {
                 break;
             }
             next_client += 1;
-            apply(cluster, members, fault, &mut producer)?;
+            apply(cluster, members, plan.members, &t.fault, &mut producer)?;
         }
         for action in nemesis.step(cluster) {
             match action {
@@ -223,30 +222,43 @@ fn drive(
     Ok(())
 }
 
-/// Applies one client fault.
+/// Applies one fault on the member processes or the topic (the plan holds no others; a member
+/// name outside the plan, refused when a schedule is read, is recorded as not applied).
 fn apply(
     cluster: &Cluster,
     members: &mut Members<'_>,
-    fault: &ClientFault,
+    count: usize,
+    fault: &Fault,
     producer: &mut Producer,
 ) -> Result<(), CheckError> {
-    match *fault {
-        ClientFault::Kill { member, restart_after_ms } => {
-            members.kill(member, restart_after_ms, cluster)
+    let slot = match fault {
+        Fault::MemberCrash { member, .. }
+        | Fault::MemberPause { member, .. }
+        | Fault::MemberLeave { member, .. } => member_index(member, count),
+        _ => None,
+    };
+    match (fault, slot) {
+        (Fault::MemberCrash { restart_after_ms, .. }, Some(i)) => {
+            members.kill(i, *restart_after_ms, cluster)
         }
-        ClientFault::Pause { member, duration_ms } => members.pause(member, duration_ms, cluster),
-        ClientFault::Close { member, restart_after_ms } => {
-            members.close(member, restart_after_ms, cluster)
+        (Fault::MemberPause { duration_ms, .. }, Some(i)) => {
+            members.pause(i, *duration_ms, cluster)
         }
-        ClientFault::AddPartitions { more } => {
-            let partitions = producer.partitions + more;
-            let fault = Fault::PartitionExpansion { topic: TOPIC.into(), partitions };
+        (Fault::MemberLeave { restart_after_ms, .. }, Some(i)) => {
+            members.close(i, *restart_after_ms, cluster)
+        }
+        (Fault::PartitionExpansion { topic, partitions }, _)
+            if topic == TOPIC && *partitions > producer.partitions =>
+        {
             cluster
                 .recorder()
                 .world(WorldEvent::FaultInjected { fault: fault.into(), applied: true });
-            cluster.add_partitions(TOPIC, partitions)?;
-            producer.partitions = partitions;
+            cluster.add_partitions(TOPIC, *partitions)?;
+            producer.partitions = *partitions;
         }
+        (other, _) => cluster
+            .recorder()
+            .world(WorldEvent::FaultInjected { fault: other.into(), applied: false }),
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! A seed's plan for one `check-client` run: the workload (members, partitions) and the faults
-//! on the client processes (SIGKILL and restart, SIGSTOP past the session timeout then SIGCONT,
-//! graceful close and restart, partitions added), beside the brokers' schedule
-//! ([`crate::live::serve::faults`]). The same seed draws the same plan.
+//! on the client processes (a member crash is a SIGKILL and a restart, a member pause a
+//! SIGSTOP past the session timeout then SIGCONT, a graceful leave a SIGTERM close and a
+//! restart; partitions added), beside the brokers' schedule ([`crate::live::serve::faults`]),
+//! all in the one fault vocabulary ([`Fault`]). Members are named `m0`, `m1`, …, as the
+//! simulation names them. The same seed draws the same plan.
 
 use std::fmt;
 
@@ -9,38 +11,12 @@ use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 
+use crate::faults::{Fault, FaultSchedule, Mode, ScheduleError, ScheduledFault};
 use crate::live::serve::faults::{self as serve_faults, ScheduleShape, ServeSchedule};
 use crate::rng::{self, Stream};
 
-/// A fault on one member process.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClientFault {
-    /// SIGKILL; a new incarnation starts `restart_after_ms` later.
-    Kill { member: usize, restart_after_ms: Millis },
-    /// SIGSTOP for `duration_ms` (past the session timeout: a zombie), then SIGCONT.
-    Pause { member: usize, duration_ms: Millis },
-    /// SIGTERM (the member leaves the group); a new incarnation starts `restart_after_ms` later.
-    Close { member: usize, restart_after_ms: Millis },
-    /// The topic grows by `more` partitions.
-    AddPartitions { more: i32 },
-}
-
-impl fmt::Display for ClientFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientFault::Kill { member, restart_after_ms } => {
-                write!(f, "SIGKILL m{member}, restart after {restart_after_ms} ms")
-            }
-            ClientFault::Pause { member, duration_ms } => {
-                write!(f, "SIGSTOP m{member} for {duration_ms} ms, then SIGCONT")
-            }
-            ClientFault::Close { member, restart_after_ms } => {
-                write!(f, "close m{member} (SIGTERM), restart after {restart_after_ms} ms")
-            }
-            ClientFault::AddPartitions { more } => write!(f, "add {more} partition(s)"),
-        }
-    }
-}
+/// The topic every run consumes.
+pub const TOPIC: &str = "orders";
 
 /// The plan of one seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,10 +25,56 @@ pub struct Plan {
     pub members: usize,
     /// The topic's partitions at the start.
     pub partitions: i32,
-    /// Client faults: (ms after the start, fault).
-    pub client: Vec<(Millis, ClientFault)>,
+    /// Faults on the member processes and the topic ([`is_process_fault`]), in time order.
+    pub client: Vec<ScheduledFault>,
     /// Broker faults and triggers.
     pub brokers: ServeSchedule,
+}
+
+/// Whether `check-client` applies `fault` to its member processes or topic rather than at the
+/// brokers.
+pub fn is_process_fault(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::MemberPause { .. }
+            | Fault::MemberCrash { .. }
+            | Fault::MemberLeave { .. }
+            | Fault::PartitionExpansion { .. }
+    )
+}
+
+/// The member process a fault's member name (`m3`) names, among `members`.
+pub fn member_index(name: &str, members: usize) -> Option<usize> {
+    let i = name.strip_prefix('m')?.parse::<usize>().ok()?;
+    (i < members && name == format!("m{i}")).then_some(i)
+}
+
+impl Plan {
+    /// The plan with `schedule`'s faults and triggers in place of the drawn ones (the workload
+    /// stays the seed's); refused, naming the fault, when a fault is one `check-client` cannot
+    /// apply or names a member process the plan does not start.
+    pub fn with_schedule(self, schedule: FaultSchedule) -> Result<Plan, ScheduleError> {
+        schedule.refuse_unsupported(Mode::CheckClient)?;
+        let (client, brokers): (Vec<_>, Vec<_>) =
+            schedule.faults.into_iter().partition(|f| is_process_fault(&f.fault));
+        for f in &client {
+            let member = match &f.fault {
+                Fault::MemberPause { member, .. }
+                | Fault::MemberCrash { member, .. }
+                | Fault::MemberLeave { member, .. } => member,
+                _ => continue,
+            };
+            if member_index(member, self.members).is_none() {
+                return Err(ScheduleError::UnknownMember {
+                    member: member.clone(),
+                    at_ms: f.at_ms,
+                    members: self.members,
+                });
+            }
+        }
+        let brokers = FaultSchedule::new(brokers).with_triggers(schedule.triggers);
+        Ok(Plan { client, brokers, ..self })
+    }
 }
 
 /// What a plan is drawn for.
@@ -77,19 +99,23 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
     let session = shape.session_timeout_ms;
     let gap = (shape.fault_ms / 4).max(1_000);
     let mut client = Vec::new();
+    let mut grown = partitions;
     let mut at = rng.random_range(gap / 3..=gap);
     while at < shape.fault_ms {
-        let member = rng.random_range(0..members);
+        let member = format!("m{}", rng.random_range(0..members));
         let fault = match rng.random_range(0..10u32) {
-            0..=3 => ClientFault::Kill { member, restart_after_ms: rng.random_range(500..=4_000) },
-            4..=6 => ClientFault::Pause {
+            0..=3 => Fault::MemberCrash { member, restart_after_ms: rng.random_range(500..=4_000) },
+            4..=6 => Fault::MemberPause {
                 member,
                 duration_ms: rng.random_range(session + 1_000..=session * 2),
             },
-            7..=8 => ClientFault::Close { member, restart_after_ms: rng.random_range(500..=4_000) },
-            _ => ClientFault::AddPartitions { more: rng.random_range(1..=2) },
+            7..=8 => Fault::MemberLeave { member, restart_after_ms: rng.random_range(500..=4_000) },
+            _ => {
+                grown += rng.random_range(1..=2);
+                Fault::PartitionExpansion { topic: TOPIC.into(), partitions: grown }
+            }
         };
-        client.push((at, fault));
+        client.push(ScheduledFault { at_ms: at, fault });
         at += rng.random_range(gap / 2..=gap * 3 / 2);
     }
     let brokers = serve_faults::draw(
@@ -109,8 +135,8 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "  {} members, {} partitions", self.members, self.partitions)?;
-        for (at, fault) in &self.client {
-            writeln!(f, "  t+{at:>6} ms  {fault}")?;
+        for t in &self.client {
+            writeln!(f, "  t+{:>6} ms  {}", t.at_ms, t.fault)?;
         }
         write!(f, "{}", self.brokers)
     }
@@ -132,11 +158,38 @@ mod tests {
         assert_eq!(a, draw(11, shape));
         assert!((2..=5).contains(&a.members) && (3..=6).contains(&a.partitions), "{a}");
         assert!(!a.client.is_empty());
-        for (at, fault) in &a.client {
-            assert!(*at < 20_000);
-            if let ClientFault::Pause { duration_ms, .. } = fault {
-                assert!(*duration_ms > 6_000, "pauses outlast the session: {fault}");
+        for t in &a.client {
+            assert!(t.at_ms < 20_000);
+            assert!(t.fault.applies_in(Mode::CheckClient) && is_process_fault(&t.fault));
+            if let Fault::MemberPause { duration_ms, .. } = t.fault {
+                assert!(duration_ms > 6_000, "pauses outlast the session: {}", t.fault);
             }
         }
+    }
+
+    #[test]
+    fn a_schedule_file_replaces_the_drawn_faults_and_bad_ones_are_refused_by_name() {
+        let shape = PlanShape {
+            brokers: 3,
+            fault_ms: 20_000,
+            session_timeout_ms: 6_000,
+            protocol: GroupProtocol::Classic,
+        };
+        let plan = draw(11, shape);
+        let file = |fault: &str| {
+            let text = format!(
+                r#"{{"faults":[{{"at_ms":5,"fault":{{"kind":"force_rebalance","group":""}}}},
+                {{"at_ms":9,"fault":{fault}}}]}}"#
+            );
+            plan.clone().with_schedule(FaultSchedule::from_json(&text).unwrap())
+        };
+        let ok = file(r#"{"kind":"member_pause","member":"m1","duration_ms":9000}"#).unwrap();
+        assert_eq!((ok.client.len(), ok.brokers.faults.len()), (1, 1));
+        let err = file(r#"{"kind":"stale_ack","member":"m1","delay_ms":900}"#).unwrap_err();
+        assert!(err.to_string().contains("check-client cannot apply stale_ack faults"), "{err}");
+        let err = file(r#"{"kind":"member_crash","member":"m9","restart_after_ms":1}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("m9") && err.contains("member processes"), "{err}");
     }
 }

@@ -11,10 +11,11 @@ use super::error::ServeError;
 use super::faults;
 use super::nemesis::Nemesis;
 
-/// Runs `groupsim serve` until Ctrl-C; with `--seed`, its nemesis applies the seed's schedule
-/// (printed first) for `--fault-secs`, then heals.
+/// Runs `groupsim serve` until Ctrl-C; with `--seed` or `--schedule`, its nemesis applies the
+/// seed's schedule or the file's (printed first) for `--fault-secs`, then heals.
 pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
     let mut config = args.cluster_config()?;
+    let file = args.schedule.as_deref().map(read_schedule_file).transpose()?;
     config.seed = args.seed.unwrap_or(0);
     let cluster = Cluster::start(config.clone())?;
     println!("groupsim serve: {} broker(s) on {}", config.brokers, cluster.bootstrap());
@@ -24,8 +25,12 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
             t.name, t.partitions, config.preload
         );
     }
-    let mut nemesis = args.seed.map(|seed| {
-        let schedule = faults::draw(seed, args.schedule_shape(config.brokers));
+    let schedule = match (file, args.seed) {
+        (Some(schedule), seed) => Some((schedule, seed.unwrap_or(0))),
+        (None, Some(seed)) => Some((faults::draw(seed, args.schedule_shape(config.brokers)), seed)),
+        (None, None) => None,
+    };
+    let mut nemesis = schedule.map(|(schedule, seed)| {
         println!(
             "seed {seed}: the nemesis applies this schedule to group {:?} (t+ from now; real \
              clients make a run repeatable, not bit-exact):",
@@ -72,4 +77,12 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
     }
     cluster.shutdown();
     Ok(())
+}
+
+/// Reads a `--schedule` file, refusing what serve cannot apply.
+fn read_schedule_file(path: &std::path::Path) -> Result<faults::ServeSchedule, ServeError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ServeError::io(format!("reading schedule {}", path.display()), e))?;
+    faults::read_schedule(&text, crate::faults::Mode::Serve)
+        .map_err(|source| ServeError::Schedule { path: path.to_path_buf(), source })
 }

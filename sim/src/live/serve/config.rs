@@ -142,6 +142,10 @@ pub struct ServeArgs {
     /// Apply this seed's fault schedule (printed at start) at the brokers.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Apply this schedule file's faults and triggers (JSON, as `groupsim run --schedule`
+    /// reads) instead of a seed's; a fault or trigger serve cannot apply is refused by name.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<std::path::PathBuf>,
     /// The group the nemesis targets (default: the first group that forms).
     #[arg(long)]
     pub group: Option<String>,
@@ -220,6 +224,7 @@ mod tests {
             preload: 0,
             history: None,
             seed: None,
+            schedule: None,
             group: None,
             fault_secs: 60,
             consumer_session_timeout_ms: 45_000,

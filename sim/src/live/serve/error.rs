@@ -45,6 +45,13 @@ pub enum ServeError {
     /// No offsets topic partitions.
     #[error("offsets_topic_partitions must be at least 1")]
     OffsetsTopicPartitions,
+    /// A `--schedule` file that cannot be read or applied.
+    #[error("schedule {path}: {source}")]
+    Schedule {
+        path: std::path::PathBuf,
+        #[source]
+        source: crate::faults::ScheduleError,
+    },
     /// No broker has this node id.
     #[error("no broker {node_id} (brokers are 0..{brokers})")]
     NoBroker { node_id: i32, brokers: usize },

@@ -1,201 +1,74 @@
-//! The served cluster's fault vocabulary and its seeded schedule: what `serve --seed N` and
-//! `check-client` apply at the brokers on real time. Faults the simulation also has (connection
-//! drops, latency, coordinator moves, broker crashes, partition growth) are recorded in the
-//! history as the simulation's [`Fault`]s; the rest (a broker that stops answering, a held-back
-//! answer, an injected error answer, a forced rebalance, an expelled member) as
-//! `WorldEvent::ServeFault`. Targets among the group's members are picks (an index taken modulo
-//! the members there are when the fault lands): real clients decide who is there, so a seed
-//! reapplies the same schedule, not the same run.
-
-use std::fmt;
+//! The served cluster's seeded fault schedule: what `serve --seed N` and `check-client` apply
+//! at the brokers on real time, in the one fault vocabulary ([`Fault`]) every mode shares.
+//! Targets among the group's members are picks (`#N`: the N-th member when the fault lands,
+//! see [`crate::faults`]): real clients decide who is there, so a seed reapplies the same
+//! schedule, not the same run. A coordinator move names the broker drawn; when that broker is
+//! down or already coordinates the group, the next live broker after it takes the group.
 
 use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
+use crate::faults::{Fault, FaultSchedule, Mode, ScheduleError, ScheduledFault};
+pub use crate::faults::{GroupApi, InjectedError};
 use crate::rng::{self, Stream};
-use crate::triggers::{self, Trigger, TriggerAction, TriggerEvent};
+use crate::triggers::{self, TriggerAction, TriggerEvent};
+use crate::watch::WATCHED_TRIGGER_EVENTS;
 
-/// Which connections a reset closes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ResetScope {
-    /// Every connection to every broker.
-    All,
-    /// Every connection to one broker.
-    Broker(i32),
-    /// Every connection of one group member's client (a pick).
-    Member(u32),
-    /// Only the connection a member's client sends its group requests on, while it has nothing
-    /// in flight there, leaving its fetch connections open (a pick).
-    CoordinatorConnection(u32),
-}
+/// A seed's fault schedule at the brokers: timed faults (ms after the fault phase starts) and
+/// event triggers.
+pub type ServeSchedule = FaultSchedule;
 
-/// The group APIs an answer can be held back on or replaced with an error for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum GroupApi {
-    JoinGroup,
-    SyncGroup,
-    Heartbeat,
-    OffsetCommit,
-    OffsetFetch,
-    /// KIP-848's one membership API.
-    ConsumerGroupHeartbeat,
-}
+/// The APIs a classic group's members send, in draw order.
+pub const CLASSIC_APIS: [GroupApi; 5] = [
+    GroupApi::JoinGroup,
+    GroupApi::SyncGroup,
+    GroupApi::Heartbeat,
+    GroupApi::OffsetCommit,
+    GroupApi::OffsetFetch,
+];
 
-impl GroupApi {
-    /// The APIs a classic group's members send, in draw order.
-    pub const CLASSIC: [GroupApi; 5] = [
-        GroupApi::JoinGroup,
-        GroupApi::SyncGroup,
-        GroupApi::Heartbeat,
-        GroupApi::OffsetCommit,
-        GroupApi::OffsetFetch,
-    ];
+/// The APIs a consumer group's (KIP-848) members send, in draw order.
+pub const CONSUMER_APIS: [GroupApi; 3] =
+    [GroupApi::ConsumerGroupHeartbeat, GroupApi::OffsetCommit, GroupApi::OffsetFetch];
 
-    /// The APIs a consumer group's (KIP-848) members send, in draw order.
-    pub const CONSUMER: [GroupApi; 3] =
-        [GroupApi::ConsumerGroupHeartbeat, GroupApi::OffsetCommit, GroupApi::OffsetFetch];
-
-    /// The APIs a schedule for `protocol`'s members draws from.
-    pub fn drawn(protocol: GroupProtocol) -> &'static [GroupApi] {
-        match protocol {
-            GroupProtocol::Classic => &Self::CLASSIC,
-            GroupProtocol::Consumer => &Self::CONSUMER,
-        }
-    }
-
-    /// The error answers Kafka itself gives on this API to `protocol`'s members (so a client
-    /// must handle them). While a group loads Kafka answers a Heartbeat with no error and a
-    /// SyncGroup with REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets
-    /// that one. Kafka 4's group coordinator maps a timed-out write to COORDINATOR_NOT_AVAILABLE
-    /// and never tells a consumer-protocol member REBALANCE_IN_PROGRESS, so a consumer group's
-    /// commits and heartbeats get the three coordinator errors only.
-    pub fn errors(self, protocol: GroupProtocol) -> &'static [InjectedError] {
-        use InjectedError::*;
-        const COORDINATOR: &[InjectedError] =
-            &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable];
-        if protocol == GroupProtocol::Consumer {
-            return COORDINATOR;
-        }
-        match self {
-            GroupApi::OffsetCommit => &[
-                NotCoordinator,
-                CoordinatorLoadInProgress,
-                CoordinatorNotAvailable,
-                RebalanceInProgress,
-                RequestTimedOut,
-            ],
-            GroupApi::Heartbeat | GroupApi::SyncGroup => {
-                &[NotCoordinator, CoordinatorNotAvailable, RebalanceInProgress]
-            }
-            GroupApi::JoinGroup | GroupApi::OffsetFetch | GroupApi::ConsumerGroupHeartbeat => {
-                COORDINATOR
-            }
-        }
+/// The APIs a schedule for `protocol`'s members draws from.
+pub fn drawn_apis(protocol: GroupProtocol) -> &'static [GroupApi] {
+    match protocol {
+        GroupProtocol::Classic => &CLASSIC_APIS,
+        GroupProtocol::Consumer => &CONSUMER_APIS,
     }
 }
 
-/// An error answer the nemesis gives instead of the coordinator's (the request is not applied).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum InjectedError {
-    NotCoordinator,
-    CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
-    RebalanceInProgress,
-    RequestTimedOut,
-}
-
-impl InjectedError {
-    /// Kafka's error code.
-    pub fn code(self) -> i16 {
-        match self {
-            InjectedError::RequestTimedOut => 7,
-            InjectedError::CoordinatorLoadInProgress => 14,
-            InjectedError::CoordinatorNotAvailable => 15,
-            InjectedError::NotCoordinator => 16,
-            InjectedError::RebalanceInProgress => 27,
+/// The error answers Kafka itself gives on `api` to `protocol`'s members (so a client must
+/// handle them). While a group loads Kafka answers a Heartbeat with no error and a SyncGroup
+/// with REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets that one.
+/// Kafka 4's group coordinator maps a timed-out write to COORDINATOR_NOT_AVAILABLE and never
+/// tells a consumer-protocol member REBALANCE_IN_PROGRESS, so a consumer group's commits and
+/// heartbeats get the three coordinator errors only.
+pub fn kafka_errors(api: GroupApi, protocol: GroupProtocol) -> &'static [InjectedError] {
+    use InjectedError::*;
+    const COORDINATOR: &[InjectedError] =
+        &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable];
+    if protocol == GroupProtocol::Consumer {
+        return COORDINATOR;
+    }
+    match api {
+        GroupApi::OffsetCommit => &[
+            NotCoordinator,
+            CoordinatorLoadInProgress,
+            CoordinatorNotAvailable,
+            RebalanceInProgress,
+            RequestTimedOut,
+        ],
+        GroupApi::Heartbeat | GroupApi::SyncGroup => {
+            &[NotCoordinator, CoordinatorNotAvailable, RebalanceInProgress]
+        }
+        GroupApi::JoinGroup | GroupApi::OffsetFetch | GroupApi::ConsumerGroupHeartbeat => {
+            COORDINATOR
         }
     }
-}
-
-/// One fault the served cluster's nemesis applies.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ServeFault {
-    /// Connections are closed (in-flight answers are lost).
-    ConnectionReset { scope: ResetScope },
-    /// Every answer of `broker` (all brokers when `None`) is delayed by `delay_ms` for a while.
-    ResponseDelay { broker: Option<i32>, delay_ms: Millis, duration_ms: Millis },
-    /// A broker accepts and reads requests but answers none for `duration_ms` (answers then go
-    /// out, to whoever is still connected).
-    Unresponsive { broker: i32, duration_ms: Millis },
-    /// A broker goes down (listener and connections closed, state lost) and comes back.
-    BrokerDown { broker: i32, down_ms: Millis },
-    /// The group's coordinator moves to the next live broker, whose load takes `load_ms`.
-    CoordinatorMove { load_ms: Millis },
-    /// The next answer to `api` is held back `hold_ms` (past the client's timeouts); a held
-    /// OffsetCommit answer (the commit is applied) also waits for the group's next generation,
-    /// so an old generation's commit is answered only after the next JoinGroup.
-    HoldResponse { api: GroupApi, hold_ms: Millis },
-    /// The next `count` requests of `api` get `error` instead of reaching the coordinator.
-    InjectError { api: GroupApi, error: InjectedError, count: u32 },
-    /// The coordinator starts a rebalance of the group, as a membership change would.
-    ForceRebalance,
-    /// A member (a pick) is expelled as if its session had expired.
-    ExpelMember { pick: u32 },
-}
-
-impl fmt::Display for ServeFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServeFault::ConnectionReset { scope } => match scope {
-                ResetScope::All => write!(f, "connection reset: all"),
-                ResetScope::Broker(b) => write!(f, "connection reset: broker-{b}"),
-                ResetScope::Member(p) => write!(f, "connection reset: member #{p}"),
-                ResetScope::CoordinatorConnection(p) => {
-                    write!(f, "connection reset: member #{p}'s idle coordinator connection")
-                }
-            },
-            ServeFault::ResponseDelay { broker, delay_ms, duration_ms } => {
-                let on = broker.map_or("all brokers".to_string(), |b| format!("broker-{b}"));
-                write!(f, "response delay: {on} +{delay_ms} ms for {duration_ms} ms")
-            }
-            ServeFault::Unresponsive { broker, duration_ms } => {
-                write!(f, "unresponsive: broker-{broker} answers nothing for {duration_ms} ms")
-            }
-            ServeFault::BrokerDown { broker, down_ms } => {
-                write!(f, "broker down: broker-{broker} for {down_ms} ms")
-            }
-            ServeFault::CoordinatorMove { load_ms } => {
-                write!(f, "coordinator move to the next broker (load {load_ms} ms)")
-            }
-            ServeFault::HoldResponse { api, hold_ms } => {
-                write!(f, "hold the next {api:?} answer {hold_ms} ms")
-            }
-            ServeFault::InjectError { api, error, count } => {
-                write!(f, "answer the next {count} {api:?} with {error:?}")
-            }
-            ServeFault::ForceRebalance => write!(f, "forced rebalance"),
-            ServeFault::ExpelMember { pick } => write!(f, "expel member #{pick} (session expiry)"),
-        }
-    }
-}
-
-/// A fault and when it lands, in ms after the fault phase starts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimedServeFault {
-    pub at_ms: Millis,
-    pub fault: ServeFault,
-}
-
-/// A seed's fault schedule at the brokers.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServeSchedule {
-    /// Timed faults, in order.
-    pub faults: Vec<TimedServeFault>,
-    /// Event triggers (issue 10's), for the events a served cluster sees.
-    pub triggers: Vec<Trigger>,
 }
 
 /// What a schedule is drawn for.
@@ -215,13 +88,36 @@ pub struct ScheduleShape {
     pub protocol: GroupProtocol,
 }
 
-/// The events a served cluster can fire triggers on (the others need member-side probes).
-pub const SERVED_TRIGGER_EVENTS: [TriggerEvent; 4] = [
-    TriggerEvent::CompletingRebalance,
-    TriggerEvent::JoinResponses,
-    TriggerEvent::SyncResponses,
-    TriggerEvent::CommitAppended,
-];
+/// The events a served cluster can fire triggers on: those the shared group watch reports
+/// (the others need member-side probes).
+pub const SERVED_TRIGGER_EVENTS: [TriggerEvent; 8] = WATCHED_TRIGGER_EVENTS;
+
+/// Whether a served cluster's nemesis can take `action` when a trigger fires: what it does at
+/// the brokers, and, with `client_actions` (`check-client`, which owns the member processes),
+/// pausing or killing a process.
+fn servable(action: TriggerAction, client_actions: bool) -> bool {
+    match action {
+        TriggerAction::DropConnections | TriggerAction::MoveCoordinator { .. } => true,
+        TriggerAction::Pause { .. } | TriggerAction::Crash { .. } => client_actions,
+        TriggerAction::Leave { .. } | TriggerAction::SlowRevokeToDeadline { .. } => false,
+    }
+}
+
+/// Reads a schedule file for `mode` (`serve` or `check-client`): refused, naming the culprit,
+/// when it holds a fault the mode cannot apply or a trigger on an event it does not see or
+/// with an action it cannot take.
+pub fn read_schedule(text: &str, mode: Mode) -> Result<ServeSchedule, ScheduleError> {
+    let schedule = FaultSchedule::from_json_for(text, mode)?;
+    let client_actions = mode == Mode::CheckClient;
+    if let Some(t) = schedule
+        .triggers
+        .iter()
+        .find(|t| !SERVED_TRIGGER_EVENTS.contains(&t.on) || !servable(t.action, client_actions))
+    {
+        return Err(ScheduleError::Trigger { trigger: t.to_string(), mode });
+    }
+    Ok(schedule)
+}
 
 /// Draws the schedule of `seed`: the same seed and shape, the same schedule.
 pub fn draw(seed: u64, shape: ScheduleShape) -> ServeSchedule {
@@ -230,84 +126,101 @@ pub fn draw(seed: u64, shape: ScheduleShape) -> ServeSchedule {
     let gap = shape.mean_gap_ms.max(100);
     let mut at = rng.random_range(gap / 2..=gap);
     while at < shape.duration_ms {
-        faults.push(TimedServeFault { at_ms: at, fault: draw_fault(&mut rng, shape) });
+        faults.push(ScheduledFault { at_ms: at, fault: draw_fault(&mut rng, shape) });
         at += rng.random_range(gap / 2..=gap * 3 / 2);
     }
     let mut trigger_rng = rng::stream(seed, Stream::Triggers);
-    let triggers = triggers::draw(&mut trigger_rng, shape.session_timeout_ms, shape.brokers > 1)
-        .into_iter()
-        .filter(|t| SERVED_TRIGGER_EVENTS.contains(&t.on))
-        .filter(|t| {
-            shape.client_actions
-                || matches!(
-                    t.action,
-                    TriggerAction::DropConnections | TriggerAction::MoveCoordinator { .. }
-                )
-        })
-        .collect();
+    let events: &[TriggerEvent] = match shape.protocol {
+        GroupProtocol::Classic => TriggerEvent::CLASSIC_SWARM,
+        GroupProtocol::Consumer => &TriggerEvent::CONSUMER_SWARM,
+    };
+    let allow_move = shape.brokers > 1;
+    let triggers =
+        triggers::draw_for(&mut trigger_rng, events, shape.session_timeout_ms, allow_move, false)
+            .into_iter()
+            .filter(|t| SERVED_TRIGGER_EVENTS.contains(&t.on))
+            .filter(|t| servable(t.action, shape.client_actions))
+            .collect();
     ServeSchedule { faults, triggers }
 }
 
-fn draw_fault(rng: &mut ChaCha8Rng, shape: ScheduleShape) -> ServeFault {
+/// A pick among the group's members when the fault lands (see [`crate::faults`]).
+fn pick(n: u32) -> String {
+    format!("#{n}")
+}
+
+fn draw_fault(rng: &mut ChaCha8Rng, shape: ScheduleShape) -> Fault {
     let broker = rng.random_range(0..shape.brokers.max(1));
-    let pick = rng.random_range(0..1_000u32);
+    let member = pick(rng.random_range(0..1_000u32));
     let session = shape.session_timeout_ms.max(1_000);
-    let apis = GroupApi::drawn(shape.protocol);
+    let apis = drawn_apis(shape.protocol);
     let api = apis[rng.random_range(0..apis.len())];
     match rng.random_range(0..100u32) {
-        0..=14 => {
-            let scope = match rng.random_range(0..4u32) {
-                0 => ResetScope::All,
-                1 => ResetScope::Broker(broker),
-                2 => ResetScope::Member(pick),
-                _ => ResetScope::CoordinatorConnection(pick),
-            };
-            ServeFault::ConnectionReset { scope }
-        }
-        15..=24 => ServeFault::ResponseDelay {
+        0..=14 => match rng.random_range(0..4u32) {
+            0 => Fault::ConnectionReset { broker: None },
+            1 => Fault::ConnectionReset { broker: Some(broker) },
+            2 => Fault::ConnectionDrop { member },
+            _ => Fault::GroupConnectionReset { member },
+        },
+        15..=24 => Fault::ResponseDelay {
             broker: rng.random_bool(0.5).then_some(broker),
             delay_ms: rng.random_range(20..=800),
             duration_ms: rng.random_range(1_000..=5_000),
         },
-        25..=31 => ServeFault::Unresponsive {
+        25..=31 => Fault::Unresponsive {
             broker,
             duration_ms: rng.random_range(session / 4..=session * 3 / 2),
         },
         32..=38 if shape.brokers > 1 => {
-            ServeFault::BrokerDown { broker, down_ms: rng.random_range(1_000..=6_000) }
+            Fault::BrokerCrash { node: broker, restart_after_ms: rng.random_range(1_000..=6_000) }
         }
-        39..=47 if shape.brokers > 1 => {
-            ServeFault::CoordinatorMove { load_ms: rng.random_range(0..=3_000) }
-        }
+        39..=47 if shape.brokers > 1 => Fault::CoordinatorMove {
+            group: String::new(),
+            to: broker,
+            load_ms: rng.random_range(0..=3_000),
+        },
         48..=57 => {
-            ServeFault::HoldResponse { api, hold_ms: rng.random_range(session / 2..=session * 2) }
+            Fault::HoldResponse { api, hold_ms: rng.random_range(session / 2..=session * 2) }
         }
         58..=79 => {
-            let errors = api.errors(shape.protocol);
+            let errors = kafka_errors(api, shape.protocol);
             let error = errors[rng.random_range(0..errors.len())];
-            ServeFault::InjectError { api, error, count: rng.random_range(1..=3) }
+            Fault::InjectError { api, error, count: rng.random_range(1..=3) }
         }
-        80..=89 => ServeFault::ForceRebalance,
-        90..=99 => ServeFault::ExpelMember { pick },
-        _ => ServeFault::ForceRebalance,
-    }
-}
-
-impl fmt::Display for ServeSchedule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for t in &self.faults {
-            writeln!(f, "  t+{:>6} ms  {}", t.at_ms, t.fault)?;
-        }
-        for t in &self.triggers {
-            writeln!(f, "  trigger {t}")?;
-        }
-        Ok(())
+        90..=99 => Fault::ExpelMember { member },
+        _ => Fault::ForceRebalance { group: String::new() },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schedule_file_serve_cannot_apply_is_refused_naming_the_fault_or_trigger() {
+        let fault = r#"{"faults":[{"at_ms":5,"fault":{"kind":"network_partition",
+            "host":"m0","peers":["broker-0"],"heal_after_ms":100}}]}"#;
+        let err = read_schedule(fault, Mode::Serve).unwrap_err().to_string();
+        assert!(err.contains("serve cannot apply network_partition faults"), "{err}");
+        let pause = r#"{"faults":[{"at_ms":5,"fault":{"kind":"member_pause","member":"m0",
+            "duration_ms":100}}]}"#;
+        let err = read_schedule(pause, Mode::Serve).unwrap_err().to_string();
+        assert!(err.contains("serve cannot apply member_pause faults"), "{err}");
+        assert!(read_schedule(pause, Mode::CheckClient).is_ok());
+        let on = |on, action| {
+            let t = crate::triggers::Trigger { id: 0, on, action, per_mille: 500, max_fires: 1 };
+            FaultSchedule::default().with_triggers(vec![t]).to_json()
+        };
+        let trigger = on(TriggerEvent::RevokeStarted, TriggerAction::DropConnections);
+        let err = read_schedule(&trigger, Mode::Serve).unwrap_err().to_string();
+        assert!(
+            err.contains("serve cannot fire trigger") && err.contains("revoke_started"),
+            "{err}"
+        );
+        let pause = on(TriggerEvent::SyncResponses, TriggerAction::Pause { duration_ms: 9 });
+        assert!(read_schedule(&pause, Mode::Serve).is_err(), "serve alone has no processes");
+        assert!(read_schedule(&pause, Mode::CheckClient).is_ok());
+    }
 
     fn shape(brokers: i32) -> ScheduleShape {
         ScheduleShape {
@@ -328,6 +241,7 @@ mod tests {
         assert!(a.faults.len() >= 10, "{a}");
         assert!(a.faults.windows(2).all(|w| w[0].at_ms < w[1].at_ms));
         assert!(a.faults.iter().all(|t| t.at_ms < 30_000));
+        assert!(a.refuse_unsupported(crate::faults::Mode::Serve).is_ok(), "{a}");
     }
 
     #[test]
@@ -337,15 +251,15 @@ mod tests {
         for seed in 0..40 {
             for t in &draw(seed, consumer).faults {
                 let api = match &t.fault {
-                    ServeFault::HoldResponse { api, .. } => *api,
-                    ServeFault::InjectError { api, error, .. } => {
+                    Fault::HoldResponse { api, .. } => *api,
+                    Fault::InjectError { api, error, .. } => {
                         assert_ne!(*error, InjectedError::RebalanceInProgress, "{}", t.fault);
                         assert_ne!(*error, InjectedError::RequestTimedOut, "{}", t.fault);
                         *api
                     }
                     _ => continue,
                 };
-                assert!(GroupApi::CONSUMER.contains(&api), "{}", t.fault);
+                assert!(CONSUMER_APIS.contains(&api), "{}", t.fault);
                 seen.insert(api);
             }
         }
@@ -355,8 +269,8 @@ mod tests {
         for seed in 0..40 {
             assert!(draw(seed, shape(3)).faults.iter().all(|t| !matches!(
                 t.fault,
-                ServeFault::HoldResponse { api: GroupApi::ConsumerGroupHeartbeat, .. }
-                    | ServeFault::InjectError { api: GroupApi::ConsumerGroupHeartbeat, .. }
+                Fault::HoldResponse { api: GroupApi::ConsumerGroupHeartbeat, .. }
+                    | Fault::InjectError { api: GroupApi::ConsumerGroupHeartbeat, .. }
             )));
         }
     }
@@ -367,13 +281,18 @@ mod tests {
             let s = draw(seed, shape(1));
             assert!(s.faults.iter().all(|t| !matches!(
                 t.fault,
-                ServeFault::BrokerDown { .. } | ServeFault::CoordinatorMove { .. }
+                Fault::BrokerCrash { .. } | Fault::CoordinatorMove { .. }
             )));
             assert!(s.triggers.iter().all(|t| SERVED_TRIGGER_EVENTS.contains(&t.on)
                 && matches!(t.action, TriggerAction::DropConnections)));
+            assert!(read_schedule(&s.to_json(), Mode::Serve).is_ok(), "{s}");
             for t in &s.faults {
-                if let ServeFault::InjectError { api, error, .. } = t.fault {
-                    assert!(api.errors(GroupProtocol::Classic).contains(&error), "{}", t.fault);
+                if let Fault::InjectError { api, error, .. } = t.fault {
+                    assert!(
+                        kafka_errors(api, GroupProtocol::Classic).contains(&error),
+                        "{}",
+                        t.fault
+                    );
                     let loading = error == InjectedError::CoordinatorLoadInProgress;
                     assert!(!loading || !matches!(api, GroupApi::Heartbeat | GroupApi::SyncGroup));
                 }

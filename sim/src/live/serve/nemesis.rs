@@ -7,27 +7,32 @@
 //! Trigger actions on client processes (pause, crash) are handed back to the caller
 //! ([`ClientAction`]): `check-client` owns the processes; `serve` alone drops such triggers.
 //!
-//! A KIP-848 consumer group has no JoinGroup or SyncGroup; its triggers fire on the moments
-//! that play the same part: a new target assignment computed (the classic group entering
-//! CompletingRebalance, aimed at one member of the target, by epoch), a member asked to revoke
-//! partitions (a JoinGroup answer telling it the rebalance is on), a member handed partitions
-//! (a SyncGroup answer bringing its assignment), and a commit appended as for a classic group.
+//! Triggers fire through the simulation's own view of the group ([`GroupWatch`], read from
+//! the history as it is recorded) and its one mapping from what it saw to trigger events
+//! ([`crate::watch::Seen::trigger_point`]): a served group fires the same trigger events as a
+//! simulated one, classic or KIP-848. What the simulation has no counterpart for stays the
+//! served cluster's own: a commit-appended drop is armed at the gate (it must act before the
+//! answer leaves), and member picks (`#N`) are drawn among the members there are when the
+//! fault lands.
+//!
+//! Every fault is recorded as `WorldEvent::FaultInjected`, naming the member or broker it
+//! struck, as in a simulated run.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use groupsim_coordinator::broker::BrokerControl;
-use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, GroupState, WorldEvent};
+use groupsim_history::WorldEvent;
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::cluster::Cluster;
-use super::faults::{ResetScope, ServeFault, ServeSchedule};
+use super::faults::ServeSchedule;
 use super::gate::Resolved;
 use crate::faults::Fault;
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
+use crate::watch::GroupWatch;
 
 /// Something a fired trigger asks of a client process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,25 +41,6 @@ pub enum ClientAction {
     Pause { client: String, duration_ms: Millis },
     /// Kill (SIGKILL) it; restart it after `restart_after_ms`.
     Crash { client: String, restart_after_ms: Millis },
-}
-
-/// The group as the history shows it, for picking targets.
-#[derive(Default)]
-struct GroupWatch {
-    clients: BTreeMap<String, String>,
-    members: Vec<String>,
-    leader: Option<String>,
-}
-
-impl GroupWatch {
-    fn client_of(&self, member: &str) -> Option<String> {
-        self.clients.get(member).cloned()
-    }
-
-    /// The member a pick names among the current members (sorted by member id).
-    fn pick(&self, pick: u32) -> Option<String> {
-        (!self.members.is_empty()).then(|| self.members[pick as usize % self.members.len()].clone())
-    }
 }
 
 struct Armed {
@@ -66,6 +52,7 @@ struct Armed {
 /// Applies one seed's schedule to a cluster (see the module docs).
 pub struct Nemesis {
     schedule: ServeSchedule,
+    /// The group named at the start (empty: the first that forms, which the watch adopts).
     group: String,
     started: Instant,
     next: usize,
@@ -78,8 +65,9 @@ pub struct Nemesis {
 }
 
 impl Nemesis {
-    /// A nemesis for `group` (empty: the first group that forms) whose fault phase starts now. Commit-appended triggers that drop
-    /// connections are armed at the gate at once (they must act before the answer leaves).
+    /// A nemesis for `group` (empty: the first group that forms) whose fault phase starts now.
+    /// Commit-appended triggers that drop connections are armed at the gate at once (they must
+    /// act before the answer leaves).
     pub fn new(cluster: &Cluster, schedule: ServeSchedule, group: &str, seed: u64) -> Self {
         let mut triggers = Vec::new();
         for t in &schedule.triggers {
@@ -101,7 +89,7 @@ impl Nemesis {
             started: Instant::now(),
             next: 0,
             seen: 0,
-            watch: GroupWatch::default(),
+            watch: GroupWatch::of_group(group),
             triggers,
             restarts: Vec::new(),
             healed: false,
@@ -128,8 +116,8 @@ impl Nemesis {
         for (label, client) in cluster.shared.gate.take_fired() {
             let fired = WorldEvent::TriggerFired { trigger: label, target: client.clone() };
             cluster.recorder().world(fired);
-            let description = format!("commit answer to {client} lost after the append");
-            cluster.recorder().world(WorldEvent::ServeFault { description, duration_ms: 0 });
+            // The gate closed the connection the accepted commit's answer was to go out on.
+            record(cluster, Fault::ConnectionDrop { member: client }, true);
         }
         let actions = self.fire_triggers(cluster);
         if self.healed {
@@ -161,136 +149,137 @@ impl Nemesis {
         heal(cluster, "heal phase: faults end".to_string());
     }
 
-    fn apply(&mut self, cluster: &Cluster, fault: &ServeFault) {
+    /// The group the nemesis targets: the one named, or the first that formed.
+    fn group(&self) -> String {
+        self.watch.group().unwrap_or(&self.group).to_string()
+    }
+
+    /// The member a fault names, now: `(member id, client id)`. `#N` picks among the group's
+    /// members; a name (`m0`) is the member whose client id it is or an incarnation of it.
+    fn resolve(&self, member: &str) -> Option<(String, String)> {
+        let id = match member.strip_prefix('#').map(str::parse::<u32>) {
+            Some(Ok(n)) => self.watch.pick(n),
+            _ => self.watch.member_id_named(member),
+        }?;
+        let client = self.watch.name(&id);
+        Some((id, client))
+    }
+
+    fn apply(&mut self, cluster: &Cluster, fault: &Fault) {
         let gate = &cluster.shared.gate;
         let live: Vec<i32> =
             (0..cluster.addrs().len() as i32).filter(|n| cluster.is_running(*n)).collect();
-        match fault {
-            ServeFault::ConnectionReset { scope } => {
-                let (resolved, member) = match scope {
-                    ResetScope::All => (Some(Resolved::All), None),
-                    ResetScope::Broker(b) => (Some(Resolved::Broker(*b)), None),
-                    ResetScope::Member(p) => {
-                        let client = self.pick_client(*p);
-                        (client.clone().map(Resolved::Client), client)
-                    }
-                    ResetScope::CoordinatorConnection(p) => {
-                        let client = self.pick_client(*p);
-                        (client.clone().map(Resolved::IdleGroupConnection), client)
-                    }
-                };
-                let applied = resolved.is_some();
-                if let Some(r) = resolved {
-                    gate.reset(r);
+        let (recorded, applied) = match fault {
+            Fault::ConnectionDrop { member } => match self.resolve(member) {
+                Some((_, client)) => {
+                    gate.reset(Resolved::Client(client.clone()));
+                    (Fault::ConnectionDrop { member: client }, true)
                 }
-                match (scope, member) {
-                    (ResetScope::Member(_), Some(member)) => {
-                        record(cluster, Fault::ConnectionDrop { member }, true)
-                    }
-                    _ => serve_fault(cluster, fault, 0, applied),
+                None => (fault.clone(), false),
+            },
+            Fault::GroupConnectionReset { member } => match self.resolve(member) {
+                Some((_, client)) => {
+                    gate.reset(Resolved::IdleGroupConnection(client.clone()));
+                    (Fault::GroupConnectionReset { member: client }, true)
                 }
+                None => (fault.clone(), false),
+            },
+            Fault::ConnectionReset { broker } => {
+                gate.reset(broker.map_or(Resolved::All, Resolved::Broker));
+                (fault.clone(), true)
             }
-            ServeFault::ResponseDelay { broker, delay_ms, duration_ms } => {
+            Fault::ResponseDelay { broker, delay_ms, duration_ms } => {
                 let length = Duration::from_millis(*duration_ms);
                 gate.window(*broker, Some(Duration::from_millis(*delay_ms)), length);
-                let host = broker.map_or("all brokers".to_string(), |b| format!("broker-{b}"));
-                let spike = Fault::LatencySpike {
-                    host,
-                    max_latency_ms: *delay_ms,
-                    duration_ms: *duration_ms,
-                };
-                record(cluster, spike, true);
+                (fault.clone(), true)
             }
-            ServeFault::Unresponsive { broker, duration_ms } => {
+            Fault::Unresponsive { broker, duration_ms } => {
                 gate.window(Some(*broker), None, Duration::from_millis(*duration_ms));
-                serve_fault(cluster, fault, *duration_ms, true);
+                (fault.clone(), true)
             }
-            ServeFault::BrokerDown { broker, down_ms } => {
+            Fault::BrokerCrash { node, restart_after_ms } => {
                 // The last live broker stays up: a cluster with none cannot recover by itself.
-                let applied = live.len() > 1 && cluster.is_running(*broker);
-                let crash = Fault::BrokerCrash { node: *broker, restart_after_ms: *down_ms };
-                record(cluster, crash, applied);
-                if applied && cluster.stop_broker(*broker).is_ok() {
-                    let back = Instant::now() + Duration::from_millis(*down_ms);
-                    self.restarts.push((back, *broker));
+                let applied = live.len() > 1 && cluster.is_running(*node);
+                if applied && cluster.stop_broker(*node).is_ok() {
+                    let back = Instant::now() + Duration::from_millis(*restart_after_ms);
+                    self.restarts.push((back, *node));
                 }
+                (fault.clone(), applied)
             }
-            ServeFault::CoordinatorMove { load_ms } => self.move_coordinator(cluster, *load_ms),
-            ServeFault::HoldResponse { api, hold_ms } => {
+            Fault::CoordinatorMove { group, to, load_ms } => {
+                let group = if group.is_empty() { self.group() } else { group.clone() };
+                return self.move_coordinator(cluster, &group, Some(*to), *load_ms);
+            }
+            Fault::HoldResponse { api, hold_ms } => {
                 gate.hold(*api, Duration::from_millis(*hold_ms));
-                serve_fault(cluster, fault, *hold_ms, true);
+                (fault.clone(), true)
             }
-            ServeFault::InjectError { api, error, count } => {
+            Fault::InjectError { api, error, count } => {
                 gate.inject(*api, *error, *count);
-                serve_fault(cluster, fault, 0, true);
+                (fault.clone(), true)
             }
-            ServeFault::ForceRebalance => {
-                let coordinator = cluster.group_coordinator(&self.group);
+            Fault::ForceRebalance { group } => {
+                let group = if group.is_empty() { self.group() } else { group.clone() };
+                let coordinator = cluster.group_coordinator(&group);
                 if let Some(node) = coordinator {
-                    cluster
-                        .control(node, BrokerControl::ForceRebalance { group: self.group.clone() });
+                    cluster.control(node, BrokerControl::ForceRebalance { group: group.clone() });
                 }
-                serve_fault(cluster, fault, 0, coordinator.is_some());
+                (Fault::ForceRebalance { group }, coordinator.is_some())
             }
-            ServeFault::ExpelMember { pick } => {
-                let member = self.watch.pick(*pick);
-                let coordinator = cluster.group_coordinator(&self.group);
-                let applied = member.is_some() && coordinator.is_some();
-                if let (Some(member), Some(node)) = (member.clone(), coordinator) {
-                    let control = BrokerControl::ExpireMember { group: self.group.clone(), member };
-                    cluster.control(node, control);
-                }
-                let description = match member {
-                    Some(m) => format!("{fault}: {m}"),
-                    None => fault.to_string(),
-                };
-                let event = WorldEvent::ServeFault { description, duration_ms: 0 };
-                if applied {
-                    cluster.recorder().world(event);
-                } else {
-                    serve_fault(cluster, fault, 0, false);
+            Fault::ExpelMember { member } => {
+                let group = self.group();
+                let coordinator = cluster.group_coordinator(&group);
+                match (self.resolve(member), coordinator) {
+                    (Some((id, client)), Some(node)) => {
+                        let control = BrokerControl::ExpireMember { group, member: id };
+                        cluster.control(node, control);
+                        (Fault::ExpelMember { member: client }, true)
+                    }
+                    _ => (fault.clone(), false),
                 }
             }
-        }
+            // Refused when a schedule is read (`Mode::Serve`) and never drawn here.
+            _ => (fault.clone(), false),
+        };
+        record(cluster, recorded, applied);
     }
 
-    fn move_coordinator(&self, cluster: &Cluster, load_ms: Millis) {
+    /// Moves `group`'s coordinator to `to` or, when that broker is down or coordinates the
+    /// group already (or none is named), to the next live broker after it.
+    fn move_coordinator(&self, cluster: &Cluster, group: &str, to: Option<i32>, load_ms: Millis) {
         let n = cluster.addrs().len() as i32;
-        let from = cluster.group_coordinator(&self.group).unwrap_or(0);
-        let to = (1..n).map(|i| (from + i) % n).find(|b| cluster.is_running(*b));
-        let applied = to.is_some();
-        let to_node = to.unwrap_or(from);
-        let fault = Fault::CoordinatorMove { group: self.group.clone(), to: to_node, load_ms };
-        record(cluster, fault, applied);
+        let from = cluster.group_coordinator(group).unwrap_or(0);
+        let start = to.filter(|b| (0..n).contains(b)).unwrap_or((from + 1) % n.max(1));
+        let to = (0..n).map(|i| (start + i) % n).find(|b| *b != from && cluster.is_running(*b));
+        let fault =
+            Fault::CoordinatorMove { group: group.to_string(), to: to.unwrap_or(from), load_ms };
+        record(cluster, fault, to.is_some());
         if let Some(to) = to {
-            let _ = cluster.move_group_coordinator_loading(&self.group, to, load_ms);
+            let _ = cluster.move_group_coordinator_loading(group, to, load_ms);
         }
-    }
-
-    fn pick_client(&self, pick: u32) -> Option<String> {
-        self.watch.pick(pick).and_then(|m| self.watch.client_of(&m))
     }
 
     /// Reads the events recorded since the last step into the group watch, and fires the
-    /// triggers they match.
+    /// triggers waiting for the trigger events it saw: each draws whether it fires and, when
+    /// the event concerns several members, which one it strikes.
     fn fire_triggers(&mut self, cluster: &Cluster) -> Vec<ClientAction> {
         let events = cluster.recorder().events_since(self.seen);
         self.seen += events.len();
+        let seen = self.watch.read_new(&events);
         let mut actions = Vec::new();
-        for e in events {
-            let EventKind::Coordinator { event, .. } = &e.kind else { continue };
-            let matched = self.watch_event(event);
-            let Some((on, member)) = matched else { continue };
-            if self.healed {
-                continue;
-            }
-            let Some(client) = self.watch.client_of(&member) else { continue };
+        if self.healed {
+            return actions;
+        }
+        for s in seen {
+            let (on, targets) = s.trigger_point();
             for i in 0..self.triggers.len() {
                 let armed = &mut self.triggers[i];
-                if armed.trigger.on != on || armed.left == 0 {
+                if armed.trigger.on != on || armed.left == 0 || targets.is_empty() {
                     continue;
                 }
-                if armed.rng.random_range(0..1000u16) >= armed.trigger.per_mille {
+                let roll = armed.rng.random_range(0..1000u16);
+                let client = targets[armed.rng.random_range(0..targets.len())].clone();
+                if roll >= armed.trigger.per_mille {
                     continue;
                 }
                 armed.left -= 1;
@@ -300,131 +289,30 @@ impl Nemesis {
                 match action {
                     TriggerAction::DropConnections => {
                         cluster.shared.gate.reset(Resolved::Client(client.clone()));
-                        record(cluster, Fault::ConnectionDrop { member: client.clone() }, true);
+                        record(cluster, Fault::ConnectionDrop { member: client }, true);
                     }
                     TriggerAction::MoveCoordinator { load_ms } => {
-                        self.move_coordinator(cluster, load_ms)
+                        self.move_coordinator(cluster, &self.group(), None, load_ms)
                     }
                     TriggerAction::Pause { duration_ms } => {
-                        actions.push(ClientAction::Pause { client: client.clone(), duration_ms })
+                        actions.push(ClientAction::Pause { client, duration_ms })
                     }
-                    TriggerAction::Crash { restart_after_ms } => actions
-                        .push(ClientAction::Crash { client: client.clone(), restart_after_ms }),
-                    // A real client's revoke callback is the application's: the served
-                    // nemesis cannot stretch it (the simulation's members only).
-                    TriggerAction::SlowRevokeToDeadline { .. } => {}
-                    // Served schedules are drawn without leaves (`triggers::draw`).
-                    TriggerAction::Leave { .. } => {}
+                    TriggerAction::Crash { restart_after_ms } => {
+                        actions.push(ClientAction::Crash { client, restart_after_ms })
+                    }
+                    // A real client's revoke callback is the application's, and a real client
+                    // leaves only when its process is closed: refused when a schedule is read
+                    // and never drawn (`faults::refuse_unservable_triggers`).
+                    TriggerAction::SlowRevokeToDeadline { .. } | TriggerAction::Leave { .. } => {}
                 }
             }
         }
         actions
     }
-
-    /// Updates the group watch from a consumer group's event; the trigger event it plays the
-    /// part of (see the module docs), with its target.
-    fn watch_consumer_event(
-        &mut self,
-        event: &ConsumerGroupEvent,
-    ) -> Option<(TriggerEvent, String)> {
-        if self.group.is_empty() {
-            self.group = event.group().to_string(); // no group named: the first one that forms
-        }
-        if event.group() != self.group {
-            return None;
-        }
-        let w = &mut self.watch;
-        match event {
-            ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } => {
-                w.clients.insert(member_id.clone(), client_id.clone());
-                if !w.members.contains(member_id) {
-                    w.members.push(member_id.clone());
-                    w.members.sort();
-                }
-                None
-            }
-            ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
-                w.members.retain(|m| m != member_id);
-                None
-            }
-            ConsumerGroupEvent::GroupLoaded { members, .. } => {
-                w.members = members.iter().map(|m| m.member_id.clone()).collect();
-                w.members.sort();
-                None
-            }
-            ConsumerGroupEvent::TargetAssignmentComputed { epoch, assignments, .. }
-                if !assignments.is_empty() =>
-            {
-                let i = (*epoch as usize) % assignments.len();
-                Some((TriggerEvent::CompletingRebalance, assignments[i].member_id.clone()))
-            }
-            ConsumerGroupEvent::PartitionsRevoking { member_id, .. } => {
-                Some((TriggerEvent::JoinResponses, member_id.clone()))
-            }
-            ConsumerGroupEvent::PartitionsAssigned { member_id, .. } => {
-                Some((TriggerEvent::SyncResponses, member_id.clone()))
-            }
-            _ => None,
-        }
-    }
-
-    /// Updates the group watch; the trigger event this coordinator event is, with its target.
-    fn watch_event(&mut self, event: &CoordinatorEvent) -> Option<(TriggerEvent, String)> {
-        if let CoordinatorEvent::ConsumerGroup(e) = event {
-            return self.watch_consumer_event(e);
-        }
-        if self.group.is_empty() {
-            if let CoordinatorEvent::GroupStateChanged { group, .. } = event {
-                self.group = group.clone(); // no group named: the first one that forms
-            }
-        }
-        let w = &mut self.watch;
-        match event {
-            CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
-                w.clients.insert(member_id.clone(), client_id.clone());
-                None
-            }
-            CoordinatorEvent::MemberRemoved { member_id, .. } => {
-                w.members.retain(|m| m != member_id);
-                None
-            }
-            CoordinatorEvent::GenerationStarted { group, members, leader, .. }
-                if *group == self.group =>
-            {
-                w.members = members.clone();
-                w.members.sort();
-                w.leader = leader.clone();
-                leader.clone().map(|l| (TriggerEvent::JoinResponses, l))
-            }
-            CoordinatorEvent::GroupStateChanged { group, to, .. }
-                if *group == self.group && *to == GroupState::CompletingRebalance =>
-            {
-                w.leader.clone().map(|l| (TriggerEvent::CompletingRebalance, l))
-            }
-            CoordinatorEvent::AssignmentStored { group, assignments, generation }
-                if *group == self.group && !assignments.is_empty() =>
-            {
-                let i = (*generation as usize) % assignments.len();
-                Some((TriggerEvent::SyncResponses, assignments[i].member_id.clone()))
-            }
-            CoordinatorEvent::OffsetCommitAccepted { group, member_id, .. }
-                if *group == self.group =>
-            {
-                Some((TriggerEvent::CommitAppended, member_id.clone()))
-            }
-            _ => None,
-        }
-    }
 }
 
 fn record(cluster: &Cluster, fault: Fault, applied: bool) {
     cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
-}
-
-fn serve_fault(cluster: &Cluster, fault: &ServeFault, duration_ms: Millis, applied: bool) {
-    let skipped = if applied { "" } else { " (no target: skipped)" };
-    let description = format!("{fault}{skipped}");
-    cluster.recorder().world(WorldEvent::ServeFault { description, duration_ms });
 }
 
 fn heal(cluster: &Cluster, description: String) {

@@ -5,8 +5,12 @@ use std::io::Read;
 use std::net::TcpStream;
 
 use super::super::config::{ClusterConfig, TopicSpec};
-use super::super::faults::{GroupApi, InjectedError, TimedServeFault};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, TargetShare};
+use groupsim_wire::TopicPartition;
+
+use super::super::faults::{GroupApi, InjectedError};
 use super::*;
+use crate::faults::ScheduledFault;
 
 fn cluster(brokers: usize) -> Cluster {
     Cluster::start(ClusterConfig {
@@ -17,11 +21,10 @@ fn cluster(brokers: usize) -> Cluster {
     .unwrap()
 }
 
-fn schedule(faults: Vec<(Millis, ServeFault)>) -> ServeSchedule {
-    ServeSchedule {
-        faults: faults.into_iter().map(|(at_ms, fault)| TimedServeFault { at_ms, fault }).collect(),
-        triggers: Vec::new(),
-    }
+fn schedule(faults: Vec<(Millis, Fault)>) -> ServeSchedule {
+    ServeSchedule::new(
+        faults.into_iter().map(|(at_ms, fault)| ScheduledFault { at_ms, fault }).collect(),
+    )
 }
 
 fn world_events(cluster: &Cluster) -> Vec<WorldEvent> {
@@ -42,23 +45,23 @@ fn a_reset_of_all_connections_closes_an_idle_client_socket() {
     let mut socket = TcpStream::connect(cluster.addrs()[0]).unwrap();
     socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     std::thread::sleep(Duration::from_millis(50)); // the connection task is serving
-    let reset = ServeFault::ConnectionReset { scope: ResetScope::All };
-    let mut nemesis = Nemesis::new(&cluster, schedule(vec![(0, reset)]), "g", 1);
+    let reset = Fault::ConnectionReset { broker: None };
+    let mut nemesis = Nemesis::new(&cluster, schedule(vec![(0, reset.clone())]), "g", 1);
     nemesis.step(&cluster);
     assert!(nemesis.done());
     let mut buf = [0u8; 8];
     let n = socket.read(&mut buf).expect("the broker closes the socket, no timeout");
     assert_eq!(n, 0, "EOF: the nemesis closed the connection");
-    assert!(world_events(&cluster).iter().any(|w| matches!(w,
-        WorldEvent::ServeFault { description, .. } if description == "connection reset: all")));
+    let recorded = WorldEvent::FaultInjected { fault: reset.into(), applied: true };
+    assert!(world_events(&cluster).contains(&recorded));
     cluster.shutdown();
 }
 
 #[test]
 fn a_broker_goes_down_and_comes_back_after_its_outage_and_the_last_one_stays_up() {
     let cluster = cluster(2);
-    let down = ServeFault::BrokerDown { broker: 1, down_ms: 100 };
-    let last = ServeFault::BrokerDown { broker: 0, down_ms: 100 };
+    let down = Fault::BrokerCrash { node: 1, restart_after_ms: 100 };
+    let last = Fault::BrokerCrash { node: 0, restart_after_ms: 100 };
     let mut nemesis = Nemesis::new(&cluster, schedule(vec![(0, down), (0, last)]), "g", 1);
     nemesis.step(&cluster);
     assert!(!cluster.is_running(1));
@@ -79,7 +82,7 @@ fn a_broker_goes_down_and_comes_back_after_its_outage_and_the_last_one_stays_up(
 #[test]
 fn faults_are_applied_only_when_due_and_none_after_the_heal() {
     let cluster = cluster(1);
-    let inject = ServeFault::InjectError {
+    let inject = Fault::InjectError {
         api: GroupApi::Heartbeat,
         error: InjectedError::NotCoordinator,
         count: 1,
@@ -92,7 +95,7 @@ fn faults_are_applied_only_when_due_and_none_after_the_heal() {
     nemesis.step(&cluster);
     let faults = world_events(&cluster)
         .into_iter()
-        .filter(|w| matches!(w, WorldEvent::ServeFault { .. }))
+        .filter(|w| matches!(w, WorldEvent::FaultInjected { .. }))
         .count();
     assert_eq!(faults, 1);
     assert!(world_events(&cluster).iter().any(|w| matches!(w,
@@ -100,70 +103,117 @@ fn faults_are_applied_only_when_due_and_none_after_the_heal() {
     cluster.shutdown();
 }
 
+/// A trigger that always fires, dropping its target's connections.
+fn always(id: u32, on: TriggerEvent) -> Trigger {
+    Trigger { id, on, action: TriggerAction::DropConnections, per_mille: 1000, max_fires: 1 }
+}
+
+/// The faults the nemesis recorded as triggered: (trigger label, the member struck).
+fn fired(cluster: &Cluster) -> Vec<(String, Fault)> {
+    let events = world_events(cluster);
+    let mut out = Vec::new();
+    for pair in events.windows(2) {
+        if let [WorldEvent::TriggerFired { trigger, .. }, WorldEvent::FaultInjected { fault, .. }] =
+            pair
+        {
+            let groupsim_history::Fault::ConnectionDrop { member } = fault else { continue };
+            out.push((trigger.clone(), Fault::ConnectionDrop { member: member.clone() }));
+        }
+    }
+    out
+}
+
 #[test]
-fn a_consumer_group_is_watched_from_its_own_events_and_its_moments_fire_triggers() {
-    use groupsim_history::TargetShare;
+fn serves_triggers_fire_from_the_shared_watch_on_a_classic_group() {
     let cluster = cluster(1);
-    let mut nemesis = Nemesis::new(&cluster, schedule(Vec::new()), "", 1);
-    let cg = |e: ConsumerGroupEvent| CoordinatorEvent::ConsumerGroup(e);
-    for (member, client) in [("b", "m1.0"), ("a", "m0.0")] {
-        let joined = ConsumerGroupEvent::MemberJoined {
-            group: "cg".into(),
+    let mut s = schedule(Vec::new());
+    s.triggers = vec![always(0, TriggerEvent::CompletingRebalance)];
+    let mut nemesis = Nemesis::new(&cluster, s, "", 1);
+    let coordinator = |event| cluster.recorder().history_coordinator(0, event);
+    for (id, client) in [("id-b", "m1.0"), ("id-a", "m0.0")] {
+        coordinator(CoordinatorEvent::MemberAdded {
+            group: "g".into(),
+            member_id: id.into(),
+            group_instance_id: None,
+            client_id: client.into(),
+        });
+    }
+    coordinator(CoordinatorEvent::GroupStateChanged {
+        group: "g".into(),
+        from: groupsim_history::GroupState::PreparingRebalance,
+        to: groupsim_history::GroupState::CompletingRebalance,
+        generation: 1,
+    });
+    coordinator(CoordinatorEvent::GenerationStarted {
+        group: "g".into(),
+        generation: 1,
+        protocol: Some("range".into()),
+        leader: Some("id-b".into()),
+        members: vec!["id-a".into(), "id-b".into()],
+    });
+    nemesis.step(&cluster);
+    // The watch reports CompletingRebalance once the generation's leader is known, named by
+    // its client id, as in the simulation.
+    let fired = fired(&cluster);
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    assert!(fired[0].0.contains("completing_rebalance"), "{fired:?}");
+    assert_eq!(fired[0].1, Fault::ConnectionDrop { member: "m1.0".into() });
+    assert_eq!(nemesis.group(), "g", "the first group that forms");
+    assert_eq!(nemesis.resolve("#3"), Some(("id-b".to_string(), "m1.0".to_string())));
+    assert_eq!(nemesis.resolve("m0"), Some(("id-a".to_string(), "m0.0".to_string())));
+    cluster.shutdown();
+}
+
+#[test]
+fn a_consumer_groups_revocation_fires_a_trigger_at_the_new_owner_as_in_the_simulation() {
+    let cluster = cluster(1);
+    let mut s = schedule(Vec::new());
+    s.triggers = vec![always(0, TriggerEvent::RevocationRequested)];
+    let mut nemesis = Nemesis::new(&cluster, s, "cg", 1);
+    let cg = |e: ConsumerGroupEvent| {
+        cluster.recorder().history_coordinator(0, CoordinatorEvent::ConsumerGroup(e))
+    };
+    // Another group's events are not the watched group's.
+    for (group, member, client) in [("other", "x", "x.0"), ("cg", "a", "m0.0"), ("cg", "b", "m1.0")]
+    {
+        cg(ConsumerGroupEvent::MemberJoined {
+            group: group.into(),
             member_id: member.into(),
             group_instance_id: None,
             client_id: client.into(),
             classic_protocol: false,
-        };
-        assert_eq!(nemesis.watch_event(&cg(joined)), None);
+        });
     }
-    assert_eq!(nemesis.group, "cg", "the first group that forms");
-    assert_eq!(nemesis.watch.members, vec!["a".to_string(), "b".to_string()]);
-    assert_eq!(nemesis.pick_client(3), Some("m1.0".to_string()));
-    let target = ConsumerGroupEvent::TargetAssignmentComputed {
+    let tp = TopicPartition::new("t", 0);
+    cg(ConsumerGroupEvent::TargetAssignmentComputed {
         group: "cg".into(),
-        epoch: 3,
+        epoch: 2,
         assignor: "uniform".into(),
-        assignments: ["a", "b"]
-            .iter()
-            .map(|m| TargetShare { member_id: m.to_string(), partitions: Vec::new() })
-            .collect(),
-    };
-    assert_eq!(
-        nemesis.watch_event(&cg(target)),
-        Some((TriggerEvent::CompletingRebalance, "b".to_string()))
-    );
-    let parts = |kind: &str| {
-        let (group, member_id, member_epoch, partitions) = ("cg".into(), "a".into(), 3, vec![]);
-        match kind {
-            "revoking" => ConsumerGroupEvent::PartitionsRevoking {
-                group,
-                member_id,
-                member_epoch,
-                partitions,
-            },
-            _ => ConsumerGroupEvent::PartitionsAssigned {
-                group,
-                member_id,
-                member_epoch,
-                partitions,
-            },
-        }
-    };
-    assert_eq!(
-        nemesis.watch_event(&cg(parts("revoking"))),
-        Some((TriggerEvent::JoinResponses, "a".to_string()))
-    );
-    assert_eq!(
-        nemesis.watch_event(&cg(parts("assigned"))),
-        Some((TriggerEvent::SyncResponses, "a".to_string()))
-    );
-    let removed = ConsumerGroupEvent::MemberRemoved {
+        assignments: vec![TargetShare { member_id: "b".into(), partitions: vec![tp.clone()] }],
+    });
+    cg(ConsumerGroupEvent::PartitionsRevoking {
         group: "cg".into(),
         member_id: "a".into(),
-        member_epoch: 3,
-        reason: groupsim_history::ConsumerRemovalReason::SessionTimeout,
-    };
-    nemesis.watch_event(&cg(removed));
-    assert_eq!(nemesis.watch.members, vec!["b".to_string()]);
+        member_epoch: 2,
+        partitions: vec![tp],
+    });
+    nemesis.step(&cluster);
+    let fired = fired(&cluster);
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    assert!(fired[0].0.contains("revocation_requested"), "{fired:?}");
+    assert_eq!(fired[0].1, Fault::ConnectionDrop { member: "m1.0".into() }, "the new owner");
+    assert_eq!(nemesis.resolve("#0").map(|(id, _)| id), Some("a".to_string()));
+    assert_eq!(nemesis.resolve("x"), None, "not a member of the watched group");
+    cluster.shutdown();
+}
+
+#[test]
+fn a_pick_with_no_members_is_recorded_as_not_applied() {
+    let cluster = cluster(1);
+    let expel = Fault::ExpelMember { member: "#4".into() };
+    let mut nemesis = Nemesis::new(&cluster, schedule(vec![(0, expel.clone())]), "g", 1);
+    nemesis.step(&cluster);
+    let recorded = WorldEvent::FaultInjected { fault: expel.into(), applied: false };
+    assert!(world_events(&cluster).contains(&recorded));
     cluster.shutdown();
 }

@@ -116,6 +116,17 @@ impl Recorder {
         std::fs::write(path, self.snapshot().to_jsonl())
     }
 
+    /// Records a coordinator event already in the history's form, now (tests feed the nemesis
+    /// moments no real client is there to make).
+    #[cfg(test)]
+    pub(super) fn history_coordinator(
+        &self,
+        broker: i32,
+        event: groupsim_history::CoordinatorEvent,
+    ) {
+        self.record(self.now(), EventKind::Coordinator { broker, event });
+    }
+
     fn record(&self, at_ms: Millis, kind: EventKind) {
         self.lock().record(at_ms, kind);
     }

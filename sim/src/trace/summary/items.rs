@@ -83,6 +83,8 @@ pub(super) fn fault(f: &Fault) -> String {
         Fault::PartitionExpansion { topic, partitions } => {
             format!("{topic} grows to {partitions} partitions")
         }
+        // Real-time-only faults: their display text is already short.
+        other => other.to_string(),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::faults::{Fault, FaultSchedule};
 use crate::probes;
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
-use crate::watch::{GroupWatch, Seen};
+use crate::watch::GroupWatch;
 use crate::world::orders::{Hosts, MemberCommand, Order, SharedHistory};
 use groupsim_history::WorldEvent;
 
@@ -142,26 +142,7 @@ impl Nemesis {
         };
         if !self.healed_all {
             for s in seen {
-                let (event, targets) = match s {
-                    Seen::CompletingRebalance { leader } => {
-                        (TriggerEvent::CompletingRebalance, leader.into_iter().collect())
-                    }
-                    Seen::GenerationStarted { leader, .. } => {
-                        (TriggerEvent::JoinResponses, leader.into_iter().collect())
-                    }
-                    Seen::AssignmentStored { members } => (TriggerEvent::SyncResponses, members),
-                    Seen::CommitAppended { member } => (TriggerEvent::CommitAppended, vec![member]),
-                    Seen::PreparingRebalance { members } => {
-                        (TriggerEvent::PreparingRebalance, members)
-                    }
-                    Seen::RevocationRequested { members } => {
-                        (TriggerEvent::RevocationRequested, members)
-                    }
-                    Seen::HandedOver { members } => (TriggerEvent::PartitionHandedOver, members),
-                    Seen::EpochAdvanced { member } => {
-                        (TriggerEvent::MemberEpochAdvanced, vec![member])
-                    }
-                };
+                let (event, targets) = s.trigger_point();
                 self.on_event(world, now, event, &targets);
             }
             for tap in taps {
@@ -373,6 +354,12 @@ impl Nemesis {
             | Fault::StaleAck { .. }
             | Fault::SlowRevoke { .. }
             | Fault::SlowRevokeUntil { .. } => unreachable!("member faults are given as commands"),
+            // Real-time only: a schedule file holding one is refused when read, and no
+            // scenario draws one.
+            fault => {
+                debug!(%fault, "not a simulated fault: not applied");
+                false
+            }
         }
     }
 
@@ -441,7 +428,15 @@ fn member_command(fault: &Fault) -> Option<(&str, MemberCommand)> {
         | Fault::LatencySpike { .. }
         | Fault::CoordinatorMove { .. }
         | Fault::BrokerCrash { .. }
-        | Fault::PartitionExpansion { .. } => return None,
+        | Fault::PartitionExpansion { .. }
+        | Fault::ConnectionReset { .. }
+        | Fault::GroupConnectionReset { .. }
+        | Fault::ResponseDelay { .. }
+        | Fault::Unresponsive { .. }
+        | Fault::HoldResponse { .. }
+        | Fault::InjectError { .. }
+        | Fault::ForceRebalance { .. }
+        | Fault::ExpelMember { .. } => return None,
     })
 }
 
