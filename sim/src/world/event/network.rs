@@ -5,8 +5,12 @@
 //! - **Latency** is drawn per frame from the seed's network stream, as turmoil draws it: the
 //!   link's minimum plus an Exp(5)-distributed share of its range, capped at its maximum (a
 //!   latency spike raises a link's maximum). A frame never overtakes the one before it on the
-//!   same lane (TCP delivers in order; turmoil's sockets reorder by sequence number), so
-//!   reordering happens only across connections.
+//!   same lane (TCP delivers in order; turmoil's sockets reorder by sequence number).
+//! - **Connections between two hosts share the path**: a frame lands at most the link's normal
+//!   jitter (its usual latency range) before the frame sent before it in the same direction on
+//!   any connection of that host pair. A latency spike is queueing on the path, so it delays
+//!   every connection's frames alike; a later connection's frame cannot overtake an earlier
+//!   one's by the spike's second.
 //! - **A partition** drops every frame in flight on the cut links, and every frame sent while
 //!   they are cut. A lane that lost a frame is dead for good: TCP's receiver waits for the
 //!   missing segment forever (turmoil does not retransmit), so the client only learns of it by
@@ -101,6 +105,10 @@ pub(super) struct Network {
     /// `hosts × hosts`, symmetric.
     links: Vec<Link>,
     min_ms: Millis,
+    /// How far a frame may land before one sent earlier on another connection of its path.
+    jitter_ms: Millis,
+    /// Per direction of each host pair (`from × hosts + to`): when the last frame sent lands.
+    path_last_at: Vec<Millis>,
     rng: ChaCha8Rng,
     conns: Vec<Conn>,
 }
@@ -120,6 +128,8 @@ impl Network {
             hosts,
             links: vec![link; hosts * hosts],
             min_ms: spec.latency_ms.0,
+            jitter_ms: spec.latency_ms.1.saturating_sub(spec.latency_ms.0),
+            path_last_at: vec![0; hosts * hosts],
             rng: rng::stream(spec.seed, Stream::Network),
             conns: Vec::new(),
         }
@@ -178,9 +188,15 @@ impl Network {
             return;
         }
         let delay = self.draw_latency(link.max_ms);
+        let path = match dir {
+            Dir::ToBroker => a * self.hosts + b,
+            Dir::ToClient => b * self.hosts + a,
+        };
+        let behind = self.path_last_at[path].saturating_sub(self.jitter_ms);
         let lane = self.conns[conn].lane(dir);
-        let at = (now + delay).max(lane.last_at);
+        let at = (now + delay).max(lane.last_at).max(behind);
         lane.last_at = at;
+        self.path_last_at[path] = self.path_last_at[path].max(at);
         lane.flights.push_back((at, frame));
         queue.push(at, Event::Arrive { conn, dir });
     }
@@ -308,6 +324,26 @@ mod tests {
         net.send(&mut q, 20, other, Dir::ToClient, Frame::Close);
         net.send(&mut q, 30, other, Dir::ToBroker, Frame::Close);
         assert!(landed(&mut net, &mut q).is_empty(), "sent while cut: lost");
+    }
+
+    #[test]
+    fn a_later_connection_never_overtakes_an_earlier_one_by_more_than_the_jitter() {
+        let (mut net, mut q) = net();
+        net.set_max_latency("client-0", "broker-0", 2_000);
+        let (first, second) =
+            (net.open(&mut q, 0, (0, 0), 0, 0), net.open(&mut q, 0, (0, 1), 0, 0));
+        let mut sent = Vec::new();
+        for t in 0..200 {
+            let conn = if t % 2 == 0 { first } else { second };
+            net.send(&mut q, t, conn, Dir::ToBroker, Frame::Data(Bytes::from(vec![t as u8])));
+            sent.push(net.conns[conn].to_broker.last_at);
+        }
+        let jitter = net.jitter_ms;
+        for (i, at) in sent.iter().enumerate() {
+            let Some(&earliest_later) = sent[i + 1..].iter().min() else { continue };
+            assert!(earliest_later + jitter >= *at, "frame {i} at {at} overtaken: {sent:?}");
+        }
+        assert!(sent.iter().any(|&at| at > 100), "the spike slowed the path");
     }
 
     #[test]
