@@ -351,6 +351,31 @@ fn leaving_sends_minus_one_or_minus_two_for_a_static_member_after_revoking() {
 /// temporary leave: the restarted process was refused UNRELEASED_INSTANCE_ID (fatal) instead of
 /// taking its assignment back. librdkafka's leave (`rd_kafka_cgrp_consumer_leave`), like the
 /// Java consumer's heartbeats, always carries the instance id.
+/// Regression: a member preparing to leave dropped the epoch of a heartbeat answer that was in
+/// flight when it decided to leave, so its commit before leaving went out under the older
+/// epoch. Mechanism: the answer is not taken as a new assignment while the member gives its
+/// partitions up, and the model returned before recording the epoch too — librdkafka's
+/// behaviour before 2.12 (its #4672). The Java consumer records the epoch in PREPARE_LEAVING
+/// and only then ignores the assignment; librdkafka 2.12 does the same.
+#[test]
+fn an_answer_in_flight_when_the_member_decides_to_leave_still_brings_its_epoch() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = C::new(profile, None);
+        c.joined(3, &[0]);
+        let due = c.advance_to(c.now + 2_000);
+        let (in_flight, _) = heartbeat(&due);
+        c.m.leave(c.now);
+        let _ = c.out();
+        assert_eq!(c.m.state(), MemberState::PrepareLeaving, "{profile:?}");
+        let outs = c.respond(in_flight, hb_ok(4, Some(&[0, 1])));
+        let changed = events(&outs)
+            .into_iter()
+            .any(|e| matches!(e, MemberEvent::MemberEpochChanged { previous: 3, epoch: 4, .. }));
+        assert!(changed, "{profile:?}: {outs:?}");
+        assert_eq!(c.m.state(), MemberState::PrepareLeaving, "{profile:?}: no new assignment");
+    }
+}
+
 #[test]
 fn a_static_members_leave_heartbeat_carries_its_instance_id_in_both_profiles() {
     for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {

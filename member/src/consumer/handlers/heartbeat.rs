@@ -107,14 +107,25 @@ impl ConsumerGroupMember {
             self.commit_after_heartbeat = false;
             self.core.timers.set(Timer::AutoCommit, now);
         }
+        // An answer that comes while the member prepares to leave (its commit and revoke
+        // callback under way) still carries its current epoch, which the commit before leaving
+        // needs: the Java consumer records it (`ConsumerMembershipManager.onHeartbeatSuccess`
+        // updates the epoch before it ignores the assignment) and so does librdkafka since 2.12
+        // (its #4672). Once the leave heartbeat is due, the epoch is the leave epoch: ignored.
         let state = self.membership.state;
-        if !state.can_handle_new_assignment() || state == MemberState::Unsubscribed {
+        let preparing_to_leave = state == MemberState::PrepareLeaving;
+        if !(state.can_handle_new_assignment() || preparing_to_leave)
+            || state == MemberState::Unsubscribed
+        {
             return;
         }
         if let Some(id) = resp.member_id.as_ref().filter(|id| !id.is_empty()) {
             self.membership.member_id = id.to_string();
         }
         self.set_epoch(resp.member_epoch);
+        if preparing_to_leave {
+            return; // no new assignment while giving everything up
+        }
         match resp.assignment {
             Some(a) => {
                 let target: IdAssignment = a
