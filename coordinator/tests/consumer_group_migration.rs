@@ -425,3 +425,36 @@ fn a_classic_static_member_replacing_the_last_consumer_member_downgrades_without
     let sync = h.sync_classic(classic_sync(&new_id, r.generation_id, "range", &[]));
     assert_eq!((sync.error_code, Harness::synced(&sync)), (0, target));
 }
+
+/// KAFKA-18687: converting a classic group left the consumer group's subscription metadata
+/// unset, so the first heartbeat after the upgrade found it "changed" and bumped the group
+/// epoch, recomputing an assignment nobody asked for — even when a static consumer-protocol
+/// member only took a classic member's place with the same subscription. Kafka now sets the
+/// subscription metadata in ConsumerGroup.fromClassicGroup.
+#[test]
+fn a_static_consumer_member_taking_a_classic_ones_place_upgrades_without_a_new_epoch() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let classic = classic_join("", &["t"], &[], &["range"]).with_group_instance_id(Some(s("i")));
+    let id = h.send(5, classic);
+    for _ in 0..30 {
+        if h.join_answer(id).is_some() {
+            break;
+        }
+        h.advance(1_000);
+    }
+    let r = h.join_answer(id).expect("the static member joined");
+    let member = r.member_id.to_string();
+    let all: Vec<(&str, i32)> = (0..6).map(|p| ("t", p)).collect();
+    let sync = h.sync_classic(classic_sync(&member, r.generation_id, "range", &[(&member, &all)]));
+    assert_eq!(sync.error_code, 0, "{sync:?}");
+    let generation = r.generation_id;
+    // The instance restarts with the consumer protocol, subscribed as before.
+    let answer = h.hb(join("x", &["t"]).with_instance_id(Some(s("i"))));
+    assert_eq!(answer.error_code, 0, "{answer:?}");
+    assert_eq!(
+        h.group().group_epoch(),
+        generation,
+        "same subscription: no new group epoch: {:#?}",
+        h.events
+    );
+}

@@ -30,6 +30,7 @@ use kafka_protocol::error::ResponseError;
 use super::member::{ClassicMemberMetadata, ClassicProtocol, MemberState};
 use super::{ConsumerGroup, ConsumerMember};
 use crate::group::{Group, Member, MemberProtocol};
+use crate::topics::TopicsImage;
 use crate::{MigrationPolicy, TopicPartition};
 
 /// Whether a departing member's leave converts the group.
@@ -70,8 +71,13 @@ impl ConsumerGroup {
     /// Kafka's ConsumerGroup.fromClassicGroup (see the module docs). GROUP_ID_NOT_FOUND when a
     /// member's subscription or assignment does not decode (Kafka refuses a malformed embedded
     /// protocol so); UNKNOWN_SERVER_ERROR when two members' assignments overlap (Kafka's
-    /// partition epochs refuse a second owner).
-    pub(crate) fn from_classic(classic: &Group) -> Result<ConsumerGroup, ResponseError> {
+    /// partition epochs refuse a second owner). The group's subscription metadata is set from
+    /// `topics` as the members subscribe (KAFKA-18687: left unset, the first heartbeat found it
+    /// changed and bumped the group epoch, recomputing an assignment nothing asked for).
+    pub(crate) fn from_classic(
+        classic: &Group,
+        topics: &TopicsImage,
+    ) -> Result<ConsumerGroup, ResponseError> {
         let generation = classic.generation_id();
         let mut g = ConsumerGroup::new(classic.group_id());
         g.group_epoch = generation;
@@ -112,6 +118,7 @@ impl ConsumerGroup {
             }
             g.members.insert(m.member_id.clone(), m);
         }
+        g.subscription_metadata = g.compute_subscription_metadata(topics);
         Ok(g)
     }
 

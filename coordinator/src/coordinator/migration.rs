@@ -40,7 +40,7 @@ impl GroupCoordinator {
         {
             probes::MIGRATION_UPGRADE_DURING_REBALANCE.hit_as(state.kafka_name());
         }
-        let mut converted = ConsumerGroup::from_classic(classic).map_err(|e| {
+        let mut converted = ConsumerGroup::from_classic(classic, &self.topics).map_err(|e| {
             probes::MIGRATION_UPGRADE_REFUSED.hit_as("malformed");
             let msg = format!("Cannot upgrade the classic group {group_id} to consumer group.");
             (e, msg)
