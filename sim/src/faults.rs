@@ -16,7 +16,6 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use groupsim_member::{AssignorKind, ClientProfile};
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -24,74 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::triggers::Trigger;
 
-pub use groupsim_history::{GroupApi, InjectedError};
-
-/// One fault, acting on a connection, a member, a host or the cluster.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Fault {
-    /// Every connection of one member is reset (the member sees its requests fail).
-    ConnectionDrop { member: String },
-    /// A host is cut off from some peers (segments lost), healed after a while.
-    NetworkPartition { host: String, peers: Vec<String>, heal_after_ms: Millis },
-    /// Messages between a host and every peer take up to `max_latency_ms` for a while
-    /// (reordering across connections follows).
-    LatencySpike { host: String, max_latency_ms: Millis, duration_ms: Millis },
-    /// Leadership of the group's offsets partition moves to broker `to`, whose load takes
-    /// `load_ms` (slow coordinator load when large).
-    CoordinatorMove { group: String, to: i32, load_ms: Millis },
-    /// A broker crashes (its in-memory state is lost) and restarts after a while.
-    BrokerCrash { node: i32, restart_after_ms: Millis },
-    /// A stop-the-world pause of one member: it handles nothing for `duration_ms`, then resumes
-    /// believing it still owns its partitions (a zombie, when longer than the session timeout).
-    MemberPause { member: String, duration_ms: Millis },
-    /// A member process crashes (uncommitted progress lost) and restarts as a new member.
-    MemberCrash { member: String, restart_after_ms: Millis },
-    /// A member leaves the group gracefully (LeaveGroup) and restarts after a while.
-    MemberLeave { member: String, restart_after_ms: Millis },
-    /// A rolling-upgrade step: the member leaves gracefully and restarts after a while with a new
-    /// client profile and assignor list (e.g. eager `range` to `cooperative-sticky`).
-    MemberUpgrade {
-        member: String,
-        restart_after_ms: Millis,
-        profile: ClientProfile,
-        assignors: Vec<AssignorKind>,
-    },
-    /// Processing in progress at a member finishes `delay_ms` late, after the rebalance that took
-    /// the partition away: its ack arrives carrying the old generation.
-    StaleAck { member: String, delay_ms: Millis },
-    /// A member's next revoke callback takes `extra_ms` longer.
-    SlowRevoke { member: String, extra_ms: Millis },
-    /// A member's revoke callback under way, or else its next one, does not return before
-    /// `until_ms`. Triggers aim it at the end of the group's join phase.
-    SlowRevokeUntil { member: String, until_ms: Millis },
-    /// A topic gains partitions.
-    PartitionExpansion { topic: String, partitions: i32 },
-    /// Every connection to one broker, or to every broker when `broker` is `None`, is closed
-    /// (in-flight answers are lost). Real-time only.
-    ConnectionReset { broker: Option<i32> },
-    /// Only the connection a member's client sends its group requests on is closed, while it
-    /// has nothing in flight there, leaving its fetch connections open. Real-time only.
-    GroupConnectionReset { member: String },
-    /// Every answer of `broker` (all brokers when `None`) is delayed `delay_ms` for
-    /// `duration_ms`. Real-time only.
-    ResponseDelay { broker: Option<i32>, delay_ms: Millis, duration_ms: Millis },
-    /// A broker accepts and reads requests but answers none for `duration_ms` (answers then go
-    /// out, to whoever is still connected). Real-time only.
-    Unresponsive { broker: i32, duration_ms: Millis },
-    /// The next answer to `api` is held back `hold_ms` (past the client's timeouts); a held
-    /// OffsetCommit answer (the commit is applied) also waits for the group's next generation.
-    /// Real-time only.
-    HoldResponse { api: GroupApi, hold_ms: Millis },
-    /// The next `count` requests of `api` get `error` instead of reaching the coordinator.
-    /// Real-time only.
-    InjectError { api: GroupApi, error: InjectedError, count: u32 },
-    /// The coordinator starts a rebalance of `group` (empty: the group the nemesis targets), as
-    /// a membership change would. Real-time only.
-    ForceRebalance { group: String },
-    /// A member is expelled from the group as if its session had expired. Real-time only.
-    ExpelMember { member: String },
-}
+/// The one fault vocabulary is the history's: a schedule's faults are what the history records.
+pub use groupsim_history::{Fault, GroupApi, InjectedError};
 
 /// Where a schedule's faults are applied: each mode applies only some variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,9 +47,16 @@ impl fmt::Display for Mode {
     }
 }
 
-impl Fault {
+/// What the harness knows of a fault beyond its data: its kind, and where it can be applied.
+pub trait FaultRules {
     /// The fault's kind.
-    pub fn kind(&self) -> FaultKind {
+    fn kind(&self) -> FaultKind;
+    /// Whether `mode` can apply it.
+    fn applies_in(&self, mode: Mode) -> bool;
+}
+
+impl FaultRules for Fault {
+    fn kind(&self) -> FaultKind {
         match self {
             Fault::ConnectionDrop { .. } => FaultKind::ConnectionDrop,
             Fault::NetworkPartition { .. } => FaultKind::NetworkPartition,
@@ -149,7 +89,7 @@ impl Fault {
     /// real-time modes act at the brokers (and `check-client` on its member processes), so they
     /// cannot partition hosts, slow a host's every message, stretch a client's callbacks or
     /// delay its acks, or restart a real client as another.
-    pub fn applies_in(&self, mode: Mode) -> bool {
+    fn applies_in(&self, mode: Mode) -> bool {
         let real_time = matches!(
             self,
             Fault::ConnectionDrop { .. }
@@ -180,95 +120,6 @@ impl Fault {
 }
 
 /// The text is the history's: a fault prints the same in a schedule and in a trace.
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&groupsim_history::Fault::from(self), f)
-    }
-}
-
-/// A fault as the history records it (`FaultInjected`).
-impl From<Fault> for groupsim_history::Fault {
-    fn from(fault: Fault) -> Self {
-        use groupsim_history::Fault as H;
-        match fault {
-            Fault::ConnectionDrop { member } => H::ConnectionDrop { member },
-            Fault::NetworkPartition { host, peers, heal_after_ms } => {
-                H::NetworkPartition { host, peers, heal_after_ms }
-            }
-            Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
-                H::LatencySpike { host, max_latency_ms, duration_ms }
-            }
-            Fault::CoordinatorMove { group, to, load_ms } => {
-                H::CoordinatorMove { group, to, load_ms }
-            }
-            Fault::BrokerCrash { node, restart_after_ms } => {
-                H::BrokerCrash { node, restart_after_ms }
-            }
-            Fault::MemberPause { member, duration_ms } => H::MemberPause { member, duration_ms },
-            Fault::MemberCrash { member, restart_after_ms } => {
-                H::MemberCrash { member, restart_after_ms }
-            }
-            Fault::MemberLeave { member, restart_after_ms } => {
-                H::MemberLeave { member, restart_after_ms }
-            }
-            Fault::MemberUpgrade { member, restart_after_ms, profile, assignors } => {
-                H::MemberUpgrade {
-                    member,
-                    restart_after_ms,
-                    profile: recorded_profile(profile),
-                    assignors: assignors.into_iter().map(recorded_assignor).collect(),
-                }
-            }
-            Fault::StaleAck { member, delay_ms } => H::StaleAck { member, delay_ms },
-            Fault::SlowRevoke { member, extra_ms } => H::SlowRevoke { member, extra_ms },
-            Fault::SlowRevokeUntil { member, until_ms } => H::SlowRevokeUntil { member, until_ms },
-            Fault::PartitionExpansion { topic, partitions } => {
-                H::PartitionExpansion { topic, partitions }
-            }
-            Fault::ConnectionReset { broker } => H::ConnectionReset { broker },
-            Fault::GroupConnectionReset { member } => H::GroupConnectionReset { member },
-            Fault::ResponseDelay { broker, delay_ms, duration_ms } => {
-                H::ResponseDelay { broker, delay_ms, duration_ms }
-            }
-            Fault::Unresponsive { broker, duration_ms } => H::Unresponsive { broker, duration_ms },
-            Fault::HoldResponse { api, hold_ms } => H::HoldResponse { api, hold_ms },
-            Fault::InjectError { api, error, count } => H::InjectError { api, error, count },
-            Fault::ForceRebalance { group } => H::ForceRebalance { group },
-            Fault::ExpelMember { member } => H::ExpelMember { member },
-        }
-    }
-}
-
-impl From<&Fault> for groupsim_history::Fault {
-    fn from(fault: &Fault) -> Self {
-        Self::from(fault.clone())
-    }
-}
-
-fn recorded_profile(profile: ClientProfile) -> groupsim_history::ClientProfile {
-    use groupsim_history::ClientProfile as H;
-    match profile {
-        ClientProfile::JavaEager => H::JavaEager,
-        ClientProfile::JavaCooperative => H::JavaCooperative,
-        ClientProfile::Brod => H::Brod,
-        ClientProfile::Elsa => H::Elsa,
-        ClientProfile::KafkaGo => H::KafkaGo,
-        ClientProfile::JavaConsumer => H::JavaConsumer,
-        ClientProfile::LibrdkafkaConsumer => H::LibrdkafkaConsumer,
-    }
-}
-
-fn recorded_assignor(assignor: AssignorKind) -> groupsim_history::AssignorKind {
-    use groupsim_history::AssignorKind as H;
-    match assignor {
-        AssignorKind::Range => H::Range,
-        AssignorKind::RoundRobin => H::RoundRobin,
-        AssignorKind::Sticky => H::Sticky,
-        AssignorKind::CooperativeSticky => H::CooperativeSticky,
-        AssignorKind::RoundRobinV2 => H::RoundRobinV2,
-    }
-}
-
 /// A coordinator load at least this long counts as a slow load.
 pub const SLOW_LOAD_MS: Millis = 2_000;
 

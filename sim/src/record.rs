@@ -307,6 +307,63 @@ impl IntoHistory for MemberEvent {
     }
 }
 
+impl IntoHistory for groupsim_member::ClientProfile {
+    type Recorded = h::ClientProfile;
+    fn into_history(self) -> h::ClientProfile {
+        use groupsim_member::ClientProfile as P;
+        match self {
+            P::JavaEager => h::ClientProfile::JavaEager,
+            P::JavaCooperative => h::ClientProfile::JavaCooperative,
+            P::Brod => h::ClientProfile::Brod,
+            P::Elsa => h::ClientProfile::Elsa,
+            P::KafkaGo => h::ClientProfile::KafkaGo,
+            P::JavaConsumer => h::ClientProfile::JavaConsumer,
+            P::LibrdkafkaConsumer => h::ClientProfile::LibrdkafkaConsumer,
+        }
+    }
+}
+
+impl IntoHistory for groupsim_member::AssignorKind {
+    type Recorded = h::AssignorKind;
+    fn into_history(self) -> h::AssignorKind {
+        use groupsim_member::AssignorKind as A;
+        match self {
+            A::Range => h::AssignorKind::Range,
+            A::RoundRobin => h::AssignorKind::RoundRobin,
+            A::Sticky => h::AssignorKind::Sticky,
+            A::CooperativeSticky => h::AssignorKind::CooperativeSticky,
+            A::RoundRobinV2 => h::AssignorKind::RoundRobinV2,
+        }
+    }
+}
+
+/// The member's client profile a fault names (a schedule's faults are history data; the
+/// member upgrade they order runs with the member's own type).
+pub fn member_profile(profile: h::ClientProfile) -> groupsim_member::ClientProfile {
+    use groupsim_member::ClientProfile as P;
+    match profile {
+        h::ClientProfile::JavaEager => P::JavaEager,
+        h::ClientProfile::JavaCooperative => P::JavaCooperative,
+        h::ClientProfile::Brod => P::Brod,
+        h::ClientProfile::Elsa => P::Elsa,
+        h::ClientProfile::KafkaGo => P::KafkaGo,
+        h::ClientProfile::JavaConsumer => P::JavaConsumer,
+        h::ClientProfile::LibrdkafkaConsumer => P::LibrdkafkaConsumer,
+    }
+}
+
+/// The member's assignor a fault names (see [`member_profile`]).
+pub fn member_assignor(assignor: h::AssignorKind) -> groupsim_member::AssignorKind {
+    use groupsim_member::AssignorKind as A;
+    match assignor {
+        h::AssignorKind::Range => A::Range,
+        h::AssignorKind::RoundRobin => A::RoundRobin,
+        h::AssignorKind::Sticky => A::Sticky,
+        h::AssignorKind::CooperativeSticky => A::CooperativeSticky,
+        h::AssignorKind::RoundRobinV2 => A::RoundRobinV2,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use groupsim_coordinator::consumer_event::{ConvertedMember, LoadedMember, TargetShare};

@@ -8,6 +8,7 @@ use rand::RngExt;
 
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule, ScheduledFault};
+use crate::record::IntoHistory;
 use crate::rng::{self, Stream};
 use crate::scenario::{ScenarioSpec, GROUP_ID};
 
@@ -63,8 +64,8 @@ pub fn protocol_migration(seed: u64) -> ScenarioSpec {
             let fault = Fault::MemberUpgrade {
                 member: format!("m{i}"),
                 restart_after_ms: rng.random_range(1_000..3_000),
-                profile,
-                assignors: assignors.clone(),
+                profile: profile.into_history(),
+                assignors: assignors.iter().map(|a| a.into_history()).collect(),
             };
             let leave_at = t + rng.random_range(0..2_000);
             bounces.push((i, leave_at));

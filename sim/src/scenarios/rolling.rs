@@ -6,6 +6,7 @@ use rand::RngExt;
 
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule};
+use crate::record::IntoHistory;
 use crate::scenario::ScenarioSpec;
 
 /// Members restart one at a time, as in a deployment: each leaves the group (LeaveGroup) and
@@ -72,8 +73,8 @@ pub fn cooperative_upgrade(seed: u64) -> ScenarioSpec {
             let fault = Fault::MemberUpgrade {
                 member: format!("m{i}"),
                 restart_after_ms: rng.random_range(1_000..3_000),
-                profile,
-                assignors,
+                profile: profile.into_history(),
+                assignors: assignors.into_iter().map(|a| a.into_history()).collect(),
             };
             faults.push(at(t, fault));
         }

@@ -154,7 +154,7 @@ impl<'a> Members<'a> {
         let slot = &mut self.slots[i];
         let applied = slot.adapter.is_some() && slot.closing_until.is_none();
         let fault = Fault::MemberCrash { member: member.clone(), restart_after_ms };
-        cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
+        cluster.recorder().world(WorldEvent::FaultInjected { fault, applied });
         if !applied {
             return;
         }
@@ -173,7 +173,7 @@ impl<'a> Members<'a> {
         let applied =
             slot.adapter.is_some() && slot.resume_at.is_none() && slot.closing_until.is_none();
         let fault = Fault::MemberPause { member, duration_ms };
-        cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
+        cluster.recorder().world(WorldEvent::FaultInjected { fault, applied });
         if let (true, Some(a)) = (applied, slot.adapter.as_mut()) {
             a.pause();
             slot.resume_at = Some(Instant::now() + Duration::from_millis(duration_ms));
@@ -186,7 +186,7 @@ impl<'a> Members<'a> {
         let slot = &mut self.slots[i];
         let applied = slot.adapter.is_some() && slot.closing_until.is_none();
         let fault = Fault::MemberLeave { member: member.clone(), restart_after_ms };
-        cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
+        cluster.recorder().world(WorldEvent::FaultInjected { fault, applied });
         if let (true, Some(a)) = (applied, slot.adapter.as_mut()) {
             a.resume();
             slot.resume_at = None;

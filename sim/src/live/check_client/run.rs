@@ -252,13 +252,13 @@ fn apply(
         {
             cluster
                 .recorder()
-                .world(WorldEvent::FaultInjected { fault: fault.into(), applied: true });
+                .world(WorldEvent::FaultInjected { fault: fault.clone(), applied: true });
             cluster.add_partitions(TOPIC, *partitions)?;
             producer.partitions = *partitions;
         }
         (other, _) => cluster
             .recorder()
-            .world(WorldEvent::FaultInjected { fault: other.into(), applied: false }),
+            .world(WorldEvent::FaultInjected { fault: other.clone(), applied: false }),
     }
     Ok(())
 }

@@ -145,6 +145,7 @@ impl fmt::Display for Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::FaultRules;
 
     #[test]
     fn a_seed_draws_the_same_plan_within_its_fault_phase() {

@@ -312,7 +312,7 @@ impl Nemesis {
 }
 
 fn record(cluster: &Cluster, fault: Fault, applied: bool) {
-    cluster.recorder().world(WorldEvent::FaultInjected { fault: fault.into(), applied });
+    cluster.recorder().world(WorldEvent::FaultInjected { fault, applied });
 }
 
 fn heal(cluster: &Cluster, description: String) {

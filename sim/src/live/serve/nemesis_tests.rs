@@ -52,7 +52,7 @@ fn a_reset_of_all_connections_closes_an_idle_client_socket() {
     let mut buf = [0u8; 8];
     let n = socket.read(&mut buf).expect("the broker closes the socket, no timeout");
     assert_eq!(n, 0, "EOF: the nemesis closed the connection");
-    let recorded = WorldEvent::FaultInjected { fault: reset.into(), applied: true };
+    let recorded = WorldEvent::FaultInjected { fault: reset, applied: true };
     assert!(world_events(&cluster).contains(&recorded));
     cluster.shutdown();
 }
@@ -213,7 +213,7 @@ fn a_pick_with_no_members_is_recorded_as_not_applied() {
     let expel = Fault::ExpelMember { member: "#4".into() };
     let mut nemesis = Nemesis::new(&cluster, schedule(vec![(0, expel.clone())]), "g", 1);
     nemesis.step(&cluster);
-    let recorded = WorldEvent::FaultInjected { fault: expel.into(), applied: false };
+    let recorded = WorldEvent::FaultInjected { fault: expel, applied: false };
     assert!(world_events(&cluster).contains(&recorded));
     cluster.shutdown();
 }

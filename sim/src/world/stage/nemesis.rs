@@ -13,8 +13,9 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use tracing::debug;
 
-use crate::faults::{Fault, FaultSchedule};
+use crate::faults::{Fault, FaultRules, FaultSchedule};
 use crate::probes;
+use crate::record::{member_assignor, member_profile};
 use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::watch::GroupWatch;
@@ -193,9 +194,7 @@ impl Nemesis {
             _ => {}
         }
         let applied = self.apply(world, now, &fault);
-        self.history
-            .borrow_mut()
-            .world(now, WorldEvent::FaultInjected { fault: fault.into(), applied });
+        self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
     }
 
     /// `event` happened, concerning `targets` (members; drawn among when several): each armed
@@ -416,7 +415,8 @@ fn member_command(fault: &Fault) -> Option<(&str, MemberCommand)> {
             (member, C::Leave { restart_after_ms: *after, upgrade: None })
         }
         Fault::MemberUpgrade { member, restart_after_ms: after, profile, assignors } => {
-            let upgrade = Some((*profile, assignors.clone()));
+            let assignors = assignors.iter().map(|a| member_assignor(*a)).collect();
+            let upgrade = Some((member_profile(*profile), assignors));
             (member, C::Leave { restart_after_ms: *after, upgrade })
         }
         Fault::StaleAck { member, delay_ms } => (member, C::StaleAck { delay_ms: *delay_ms }),
