@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::runner::{self, RunReport, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, storm::join_storm_1000, UnknownScenario};
-use crate::sweep;
+use crate::threads::on_threads;
 use crate::world::WorldError;
 
 /// One scenario's figures.
@@ -80,7 +80,7 @@ pub fn measure(scenario: &Scenario, seeds: u64, jobs: usize, world: WorldKind) -
     let never = AtomicBool::new(false);
     let per_seed = Mutex::new(Vec::new());
     let all = Instant::now();
-    let runs = sweep::on_threads(0..seeds, jobs, &never, |seed| {
+    let runs = on_threads(0..seeds, jobs, &never, |seed| {
         let (cpu, wall) = (thread_cpu_s(), Instant::now());
         let run: Result<RunReport, WorldError> = runner::run_spec_in(scenario.build(seed), world);
         let took = match (cpu, thread_cpu_s()) {

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use groupsim_history::History;
 
-use crate::sweep::on_threads;
+use crate::threads::on_threads;
 
 /// How many more runs of a mismatching seed are tried to get its first history back.
 const RETRIES: usize = 3;

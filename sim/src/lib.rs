@@ -45,6 +45,7 @@ pub mod scenarios;
 pub mod shrink;
 pub mod sweep;
 pub mod testing;
+pub mod threads;
 pub mod trace;
 pub mod triggers;
 pub mod watch;
