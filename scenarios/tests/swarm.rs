@@ -50,3 +50,41 @@ fn a_later_connection_does_not_overtake_an_earlier_one_through_a_latency_spike()
     });
     assert!(spikes.count() > 0, "seed 361 still draws the latency spike it needs");
 }
+
+/// The slow revokes a seed draws for `member` before the faults heal.
+fn slow_revokes_of(spec: &groupsim::scenario::ScenarioSpec, member: &str) -> usize {
+    spec.faults
+        .faults
+        .iter()
+        .filter(|f| f.at_ms < spec.liveness_start_ms)
+        .filter(|f| matches!(&f.fault, groupsim::faults::Fault::SlowRevoke { member: m, .. } if m == member))
+        .count()
+}
+
+/// Regression: swarm seeds 819 and 2676 (and, in the turmoil world, 2207) ended `stuck` at the
+/// liveness deadline for a fault model that outlived its faults. Mechanism: several slow-revoke
+/// faults drawn for one member before its next revoke callback added up (819: four slowdowns of
+/// at most 23 s made one 56 s callback for m3, which began just before the heal), and an eager
+/// member kept a slowdown no callback had taken up through the heal (819: m0's 25 s, taken up by
+/// a rebalance 57 s into the liveness phase, so m0 rejoined 0.2 s before the deadline). Kafka's
+/// timeouts bound neither: the scenario's liveness bound counts from the heal, after which no
+/// fault acts. Now slowdowns before one callback describe that callback (the longest holds),
+/// and the heal drops a slowdown not yet taken up, eager or cooperative.
+#[test]
+fn slow_revokes_neither_add_up_nor_outlive_the_heal() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    for (seed, member, world) in [
+        (819, "m3", WorldKind::Event),
+        (2676, "m0", WorldKind::Event),
+        (2676, "m0", WorldKind::Turmoil),
+    ] {
+        let spec = s.build(seed);
+        assert!(
+            slow_revokes_of(&spec, member) >= 2,
+            "seed {seed} still draws the repeated slow revokes of {member} it needs"
+        );
+        let r = run_spec_in(spec, world).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed} in {world:?}: {}", r.failure_report());
+    }
+}

@@ -57,7 +57,8 @@ pub enum MemberFault {
     /// generation, carrying the generation it was processed in.
     StaleAck { delay_ms: u64 },
     /// The next revoke callback takes `extra_ms` longer (possibly longer than the rebalance
-    /// timeout, which gets the member removed from the group).
+    /// timeout, which gets the member removed from the group). Several injected before that
+    /// callback starts describe the same slow callback: the longest holds, they do not add up.
     SlowRevoke { extra_ms: u64 },
     /// The application is slow to give its partitions up until `until_ms`: the revoke callback
     /// under way, or else the next one to start, does not return before that instant. An
@@ -232,15 +233,14 @@ impl Member {
         self.rebalance.cooperative
     }
 
-    /// The faults end (the liveness phase): a cooperative member drops a revoke slowdown no
-    /// callback has taken up yet. Its revoke callback runs only when an assignment takes a
-    /// partition away, which may come long after the fault (an eager member revokes on every
-    /// rebalance, so its next rebalance takes the slowdown up, as liveness bounds allow). A
-    /// callback already running keeps its length. Nothing else changes and nothing is sent.
+    /// The faults end (the liveness phase): the member drops a revoke slowdown no callback has
+    /// taken up yet, so no fault acts after the heal — the next rebalance may come long after
+    /// the fault (a cooperative member's callback runs only when an assignment takes a
+    /// partition away; an eager member's at its next rebalance, which a late rejoin can start
+    /// at any time). A callback already running keeps its length. Nothing else changes and
+    /// nothing is sent.
     pub fn heal_pending_faults(&mut self) {
-        if self.rebalance.cooperative {
-            self.rebalance.slow_revoke_ms = 0;
-        }
+        self.rebalance.slow_revoke_ms = 0;
     }
 
     /// Applies a fault from the nemesis (see [`MemberFault`]).
@@ -248,7 +248,7 @@ impl Member {
         self.input(now, |m| match fault {
             MemberFault::StaleAck { delay_ms } => m.core.processor.inject_stale_ack(delay_ms),
             MemberFault::SlowRevoke { extra_ms } => {
-                m.rebalance.slow_revoke_ms = m.rebalance.slow_revoke_ms.saturating_add(extra_ms);
+                m.rebalance.slow_revoke_ms = m.rebalance.slow_revoke_ms.max(extra_ms);
             }
             MemberFault::SlowRevokeUntil { until_ms } => m.rebalance.slow_callback_until(until_ms),
         });

@@ -167,8 +167,7 @@ impl ConsumerGroupMember {
     pub fn inject(&mut self, now: Millis, fault: MemberFault) {
         self.input(now, |m| match fault {
             MemberFault::SlowRevoke { extra_ms } => {
-                m.reconciliation.slow_revoke_ms =
-                    m.reconciliation.slow_revoke_ms.saturating_add(extra_ms);
+                m.reconciliation.slow_revoke_ms = m.reconciliation.slow_revoke_ms.max(extra_ms);
             }
             MemberFault::SlowRevokeUntil { until_ms } => {
                 let extra = until_ms.saturating_sub(now);
