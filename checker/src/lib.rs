@@ -32,6 +32,9 @@
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 //!
+//! Anomalies a hazard Kafka allows explains (`hazards`: a late request the world played as a
+//! named fault) are reported apart, with the hazard, and do not fail the run.
+//!
 //! A KIP-848 consumer group is judged by member epochs, not generations (`consumer_view` reads
 //! its events, `consumer` holds its rules): `zombie-commit` is a commit accepted under a member
 //! epoch that was not the committer's when validated, or from a member the group no longer held;
@@ -52,6 +55,7 @@ mod black_box_consumer;
 mod commits;
 mod consumer;
 mod consumer_view;
+mod hazards;
 mod liveness;
 mod metrics;
 mod ownership;
@@ -67,6 +71,7 @@ use groupsim_history::{CoordinatorEvent, Event, EventKind, History, MemberEvent}
 use serde::{Deserialize, Serialize};
 
 pub use self::anomaly::{Anomaly, AnomalyClass};
+pub use self::hazards::{Explained, Hazard};
 use self::metrics::Metrics;
 pub use self::metrics::Stats;
 use self::protocols::Judged;
@@ -75,8 +80,12 @@ use self::views::{AcceptedCommit, Views};
 /// The checker's conclusion about a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// Every anomaly found, in the order found.
+    /// Every anomaly found that no hazard explains, in the order found.
     pub anomalies: Vec<Anomaly>,
+    /// Anomalies a hazard Kafka allows explains (the world played it as a named fault): shown,
+    /// not failing the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hazards: Vec<Explained>,
     /// Run figures.
     pub stats: Stats,
 }
@@ -120,7 +129,8 @@ pub fn check(history: &History) -> Verdict {
     if views.liveness_deadline.is_some() {
         anomalies.extend(liveness::stuck(&views, history.len().saturating_sub(1)));
     }
-    Verdict { anomalies, stats: metrics.finish(views.end_ms) }
+    let (anomalies, hazards) = hazards::explain(history, anomalies);
+    Verdict { anomalies, hazards, stats: metrics.finish(views.end_ms) }
 }
 
 /// The liveness rule read while a run records its history, so the world can end a run as soon

@@ -394,6 +394,7 @@ impl Views {
             | WorldEvent::FaultInjected { .. }
             | WorldEvent::ServeFault { .. }
             | WorldEvent::FaultHealed { .. }
+            | WorldEvent::RequestProcessedLate { .. }
             | WorldEvent::BrokerCrashed { .. }
             | WorldEvent::BrokerFailureDetected { .. }
             | WorldEvent::BrokerRestarted { .. }

@@ -59,6 +59,12 @@ pub enum Fault {
     ForceRebalance { group: String },
     /// A member is expelled from its group as if its session had expired.
     ExpelMember { member: String },
+    /// A Kafka hazard, not a bug: the group coordinator reads `member`'s next `api` request
+    /// (sent within `within_ms`) and processes it only `delay_ms` later — a stalled request
+    /// handler — after the member gave up on it, and after whatever the member sent since on
+    /// another connection. Kafka orders requests per connection only, so a late OffsetCommit
+    /// can move the committed offset back below a newer one.
+    LateRequest { member: String, api: GroupApi, delay_ms: Millis, within_ms: Millis },
 }
 
 impl fmt::Display for Fault {
@@ -136,6 +142,11 @@ impl fmt::Display for Fault {
             Fault::ForceRebalance { group } if group.is_empty() => write!(f, "forced rebalance"),
             Fault::ForceRebalance { group } => write!(f, "forced rebalance: {group}"),
             Fault::ExpelMember { member } => write!(f, "expel {member} (session expiry)"),
+            Fault::LateRequest { member, api, delay_ms, within_ms } => write!(
+                f,
+                "late request: {member}'s next {api:?} (within {within_ms} ms) processed \
+                 {delay_ms} ms after it is read"
+            ),
         }
     }
 }

@@ -3,7 +3,7 @@
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
-use crate::fault::Fault;
+use crate::fault::{Fault, GroupApi};
 
 /// Facts the world itself knows: the workload and the run's phases.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +43,16 @@ pub enum WorldEvent {
     ServeFault { description: String, duration_ms: Millis },
     /// A fault's effect ended (a partition healed, latency restored, a process restarted).
     FaultHealed { description: String },
+    /// The late-request hazard acted: broker `node` read `member`'s `api` request at
+    /// `read_at_ms` and processes it now (the coordinator events it causes follow at this
+    /// instant). `member_id` is the id the request carried, when it carries one.
+    RequestProcessedLate {
+        node: i32,
+        member: String,
+        api: GroupApi,
+        member_id: Option<String>,
+        read_at_ms: Millis,
+    },
     /// A topic gained partitions (new partitions start empty at offset 0).
     PartitionsAdded { topic: String, partitions: i32 },
     /// A broker host crashed: its in-memory state (groups, caches) is gone.

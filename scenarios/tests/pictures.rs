@@ -353,6 +353,7 @@ fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
             message: "m0-1 committed after it was removed & \"fenced\"".into(),
             events: vec![3],
         }],
+        hazards: Vec::new(),
         stats: Stats::default(),
     };
     let svg = pictures::render(Format::Svg, &h, &verdict, None).expect("svg");

@@ -104,6 +104,7 @@ mod tests {
             rebalances: 0,
             simulated_ms: 0,
             wall_seconds: 1.0,
+            hazard_seeds: vec![],
         }
     }
 

@@ -82,6 +82,7 @@ impl FaultRules for Fault {
             Fault::InjectError { .. } => FaultKind::InjectError,
             Fault::ForceRebalance { .. } => FaultKind::ForceRebalance,
             Fault::ExpelMember { .. } => FaultKind::ExpelMember,
+            Fault::LateRequest { .. } => FaultKind::LateRequest,
         }
     }
 
@@ -167,11 +168,13 @@ pub enum FaultKind {
     ForceRebalance,
     /// See [`Fault::ExpelMember`].
     ExpelMember,
+    /// See [`Fault::LateRequest`]: a hazard Kafka allows, not a bug.
+    LateRequest,
 }
 
 impl FaultKind {
     /// Every kind a simulated run draws and applies (the rest are real-time only).
-    pub const ALL: [FaultKind; 13] = [
+    pub const ALL: [FaultKind; 14] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
         FaultKind::LatencySpike,
@@ -185,6 +188,7 @@ impl FaultKind {
         FaultKind::StaleAck,
         FaultKind::SlowRevoke,
         FaultKind::PartitionExpansion,
+        FaultKind::LateRequest,
     ];
 
     /// snake_case name.
@@ -210,6 +214,7 @@ impl FaultKind {
             FaultKind::InjectError => "inject_error",
             FaultKind::ForceRebalance => "force_rebalance",
             FaultKind::ExpelMember => "expel_member",
+            FaultKind::LateRequest => "late_request",
         }
     }
 
@@ -243,6 +248,14 @@ impl FaultSchedule {
     pub fn new(mut faults: Vec<ScheduledFault>) -> Self {
         faults.sort_by_key(|f| f.at_ms);
         Self { faults, triggers: Vec::new() }
+    }
+
+    /// This schedule's timed faults and `other`'s, in time order (this one's first at equal
+    /// instants), with this one's triggers.
+    pub fn merged(mut self, other: FaultSchedule) -> Self {
+        self.faults.extend(other.faults);
+        self.faults.sort_by_key(|f| f.at_ms);
+        self
     }
 
     /// The same schedule with these triggers too.
@@ -394,6 +407,20 @@ impl Swarm {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// The group API a request is, if any.
+pub fn group_api(request: &kafka_protocol::messages::RequestKind) -> Option<GroupApi> {
+    use kafka_protocol::messages::RequestKind;
+    Some(match request {
+        RequestKind::JoinGroup(_) => GroupApi::JoinGroup,
+        RequestKind::SyncGroup(_) => GroupApi::SyncGroup,
+        RequestKind::Heartbeat(_) => GroupApi::Heartbeat,
+        RequestKind::OffsetCommit(_) => GroupApi::OffsetCommit,
+        RequestKind::OffsetFetch(_) => GroupApi::OffsetFetch,
+        RequestKind::ConsumerGroupHeartbeat(_) => GroupApi::ConsumerGroupHeartbeat,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

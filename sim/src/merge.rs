@@ -233,7 +233,7 @@ fn merge_row(files: &[ShardFile], i: usize) -> SweepRow {
             *probe_seeds.entry(name.clone()).or_insert(0) += n;
         }
     }
-    SweepRow::from_sums(
+    let mut row = SweepRow::from_sums(
         &parts[0].scenario,
         parts.iter().map(|p| p.seeds).sum(),
         parts.iter().flat_map(|p| p.failures.iter().cloned()).collect(),
@@ -244,7 +244,9 @@ fn merge_row(files: &[ShardFile], i: usize) -> SweepRow {
             parts.iter().map(|p| p.simulated_ms).sum(),
             parts.iter().map(|p| p.wall_seconds).sum::<f64>().max(1e-9),
         ),
-    )
+    );
+    row.hazard_seeds = parts.iter().flat_map(|p| p.hazard_seeds.iter().copied()).collect();
+    row
 }
 
 impl Merged {

@@ -364,6 +364,18 @@ pub fn member_assignor(assignor: h::AssignorKind) -> groupsim_member::AssignorKi
     }
 }
 
+/// The history's record of a held request reaching broker `node`'s coordinator (the
+/// late-request hazard): its client id is the member's name.
+pub fn late_request(
+    node: i32,
+    client_id: String,
+    api: groupsim_history::GroupApi,
+    member_id: Option<String>,
+    read_at_ms: groupsim_wire::Millis,
+) -> h::WorldEvent {
+    h::WorldEvent::RequestProcessedLate { node, member: client_id, api, member_id, read_at_ms }
+}
+
 #[cfg(test)]
 mod tests {
     use groupsim_coordinator::consumer_event::{ConvertedMember, LoadedMember, TargetShare};
@@ -452,3 +464,4 @@ mod tests {
         });
     }
 }
+

@@ -22,6 +22,9 @@ pub enum Stream {
     /// Per-member client choices a scenario draws beside its shape (which profile each member
     /// runs, which server assignor the group asks for), so adding them shifts no workload draw.
     Clients,
+    /// Hazards Kafka allows (a swarm's late requests), drawn beside the faults so adding them
+    /// shifts no fault draw.
+    Hazards,
 }
 
 impl Stream {
@@ -34,6 +37,7 @@ impl Stream {
             Stream::Triggers => 4,
             Stream::Trigger(i) => 1_000_000 + u64::from(i),
             Stream::Clients => 5,
+            Stream::Hazards => 6,
         }
     }
 }

@@ -218,6 +218,25 @@ impl RunReport {
         for (class, n) in self.verdict.counts() {
             let _ = writeln!(out, "anomaly {class}: {n}");
         }
+        let mut hazards: Vec<_> = self.verdict.hazards.iter().map(|e| e.hazard).collect();
+        hazards.sort();
+        hazards.dedup();
+        for hazard in hazards {
+            let explained: Vec<String> = (self.verdict.hazards.iter())
+                .filter(|e| e.hazard == hazard)
+                .map(|e| {
+                    let a = &e.anomaly;
+                    let on = a.partition.as_ref().map(|p| format!(" {p}")).unwrap_or_default();
+                    format!("{}{on} t={}", a.class, a.at_ms)
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "hazard {hazard} (not a failure: {}): explains {}",
+                hazard.why(),
+                explained.join(", ")
+            );
+        }
         let _ = writeln!(out, "history-hash: {}", self.history_hash);
         out
     }
@@ -306,6 +325,9 @@ pub struct SeedResult {
     /// The probes the run hit (family members as `name:detail`).
     #[serde(skip)]
     pub probes: BTreeSet<String>,
+    /// Anomalies a hazard Kafka allows explains (not failures).
+    #[serde(default)]
+    pub hazards: usize,
 }
 
 impl SeedResult {
@@ -321,6 +343,7 @@ impl SeedResult {
                 simulated_ms: r.simulated_ms(),
                 rebalances: r.verdict.stats.rebalances,
                 probes: r.probes.keys().cloned().collect(),
+                hazards: r.verdict.hazards.len(),
             },
             Err(e) => SeedResult {
                 seed,
@@ -331,6 +354,7 @@ impl SeedResult {
                 simulated_ms: 0,
                 rebalances: 0,
                 probes: BTreeSet::new(),
+                hazards: 0,
             },
         }
     }

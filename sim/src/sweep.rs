@@ -217,6 +217,9 @@ pub struct SweepRow {
     /// Wall seconds the seeds took.
     #[serde(default)]
     pub wall_seconds: f64,
+    /// Seeds whose anomalies a hazard Kafka allows explains (they pass), in seed order.
+    #[serde(default)]
+    pub hazard_seeds: Vec<u64>,
 }
 
 impl SweepRow {
@@ -244,14 +247,16 @@ impl SweepRow {
         let replay = failures
             .first()
             .map(|r| format!("{}{bug_arg}", runner::replay_command(scenario, r.seed)));
-        Self::from_sums(
+        let mut row = Self::from_sums(
             scenario,
             results.len(),
             failures,
             replay,
             probe_seeds,
             (rebalances, simulated_ms, wall),
-        )
+        );
+        row.hazard_seeds = results.iter().filter(|r| r.hazards > 0).map(|r| r.seed).collect();
+        row
     }
 
     /// A row from its seed count, failing seeds (in seed order), replay command, probe counts and
@@ -278,6 +283,7 @@ impl SweepRow {
             rebalances,
             simulated_ms,
             wall_seconds: wall,
+            hazard_seeds: Vec::new(),
         }
     }
 
@@ -301,6 +307,14 @@ impl SweepRow {
         );
         if let Some(replay) = &self.replay {
             let _ = writeln!(out, "    replay: {replay}");
+        }
+        if let Some(first) = self.hazard_seeds.first() {
+            let _ = writeln!(
+                out,
+                "    hazards: {} passing seeds show anomalies a Kafka hazard explains (first: {})",
+                self.hazard_seeds.len(),
+                runner::replay_command(&self.scenario, *first)
+            );
         }
         out
     }
@@ -599,6 +613,7 @@ pub(crate) mod tests {
             simulated_ms: 2_000,
             rebalances,
             probes: ["a.b:x".to_string(), "a.b:y".to_string(), "c".to_string()].into(),
+            hazards: 0,
         }
     }
 

@@ -133,6 +133,7 @@ fn fault_duration(f: &Fault) -> Option<Millis> {
         Fault::ResponseDelay { duration_ms, .. } => Some(*duration_ms),
         Fault::Unresponsive { duration_ms, .. } => Some(*duration_ms),
         Fault::HoldResponse { hold_ms, .. } => Some(*hold_ms),
+        Fault::LateRequest { delay_ms, .. } => Some(*delay_ms),
         Fault::SlowRevoke { .. }
         | Fault::SlowRevokeUntil { .. }
         | Fault::ConnectionDrop { .. }
@@ -157,7 +158,8 @@ fn fault_member(f: &Fault) -> Option<&str> {
         | Fault::SlowRevoke { member, .. }
         | Fault::SlowRevokeUntil { member, .. }
         | Fault::GroupConnectionReset { member }
-        | Fault::ExpelMember { member } => Some(member),
+        | Fault::ExpelMember { member }
+        | Fault::LateRequest { member, .. } => Some(member),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use groupsim_coordinator::broker::{Broker, BrokerControl};
+use groupsim_coordinator::broker::Broker;
 use groupsim_coordinator::CoordinatorEvent;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::server::BrokerCalls;
@@ -14,7 +14,7 @@ use groupsim_wire::Millis;
 use kafka_protocol::messages::ResponseKind;
 use tokio::sync::{mpsc, oneshot};
 
-use super::broker::{BrokerOutput, BrokerProcess};
+use super::broker::{BrokerOrder, BrokerOutput, BrokerProcess};
 
 /// What the loop reports as it goes: coordinator events stamped with the time they happened,
 /// and probe hits.
@@ -23,6 +23,9 @@ pub trait BrokerReport {
     fn event(&mut self, at: Millis, event: CoordinatorEvent);
     /// A probe hit (for event triggers); ignored by default.
     fn tap(&mut self, _tap: Tap) {}
+    /// A held request reached the coordinator (see [`BrokerOutput::Late`]); ignored by
+    /// default.
+    fn late(&mut self, _at: Millis, _late: BrokerOutput<()>) {}
 }
 
 impl<F: FnMut(Millis, CoordinatorEvent)> BrokerReport for F {
@@ -46,13 +49,13 @@ pub async fn run_broker<C: Fn() -> Millis>(
     run_broker_controlled(broker, calls, controls, clock, report).await
 }
 
-/// [`run_broker`] that also applies [`BrokerControl`] instructions (coordinator moves) from
-/// `controls`, before any request waiting at the same instant. A closed control channel is
-/// simply no longer read.
+/// [`run_broker`] that also applies [`BrokerOrder`]s (coordinator moves, armed late requests)
+/// from `controls`, before any request waiting at the same instant. A closed control channel
+/// is simply no longer read.
 pub async fn run_broker_controlled<C: Fn() -> Millis>(
     broker: Broker,
     mut calls: BrokerCalls,
-    mut controls: mpsc::UnboundedReceiver<BrokerControl>,
+    mut controls: mpsc::UnboundedReceiver<BrokerOrder>,
     clock: C,
     mut report: impl BrokerReport,
 ) {
@@ -70,7 +73,7 @@ pub async fn run_broker_controlled<C: Fn() -> Millis>(
         tokio::select! {
             biased;
             control = controls.recv(), if controls_open => match control {
-                Some(control) => process.apply_control(clock(), control),
+                Some(control) => process.apply_order(clock(), control),
                 None => controls_open = false,
             },
             call = calls.recv() => {
@@ -98,6 +101,9 @@ fn drain(
             // The connection may have gone away; its answer is dropped.
             BrokerOutput::Answer { to, response } => drop(to.send(response)),
             BrokerOutput::Event(event) => report.event(now, event),
+            BrokerOutput::Late { client_id, api, member_id, read_at } => {
+                report.late(now, BrokerOutput::Late { client_id, api, member_id, read_at })
+            }
         }
     }
 }

@@ -18,5 +18,5 @@ pub mod incarnation;
 pub mod member;
 
 pub use actions::{Action, ConnKey, Delivery, Settle};
-pub use broker::{BrokerOutput, BrokerProcess};
+pub use broker::{BrokerOrder, BrokerOutput, BrokerProcess};
 pub use member::MemberProcess;

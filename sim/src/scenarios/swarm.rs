@@ -129,7 +129,17 @@ fn swarm_of(
         brokers > 1,
         consumer,
     );
-    let faults = draw_schedule(&mut frng, &swarm, &ctx).with_triggers(triggers);
+    let mut swarm = swarm;
+    let mut faults = draw_schedule(&mut frng, &swarm, &ctx);
+    // The late-request hazard, on in half the seeds, from a stream of its own.
+    let mut hrng = rng::stream(seed, Stream::Hazards);
+    if hrng.random_bool(0.5) {
+        let hazards =
+            Swarm { enabled: vec![(FaultKind::LateRequest, hrng.random_range(6_000..=24_000))] };
+        faults = faults.merged(draw_schedule(&mut hrng, &hazards, &ctx));
+        swarm.enabled.extend(hazards.enabled);
+    }
+    let faults = faults.with_triggers(triggers);
     let liveness_bound_ms = 2 * liveness_bound(&session, &coordinator);
     ScenarioSpec {
         name: name.into(),
@@ -268,6 +278,14 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                         Some(Fault::PartitionExpansion { topic, partitions: grown })
                     }
                 }
+                // A request handler stalls past the member's request timeout: the member gives
+                // the request up and goes on, and the broker processes it afterwards.
+                FaultKind::LateRequest => Some(Fault::LateRequest {
+                    member: pick(rng, &ctx.members),
+                    api: crate::faults::GroupApi::OffsetCommit,
+                    delay_ms: dur(rng, 5_500, 12_000),
+                    within_ms: rng.random_range(1_000..=5_000),
+                }),
                 // Real-time-only kinds: no simulated swarm enables them.
                 FaultKind::ConnectionReset
                 | FaultKind::ResponseDelay

@@ -94,6 +94,10 @@ pub fn text(history: &History) -> String {
                 }
                 WorldEvent::ServeFault { description, .. } => line(&mut out, at, format!("FAULT {description}")),
                 WorldEvent::FaultHealed { description } => line(&mut out, at, format!("HEALED {description}")),
+                WorldEvent::RequestProcessedLate { node, member, api, member_id, read_at_ms } => {
+                    let id = member_id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default();
+                    line(&mut out, at, format!("LATE broker-{node} processes {member}{id}'s {api:?} read at {read_at_ms}"))
+                }
                 WorldEvent::PartitionsAdded { topic, partitions } => {
                     line(&mut out, at, format!("topic {topic} grows to {partitions} partitions"))
                 }

@@ -5,9 +5,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use groupsim_coordinator::broker::BrokerControl;
 use groupsim_member::{AssignorKind, ClientProfile};
 use groupsim_wire::Millis;
+
+use crate::process::BrokerOrder;
 
 use groupsim_history::History;
 
@@ -57,9 +58,9 @@ pub enum Order {
     /// A command for a member process. Commands are taken after the stage's work at this
     /// instant, in member order (a paused process takes them when its pause ends).
     Member { member: String, command: MemberCommand },
-    /// A control instruction for broker `node`'s coordinator (a coordinator move), taken after
-    /// the stage's work at this instant, in node order.
-    Broker { node: i32, control: BrokerControl },
+    /// An instruction for broker `node`'s process (a coordinator move, an armed late request),
+    /// taken after the stage's work at this instant, in node order.
+    Broker { node: i32, control: BrokerOrder },
     /// Kill broker `node`'s host: its software and in-memory state are gone.
     CrashBroker { node: i32 },
     /// Start broker `node`'s software again, with empty state.

@@ -27,6 +27,7 @@ use super::gate::Gate;
 use super::recorder::Recorder;
 use super::shared::Shared;
 use crate::process::broker_task::run_broker_controlled;
+use crate::process::BrokerOrder;
 
 /// The only address `groupsim serve` binds.
 pub const LOOPBACK: &str = "127.0.0.1";
@@ -59,7 +60,7 @@ struct Slot {
 struct Running {
     core: JoinHandle<()>,
     accept: JoinHandle<()>,
-    control: mpsc::UnboundedSender<BrokerControl>,
+    control: mpsc::UnboundedSender<BrokerOrder>,
 }
 
 impl Drop for Running {
@@ -335,7 +336,7 @@ impl Cluster {
         if let Ok(slot) = self.slot(node_id) {
             if let Some(running) = lock(&slot.running).as_ref() {
                 // A broker that just stopped has dropped its receiver: nothing to tell it.
-                let _ = running.control.send(control);
+                let _ = running.control.send(control.into());
             }
         }
     }

@@ -114,18 +114,7 @@ impl Default for Gate {
     }
 }
 
-/// The group API a request is, if any.
-pub(super) fn group_api(request: &RequestKind) -> Option<GroupApi> {
-    Some(match request {
-        RequestKind::JoinGroup(_) => GroupApi::JoinGroup,
-        RequestKind::SyncGroup(_) => GroupApi::SyncGroup,
-        RequestKind::Heartbeat(_) => GroupApi::Heartbeat,
-        RequestKind::OffsetCommit(_) => GroupApi::OffsetCommit,
-        RequestKind::OffsetFetch(_) => GroupApi::OffsetFetch,
-        RequestKind::ConsumerGroupHeartbeat(_) => GroupApi::ConsumerGroupHeartbeat,
-        _ => return None,
-    })
-}
+pub(super) use crate::faults::group_api;
 
 impl Gate {
     fn lock(&self) -> MutexGuard<'_, State> {

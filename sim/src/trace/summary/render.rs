@@ -364,6 +364,24 @@ fn closing(out: &mut String, story: &Story, verdict: &Verdict) {
             .collect();
         let _ = writeln!(out, "verdict: FAIL {}", counts.join(", "));
     }
+    if !verdict.hazards.is_empty() {
+        let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
+        for e in &verdict.hazards {
+            *counts.entry((e.hazard.to_string(), e.anomaly.class.to_string())).or_default() += 1;
+        }
+        let explained: Vec<String> = (counts.iter())
+            .map(
+                |((h, c), n)| {
+                    if *n == 1 {
+                        format!("{c} ({h})")
+                    } else {
+                        format!("{c} x{n} ({h})")
+                    }
+                },
+            )
+            .collect();
+        let _ = writeln!(out, "hazards Kafka allows, not failures: {}", explained.join(", "));
+    }
     let e = &story.ending;
     let end = match (e.held, e.deadline_ms) {
         (Some((since, grace)), _) => {

@@ -10,14 +10,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use groupsim_coordinator::broker::{BrokerConfig, BrokerControl};
+use groupsim_coordinator::broker::BrokerConfig;
 use groupsim_wire::conn::{Next, ReplyTo, ServerConn};
 use groupsim_wire::Millis;
 
 use super::ctx::Ctx;
 use super::network::Frame;
 use super::queue::{ConnId, Dir, Event};
-use crate::process::{BrokerOutput, BrokerProcess};
+use crate::process::{BrokerOrder, BrokerOutput, BrokerProcess};
+use crate::record::late_request;
 use crate::record::IntoHistory;
 use crate::world::stage::cluster::BrokerShared;
 use groupsim_history::EventKind;
@@ -27,7 +28,7 @@ use groupsim_history::EventKind;
 struct Running {
     process: BrokerProcess<(ConnId, ReplyTo)>,
     /// Control instructions given at this instant, taken after the stage's work.
-    controls: VecDeque<BrokerControl>,
+    controls: VecDeque<BrokerOrder>,
     conns: BTreeMap<ConnId, ServerConn>,
 }
 
@@ -98,7 +99,7 @@ impl BrokerNode {
 
     /// A control instruction from the stage, taken after its work at this instant; refused
     /// while the host is down.
-    pub(super) fn give(&mut self, control: BrokerControl) -> bool {
+    pub(super) fn give(&mut self, control: BrokerOrder) -> bool {
         let Some(running) = &mut self.running else { return false };
         running.controls.push_back(control);
         true
@@ -187,7 +188,7 @@ impl BrokerNode {
         let Some(running) = &mut self.running else { return };
         let mut any = false;
         while let Some(control) = running.controls.pop_front() {
-            running.process.apply_control(ctx.now, control);
+            running.process.apply_order(ctx.now, control);
             any = true;
         }
         if any {
@@ -206,6 +207,9 @@ impl BrokerNode {
                     let event = event.into_history();
                     ctx.record(EventKind::Coordinator { broker: self.node, event })
                 }
+                BrokerOutput::Late { client_id, api, member_id, read_at } => ctx.record(
+                    EventKind::World(late_request(self.node, client_id, api, member_id, read_at)),
+                ),
                 BrokerOutput::Answer { to: (conn, reply), response } => {
                     // The connection may have gone away; its answer is dropped.
                     let Some(c) = running.conns.get_mut(&conn) else { continue };

@@ -183,7 +183,7 @@ impl Cluster {
 
     fn send(&self, hosts: &mut impl Hosts, now: Millis, node: i32, control: BrokerControl) {
         // A broker that is down is told nothing (the world refuses the order).
-        hosts.order(now, Order::Broker { node, control });
+        hosts.order(now, Order::Broker { node, control: control.into() });
     }
 
     fn groups_of_partition(&self, partition: i32) -> Vec<String> {

@@ -16,6 +16,7 @@ use self::cluster::{Cluster, ClusterError};
 use self::nemesis::{ClusterOp, ClusterOps, Nemesis, NemesisTargets};
 use self::producer::Producer;
 use self::settle::SharedSettling;
+use crate::process::BrokerOrder;
 use crate::scenario::ScenarioSpec;
 use crate::world::error::WorldError;
 use crate::world::orders::{broker_host, client_host, Hosts, Order, SharedHistory};
@@ -264,6 +265,15 @@ impl<H: Hosts> ClusterOps for WorldCluster<'_, H> {
                 self.cluster.expand_topic(now, topic, partitions)?;
                 self.producer.borrow_mut().add_partitions(topic, partitions);
                 Ok(())
+            }
+            ClusterOp::HoldRequest { group, member, api, delay_ms, until } => {
+                let node = self.cluster.coordinator_of(group);
+                let client_id = member.to_string();
+                let control = BrokerOrder::HoldNext { client_id, api, delay_ms, until };
+                match hosts.order(now, Order::Broker { node, control }) {
+                    true => Ok(()),
+                    false => Err(ClusterError::BrokerDown(node)),
+                }
             }
         }
     }

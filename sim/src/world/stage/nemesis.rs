@@ -13,7 +13,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use tracing::debug;
 
-use crate::faults::{Fault, FaultRules, FaultSchedule};
+use crate::faults::{Fault, FaultRules, FaultSchedule, GroupApi};
 use crate::probes;
 use crate::record::{member_assignor, member_profile};
 use crate::rng::{self, Stream};
@@ -34,6 +34,9 @@ pub enum ClusterOp<'a> {
     /// Add partitions to a topic (to `partitions` in total; new partitions need leaders and an
     /// empty log).
     ExpandTopic { topic: &'a str, partitions: i32 },
+    /// Arm the late-request hazard at the group's coordinator: `member`'s next `api` request
+    /// read before `until` reaches the coordinator `delay_ms` after it is read.
+    HoldRequest { group: &'a str, member: &'a str, api: GroupApi, delay_ms: Millis, until: Millis },
 }
 
 /// The cluster-level operations faults need (implemented by the world's cluster control).
@@ -345,6 +348,16 @@ impl Nemesis {
             Fault::PartitionExpansion { topic, partitions } => {
                 report(world.apply(now, ClusterOp::ExpandTopic { topic, partitions: *partitions }))
             }
+            Fault::LateRequest { member, api, delay_ms, within_ms } => report(world.apply(
+                now,
+                ClusterOp::HoldRequest {
+                    group: &self.targets.group,
+                    member,
+                    api: *api,
+                    delay_ms: *delay_ms,
+                    until: now + within_ms,
+                },
+            )),
             Fault::ConnectionDrop { .. }
             | Fault::MemberPause { .. }
             | Fault::MemberCrash { .. }
@@ -436,7 +449,8 @@ fn member_command(fault: &Fault) -> Option<(&str, MemberCommand)> {
         | Fault::HoldResponse { .. }
         | Fault::InjectError { .. }
         | Fault::ForceRebalance { .. }
-        | Fault::ExpelMember { .. } => return None,
+        | Fault::ExpelMember { .. }
+        | Fault::LateRequest { .. } => return None,
     })
 }
 

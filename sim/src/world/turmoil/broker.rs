@@ -15,7 +15,8 @@ use tracing::debug;
 
 use super::{sim_now, Shared};
 use crate::process::broker_task::{run_broker_controlled, BrokerReport};
-use crate::record::IntoHistory;
+use crate::process::BrokerOutput;
+use crate::record::{late_request, IntoHistory};
 use crate::world::orders::BROKER_PORT;
 use crate::world::stage::cluster::BrokerShared;
 use groupsim_history::EventKind;
@@ -34,6 +35,13 @@ impl BrokerReport for Report {
 
     fn tap(&mut self, tap: Tap) {
         self.shared.taps.borrow_mut().push(tap);
+    }
+
+    fn late(&mut self, at: Millis, late: BrokerOutput<()>) {
+        if let BrokerOutput::Late { client_id, api, member_id, read_at } = late {
+            let event = late_request(self.node, client_id, api, member_id, read_at);
+            self.shared.history.borrow_mut().record(at, EventKind::World(event));
+        }
     }
 }
 

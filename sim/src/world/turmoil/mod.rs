@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use groupsim_coordinator::broker::BrokerControl;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::process::BrokerOrder;
 use crate::rng::{self, Stream};
 use crate::scenario::{MemberPlan, ScenarioSpec};
 use crate::world::error::WorldError;
@@ -34,7 +34,7 @@ struct Shared {
     /// Running member processes' command channels.
     members: Rc<RefCell<BTreeMap<String, UnboundedSender<MemberCommand>>>>,
     /// Running brokers' control channels (registered when a broker's software starts).
-    brokers: Rc<RefCell<BTreeMap<i32, UnboundedSender<BrokerControl>>>>,
+    brokers: Rc<RefCell<BTreeMap<i32, UnboundedSender<BrokerOrder>>>>,
 }
 
 impl Shared {

@@ -1,0 +1,232 @@
+//! Anomalies Kafka itself allows, set apart from the ones that prove a bug.
+//!
+//! Kafka orders a client's requests per connection only. A request the broker has read but not
+//! yet processed (a stalled request handler) is processed even after its client gave up on it,
+//! closed the connection and sent newer requests on another one: a late OffsetCommit then moves
+//! the group's committed offset back below a newer commit, and what follows on that partition —
+//! the next owner resuming below what was acknowledged, records committed twice — comes from
+//! the same hazard. The world names the hazard when it plays it
+//! (`WorldEvent::RequestProcessedLate`); this module finds the commits such a late request made
+//! and the anomalies they explain.
+//!
+//! An anomaly is explained when one of its proving events is a late commit, or when it concerns
+//! the partition a late commit moved back while that partition's committed offset stays below
+//! the offset it was moved back from (until a commit at or past it closes the window,
+//! inclusive). Nothing else is excused: a late commit that moved nothing back explains nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use groupsim_history::{CoordinatorEvent, EventKind, GroupApi, History, WorldEvent};
+use groupsim_wire::TopicPartition;
+use serde::{Deserialize, Serialize};
+
+use crate::Anomaly;
+
+/// A hazard Kafka allows, which the world played as a named fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Hazard {
+    /// A request processed after its client gave up on it and sent newer ones
+    /// (`Fault::LateRequest`).
+    LateRequest,
+}
+
+impl Hazard {
+    /// The kebab-case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hazard::LateRequest => "late-request",
+        }
+    }
+
+    /// Why Kafka allows it, in a sentence.
+    pub fn why(self) -> &'static str {
+        match self {
+            Hazard::LateRequest => {
+                "Kafka orders requests per connection only: a request read before its \
+                 connection closed is processed after the client's newer requests"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An anomaly a named hazard explains.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explained {
+    /// The hazard.
+    pub hazard: Hazard,
+    /// The history event (by index) where the hazard acted: the late commit.
+    pub cause: usize,
+    /// The anomaly it explains.
+    pub anomaly: Anomaly,
+}
+
+/// Where one late commit's effect on its partition lasts.
+#[derive(Debug)]
+struct Window {
+    cause: usize,
+    partition: TopicPartition,
+    /// Inclusive range of event indices.
+    from: usize,
+    to: usize,
+}
+
+/// Splits `anomalies` into those no hazard explains and those one does.
+pub(crate) fn explain(
+    history: &History,
+    anomalies: Vec<Anomaly>,
+) -> (Vec<Anomaly>, Vec<Explained>) {
+    let windows = late_commit_windows(history);
+    if windows.is_empty() {
+        return (anomalies, Vec::new());
+    }
+    let mut kept = Vec::new();
+    let mut explained = Vec::new();
+    for anomaly in anomalies {
+        let by = windows.iter().find(|w| {
+            anomaly.events.contains(&w.cause)
+                || anomaly.partition.as_ref() == Some(&w.partition)
+                    && anomaly.events.last().is_some_and(|&i| (w.from..=w.to).contains(&i))
+        });
+        match by {
+            Some(w) => {
+                explained.push(Explained { hazard: Hazard::LateRequest, cause: w.cause, anomaly })
+            }
+            None => kept.push(anomaly),
+        }
+    }
+    (kept, explained)
+}
+
+/// The late commits that moved a partition's committed offset back, each with its window.
+fn late_commit_windows(history: &History) -> Vec<Window> {
+    // (member id, instant) of every late OffsetCommit processed.
+    let mut late: Vec<(String, u64)> = Vec::new();
+    // Per partition: the highest offset committed so far.
+    let mut high: BTreeMap<TopicPartition, i64> = BTreeMap::new();
+    // Open windows: partition -> (cause, from, offset to reach).
+    let mut open: BTreeMap<TopicPartition, (usize, usize, i64)> = BTreeMap::new();
+    let mut windows = Vec::new();
+    for (idx, e) in history.events().iter().enumerate() {
+        match &e.kind {
+            EventKind::World(WorldEvent::RequestProcessedLate {
+                api: GroupApi::OffsetCommit,
+                member_id: Some(id),
+                ..
+            }) => late.push((id.clone(), e.at_ms)),
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::OffsetCommitAccepted {
+                        member_id,
+                        partition,
+                        offset,
+                        validated_at_ms,
+                        ..
+                    },
+                ..
+            } => {
+                let is_late = late.iter().any(|(id, at)| id == member_id && at == validated_at_ms);
+                let before = high.get(partition).copied();
+                if let Some((cause, from, reach)) = open.get(partition).copied() {
+                    if *offset >= reach {
+                        open.remove(partition);
+                        windows.push(Window { cause, partition: partition.clone(), from, to: idx });
+                    }
+                }
+                if is_late && before.is_some_and(|b| *offset < b) && !open.contains_key(partition) {
+                    open.insert(partition.clone(), (idx, idx, before.unwrap_or_default()));
+                }
+                high.insert(partition.clone(), before.map_or(*offset, |b| b.max(*offset)));
+            }
+            _ => {}
+        }
+    }
+    let end = history.len().saturating_sub(1);
+    for (partition, (cause, from, _)) in open {
+        windows.push(Window { cause, partition, from, to: end });
+    }
+    windows.sort_by_key(|w| w.cause);
+    windows
+}
+
+#[cfg(test)]
+mod tests {
+    use groupsim_history::{GroupApi, WorldEvent};
+
+    use super::Hazard;
+    use crate::tests::{clean, tp};
+    use crate::{check, AnomalyClass};
+
+    /// The world played the late-request hazard: member `a`'s OffsetCommit, read earlier, is
+    /// processed now; the coordinator validates `offset` on partition 0 at this instant.
+    fn late_commit(h: &mut crate::tests::H, offset: i64) {
+        h.world(WorldEvent::RequestProcessedLate {
+            node: 0,
+            member: "m0".into(),
+            api: GroupApi::OffsetCommit,
+            member_id: Some("a".into()),
+            read_at_ms: 1,
+        });
+        let at = h.t;
+        h.commit_validated_at("a", 1, 0, offset, at);
+    }
+
+    #[test]
+    fn a_late_commit_that_moves_the_offset_back_is_a_hazard_not_a_failure() {
+        let mut h = clean();
+        late_commit(&mut h, 4);
+        let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        assert!(v.is_ok(), "{:?}", v.anomalies);
+        let e = v.hazards.first().expect("the regression is shown as a hazard");
+        assert_eq!(e.hazard, Hazard::LateRequest);
+        assert_eq!(e.anomaly.class, AnomalyClass::OffsetRegression);
+        assert_eq!(e.anomaly.partition, Some(tp(0)));
+        assert!(e.anomaly.events.contains(&e.cause), "the late commit proves it");
+    }
+
+    #[test]
+    fn the_same_regression_without_the_hazard_fails() {
+        let mut h = clean();
+        let at = h.t + 10;
+        h.commit_validated_at("a", 1, 0, 4, at);
+        let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        assert!(v.hazards.is_empty());
+        assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
+    }
+
+    #[test]
+    fn the_hazard_explains_its_partition_only_until_the_offset_is_back() {
+        let mut h = clean();
+        late_commit(&mut h, 4);
+        // Back to 10: covers 4..10 a second time, inside the window (explained).
+        h.commit("a", 1, 0, 10);
+        // A regression after the window closed is nobody's hazard.
+        h.commit("a", 1, 0, 6);
+        let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        let explained: Vec<AnomalyClass> = v.hazards.iter().map(|e| e.anomaly.class).collect();
+        assert!(explained.contains(&AnomalyClass::OffsetRegression), "{explained:?}");
+        assert!(explained.contains(&AnomalyClass::DuplicateCommit), "{explained:?}");
+        assert!(
+            v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression),
+            "the later regression fails the run: {:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn a_late_commit_that_moves_nothing_back_explains_nothing() {
+        let mut h = clean();
+        late_commit(&mut h, 10);
+        let at = h.t + 10;
+        h.commit_validated_at("a", 1, 0, 4, at);
+        let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+        assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
+    }
+}
