@@ -34,11 +34,15 @@ pub enum AnomalyClass {
     LostRecord,
     /// Black-box runs: a live member processed a partition its generation gave to another.
     SplitProcessing,
+    /// A member started a partition it was given below the committed offset in force.
+    PositionRewind,
+    /// A member started a partition it was given above the committed offset in force.
+    PositionSkip,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 12] = [
+    pub const ALL: [AnomalyClass; 14] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -51,6 +55,8 @@ impl AnomalyClass {
         AnomalyClass::Stuck,
         AnomalyClass::LostRecord,
         AnomalyClass::SplitProcessing,
+        AnomalyClass::PositionRewind,
+        AnomalyClass::PositionSkip,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -68,6 +74,8 @@ impl AnomalyClass {
             AnomalyClass::Stuck => "stuck",
             AnomalyClass::LostRecord => "lost-record",
             AnomalyClass::SplitProcessing => "split-processing",
+            AnomalyClass::PositionRewind => "position-rewind",
+            AnomalyClass::PositionSkip => "position-skip",
         }
     }
 

@@ -245,6 +245,7 @@ fn a_new_owner_resuming_below_the_previous_owners_commit_is_a_lost_commit() {
                 partition: tp(1),
                 committed: Some(committed),
                 position: committed,
+                reset_after: None,
             },
         );
         classes(&h.h.clone())

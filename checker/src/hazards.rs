@@ -5,9 +5,14 @@
 //! closed the connection and sent newer requests on another one: a late OffsetCommit then moves
 //! the group's committed offset back below a newer commit, and what follows on that partition —
 //! the next owner resuming below what was acknowledged, records committed twice — comes from
-//! the same hazard. The world names the hazard when it plays it
-//! (`WorldEvent::RequestProcessedLate`); this module finds the commits such a late request made
-//! and the anomalies they explain.
+//! the same hazard. A late commit shows in the history one of two ways: the world names the
+//! hazard when it plays it as a fault (`WorldEvent::RequestProcessedLate`), or the member
+//! recorded the commit as lost with its connection (DISCONNECTED or TIMEOUT, no answer) and never
+//! sent it again, yet the coordinator accepted it afterwards — a frame already on its way when
+//! the connection went, overtaken within the network's jitter by the member's newer commit on a
+//! new connection. A commit refused by the coordinator, or sent again by the member, is no late
+//! request: its anomalies are the client's. This module finds the late commits and the
+//! anomalies they explain.
 //!
 //! An anomaly is explained when one of its proving events is a late commit, or when it concerns
 //! the partition a late commit moved back while that partition's committed offset stays below
@@ -17,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use groupsim_history::{CoordinatorEvent, EventKind, GroupApi, History, WorldEvent};
+use groupsim_history::{CoordinatorEvent, EventKind, GroupApi, History, MemberEvent, WorldEvent};
 use groupsim_wire::TopicPartition;
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +113,11 @@ pub(crate) fn explain(
 fn late_commit_windows(history: &History) -> Vec<Window> {
     // (member id, instant) of every late OffsetCommit processed.
     let mut late: Vec<(String, u64)> = Vec::new();
+    // (member id, partition, offset) of commits sent and not answered, and of those the member
+    // gave up with their connection (and did not send again).
+    let mut sent: std::collections::BTreeSet<(String, TopicPartition, i64)> = Default::default();
+    let mut given_up: std::collections::BTreeSet<(String, TopicPartition, i64)> =
+        Default::default();
     // Per partition: the highest offset committed so far.
     let mut high: BTreeMap<TopicPartition, i64> = BTreeMap::new();
     // Open windows: partition -> (cause, from, offset to reach).
@@ -120,6 +130,29 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                 member_id: Some(id),
                 ..
             }) => late.push((id.clone(), e.at_ms)),
+            EventKind::Member {
+                event: MemberEvent::CommitSent { member_id, partition, offset, .. },
+                ..
+            } => {
+                let key = (member_id.clone(), partition.clone(), *offset);
+                given_up.remove(&key);
+                sent.insert(key);
+            }
+            EventKind::Member {
+                event: MemberEvent::CommitFailed { member_id, partition, offset, error, .. },
+                ..
+            } => {
+                let key = (member_id.clone(), partition.clone(), *offset);
+                if sent.remove(&key) && matches!(error.as_str(), "DISCONNECTED" | "TIMEOUT") {
+                    given_up.insert(key);
+                }
+            }
+            EventKind::Member {
+                event: MemberEvent::CommitAcked { member_id, partition, offset, .. },
+                ..
+            } => {
+                sent.remove(&(member_id.clone(), partition.clone(), *offset));
+            }
             EventKind::Coordinator {
                 event:
                     CoordinatorEvent::OffsetCommitAccepted {
@@ -131,7 +164,9 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                     },
                 ..
             } => {
-                let is_late = late.iter().any(|(id, at)| id == member_id && at == validated_at_ms);
+                let key = (member_id.clone(), partition.clone(), *offset);
+                let is_late = late.iter().any(|(id, at)| id == member_id && at == validated_at_ms)
+                    || given_up.remove(&key);
                 let before = high.get(partition).copied();
                 if let Some((cause, from, reach)) = open.get(partition).copied() {
                     if *offset >= reach {
@@ -157,7 +192,7 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
 
 #[cfg(test)]
 mod tests {
-    use groupsim_history::{GroupApi, WorldEvent};
+    use groupsim_history::{GroupApi, MemberEvent, WorldEvent};
 
     use super::Hazard;
     use crate::tests::{clean, tp};
@@ -226,6 +261,49 @@ mod tests {
         let at = h.t + 10;
         h.commit_validated_at("a", 1, 0, 4, at);
         let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+        assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
+    }
+
+    fn commit_event(kind: &str, offset: i64, error: &str) -> MemberEvent {
+        let (member_id, generation, partition) = ("a".to_string(), 1, tp(0));
+        match kind {
+            "sent" => MemberEvent::CommitSent { member_id, generation, partition, offset },
+            _ => MemberEvent::CommitFailed {
+                member_id,
+                generation,
+                partition,
+                offset,
+                error: error.into(),
+            },
+        }
+    }
+
+    /// The commit of 4 the member gave up with its connection lands after its commit of 12 on a
+    /// new connection (`resend`: unless the member sent it again itself).
+    fn overtaken(resend: bool) -> crate::Verdict {
+        let mut h = clean();
+        h.member("m0", commit_event("sent", 4, ""));
+        h.member("m0", commit_event("failed", 4, "DISCONNECTED"));
+        if resend {
+            h.member("m0", commit_event("sent", 4, ""));
+        }
+        h.commit("a", 1, 0, 12);
+        h.commit("a", 1, 0, 4);
+        check(&h.finish(&[(0, 12), (1, 10)]))
+    }
+
+    #[test]
+    fn a_commit_given_up_with_its_connection_and_accepted_late_is_the_hazard() {
+        let v = overtaken(false);
+        assert!(v.anomalies.iter().all(|a| a.class != AnomalyClass::OffsetRegression), "{:?}", v);
+        assert!(v.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression));
+    }
+
+    /// A client that sends a superseded commit again (spring-kafka #3186) is at fault.
+    #[test]
+    fn a_commit_the_member_sent_again_is_no_hazard() {
+        let v = overtaken(true);
         assert!(v.hazards.is_empty(), "{:?}", v.hazards);
         assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
     }

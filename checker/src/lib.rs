@@ -29,6 +29,8 @@
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `fenced-join`: a KIP-848 join (member epoch 0) answered FENCED_MEMBER_EPOCH (`consumer`;
 //!   KAFKA-19233: a fenced member's rejoin with its member id must be accepted).
+//! - `position-rewind` / `position-skip`: a member started a partition it was given below /
+//!   above the committed offset in force since it got it (`positions`).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 //!
@@ -59,6 +61,7 @@ mod hazards;
 mod liveness;
 mod metrics;
 mod ownership;
+mod positions;
 mod protocols;
 mod ranges;
 mod resets;
@@ -216,10 +219,46 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
         },
         EventKind::Member {
             member,
-            event: MemberEvent::PositionInitialized { generation, partition, committed, .. },
-        } => commits::lost_on_resume(views, idx, at, member, *generation, partition, *committed)
-            .into_iter()
-            .collect(),
+            event:
+                MemberEvent::PositionInitialized {
+                    generation,
+                    partition,
+                    committed,
+                    position,
+                    reset_after,
+                    ..
+                },
+        } => [
+            // A member that reset after an OffsetFetch error did not learn what the coordinator
+            // holds: where it starts is judged, not the coordinator.
+            reset_after
+                .is_none()
+                .then(|| {
+                    commits::lost_on_resume(
+                        views,
+                        idx,
+                        at,
+                        member,
+                        *generation,
+                        partition,
+                        *committed,
+                    )
+                })
+                .flatten(),
+            positions::moved_position(
+                views,
+                idx,
+                at,
+                member,
+                *generation,
+                partition,
+                *committed,
+                *position,
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
         EventKind::Member { member, event: event @ MemberEvent::GenerationReset { .. } } => {
             resets::stale_reset(idx, at, member, event).into_iter().collect()
         }

@@ -507,6 +507,7 @@ fn resuming_below_an_acknowledged_commit_is_a_lost_commit() {
             partition: tp(1),
             committed: Some(3),
             position: 3,
+            reset_after: None,
         },
     );
     let v = check(&h.finish(&[(0, 10), (1, 10)]));
@@ -636,6 +637,7 @@ fn commit_acknowledged_to_a_member_but_missing_later_is_a_lost_commit() {
             partition: tp(0),
             committed: Some(4),
             position: 4,
+            reset_after: None,
         },
     );
     let v = check(&h.finish(&[(0, 10)]));

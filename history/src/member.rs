@@ -32,6 +32,10 @@ pub enum MemberEvent {
         partition: TopicPartition,
         committed: Option<i64>,
         position: i64,
+        /// The member did not learn the committed offset: it applied its reset policy after
+        /// this error (a correct client retries the OffsetFetch instead).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reset_after: Option<String>,
     },
     /// The application processed records `first_offset..=last_offset`.
     RecordsProcessed {

@@ -266,6 +266,25 @@ pub struct MemberBugs {
     /// INVALID_REQUEST otherwise) and rejoins, but keeps the partitions, their positions and
     /// the consumption of them.
     pub keeps_partitions_when_fenced: bool,
+    /// kafka-python #2628 (dpkp/kafka-python#2629, fixed in 2.2.9). When the OffsetFetch for
+    /// the committed offsets of newly assigned partitions timed out or failed, the consumer went
+    /// on as if nothing had been committed and applied `auto_offset_reset`: with `earliest` it
+    /// re-consumed partitions from the start although the group had committed far past it; with
+    /// `latest` it would jump to the log end and skip what nobody had committed yet.
+    ///
+    /// In groupsim: an OffsetFetch answered with a group error, or lost to a timeout or a
+    /// dropped connection, sends the partitions waiting for their committed offset to
+    /// ListOffsets with this reset policy instead of asking again.
+    pub resets_position_on_offset_fetch_failure: Option<OffsetReset>,
+}
+
+/// `auto.offset.reset`: where a partition with no committed offset starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OffsetReset {
+    /// The earliest offset of the log.
+    Earliest,
+    /// The log end.
+    Latest,
 }
 
 impl MemberBugs {
@@ -283,6 +302,7 @@ impl MemberBugs {
             || self.revoke_commit_never_completes
             || self.commits_unprocessed_positions
             || self.keeps_partitions_when_fenced
+            || self.resets_position_on_offset_fetch_failure.is_some()
     }
 }
 

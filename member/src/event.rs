@@ -31,6 +31,9 @@ pub enum MemberEvent {
         partition: TopicPartition,
         committed: Option<i64>,
         position: i64,
+        /// Set when the member applied its reset policy after this OffsetFetch error instead of
+        /// learning the committed offset (bug `resets_position_on_offset_fetch_failure`).
+        reset_after: Option<String>,
     },
     /// The application finished processing records `first_offset..=last_offset`.
     RecordsProcessed {

@@ -23,7 +23,7 @@ pub use assignor::{
     RoundRobinV2Assignor, StickyAssignor, StickyUserData,
 };
 pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
-pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig};
+pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig, OffsetReset};
 pub use consumer::{ConsumerGroupMember, MemberState};
 pub use event::{MemberEvent, SentUnder};
 pub use group_member::GroupMember;

@@ -215,6 +215,23 @@ fn member_resetting_on_a_stale_response_is_caught() {
     check_switch("member-resets-generation-on-stale-response", "swarm", 5);
 }
 
+/// kafka-python #2628: an OffsetFetch that failed (timed out, or answered with a coordinator
+/// error) was taken for "nothing committed" and `auto_offset_reset=earliest` applied: the
+/// member restarts a partition the group had committed far into from the log start,
+/// re-delivering it. A coordinator move or a dropped connection while the fetch is in flight is
+/// all it takes.
+#[test]
+fn member_rewinding_when_an_offset_fetch_fails_is_caught() {
+    check_switch("member-rewinds-when-offset-fetch-fails", "swarm", 10);
+}
+
+/// The same kafka-python bug under `auto_offset_reset=latest`: the member jumps to the log end,
+/// skipping the records nobody committed (and its next commit covers them: uncovered).
+#[test]
+fn member_skipping_when_an_offset_fetch_fails_is_caught() {
+    check_switch("member-skips-when-offset-fetch-fails", "swarm", 10);
+}
+
 // KIP-848 (consumer group protocol) switches, caught by `consumer_protocol_swarm` at fixed
 // seeds. Each switch's doc comment (`CoordinatorBugs`, `MemberBugs`) opens with its mechanism.
 
@@ -305,6 +322,8 @@ fn every_switch_is_caught_in_the_default_world() {
         ("member-commits-unprocessed-positions", "consumer_protocol_swarm"),
         ("member-keeps-partitions-when-fenced", "consumer_protocol_swarm"),
         ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
+        ("member-rewinds-when-offset-fetch-fails", "swarm"),
+        ("member-skips-when-offset-fetch-fails", "swarm"),
     ];
     assert_eq!(cases.len(), bugs::all().len(), "every switch has a case");
     for (name, scenario_name) in cases {

@@ -6,6 +6,7 @@
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
 use groupsim::testing::check_scenario;
+use groupsim_checker::AnomalyClass;
 use groupsim_history::{EventKind, WorldEvent};
 
 #[test]
@@ -124,4 +125,30 @@ fn the_late_request_hazard_is_played_recorded_and_explained_in_both_worlds() {
         }
         assert!(seen.is_some(), "no swarm seed of 0..40 showed the hazard in {world:?}");
     }
+}
+
+/// Regression: swarm seed 26431 reported an offset regression for Kafka's late-request hazard
+/// arising without the named fault. Mechanism: m0's commit of orders-0 at 769 was on its way
+/// during a latency spike on broker-0 when a connection drop closed its connection; m0 recorded
+/// it as failed (DISCONNECTED), reconnected and committed 772, and the old frame, already on the
+/// wire, reached the broker 6 ms after the new one (within the network's jitter between
+/// connections) and was processed: 772 went back to 769. The checker now recognises a commit the
+/// member gave up with its connection, never sent again and the coordinator accepted after a
+/// newer one as the late-request hazard.
+#[test]
+fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    let r = groupsim::runner::run_seed(&s, 26431).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    assert!(
+        r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression),
+        "seed 26431 still shows the regression, as a hazard: {:?}",
+        r.verdict.hazards
+    );
+    let named = r
+        .history
+        .events()
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::World(WorldEvent::RequestProcessedLate { .. })));
+    assert!(!named, "the named fault did not act in this seed");
 }

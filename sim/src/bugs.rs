@@ -5,6 +5,7 @@
 
 use crate::scenario::ScenarioSpec;
 use groupsim_checker::AnomalyClass;
+use groupsim_member::OffsetReset;
 
 /// One bug switch.
 #[derive(Clone, Copy)]
@@ -207,6 +208,32 @@ pub fn all() -> Vec<BugSwitch> {
                 s.members
                     .iter_mut()
                     .for_each(|m| m.config.bugs.revoke_commit_never_completes = true)
+            },
+        },
+        BugSwitch {
+            name: "member-rewinds-when-offset-fetch-fails",
+            reference: "kafka-python #2628 (dpkp/kafka-python#2629)",
+            summary: "member: an OffsetFetch that fails is taken for \"nothing committed\": \
+                      auto.offset.reset=earliest restarts the partition from the log start",
+            expected: &[AnomalyClass::PositionRewind],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| {
+                    m.config.bugs.resets_position_on_offset_fetch_failure =
+                        Some(OffsetReset::Earliest)
+                })
+            },
+        },
+        BugSwitch {
+            name: "member-skips-when-offset-fetch-fails",
+            reference: "kafka-python #2628 (dpkp/kafka-python#2629)",
+            summary: "member: an OffsetFetch that fails is taken for \"nothing committed\": \
+                      auto.offset.reset=latest jumps to the log end, skipping uncommitted records",
+            expected: &[AnomalyClass::PositionSkip, AnomalyClass::UncoveredCommit],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| {
+                    m.config.bugs.resets_position_on_offset_fetch_failure =
+                        Some(OffsetReset::Latest)
+                })
             },
         },
         // KIP-848 (consumer group protocol) switches: they bite consumer-protocol groups only.

@@ -270,9 +270,21 @@ impl IntoHistory for MemberEvent {
             M::Lost { member_id, generation, partitions, reason } => {
                 H::Lost { member_id, generation, partitions, reason }
             }
-            M::PositionInitialized { member_id, generation, partition, committed, position } => {
-                H::PositionInitialized { member_id, generation, partition, committed, position }
-            }
+            M::PositionInitialized {
+                member_id,
+                generation,
+                partition,
+                committed,
+                position,
+                reset_after,
+            } => H::PositionInitialized {
+                member_id,
+                generation,
+                partition,
+                committed,
+                position,
+                reset_after,
+            },
             M::RecordsProcessed { member_id, generation, partition, first_offset, last_offset } => {
                 H::RecordsProcessed { member_id, generation, partition, first_offset, last_offset }
             }
@@ -464,4 +476,3 @@ mod tests {
         });
     }
 }
-

@@ -266,7 +266,11 @@ pub(crate) trait Plumbing: Protocol {
                 self.emit_commit_failed(&sent, offsets, &failure.name());
                 self.on_commit_lost(now, &sent, purpose);
             }
-            Pending::OffsetFetch { .. } => self.retry_after_backoff(Timer::OffsetFetchRetry, now),
+            Pending::OffsetFetch { epoch, .. } => {
+                let error = failure.name();
+                super::handlers::positions::offset_fetch_failed(self.core_mut(), epoch, &error);
+                self.retry_after_backoff(Timer::OffsetFetchRetry, now);
+            }
             Pending::ListOffsets { epoch, partitions } => {
                 let core = self.core_mut();
                 core.positions.reset_answered(epoch, &partitions);

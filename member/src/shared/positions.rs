@@ -22,6 +22,8 @@ use crate::{MemberConfig, MemberEvent, TopicPartition};
 
 /// ListOffsets timestamp meaning "the earliest offset" (`auto.offset.reset=earliest`).
 const EARLIEST_TIMESTAMP: i64 = -2;
+/// ListOffsets timestamp meaning "the log end" (`auto.offset.reset=latest`).
+const LATEST_TIMESTAMP: i64 = -1;
 
 /// How far an owned partition's starting position has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +51,9 @@ pub(crate) struct PartitionState {
     pub(crate) commit_floor: Option<i64>,
     pub(crate) fetch_in_flight: bool,
     pub(crate) buffered: bool,
+    /// Bug `resets_position_on_offset_fetch_failure`: the OffsetFetch error after which the
+    /// member resets this partition, and whether to the log end.
+    pub(crate) reset_after: Option<(String, bool)>,
 }
 
 impl PartitionState {
@@ -61,6 +66,7 @@ impl PartitionState {
             commit_floor: None,
             fetch_in_flight: false,
             buffered: false,
+            reset_after: None,
         }
     }
 
@@ -82,6 +88,7 @@ impl PartitionState {
             partition,
             committed: self.committed,
             position: offset,
+            reset_after: self.reset_after.take().map(|(error, _)| error),
         });
     }
 }
@@ -158,6 +165,24 @@ impl SubscriptionState {
                 self.partitions.get(tp).and_then(|ps| ps.processed).map(|p| (tp.clone(), p))
             })
             .collect()
+    }
+
+    /// Bug `resets_position_on_offset_fetch_failure`: the OffsetFetch of the partitions waiting
+    /// for their committed offset failed with `error`, and the member takes that for "nothing
+    /// committed": they wait for ListOffsets (the log end when `latest`).
+    pub(crate) fn reset_awaiting_committed(&mut self, error: &str, latest: bool) {
+        for ps in self.partitions.values_mut() {
+            if ps.state == PositionState::AwaitingCommitted {
+                ps.state = PositionState::AwaitingReset { in_flight: false };
+                ps.committed = None;
+                ps.reset_after = Some((error.to_string(), latest));
+            }
+        }
+    }
+
+    /// Whether `tp` resets to the log end rather than the earliest offset.
+    pub(crate) fn resets_to_latest(&self, tp: &TopicPartition) -> bool {
+        self.partitions.get(tp).is_some_and(|ps| ps.reset_after.as_ref().is_some_and(|r| r.1))
     }
 
     /// Partitions waiting for their committed offset.
@@ -321,13 +346,18 @@ pub(crate) fn offset_fetch_answers(
     (g.error_code, answers.collect())
 }
 
-/// ListOffsets earliest for `partitions` (sorted), all led by one broker.
-pub(crate) fn list_offsets_request(partitions: &[TopicPartition]) -> ListOffsetsRequest {
+/// ListOffsets for `partitions` (sorted), all led by one broker: the earliest offset, or the
+/// log end for those `latest` says.
+pub(crate) fn list_offsets_request(
+    partitions: &[TopicPartition],
+    latest: impl Fn(&TopicPartition) -> bool,
+) -> ListOffsetsRequest {
     let mut topics: Vec<ListOffsetsTopic> = Vec::new();
     for tp in partitions {
+        let timestamp = if latest(tp) { LATEST_TIMESTAMP } else { EARLIEST_TIMESTAMP };
         let part = ListOffsetsPartition::default()
             .with_partition_index(tp.partition)
-            .with_timestamp(EARLIEST_TIMESTAMP);
+            .with_timestamp(timestamp);
         match topics.last_mut() {
             Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(part),
             _ => topics.push(

@@ -8,8 +8,9 @@ use kafka_protocol::messages::{
 };
 
 use super::cluster::Cluster;
+use crate::config::OffsetReset;
 use crate::probes;
-use crate::shared::core::{Plumbing, Protocol};
+use crate::shared::core::{Core, Plumbing, Protocol};
 use crate::shared::in_flight::{Pending, Sent};
 use crate::shared::outputs::Target;
 use crate::shared::positions::{
@@ -64,6 +65,7 @@ pub(crate) trait Positions: OffsetFetchRules {
         let (top_error, answers) = offset_fetch_answers(&resp, &self.core().config.group_id);
         if top_error != codes::NONE {
             self.offset_fetch_error(now, sent, top_error);
+            offset_fetch_failed(self.core_mut(), epoch, &codes::error_name(top_error));
             self.retry_after_backoff(Timer::OffsetFetchRetry, now);
             return;
         }
@@ -99,7 +101,8 @@ pub(crate) trait Positions: OffsetFetchRules {
             self.want_metadata_for(&t);
         }
         for (node, tps) in by_leader {
-            let req = list_offsets_request(&tps);
+            let positions = &self.core().positions;
+            let req = list_offsets_request(&tps, |tp| positions.resets_to_latest(tp));
             let core = self.core_mut();
             core.positions.reset_sent(&tps);
             let timeout = core.config.request_timeout_ms;
@@ -139,3 +142,16 @@ pub(crate) trait Positions: OffsetFetchRules {
 }
 
 impl<M: OffsetFetchRules + ?Sized> Positions for M {}
+
+/// The OffsetFetch of assignment `epoch` failed with `error`. A correct client asks again; bug
+/// `resets_position_on_offset_fetch_failure` applies its reset policy instead, as if nothing
+/// were committed.
+pub(crate) fn offset_fetch_failed(core: &mut Core, epoch: u64, error: &str) {
+    if epoch != core.positions.epoch {
+        return;
+    }
+    if let Some(policy) = core.config.bugs.resets_position_on_offset_fetch_failure {
+        let latest = policy == OffsetReset::Latest;
+        core.positions.reset_awaiting_committed(error, latest);
+    }
+}
