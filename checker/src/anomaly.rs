@@ -38,11 +38,14 @@ pub enum AnomalyClass {
     PositionRewind,
     /// A member started a partition it was given above the committed offset in force.
     PositionSkip,
+    /// A member stopped consuming on its own (a fatal error a correct client survives, or a
+    /// leave nobody asked for).
+    MemberGaveUp,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 14] = [
+    pub const ALL: [AnomalyClass; 15] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -57,6 +60,7 @@ impl AnomalyClass {
         AnomalyClass::SplitProcessing,
         AnomalyClass::PositionRewind,
         AnomalyClass::PositionSkip,
+        AnomalyClass::MemberGaveUp,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -76,6 +80,7 @@ impl AnomalyClass {
             AnomalyClass::SplitProcessing => "split-processing",
             AnomalyClass::PositionRewind => "position-rewind",
             AnomalyClass::PositionSkip => "position-skip",
+            AnomalyClass::MemberGaveUp => "member-gave-up",
         }
     }
 

@@ -29,6 +29,8 @@
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `fenced-join`: a KIP-848 join (member epoch 0) answered FENCED_MEMBER_EPOCH (`consumer`;
 //!   KAFKA-19233: a fenced member's rejoin with its member id must be accepted).
+//! - `member-gave-up`: a member stopped consuming on its own: a fatal error a correct client
+//!   survives, or a leave nobody asked for (`gave_up`).
 //! - `position-rewind` / `position-skip`: a member started a partition it was given below /
 //!   above the committed offset in force since it got it (`positions`).
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
@@ -57,6 +59,7 @@ mod black_box_consumer;
 mod commits;
 mod consumer;
 mod consumer_view;
+mod gave_up;
 mod hazards;
 mod liveness;
 mod metrics;
@@ -259,6 +262,10 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
         .into_iter()
         .flatten()
         .collect(),
+        EventKind::Member {
+            member,
+            event: event @ (MemberEvent::Fatal { .. } | MemberEvent::Left { .. }),
+        } => gave_up::gave_up(views, idx, at, member, event).into_iter().collect(),
         EventKind::Member { member, event: event @ MemberEvent::GenerationReset { .. } } => {
             resets::stale_reset(idx, at, member, event).into_iter().collect()
         }

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_history::{
-    ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, GroupState, MemberEvent, RemovalReason,
-    WorldEvent,
+    ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, Fault, GroupState, MemberEvent,
+    RemovalReason, WorldEvent,
 };
 use groupsim_wire::{Millis, TopicPartition};
 
@@ -172,6 +172,8 @@ pub(super) struct MemberView {
     pub(super) owned: BTreeSet<TopicPartition>,
     /// Whether it speaks the consumer protocol (KIP-848): `generation` is its member epoch.
     pub(super) consumer: bool,
+    /// Whether the scenario asked it to leave since it last started.
+    pub(super) leave_requested: bool,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -359,6 +361,14 @@ impl Views {
                 let m = self.members.entry(member.clone()).or_default();
                 m.group = group.clone();
                 m.live = true;
+                m.leave_requested = false;
+            }
+            WorldEvent::MemberLeaveRequested { member }
+            | WorldEvent::FaultInjected {
+                fault: Fault::MemberLeave { member, .. } | Fault::MemberUpgrade { member, .. },
+                applied: true,
+            } => {
+                self.members.entry(member.clone()).or_default().leave_requested = true;
             }
             WorldEvent::MemberStopped { member } => {
                 let owned: Vec<TopicPartition> = match self.members.get_mut(member) {
@@ -387,7 +397,6 @@ impl Views {
                 }
             }
             WorldEvent::RunStarted { .. }
-            | WorldEvent::MemberLeaveRequested { .. }
             | WorldEvent::MemberExited { .. }
             | WorldEvent::SwarmChosen { .. }
             | WorldEvent::TriggerFired { .. }

@@ -276,6 +276,16 @@ pub struct MemberBugs {
     /// dropped connection, sends the partitions waiting for their committed offset to
     /// ListOffsets with this reset policy instead of asking again.
     pub resets_position_on_offset_fetch_failure: Option<OffsetReset>,
+    /// kafkajs #1390 (tulios/kafkajs#1390; fix proposed in tulios/kafkajs#1598). A JoinGroup
+    /// answered COORDINATOR_LOAD_IN_PROGRESS ("The coordinator is loading and hence can't
+    /// process requests", code 14) while the consumer rejoined: kafkajs did not count the code
+    /// among the errors a rejoin retries, so it escaped the consumer's run loop as an uncaught
+    /// exception and the consumer stopped for good, though the coordinator would have
+    /// answered a moment later.
+    ///
+    /// In groupsim (classic members): a JoinGroup answered COORDINATOR_LOAD_IN_PROGRESS stops
+    /// the member (a fatal error) instead of backing off and rejoining.
+    pub gives_up_on_join_load_in_progress: bool,
 }
 
 /// `auto.offset.reset`: where a partition with no committed offset starts.
@@ -303,6 +313,7 @@ impl MemberBugs {
             || self.commits_unprocessed_positions
             || self.keeps_partitions_when_fenced
             || self.resets_position_on_offset_fetch_failure.is_some()
+            || self.gives_up_on_join_load_in_progress
     }
 }
 

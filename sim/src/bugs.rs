@@ -236,6 +236,18 @@ pub fn all() -> Vec<BugSwitch> {
                 })
             },
         },
+        BugSwitch {
+            name: "member-gives-up-on-join-load-in-progress",
+            reference: "kafkajs #1390 (tulios/kafkajs#1390)",
+            summary: "member: a JoinGroup answered COORDINATOR_LOAD_IN_PROGRESS crashes the \
+                      consumer instead of being retried; it stops consuming for good",
+            expected: &[AnomalyClass::MemberGaveUp],
+            apply: |s| {
+                s.members
+                    .iter_mut()
+                    .for_each(|m| m.config.bugs.gives_up_on_join_load_in_progress = true)
+            },
+        },
         // KIP-848 (consumer group protocol) switches: they bite consumer-protocol groups only.
         BugSwitch {
             name: "coordinator-assigns-unreleased-partitions",

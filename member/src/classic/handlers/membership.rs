@@ -196,6 +196,13 @@ impl Member {
                 self.membership.member_id = resp.member_id.to_string();
                 self.membership.phase = Phase::Unjoined;
             }
+            codes::COORDINATOR_LOAD_IN_PROGRESS
+                if self.core.config.bugs.gives_up_on_join_load_in_progress =>
+            {
+                // Bug `gives_up_on_join_load_in_progress` (kafkajs #1390): the error escapes
+                // the join and the consumer crashes.
+                self.fatal(codes::COORDINATOR_LOAD_IN_PROGRESS);
+            }
             code => {
                 let error = self.rebalance_failed(now, sent, code, "JoinGroup");
                 if matches!(error, None | Some(GroupError::RebalanceInProgress)) {
