@@ -41,11 +41,13 @@ pub enum AnomalyClass {
     /// A member stopped consuming on its own (a fatal error a correct client survives, or a
     /// leave nobody asked for).
     MemberGaveUp,
+    /// A live member stopped heartbeating or consuming after the heal.
+    StalledMember,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 15] = [
+    pub const ALL: [AnomalyClass; 16] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -61,6 +63,7 @@ impl AnomalyClass {
         AnomalyClass::PositionRewind,
         AnomalyClass::PositionSkip,
         AnomalyClass::MemberGaveUp,
+        AnomalyClass::StalledMember,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -81,6 +84,7 @@ impl AnomalyClass {
             AnomalyClass::PositionRewind => "position-rewind",
             AnomalyClass::PositionSkip => "position-skip",
             AnomalyClass::MemberGaveUp => "member-gave-up",
+            AnomalyClass::StalledMember => "stalled-member",
         }
     }
 

@@ -168,7 +168,7 @@ fn owners_committing_at_their_epoch_what_they_processed_pass() {
     events.push(commit(30, "b", 2, 1, 10));
     events.push(Event {
         at_ms: 35,
-        kind: EventKind::World(WorldEvent::LivenessPhase { deadline_ms: 90 }),
+        kind: EventKind::World(WorldEvent::LivenessPhase { deadline_ms: 90, stall_ms: None }),
     });
     let mut records = processed("ca", 0, 0..10, 20);
     records.extend(processed("cb", 1, 0..10, 20));
@@ -316,7 +316,7 @@ fn after_the_heal_phase_a_member_not_reconciled_is_stuck() {
     events.push(commit(55, "b", 2, 1, 10));
     events.push(Event {
         at_ms: 60,
-        kind: EventKind::World(WorldEvent::LivenessPhase { deadline_ms: 90 }),
+        kind: EventKind::World(WorldEvent::LivenessPhase { deadline_ms: 90, stall_ms: None }),
     });
     let records = [processed("ca", 0, 0..10, 20), processed("cb", 1, 0..10, 20)].concat();
     let v = check(events.clone(), Some(&records));

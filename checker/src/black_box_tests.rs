@@ -198,7 +198,7 @@ fn after_a_heal_phase_short_commits_or_unprocessed_records_are_stuck() {
     let mut events = two_members();
     events.push(commit(30, "a", 1, 0, 10));
     events.push(commit(30, "b", 1, 1, 7));
-    events.push(world(40, WorldEvent::LivenessPhase { deadline_ms: 100 }));
+    events.push(world(40, WorldEvent::LivenessPhase { deadline_ms: 100, stall_ms: None }));
     let mut records = processed("ca", 0, 0..10, 20);
     records.extend(processed("cb", 1, 0..7, 20));
     let v = check_black_box(&History::from_events(events), Some(&records));
@@ -280,7 +280,7 @@ fn a_new_coordinator_that_starts_the_group_afresh_leads_it_without_a_load() {
         state(2, 50, PreparingRebalance, CompletingRebalance, 1),
         assigned(52, 1, &[("m-1", &[0])]),
         state(2, 52, CompletingRebalance, Stable, 1),
-        world(60, WorldEvent::LivenessPhase { deadline_ms: 100 }),
+        world(60, WorldEvent::LivenessPhase { deadline_ms: 100, stall_ms: None }),
         commit(70, "m-1", 1, 0, 10),
     ]);
     let v = check_black_box(&history, Some(&processed("c1", 0, 0..10, 65)));

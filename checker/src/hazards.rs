@@ -15,9 +15,11 @@
 //! anomalies they explain.
 //!
 //! An anomaly is explained when one of its proving events is a late commit, or when it concerns
-//! the partition a late commit moved back while that partition's committed offset stays below
-//! the offset it was moved back from (until a commit at or past it closes the window,
-//! inclusive). Nothing else is excused: a late commit that moved nothing back explains nothing.
+//! the partition a late commit moved back and one of its proving events falls while that
+//! partition's committed offset stays below the offset it was moved back from (until a commit at
+//! or past it closes the window; what that commit itself shows is explained too): a member given the partition then may learn the
+//! moved-back offset, however late it uses it. Nothing else is excused: a late commit that moved
+//! nothing back explains nothing.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -97,7 +99,8 @@ pub(crate) fn explain(
         let by = windows.iter().find(|w| {
             anomaly.events.contains(&w.cause)
                 || anomaly.partition.as_ref() == Some(&w.partition)
-                    && anomaly.events.last().is_some_and(|&i| (w.from..=w.to).contains(&i))
+                    && (anomaly.events.iter().any(|i| (w.from..w.to).contains(i))
+                        || anomaly.events.last() == Some(&w.to))
         });
         match by {
             Some(w) => {

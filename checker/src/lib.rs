@@ -29,6 +29,9 @@
 //!   (KAFKA-9823: a needless lost assignment and rebalance).
 //! - `fenced-join`: a KIP-848 join (member epoch 0) answered FENCED_MEMBER_EPOCH (`consumer`;
 //!   KAFKA-19233: a fenced member's rejoin with its member id must be accepted).
+//! - `stalled-member`: after the heal, a live member's session expired more than the stall bound
+//!   after it, or a partition it owns with unprocessed records saw nothing processed by it for
+//!   twice that bound (`stalls`).
 //! - `member-gave-up`: a member stopped consuming on its own: a fatal error a correct client
 //!   survives, or a leave nobody asked for (`gave_up`).
 //! - `position-rewind` / `position-skip`: a member started a partition it was given below /
@@ -69,11 +72,15 @@ mod protocols;
 mod ranges;
 mod resets;
 mod spans;
+mod stalls;
 mod views;
 
 use std::collections::BTreeMap;
 
-use groupsim_history::{CoordinatorEvent, Event, EventKind, History, MemberEvent};
+use groupsim_history::{
+    ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, Event, EventKind, History,
+    MemberEvent, RemovalReason,
+};
 use serde::{Deserialize, Serialize};
 
 pub use self::anomaly::{Anomaly, AnomalyClass};
@@ -123,7 +130,9 @@ pub fn check(history: &History) -> Verdict {
     let mut metrics = Metrics::default();
     let mut anomalies = Vec::new();
     let mut fenced_joins = consumer::FencedJoins::default();
+    let mut stalls = stalls::Stalls::default();
     for (idx, event) in history.events().iter().enumerate() {
+        anomalies.extend(stalls.due(&views, event.at_ms, idx));
         for a in rules(&views, idx, event) {
             if fenced_joins.admit(&event.kind, &a, anomalies.len()) {
                 anomalies.push(a);
@@ -132,8 +141,11 @@ pub fn check(history: &History) -> Verdict {
         views.apply(idx, event, &mut metrics);
     }
     fenced_joins.finish(&mut anomalies);
-    if views.liveness_deadline.is_some() {
-        anomalies.extend(liveness::stuck(&views, history.len().saturating_sub(1)));
+    if let Some(deadline) = views.liveness_deadline {
+        let last = history.len().saturating_sub(1);
+        // The run may end early, converged: a stall's bound can only pass while it runs.
+        anomalies.extend(stalls.due(&views, deadline.min(views.end_ms), last));
+        anomalies.extend(liveness::stuck(&views, last));
     }
     let (anomalies, hazards) = hazards::explain(history, anomalies);
     Verdict { anomalies, hazards, stats: metrics.finish(views.end_ms) }
@@ -215,8 +227,24 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             CoordinatorEvent::GroupLoaded { group, offsets, .. } => {
                 commits::lost_on_load(views, idx, at, group, offsets)
             }
+            CoordinatorEvent::MemberRemoved {
+                member_id,
+                reason: RemovalReason::SessionTimeout,
+                ..
+            } => stalls::session_expired(views, idx, at, member_id).into_iter().collect(),
             CoordinatorEvent::ConsumerGroup(e) => {
-                consumer::assigned_before_release(views.consumer_groups.get(e.group()), idx, at, e)
+                let group = views.consumer_groups.get(e.group());
+                let mut found: Vec<Anomaly> =
+                    consumer::assigned_before_release(group, idx, at, e).into_iter().collect();
+                if let ConsumerGroupEvent::MemberRemoved {
+                    member_id,
+                    reason: ConsumerRemovalReason::SessionTimeout,
+                    ..
+                } = e
+                {
+                    found.extend(stalls::session_expired(views, idx, at, member_id));
+                }
+                found
             }
             _ => Vec::new(),
         },

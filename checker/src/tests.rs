@@ -177,7 +177,7 @@ impl H {
             log_end_offsets: log_ends.iter().map(|(p, e)| (tp(*p), *e)).collect(),
         });
         let deadline = self.t + 1;
-        self.world(WorldEvent::LivenessPhase { deadline_ms: deadline });
+        self.world(WorldEvent::LivenessPhase { deadline_ms: deadline, stall_ms: None });
         self.world(WorldEvent::RunEnded);
         self.h.clone()
     }

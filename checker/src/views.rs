@@ -174,6 +174,11 @@ pub(super) struct MemberView {
     pub(super) consumer: bool,
     /// Whether the scenario asked it to leave since it last started.
     pub(super) leave_requested: bool,
+    /// Partitions it owns, each with when it last got or processed something of it.
+    pub(super) progress: BTreeMap<TopicPartition, Millis>,
+    /// When (and by which event) it last heard from its coordinator about its membership: a
+    /// join, an assignment, a new member epoch.
+    pub(super) contact_at: Option<(Millis, usize)>,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -274,6 +279,9 @@ pub(super) struct Views {
     pub(super) protocols: BTreeMap<String, ProtocolHistory>,
     /// When the liveness phase ends, once it has begun.
     pub(super) liveness_deadline: Option<Millis>,
+    /// When the liveness phase began (the faults healed), and the stall bound it recorded.
+    pub(super) healed_at: Option<Millis>,
+    pub(super) stall_ms: Option<Millis>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -362,6 +370,7 @@ impl Views {
                 m.group = group.clone();
                 m.live = true;
                 m.leave_requested = false;
+                m.progress.clear();
             }
             WorldEvent::MemberLeaveRequested { member }
             | WorldEvent::FaultInjected {
@@ -374,6 +383,7 @@ impl Views {
                 let owned: Vec<TopicPartition> = match self.members.get_mut(member) {
                     Some(m) => {
                         m.live = false;
+                        m.progress.clear();
                         std::mem::take(&mut m.owned).into_iter().collect()
                     }
                     None => Vec::new(),
@@ -387,8 +397,10 @@ impl Views {
                     self.partitions.entry(tp.clone()).or_default().log_end = Some(*end);
                 }
             }
-            WorldEvent::LivenessPhase { deadline_ms } => {
-                self.liveness_deadline = Some(*deadline_ms)
+            WorldEvent::LivenessPhase { deadline_ms, stall_ms } => {
+                self.liveness_deadline = Some(*deadline_ms);
+                self.healed_at = Some(at);
+                self.stall_ms = *stall_ms;
             }
             WorldEvent::PartitionsAdded { topic, partitions } => {
                 self.topics.insert(topic.clone(), *partitions);
@@ -427,6 +439,7 @@ impl Views {
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
                 m.generation = *generation;
+                m.contact_at = Some((at, idx));
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
                 for tp in partitions {
@@ -442,9 +455,11 @@ impl Views {
                 m.member_id = Some(member_id.clone());
                 m.generation = *generation;
                 m.assigned_at.insert(*generation, idx);
+                m.contact_at = Some((at, idx));
                 let newly: Vec<TopicPartition> =
                     partitions.iter().filter(|tp| m.owned.insert((*tp).clone())).cloned().collect();
                 for tp in newly {
+                    m.progress.insert(tp.clone(), at);
                     metrics.acquire(&tp, at);
                 }
             }
@@ -460,6 +475,9 @@ impl Views {
                 }
                 let gone: Vec<TopicPartition> = match self.members.get_mut(name) {
                     Some(m) => {
+                        for tp in partitions {
+                            m.progress.remove(tp);
+                        }
                         partitions.iter().filter(|tp| m.owned.remove(*tp)).cloned().collect()
                     }
                     None => Vec::new(),
@@ -476,6 +494,11 @@ impl Views {
                 last_offset,
                 ..
             } => {
+                if let Some(since) =
+                    self.members.get_mut(name).and_then(|m| m.progress.get_mut(partition))
+                {
+                    *since = at;
+                }
                 let (start, end) = (*first_offset, *last_offset + 1);
                 let n = (end - start).max(0) as u64;
                 metrics.stats.records_processed += n;
@@ -502,6 +525,7 @@ impl Views {
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
                 m.generation = *epoch;
+                m.contact_at = Some((at, idx));
             }
             MemberEvent::CommitAcked { partition, offset, .. } => {
                 let pv = self.partitions.entry(partition.clone()).or_default();

@@ -28,8 +28,14 @@ pub enum WorldEvent {
     /// The producer stopped; these are the final log end offsets.
     ProducerStopped { log_end_offsets: Vec<(TopicPartition, i64)> },
     /// The safety phase ended: no more membership changes or faults. The group must converge
-    /// by `deadline_ms`.
-    LivenessPhase { deadline_ms: Millis },
+    /// by `deadline_ms`. `stall_ms`: how long after this a live member may go without a
+    /// heartbeat (twice: without consuming a partition it owns) — the largest rebalance plus
+    /// session timeout of the scenario's members; absent where no such bound is known.
+    LivenessPhase {
+        deadline_ms: Millis,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stall_ms: Option<Millis>,
+    },
     /// The seed's swarm choice: which fault kinds are enabled and how often.
     SwarmChosen { description: String },
     /// A fault was applied (`applied` is false when its target was not there, e.g. a member

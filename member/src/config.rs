@@ -286,6 +286,17 @@ pub struct MemberBugs {
     /// In groupsim (classic members): a JoinGroup answered COORDINATOR_LOAD_IN_PROGRESS stops
     /// the member (a fatal error) instead of backing off and rejoining.
     pub gives_up_on_join_load_in_progress: bool,
+    /// KAFKA-14729 (apache/kafka#13270, fixed in 3.5.0). The Java consumer's heartbeat thread
+    /// could die on an unexpected error while the application thread went on polling: nothing
+    /// surfaced the failure, no heartbeat was sent again, and the consumer kept fetching (its
+    /// `pollForFetches` spinning at full CPU) while the coordinator expired its session, again
+    /// after every rejoin.
+    ///
+    /// In groupsim (classic members): the first heartbeat lost to a timeout or a dropped
+    /// connection kills the heartbeat "thread": the member never heartbeats again (nor notices
+    /// its own session running out), and goes on fetching, processing, committing and, when a
+    /// commit is refused, rejoining.
+    pub heartbeat_thread_dies: bool,
 }
 
 /// `auto.offset.reset`: where a partition with no committed offset starts.
@@ -314,6 +325,7 @@ impl MemberBugs {
             || self.keeps_partitions_when_fenced
             || self.resets_position_on_offset_fetch_failure.is_some()
             || self.gives_up_on_join_load_in_progress
+            || self.heartbeat_thread_dies
     }
 }
 

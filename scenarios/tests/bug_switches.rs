@@ -243,6 +243,16 @@ fn member_giving_up_on_a_loading_coordinator_is_caught() {
     check_switch("member-gives-up-on-join-load-in-progress", "swarm", 20);
 }
 
+/// KAFKA-14729: the Java consumer's heartbeat thread died while the application thread kept
+/// polling; the coordinator expired its session, again after every rejoin. A connection drop
+/// or a partition that loses one heartbeat is all it takes; the checker flags the member when
+/// its session expires after it had reached the coordinator in the healed cluster, not at the
+/// deadline.
+#[test]
+fn member_whose_heartbeat_thread_dies_is_caught() {
+    check_switch("member-heartbeat-thread-dies", "swarm", 10);
+}
+
 // KIP-848 (consumer group protocol) switches, caught by `consumer_protocol_swarm` at fixed
 // seeds. Each switch's doc comment (`CoordinatorBugs`, `MemberBugs`) opens with its mechanism.
 
@@ -336,6 +346,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("member-rewinds-when-offset-fetch-fails", "swarm"),
         ("member-skips-when-offset-fetch-fails", "swarm"),
         ("member-gives-up-on-join-load-in-progress", "swarm"),
+        ("member-heartbeat-thread-dies", "swarm"),
     ];
     assert_eq!(cases.len(), bugs::all().len(), "every switch has a case");
     for (name, scenario_name) in cases {

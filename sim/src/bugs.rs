@@ -248,6 +248,16 @@ pub fn all() -> Vec<BugSwitch> {
                     .for_each(|m| m.config.bugs.gives_up_on_join_load_in_progress = true)
             },
         },
+        BugSwitch {
+            name: "member-heartbeat-thread-dies",
+            reference: "KAFKA-14729 (apache/kafka#13270)",
+            summary: "member: a lost heartbeat kills the heartbeat thread; the consumer goes on \
+                      fetching while its session expires, again after every rejoin",
+            expected: &[AnomalyClass::StalledMember],
+            apply: |s| {
+                s.members.iter_mut().for_each(|m| m.config.bugs.heartbeat_thread_dies = true)
+            },
+        },
         // KIP-848 (consumer group protocol) switches: they bite consumer-protocol groups only.
         BugSwitch {
             name: "coordinator-assigns-unreleased-partitions",

@@ -4,7 +4,7 @@
 //! [`crate::scenarios`], one file per family, and the world runs the spec.
 
 use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{ClientProfile, MemberConfig};
+use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig};
 use groupsim_wire::Millis;
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +120,24 @@ impl ScenarioSpec {
     /// When the run ends (the liveness deadline).
     pub fn end_ms(&self) -> Millis {
         self.liveness_start_ms + self.liveness_bound_ms
+    }
+
+    /// The stall bound of the liveness phase: after the heal, a live member goes without a
+    /// heartbeat for at most this long, and without consuming a partition it owns (with
+    /// records to consume) for at most twice this long — the largest rebalance timeout plus
+    /// session timeout of its members (a rebalance waits up to the one; a session the other).
+    pub fn stall_ms(&self) -> Millis {
+        let session = |m: &MemberPlan| match m.config.profile.group_protocol() {
+            GroupProtocol::Consumer => {
+                self.coordinator.consumer_session_timeout_ms.max(0) as Millis
+            }
+            GroupProtocol::Classic => m.config.session_timeout_ms.max(0) as Millis,
+        };
+        self.members
+            .iter()
+            .map(|m| m.config.rebalance_timeout_ms.max(0) as Millis + session(m))
+            .max()
+            .unwrap_or(0)
     }
 
     /// How long the group must stay converged in the liveness phase before the run ends early:

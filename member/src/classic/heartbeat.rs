@@ -13,6 +13,8 @@ pub(super) struct Heartbeat {
     /// When a heartbeat of the current generation last got through (or the session window was
     /// last reset: a new coordinator or a new assignment).
     pub(super) last_ok: Millis,
+    /// Bug `heartbeat_thread_dies`: the heartbeat thread died; no heartbeat is sent again.
+    pub(super) thread_dead: bool,
 }
 
 impl Heartbeat {
@@ -41,7 +43,7 @@ mod tests {
 
     #[test]
     fn the_session_expires_a_full_timeout_after_the_last_answer() {
-        let h = Heartbeat { last_ok: 1_000 };
+        let h = Heartbeat { last_ok: 1_000, ..Heartbeat::default() };
         assert!(!h.session_expired(10_999, 10_000));
         assert!(h.session_expired(11_000, 10_000));
         assert!(h.session_expired(1_000, -5), "a negative timeout counts as zero");

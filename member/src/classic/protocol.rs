@@ -118,7 +118,11 @@ impl Protocol for Member {
             self.retry_join_later(now);
         }
         match pending {
-            Pending::Heartbeat { awaited: true } => self.retry_after_backoff(Timer::Heartbeat, now),
+            Pending::Heartbeat { awaited: true } => {
+                // Bug `heartbeat_thread_dies` (KAFKA-14729): the failure kills the thread.
+                self.heartbeat.thread_dead |= self.core.config.bugs.heartbeat_thread_dies;
+                self.retry_after_backoff(Timer::Heartbeat, now)
+            }
             Pending::LeaveGroup => self.on_leave_done(),
             _ => {}
         }

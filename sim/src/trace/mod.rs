@@ -59,7 +59,7 @@ pub fn text(history: &History) -> String {
                     let total: i64 = log_end_offsets.iter().map(|(_, e)| e).sum();
                     line(&mut out, at, format!("producer stops: {total} records in all"))
                 }
-                WorldEvent::LivenessPhase { deadline_ms } => {
+                WorldEvent::LivenessPhase { deadline_ms, .. } => {
                     line(&mut out, at, format!("liveness phase: converge by {deadline_ms}"))
                 }
                 WorldEvent::LivenessHeld { since_ms, grace_ms } => line(

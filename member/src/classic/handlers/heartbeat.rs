@@ -15,6 +15,10 @@ impl Member {
         let Some(node) = self.core.discovery.coordinator else {
             return;
         };
+        if self.heartbeat.thread_dead {
+            self.core.timers.cancel(Timer::Heartbeat);
+            return;
+        }
         if self.core.in_flight.has_awaited_heartbeat()
             || self.core.timers.get(Timer::Heartbeat).is_none_or(|t| t > now)
         {

@@ -204,7 +204,9 @@ fn drive(
     let ends = producer.log_ends(cluster);
     cluster.recorder().world(WorldEvent::ProducerStopped { log_end_offsets: ends });
     let now = cluster.recorder().now();
-    cluster.recorder().world(WorldEvent::LivenessPhase { deadline_ms: now + settings.heal_ms });
+    cluster
+        .recorder()
+        .world(WorldEvent::LivenessPhase { deadline_ms: now + settings.heal_ms, stall_ms: None });
     let deadline = Instant::now() + Duration::from_millis(settings.heal_ms);
     let mut next_check = Instant::now();
     while Instant::now() < deadline {

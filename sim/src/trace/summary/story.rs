@@ -234,7 +234,7 @@ impl Builder {
                 self.story.swarm = Some(description.clone());
                 return;
             }
-            WorldEvent::LivenessPhase { deadline_ms } => {
+            WorldEvent::LivenessPhase { deadline_ms, .. } => {
                 self.story.ending.deadline_ms = Some(*deadline_ms);
                 return;
             }

@@ -171,7 +171,7 @@ generation 1: 10 -> 35 settled (range, leader m1)
 #[test]
 fn the_closing_block_gives_the_verdict_the_ending_and_the_totals() {
     let mut h = one_generation();
-    h.world(50, WorldEvent::LivenessPhase { deadline_ms: 90 })
+    h.world(50, WorldEvent::LivenessPhase { deadline_ms: 90, stall_ms: None })
         .world(70, WorldEvent::LivenessHeld { since_ms: 60, grace_ms: 10 })
         .world(70, WorldEvent::RunEnded);
     let mut verdict = Verdict::default();
@@ -189,7 +189,7 @@ fn the_closing_block_gives_the_verdict_the_ending_and_the_totals() {
     verdict.anomalies = vec![lost(40), lost(41)];
     let mut deadline = one_generation();
     deadline
-        .world(50, WorldEvent::LivenessPhase { deadline_ms: 90 })
+        .world(50, WorldEvent::LivenessPhase { deadline_ms: 90, stall_ms: None })
         .world(90, WorldEvent::RunEnded);
     let failed = deadline.text(&verdict);
     assert!(failed.contains("\nverdict: FAIL lost-commit x2\n"), "{failed}");

@@ -48,6 +48,8 @@ pub(crate) struct Stage {
     liveness_start_ms: Millis,
     liveness_marked: bool,
     end_ms: Millis,
+    /// The stall bound the liveness phase records (see [`ScenarioSpec::stall_ms`]).
+    stall_ms: Millis,
 }
 
 impl Stage {
@@ -105,6 +107,7 @@ impl Stage {
             liveness_start_ms: spec.liveness_start_ms,
             liveness_marked: false,
             end_ms: spec.end_ms(),
+            stall_ms: spec.stall_ms(),
         })
     }
 
@@ -129,9 +132,13 @@ impl Stage {
                 &mut WorldCluster { cluster: &mut self.cluster, producer: &self.producer, hosts },
                 now,
             );
-            self.history
-                .borrow_mut()
-                .world(now, WorldEvent::LivenessPhase { deadline_ms: self.end_ms });
+            self.history.borrow_mut().world(
+                now,
+                WorldEvent::LivenessPhase {
+                    deadline_ms: self.end_ms,
+                    stall_ms: Some(self.stall_ms),
+                },
+            );
         }
         self.cluster.tick(hosts, now);
         self.nemesis.tick(
