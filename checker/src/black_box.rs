@@ -167,6 +167,27 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
                 *end = (*end).max(base_offset + count);
             }
             EventKind::World(WorldEvent::LivenessPhase { .. }) => broker.heal_phase = true,
+            EventKind::World(WorldEvent::MemberExited {
+                member,
+                client_id,
+                status,
+                stderr_tail,
+            }) => {
+                // A process the nemesis killed is recorded as a crash, not an exit: this one
+                // stopped by itself, and nothing consumes for it again.
+                let last = stderr_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+                anomalies.push(Anomaly::new(
+                    AnomalyClass::MemberGaveUp,
+                    None,
+                    event.at_ms,
+                    format!(
+                        "{member} ({client_id}) exited by itself ({status}) and no longer \
+                         consumes; its client's last words: {}",
+                        last.trim()
+                    ),
+                    vec![idx],
+                ));
+            }
             _ => {}
         }
     }

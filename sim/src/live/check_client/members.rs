@@ -20,15 +20,9 @@ use crate::live::serve::Cluster;
 pub const READY: Duration = Duration::from_secs(30);
 /// How long a graceful close may take before SIGKILL.
 pub const CLOSE: Duration = Duration::from_secs(10);
-/// How long after an adapter exited by itself its member is started again (as a supervisor
-/// would); in the heal phase, at once.
-pub const RESTART_AFTER_EXIT: Duration = Duration::from_secs(1);
-/// Exits by itself after which a member is no longer restarted (a client that crashes on every
-/// start would otherwise spin for the whole run).
-pub const MAX_EXITS_PER_MEMBER: u32 = 5;
-
-/// An adapter that exited by itself in the middle of a run: the member counts as crashed and
-/// the run goes on.
+/// An adapter that exited by itself in the middle of a run: the member gave up (the checker's
+/// `member-gave-up`), is not started again, and the run goes on without it. Only processes the
+/// nemesis killed or closed are restarted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterExit {
     /// The member (`m0`, …).
@@ -39,8 +33,6 @@ pub struct AdapterExit {
     pub status: String,
     /// The last lines it wrote to stderr.
     pub stderr_tail: String,
-    /// Whether the member was started again.
-    pub restarted: bool,
 }
 
 /// What every incarnation is started with.
@@ -64,8 +56,6 @@ struct Slot {
     restart_at: Option<Instant>,
     /// When to SIGCONT a paused process.
     resume_at: Option<Instant>,
-    /// How often its adapter exited by itself.
-    exits: u32,
     /// A SIGTERM was sent: SIGKILL if still running then.
     closing_until: Option<Instant>,
 }
@@ -98,7 +88,6 @@ impl<'a> Members<'a> {
                 incarnation: 0,
                 restart_at: None,
                 resume_at: None,
-                exits: 0,
                 closing_until: None,
             });
             let mut adapter = members.spawn(i, cluster)?;
@@ -198,8 +187,8 @@ impl<'a> Members<'a> {
     }
 
     /// Resumes, finishes closes and restarts whatever is due. An adapter that exited on its own
-    /// is recorded ([`WorldEvent::MemberExited`], then `MemberStopped`: to the group, a crash)
-    /// and its member restarted after [`RESTART_AFTER_EXIT`]. With `heal`, everything is due now.
+    /// is recorded ([`WorldEvent::MemberExited`], then `MemberStopped`) and not restarted: it
+    /// gave up. With `heal`, everything is due now.
     pub fn tend(&mut self, cluster: &Cluster, heal: bool) -> Result<(), CheckError> {
         let now = Instant::now();
         for i in 0..self.slots.len() {
@@ -227,16 +216,13 @@ impl<'a> Members<'a> {
             if let Some(status) = exited.and_then(|a| a.exited()) {
                 let mut a = slot.adapter.take().expect("checked above");
                 a.drain_stderr(Duration::from_secs(1));
-                slot.exits += 1;
                 slot.resume_at = None;
-                let restarted = slot.exits < MAX_EXITS_PER_MEMBER;
-                slot.restart_at = restarted.then(|| now + RESTART_AFTER_EXIT);
+                slot.restart_at = None;
                 let exit = AdapterExit {
                     member: member.clone(),
                     client_id: format!("{member}.{}", slot.incarnation - 1),
                     status: status.to_string(),
                     stderr_tail: a.stderr_tail(10),
-                    restarted,
                 };
                 cluster.recorder().world(WorldEvent::MemberExited {
                     member: member.clone(),

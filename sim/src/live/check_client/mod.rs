@@ -215,12 +215,12 @@ fn seed_report(
     for e in &o.exits {
         let _ = writeln!(
             out,
-            "  adapter exited: {} member {} ({}), {}{}; its stderr ends:\n{}",
+            "  adapter exited: {} member {} ({}), {}, not restarted (it gave up); its stderr \
+             ends:\n{}",
             kind.name,
             e.member,
             e.client_id,
             e.status,
-            if e.restarted { ", restarted" } else { ", not restarted (too many exits)" },
             indent(&indent(&e.stderr_tail)).trim_end()
         );
     }
