@@ -44,6 +44,19 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// The OffsetFetch of assignment `epoch` failed with `error`. A correct client asks again;
+    /// bug `resets_position_on_offset_fetch_failure` applies its reset policy instead, as if
+    /// nothing were committed.
+    pub(crate) fn offset_fetch_failed(&mut self, epoch: u64, error: &str) {
+        if epoch != self.positions.epoch {
+            return;
+        }
+        if let Some(policy) = self.config.bugs.resets_position_on_offset_fetch_failure {
+            let latest = policy == crate::config::OffsetReset::Latest;
+            self.positions.reset_awaiting_committed(error, latest);
+        }
+    }
+
     /// A core for `config`, running `app`; `seed` drives processing times.
     pub(crate) fn new(config: MemberConfig, seed: u64, app: Box<dyn Application>) -> Self {
         Self {
@@ -267,8 +280,7 @@ pub(crate) trait Plumbing: Protocol {
                 self.on_commit_lost(now, &sent, purpose);
             }
             Pending::OffsetFetch { epoch, .. } => {
-                let error = failure.name();
-                super::handlers::positions::offset_fetch_failed(self.core_mut(), epoch, &error);
+                self.core_mut().offset_fetch_failed(epoch, &failure.name());
                 self.retry_after_backoff(Timer::OffsetFetchRetry, now);
             }
             Pending::ListOffsets { epoch, partitions } => {

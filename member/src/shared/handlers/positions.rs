@@ -8,9 +8,8 @@ use kafka_protocol::messages::{
 };
 
 use super::cluster::Cluster;
-use crate::config::OffsetReset;
 use crate::probes;
-use crate::shared::core::{Core, Plumbing, Protocol};
+use crate::shared::core::{Plumbing, Protocol};
 use crate::shared::in_flight::{Pending, Sent};
 use crate::shared::outputs::Target;
 use crate::shared::positions::{
@@ -65,7 +64,7 @@ pub(crate) trait Positions: OffsetFetchRules {
         let (top_error, answers) = offset_fetch_answers(&resp, &self.core().config.group_id);
         if top_error != codes::NONE {
             self.offset_fetch_error(now, sent, top_error);
-            offset_fetch_failed(self.core_mut(), epoch, &codes::error_name(top_error));
+            self.core_mut().offset_fetch_failed(epoch, &codes::error_name(top_error));
             self.retry_after_backoff(Timer::OffsetFetchRetry, now);
             return;
         }
@@ -142,16 +141,3 @@ pub(crate) trait Positions: OffsetFetchRules {
 }
 
 impl<M: OffsetFetchRules + ?Sized> Positions for M {}
-
-/// The OffsetFetch of assignment `epoch` failed with `error`. A correct client asks again; bug
-/// `resets_position_on_offset_fetch_failure` applies its reset policy instead, as if nothing
-/// were committed.
-pub(crate) fn offset_fetch_failed(core: &mut Core, epoch: u64, error: &str) {
-    if epoch != core.positions.epoch {
-        return;
-    }
-    if let Some(policy) = core.config.bugs.resets_position_on_offset_fetch_failure {
-        let latest = policy == OffsetReset::Latest;
-        core.positions.reset_awaiting_committed(error, latest);
-    }
-}
