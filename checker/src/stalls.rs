@@ -3,10 +3,10 @@
 //! Once the faults heal, nothing stands between a correct member and its coordinator. Two
 //! things then show a member stalled while its process lives, each at the moment its bound
 //! passes rather than at the run's deadline:
-//! - its coordinator expires its session though the member had reached the coordinator after
-//!   the heal (joined, synced or was given an assignment) — a whole session on a working path
-//!   went by without a heartbeat from it (a heartbeat thread that died or deadlocked) — or more
-//!   than the stall bound after the heal;
+//! - its coordinator expires its session though it had heard from the member (a join completed,
+//!   a commit validated) after the member settled — the heal, the end of its last pause, its last
+//!   start: a whole session on a working path went by without a heartbeat from it (a heartbeat
+//!   thread that died or deadlocked) — or more than the stall bound after it settled;
 //! - a partition it owns, with records nobody has processed yet, sees nothing processed by it
 //!   for twice the stall bound after the heal or after it got the partition (a fetcher that
 //!   never started, a reconciliation or revocation that never ends). Twice, because a revoke
@@ -72,7 +72,8 @@ fn backlog(views: &Views, tp: &TopicPartition) -> bool {
     from < end && pv.processed_any.first_gap(from, end).is_some()
 }
 
-/// The heartbeat rule: member id `member_id`'s session expired at `at` (event `idx`).
+/// The heartbeat rule: member id `member_id`'s session expired at `at` (event `idx`). The member
+/// could heartbeat from when it settled: the heal, the end of its last pause, its last start.
 pub(super) fn session_expired(
     views: &Views,
     idx: usize,
@@ -82,14 +83,18 @@ pub(super) fn session_expired(
     let (heal, bound) = (views.healed_at?, views.stall_ms?);
     let (name, m) =
         views.members.iter().find(|(_, m)| m.live && m.member_id.as_deref() == Some(member_id))?;
-    let (why, contact) = match m.contact_at {
-        Some((contact, event)) if contact >= heal => (
-            format!("it had reached its coordinator after the heal, at t={contact}ms"),
+    let settled = heal.max(m.paused_until).max(m.started_at);
+    let (why, contact) = match views.contact.get(member_id) {
+        Some(&(contact, event)) if contact >= settled => (
+            format!(
+                "its coordinator had heard from it at t={contact}ms, after it settled (t={settled}ms)"
+            ),
             Some(event),
         ),
-        _ if at > heal + bound => {
-            (format!("more than the stall bound of {bound} ms after the heal at t={heal}ms"), None)
-        }
+        _ if at > settled + bound => (
+            format!("more than the stall bound of {bound} ms after it settled (t={settled}ms)"),
+            None,
+        ),
         _ => return None,
     };
     Some(Anomaly::new(
@@ -190,6 +195,22 @@ mod tests {
         h.processed("m1", "b", 1, 1, 10, 19);
         at(&mut h, 2_100, expired("a"));
         assert_eq!(stalls(&end(&mut h, 2_200)).len(), 1, "past the stall bound");
+    }
+
+    /// Swarm 10968: a member paused across the heal gets the answer to its SyncGroup (sent
+    /// before the pause) when the pause ends; its session expires before it could heartbeat.
+    #[test]
+    fn a_session_expiring_before_a_paused_member_could_heartbeat_is_no_stall() {
+        let mut h = healed(1_000);
+        h.world(groupsim_history::WorldEvent::FaultInjected {
+            fault: groupsim_history::Fault::MemberPause { member: "m0".into(), duration_ms: 1_000 },
+            applied: true,
+        });
+        h.t = 1_200;
+        h.generation(2, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+        h.processed("m1", "b", 2, 1, 10, 19);
+        at(&mut h, 1_900, expired("a"));
+        assert_eq!(stalls(&end(&mut h, 2_000)), [], "its join completed while it was paused");
     }
 
     #[test]

@@ -176,9 +176,10 @@ pub(super) struct MemberView {
     pub(super) leave_requested: bool,
     /// Partitions it owns, each with when it last got or processed something of it.
     pub(super) progress: BTreeMap<TopicPartition, Millis>,
-    /// When (and by which event) it last heard from its coordinator about its membership: a
-    /// join, an assignment, a new member epoch.
-    pub(super) contact_at: Option<(Millis, usize)>,
+    /// When it last started, and until when the nemesis last paused it: it cannot heartbeat
+    /// before both.
+    pub(super) started_at: Millis,
+    pub(super) paused_until: Millis,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -282,6 +283,9 @@ pub(super) struct Views {
     /// When the liveness phase began (the faults healed), and the stall bound it recorded.
     pub(super) healed_at: Option<Millis>,
     pub(super) stall_ms: Option<Millis>,
+    /// Member id -> when (and by which event) its coordinator last heard from it about its
+    /// membership: its join completed in a generation, a commit of it was validated.
+    pub(super) contact: BTreeMap<String, (Millis, usize)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -371,6 +375,14 @@ impl Views {
                 m.live = true;
                 m.leave_requested = false;
                 m.progress.clear();
+                m.started_at = at;
+            }
+            WorldEvent::FaultInjected {
+                fault: Fault::MemberPause { member, duration_ms },
+                applied: true,
+            } => {
+                let m = self.members.entry(member.clone()).or_default();
+                m.paused_until = m.paused_until.max(at + duration_ms);
             }
             WorldEvent::MemberLeaveRequested { member }
             | WorldEvent::FaultInjected {
@@ -439,7 +451,6 @@ impl Views {
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
                 m.generation = *generation;
-                m.contact_at = Some((at, idx));
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
                 for tp in partitions {
@@ -455,7 +466,6 @@ impl Views {
                 m.member_id = Some(member_id.clone());
                 m.generation = *generation;
                 m.assigned_at.insert(*generation, idx);
-                m.contact_at = Some((at, idx));
                 let newly: Vec<TopicPartition> =
                     partitions.iter().filter(|tp| m.owned.insert((*tp).clone())).cloned().collect();
                 for tp in newly {
@@ -525,7 +535,6 @@ impl Views {
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
                 m.generation = *epoch;
-                m.contact_at = Some((at, idx));
             }
             MemberEvent::CommitAcked { partition, offset, .. } => {
                 let pv = self.partitions.entry(partition.clone()).or_default();
@@ -652,6 +661,9 @@ impl Views {
                 self.back_to_classic(group, at, idx);
                 metrics.stats.rebalances += 1;
                 metrics.stats.last_generation_at_ms = Some(at);
+                for m in members {
+                    self.contact.insert(m.clone(), (at, idx));
+                }
                 let g = self.groups.entry(group.clone()).or_default();
                 g.begin_generation(at, idx, *generation, members);
             }
@@ -666,8 +678,12 @@ impl Views {
                 }
                 self.groups.entry(group.clone()).or_default().owners.insert(*generation, owners);
             }
-            CoordinatorEvent::OffsetCommitAccepted { .. } => {
+            CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. } => {
                 metrics.stats.commits_accepted += 1;
+                let seen = self.contact.entry(member_id.clone()).or_insert((0, idx));
+                if *validated_at_ms >= seen.0 {
+                    *seen = (*validated_at_ms, idx);
+                }
                 if let Some(c) = AcceptedCommit::of(idx, at, event) {
                     self.accepted_commit(&c);
                 }

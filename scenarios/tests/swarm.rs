@@ -170,3 +170,23 @@ fn a_member_using_an_offset_the_hazard_moved_back_is_explained() {
         );
     }
 }
+
+/// Regression: swarm seeds 10968 and 4222 reported `stalled-member` for a member paused across
+/// the heal. Mechanism (10968): a trigger paused m3 for 9.2 s right after its SyncGroup was
+/// answered, from 54.3 s to 63.5 s; the answer reached it when the pause ended, after the heal,
+/// and its session (last renewed by its join at 54.3 s) expired 0.8 s later, before it could
+/// heartbeat. A member can heartbeat only once it settled (the heal, its pause's end, its
+/// start), so only contact its coordinator had with it after that counts.
+#[test]
+fn a_member_paused_across_the_heal_is_not_stalled() {
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    for seed in [10968, 4222] {
+        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let paused = r.history.events().iter().any(|e| {
+            matches!(&e.kind, EventKind::World(WorldEvent::FaultInjected { fault, applied: true })
+                if matches!(fault, groupsim::faults::Fault::MemberPause { .. }))
+        });
+        assert!(paused, "seed {seed} still pauses a member");
+    }
+}
