@@ -81,8 +81,11 @@ pub(super) fn session_expired(
     member_id: &str,
 ) -> Option<Anomaly> {
     let (heal, bound) = (views.healed_at?, views.stall_ms?);
-    let (name, m) =
-        views.members.iter().find(|(_, m)| m.live && m.member_id.as_deref() == Some(member_id))?;
+    // The live process whose id this is: an id reported before its last start belonged to the
+    // incarnation before.
+    let (name, m) = views.members.iter().find(|(_, m)| {
+        m.live && m.member_id.as_deref() == Some(member_id) && m.id_at >= m.started_at
+    })?;
     let settled = heal.max(m.paused_until).max(m.started_at);
     let (why, contact) = match views.contact.get(member_id) {
         Some(&(contact, event)) if contact >= settled => (
@@ -211,6 +214,27 @@ mod tests {
         h.processed("m1", "b", 2, 1, 10, 19);
         at(&mut h, 1_900, expired("a"));
         assert_eq!(stalls(&end(&mut h, 2_000)), [], "its join completed while it was paused");
+    }
+
+    /// Swarm 1854: a crashed incarnation's commit, processed late (the late-request hazard),
+    /// renewed its session at the coordinator; it expired ten seconds later, while the member's
+    /// new incarnation (started before the heal) had not joined yet. The id is not the live
+    /// process's.
+    #[test]
+    fn a_crashed_incarnations_session_is_not_the_live_members() {
+        let mut h = clean();
+        h.world(WorldEvent::MemberStopped { member: "m0".into() });
+        let started =
+            WorldEvent::MemberStarted { member: "m0".into(), group: G.into(), host: "c".into() };
+        h.world(started);
+        h.world(WorldEvent::ProducerStopped { log_end_offsets: vec![(tp(0), 10), (tp(1), 20)] });
+        h.t = 990;
+        h.world(WorldEvent::LivenessPhase { deadline_ms: 11_000, stall_ms: Some(STALL) });
+        h.t = 1_100;
+        h.commit("a", 1, 0, 10);
+        h.processed("m1", "b", 1, 1, 10, 19);
+        at(&mut h, 1_900, expired("a"));
+        assert_eq!(stalls(&end(&mut h, 2_000)), []);
     }
 
     #[test]

@@ -180,6 +180,10 @@ pub(super) struct MemberView {
     /// before both.
     pub(super) started_at: Millis,
     pub(super) paused_until: Millis,
+    /// When it reported `member_id` last: an id reported before its last start belongs to the
+    /// incarnation before (a crashed process's id lives on at the coordinator until its
+    /// session expires).
+    pub(super) id_at: Millis,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -450,6 +454,7 @@ impl Views {
             MemberEvent::Joined { member_id, generation, .. } => {
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
+                m.id_at = at;
                 m.generation = *generation;
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
@@ -464,6 +469,7 @@ impl Views {
                 }
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
+                m.id_at = at;
                 m.generation = *generation;
                 m.assigned_at.insert(*generation, idx);
                 let newly: Vec<TopicPartition> =
@@ -534,6 +540,7 @@ impl Views {
                 let m = self.members.entry(name.to_string()).or_default();
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
+                m.id_at = at;
                 m.generation = *epoch;
             }
             MemberEvent::CommitAcked { partition, offset, .. } => {

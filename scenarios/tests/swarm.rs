@@ -190,3 +190,18 @@ fn a_member_paused_across_the_heal_is_not_stalled() {
         assert!(paused, "seed {seed} still pauses a member");
     }
 }
+
+/// Regression: swarm seed 1854 (and 4436, 7008, 8265) reported `stalled-member` for a crashed
+/// incarnation's session. Mechanism (1854): m3-10's commit, held by the late-request hazard,
+/// was processed at 61.4 s, after m3 had crashed (56.0 s) and restarted (58.0 s) as a process
+/// that had not joined yet; the coordinator renewed m3-10's session with that commit and expired
+/// it ten seconds later. The checker took the old id for the live process's: an id a member
+/// reported before its last start belongs to the incarnation before.
+#[test]
+fn a_crashed_incarnations_session_is_not_the_live_members() {
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    for seed in [1854, 4436] {
+        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+    }
+}
