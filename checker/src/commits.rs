@@ -30,18 +30,7 @@ pub(super) fn lost_on_resume(
     partition: &TopicPartition,
     committed: Option<i64>,
 ) -> Option<Anomaly> {
-    let member = views.members.get(name)?;
-    // A consumer-protocol member's epoch may move on between its assignment and the answer
-    // to its OffsetFetch: its assignment is the one that began its holding of the partition.
-    let tenure = || {
-        let id = member.member_id.clone()?;
-        views.tenure_now.get(&(id, partition.clone())).copied()
-    };
-    let assigned_idx = match member.assigned_at.get(&generation) {
-        Some(&idx) => idx,
-        None if member.consumer => tenure()?,
-        None => return None,
-    };
+    let assigned_idx = views.assignment_of(name, generation, partition)?;
     let pv = views.partition(partition);
     // What must be visible: the last commit the coordinator accepted, and the last
     // one a member was told succeeded, before this assignment.

@@ -35,15 +35,7 @@ pub(super) fn moved_position(
     if committed == Some(position) {
         return None;
     }
-    let member = views.members.get(name)?;
-    let assigned_idx = match member.assigned_at.get(&generation) {
-        Some(&i) => i,
-        None if member.consumer => {
-            let id = member.member_id.clone()?;
-            *views.tenure_now.get(&(id, partition.clone()))?
-        }
-        None => return None,
-    };
+    let assigned_idx = views.assignment_of(name, generation, partition)?;
     let pv = views.partition(partition);
     // With nothing committed when it got the partition, its OffsetFetch may have found nothing
     // (however late the answer is used, as by a member paused meanwhile): its reset policy

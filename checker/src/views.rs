@@ -295,6 +295,26 @@ pub(super) struct Views {
 }
 
 impl Views {
+    /// The event that gave member `name` `partition` for the position it starts in
+    /// `generation`. A consumer-protocol member's epoch may move on between its assignment and
+    /// the answer to its OffsetFetch: its assignment is the one that began its holding.
+    pub(super) fn assignment_of(
+        &self,
+        name: &str,
+        generation: i32,
+        partition: &TopicPartition,
+    ) -> Option<usize> {
+        let member = self.members.get(name)?;
+        match member.assigned_at.get(&generation) {
+            Some(&idx) => Some(idx),
+            None if member.consumer => {
+                let id = member.member_id.clone()?;
+                self.tenure_now.get(&(id, partition.clone())).copied()
+            }
+            None => None,
+        }
+    }
+
     /// The group's view, or an empty one if no event named it yet.
     pub(super) fn group(&self, group: &str) -> &GroupView {
         static EMPTY: std::sync::OnceLock<GroupView> = std::sync::OnceLock::new();
