@@ -3,10 +3,11 @@
 //! Once the faults heal, nothing stands between a correct member and its coordinator. Two
 //! things then show a member stalled while its process lives, each at the moment its bound
 //! passes rather than at the run's deadline:
-//! - its coordinator expires its session though it had heard from the member (a join completed,
-//!   a commit validated) after the member settled — the heal, the end of its last pause, its last
-//!   start: a whole session on a working path went by without a heartbeat from it (a heartbeat
-//!   thread that died or deadlocked) — or more than the stall bound after it settled;
+//! - its coordinator expires its session though the path between them worked after the member
+//!   settled — the heal, the end of its last pause, its last start: the member got the answer to
+//!   its join, or the coordinator validated a commit of it. A whole session on a working path
+//!   went by without a heartbeat from it (a heartbeat thread that died or deadlocked). Or the
+//!   session expired more than the stall bound after it settled;
 //! - a partition it owns, with records nobody has processed yet, sees nothing processed by it
 //!   for twice the stall bound after the heal or after it got the partition (a fetcher that
 //!   never started, a reconciliation or revocation that never ends). Twice, because a revoke
@@ -90,7 +91,7 @@ pub(super) fn session_expired(
     let (why, contact) = match views.contact.get(member_id) {
         Some(&(contact, event)) if contact >= settled => (
             format!(
-                "its coordinator had heard from it at t={contact}ms, after it settled (t={settled}ms)"
+                "its path to its coordinator worked at t={contact}ms, after it settled (t={settled}ms)"
             ),
             Some(event),
         ),
@@ -198,6 +199,43 @@ mod tests {
         h.processed("m1", "b", 1, 1, 10, 19);
         at(&mut h, 2_100, expired("a"));
         assert_eq!(stalls(&end(&mut h, 2_200)).len(), 1, "past the stall bound");
+    }
+
+    /// Swarm 53293: a member's JoinGroup was read before the heal; a connection drop then
+    /// closed its connection, and a partition lost the handshake answer on the new one, so
+    /// nothing it sent reached the coordinator until its request timed out. The generation its
+    /// old join completed after the heal restarted its session there; the answer went to the
+    /// closed connection, the member never learned it had joined, and the session expired. The
+    /// generation is no contact from the member; a member that got its answer is.
+    #[test]
+    fn a_generation_whose_answer_the_member_never_got_is_no_contact() {
+        let mut h = healed(1_000);
+        h.t = 1_200;
+        h.generation_started(2, &["a", "b"]);
+        h.processed("m1", "b", 1, 1, 10, 19);
+        at(&mut h, 1_900, expired("a"));
+        assert_eq!(stalls(&end(&mut h, 2_000)), [], "m0 never got the join's answer");
+        let mut h = healed(1_000);
+        h.t = 1_200;
+        h.generation_started(2, &["a", "b"]);
+        h.member(
+            "m0",
+            groupsim_history::MemberEvent::Joined {
+                member_id: "a".into(),
+                generation: 2,
+                leader: "a".into(),
+                protocol: "range".into(),
+                is_leader: true,
+            },
+        );
+        h.processed("m1", "b", 1, 1, 10, 19);
+        at(&mut h, 1_900, expired("a"));
+        let got = stalls(&end(&mut h, 2_000));
+        assert_eq!(got.len(), 1, "m0 got the answer after the heal and never heartbeat: {got:?}");
+        assert!(
+            got[0].1.contains("m0 (a) is alive")
+                && got[0].1.contains("path to its coordinator worked")
+        );
     }
 
     /// Swarm 10968: a member paused across the heal gets the answer to its SyncGroup (sent

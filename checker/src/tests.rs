@@ -160,7 +160,7 @@ impl H {
         })
     }
     /// A generation starts with `members` (the first leads); its assignment is not stored yet.
-    fn generation_started(&mut self, generation: i32, members: &[&str]) -> &mut Self {
+    pub(super) fn generation_started(&mut self, generation: i32, members: &[&str]) -> &mut Self {
         self.coord(CoordinatorEvent::GenerationStarted {
             group: G.into(),
             generation,

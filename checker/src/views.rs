@@ -287,14 +287,24 @@ pub(super) struct Views {
     /// When the liveness phase began (the faults healed), and the stall bound it recorded.
     pub(super) healed_at: Option<Millis>,
     pub(super) stall_ms: Option<Millis>,
-    /// Member id -> when (and by which event) its coordinator last heard from it about its
-    /// membership: its join completed in a generation, a commit of it was validated.
+    /// Member id -> when (and by which event) its path to its coordinator last worked for its
+    /// membership: it got the answer to its join (so it knows to heartbeat), or a commit of it
+    /// was validated. A generation started is not contact: the join it completes may have been
+    /// read long before, and its answer lost with the connection.
     pub(super) contact: BTreeMap<String, (Millis, usize)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
 
 impl Views {
+    /// Member id `member_id`'s path to its coordinator worked at `at` (event `idx`).
+    fn contacted(&mut self, member_id: &str, at: Millis, idx: usize) {
+        let seen = self.contact.entry(member_id.to_string()).or_insert((0, idx));
+        if at >= seen.0 {
+            *seen = (at, idx);
+        }
+    }
+
     /// The event that gave member `name` `partition` for the position it starts in
     /// `generation`. A consumer-protocol member's epoch may move on between its assignment and
     /// the answer to its OffsetFetch: its assignment is the one that began its holding.
@@ -472,6 +482,7 @@ impl Views {
     ) {
         match event {
             MemberEvent::Joined { member_id, generation, .. } => {
+                self.contacted(member_id, at, idx);
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
@@ -688,9 +699,6 @@ impl Views {
                 self.back_to_classic(group, at, idx);
                 metrics.stats.rebalances += 1;
                 metrics.stats.last_generation_at_ms = Some(at);
-                for m in members {
-                    self.contact.insert(m.clone(), (at, idx));
-                }
                 let g = self.groups.entry(group.clone()).or_default();
                 g.begin_generation(at, idx, *generation, members);
             }
@@ -707,10 +715,7 @@ impl Views {
             }
             CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. } => {
                 metrics.stats.commits_accepted += 1;
-                let seen = self.contact.entry(member_id.clone()).or_insert((0, idx));
-                if *validated_at_ms >= seen.0 {
-                    *seen = (*validated_at_ms, idx);
-                }
+                self.contacted(member_id, *validated_at_ms, idx);
                 if let Some(c) = AcceptedCommit::of(idx, at, event) {
                     self.accepted_commit(&c);
                 }

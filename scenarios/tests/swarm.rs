@@ -205,3 +205,20 @@ fn a_crashed_incarnations_session_is_not_the_live_members() {
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
     }
 }
+
+/// Regression: swarm seeds 53293 and 74009 reported `stalled-member` for a member that never
+/// learned it had joined. Mechanism (53293): m4's JoinGroup was read by broker-1 at 52.4 s; a
+/// connection drop closed that connection at 55.9 s, and a partition of m4's host (57.3 s to
+/// 58.0 s) lost the answer to the new connection's handshake, so the member waited for its join
+/// request's timeout. After the heal the coordinator completed generation 6 with m4-14's old
+/// join, which restarted its session there; the answer went to the closed connection and the
+/// session expired ten seconds later. The checker counted the generation as the coordinator
+/// hearing from the member: only an answer the member got, or a commit read from it, is contact.
+#[test]
+fn a_generation_the_member_never_heard_of_is_no_contact() {
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    for seed in [53293, 74009] {
+        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+    }
+}
