@@ -4,10 +4,10 @@
 //! things then show a member stalled while its process lives, each at the moment its bound
 //! passes rather than at the run's deadline:
 //! - its coordinator expires its session though the path between them worked after the member
-//!   settled — the heal, the end of its last pause, its last start: the member got the answer to
-//!   its join, or the coordinator validated a commit of it. A whole session on a working path
-//!   went by without a heartbeat from it (a heartbeat thread that died or deadlocked). Or the
-//!   session expired more than the stall bound after it settled;
+//!   settled — the heal, the end of its last pause, its last start: a generation started with
+//!   the member and it got the answer, or the coordinator validated a commit of it. A whole
+//!   session on a working path went by without a heartbeat from it (a heartbeat thread that
+//!   died or deadlocked). Or the session expired more than the stall bound after it settled;
 //! - a partition it owns, with records nobody has processed yet, sees nothing processed by it
 //!   for twice the stall bound after the heal or after it got the partition (a fetcher that
 //!   never started, a reconciliation or revocation that never ends). Twice, because a revoke

@@ -288,10 +288,13 @@ pub(super) struct Views {
     pub(super) healed_at: Option<Millis>,
     pub(super) stall_ms: Option<Millis>,
     /// Member id -> when (and by which event) its path to its coordinator last worked for its
-    /// membership: it got the answer to its join (so it knows to heartbeat), or a commit of it
-    /// was validated. A generation started is not contact: the join it completes may have been
-    /// read long before, and its answer lost with the connection.
+    /// membership: a generation started with it whose answer it got (its session restarted then,
+    /// and it knows to heartbeat), or a commit of it was validated. A generation started is not
+    /// contact by itself: the join it completes may have been read long before, and its answer
+    /// lost with the connection.
     pub(super) contact: BTreeMap<String, (Millis, usize)>,
+    /// (member id, generation) -> when (and by which event) that generation started with it.
+    started_with: BTreeMap<(String, i32), (Millis, usize)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -482,7 +485,10 @@ impl Views {
     ) {
         match event {
             MemberEvent::Joined { member_id, generation, .. } => {
-                self.contacted(member_id, at, idx);
+                let key = (member_id.clone(), *generation);
+                if let Some((started, by)) = self.started_with.remove(&key) {
+                    self.contacted(member_id, started, by);
+                }
                 let m = self.members.entry(name.to_string()).or_default();
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
@@ -699,6 +705,9 @@ impl Views {
                 self.back_to_classic(group, at, idx);
                 metrics.stats.rebalances += 1;
                 metrics.stats.last_generation_at_ms = Some(at);
+                for m in members {
+                    self.started_with.insert((m.clone(), *generation), (at, idx));
+                }
                 let g = self.groups.entry(group.clone()).or_default();
                 g.begin_generation(at, idx, *generation, members);
             }
