@@ -14,6 +14,9 @@
 //! - `lost-record`: a record below the final committed offset that no member processed.
 //! - `split-processing`: a client processed a partition while it was a live member of a
 //!   generation whose assignment gave that partition to another member.
+//! - `position-rewind` / `position-skip`: a client's first record of a partition it was just
+//!   given is below the committed offset in force then, or above it past records nobody
+//!   processed (`black_box_positions.rs`).
 //! - `stuck` (when the run had a heal phase): at the end the group is not Stable, or a partition's
 //!   committed offset is short of its log end, or a produced record above it was never processed.
 //!
@@ -33,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::black_box_consumer::ConsumerGroupBox;
+use super::black_box_positions::{positions, Holding};
 use super::commits::went_back;
 use super::ranges::RangeSet;
 use super::views::AcceptedCommit;
@@ -100,6 +104,8 @@ struct Group {
     assigned: BTreeMap<String, Vec<(i32, BTreeSet<TopicPartition>)>>,
     /// partition -> (offset, event) of the last accepted commit.
     committed: BTreeMap<TopicPartition, (i64, usize)>,
+    /// Each member's holdings of partitions, as stored assignments began them.
+    holdings: Vec<Holding>,
 }
 
 impl Group {
@@ -108,7 +114,29 @@ impl Group {
         Some(period.owners.as_ref()?.get(tp))
     }
 
-    fn store(&mut self, generation: i32, assignments: &[groupsim_history::MemberAssignment]) {
+    /// Records `generation`'s stored assignment. When `began` (its time and event) is given, a
+    /// partition a member's previous assignment did not have begins a holding.
+    fn store(
+        &mut self,
+        generation: i32,
+        assignments: &[groupsim_history::MemberAssignment],
+        began: Option<(Millis, usize)>,
+    ) {
+        if let Some((from, idx)) = began {
+            for a in assignments {
+                for tp in &a.partitions {
+                    if !self.held_before(&a.member_id, generation, tp) {
+                        self.holdings.push(Holding {
+                            member_id: a.member_id.clone(),
+                            partition: tp.clone(),
+                            from,
+                            committed: self.committed.get(tp).copied(),
+                            idx,
+                        });
+                    }
+                }
+            }
+        }
         let owners: BTreeMap<TopicPartition, String> = assignments
             .iter()
             .flat_map(|a| a.partitions.iter().map(|tp| (tp.clone(), a.member_id.clone())))
@@ -196,6 +224,12 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
         let done = processed_sets(records, &mut verdict);
         anomalies.extend(lost_records(&broker, &done));
         anomalies.extend(split_processing(&broker, records));
+        for g in broker.groups.values() {
+            anomalies.extend(positions(&g.holdings, &broker.clients, records, &done));
+        }
+        for g in broker.consumer_groups.values() {
+            anomalies.extend(positions(&g.holdings, &broker.clients, records, &done));
+        }
         if broker.heal_phase {
             anomalies.extend(stuck(&broker, &done));
         }
@@ -249,7 +283,8 @@ impl Broker {
                 });
             }
             CoordinatorEvent::AssignmentStored { group, generation, assignments } => {
-                self.groups.entry(group.clone()).or_default().store(*generation, assignments);
+                let g = self.groups.entry(group.clone()).or_default();
+                g.store(*generation, assignments, Some((at, idx)));
                 return ownership::split_assignment(idx, at, *generation, assignments);
             }
             loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
@@ -295,7 +330,8 @@ impl Broker {
         let CoordinatorEvent::GroupLoaded { members, assignments, .. } = event else { return };
         let members = members.iter().cloned().collect();
         g.periods.push(Period { start: at, generation: *gen, members, owners: None });
-        g.store(*gen, assignments);
+        // A load is no new holding: its members go on with what they had.
+        g.store(*gen, assignments, None);
     }
 }
 

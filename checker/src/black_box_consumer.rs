@@ -31,6 +31,7 @@ use groupsim_history::ConsumerGroupEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
+use super::black_box_positions::Holding;
 use super::consumer::assigned_before_release;
 use super::consumer_view::ConsumerGroupView;
 use super::views::AcceptedCommit;
@@ -81,6 +82,9 @@ pub(super) struct ConsumerGroupBox {
     owners: ConsumerGroupView,
     /// partition -> (offset, event) of the last accepted commit.
     pub(super) committed: BTreeMap<TopicPartition, (i64, usize)>,
+    /// Holdings the coordinator began by assigning a partition (not by an upgrade or a load,
+    /// whose members go on with what they had).
+    pub(super) holdings: Vec<Holding>,
 }
 
 impl ConsumerGroupBox {
@@ -112,7 +116,15 @@ impl ConsumerGroupBox {
             }
             ConsumerGroupEvent::PartitionsAssigned { member_id, partitions, .. } => {
                 for tp in partitions {
-                    self.take(tp, member_id, at);
+                    if self.take(tp, member_id, at) {
+                        self.holdings.push(Holding {
+                            member_id: member_id.clone(),
+                            partition: tp.clone(),
+                            from: at,
+                            committed: self.committed.get(tp).copied(),
+                            idx,
+                        });
+                    }
                 }
             }
             ConsumerGroupEvent::PartitionsRevoking { .. } => {}
@@ -206,12 +218,14 @@ impl ConsumerGroupBox {
         }
     }
 
-    fn take(&mut self, tp: &TopicPartition, member: &str, at: Millis) {
+    /// `member` holds `tp` from `at`; whether that began a holding (it did not hold it).
+    fn take(&mut self, tp: &TopicPartition, member: &str, at: Millis) -> bool {
         let spans = self.held.entry(tp.clone()).or_default();
         if spans.last().is_some_and(|(o, s)| o == member && s.to.is_none()) {
-            return;
+            return false;
         }
         spans.push((member.to_string(), Span::open(at)));
+        true
     }
 
     fn release(&mut self, tp: &TopicPartition, member: &str, at: Millis) {

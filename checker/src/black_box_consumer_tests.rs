@@ -327,3 +327,27 @@ fn after_the_heal_phase_a_member_not_reconciled_is_stuck() {
     events.push(epoch(70, "b", 2, 3, "STABLE"));
     assert!(check(events, Some(&records)).anomalies.is_empty());
 }
+
+/// A KIP-848 member given a partition starts it where its previous owner's commit left it; one
+/// that starts below (a stale position kept, a reset to earliest) rewinds.
+#[test]
+fn a_consumer_member_starting_a_moved_partition_below_its_commit_rewinds() {
+    let mut events = two_members();
+    events.push(commit(45, "b", 2, 1, 6));
+    move_one_to_a(&mut events);
+    let mut records = processed("ca", 0, 0..10, 20);
+    records.extend(processed("cb", 1, 0..6, 20));
+    let mut from_commit = records.clone();
+    from_commit.extend(processed("ca", 1, 6..10, 70));
+    assert!(!classes(&check(events.clone(), Some(&from_commit)))
+        .contains(&AnomalyClass::PositionRewind));
+    records.extend(processed("ca", 1, 2..10, 70));
+    let v = check(events, Some(&records));
+    let rewind = v.anomalies.iter().find(|a| a.class == AnomalyClass::PositionRewind);
+    let rewind = rewind.unwrap_or_else(|| panic!("{:?}", v.anomalies));
+    assert!(
+        rewind.message.contains("ca (a) got t-1 at t=60ms with 6 committed"),
+        "{}",
+        rewind.message
+    );
+}

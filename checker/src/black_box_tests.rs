@@ -308,3 +308,89 @@ fn a_member_keeps_its_partitions_through_a_generation_with_no_stored_assignment(
     let v = check_black_box(&History::from_events(events), None);
     assert_eq!(classes(&v), vec![AnomalyClass::UnownedCommit], "{:?}", v.anomalies);
 }
+
+/// Generation 2 moves partition 0 from `a` to `b`; `a` had committed 5 of its ten records.
+fn handed_over() -> Vec<Event> {
+    let mut events = two_members();
+    events.push(commit(30, "a", 1, 0, 5));
+    events.push(generation(40, 2, &["a", "b"]));
+    events.push(assigned(42, 2, &[("a", &[1]), ("b", &[0])]));
+    events.push(stable(42, 2));
+    events
+}
+
+fn judged(events: Vec<Event>, records: &[Processed]) -> Vec<(AnomalyClass, String)> {
+    let v = check_black_box(&History::from_events(events), Some(records));
+    v.anomalies.into_iter().map(|a| (a.class, a.message)).collect()
+}
+
+#[test]
+fn a_client_starting_a_handed_over_partition_at_the_committed_offset_passes() {
+    let mut records = processed("ca", 0, 0..5, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 0, 5..10, 50));
+    let got = judged(handed_over(), &records);
+    assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionRewind), "{got:?}");
+    assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionSkip), "{got:?}");
+}
+
+/// kafka-python #2628 and aiokafka's reset on coordinator errors: a client that resets to
+/// earliest when it cannot fetch the committed offset starts the partition from 0.
+#[test]
+fn a_client_starting_below_the_committed_offset_rewinds() {
+    let mut records = processed("ca", 0, 0..5, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 0, 0..10, 50));
+    let got = judged(handed_over(), &records);
+    let rewinds: Vec<_> = got.iter().filter(|(c, _)| *c == AnomalyClass::PositionRewind).collect();
+    assert_eq!(rewinds.len(), 1, "{got:?}");
+    assert!(rewinds[0].1.contains("cb (b) got t-0 at t=42ms with 5 committed"), "{}", rewinds[0].1);
+    assert!(rewinds[0].1.contains("records 0..5 are delivered again"), "{}", rewinds[0].1);
+}
+
+/// The same client resetting to latest instead: records 5..8 are never processed by anyone.
+#[test]
+fn a_client_starting_above_the_committed_offset_past_unprocessed_records_skips() {
+    let mut records = processed("ca", 0, 0..5, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 0, 8..10, 50));
+    let got = judged(handed_over(), &records);
+    let skips: Vec<_> = got.iter().filter(|(c, _)| *c == AnomalyClass::PositionSkip).collect();
+    assert_eq!(skips.len(), 1, "{got:?}");
+    assert!(skips[0].1.contains("nobody ever processed records 5..8"), "{}", skips[0].1);
+}
+
+/// The previous owner processed past its last commit (async commits lag): the new owner starting
+/// above the committed offset (its OffsetFetch came after a later commit) skips nothing.
+#[test]
+fn starting_above_the_committed_offset_over_records_someone_processed_is_no_skip() {
+    let mut events = handed_over();
+    events.push(commit(44, "a", 1, 0, 8));
+    let mut records = processed("ca", 0, 0..8, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 0, 8..10, 50));
+    let got = judged(events, &records);
+    assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionSkip), "{got:?}");
+}
+
+/// Nothing committed when the partition moved: the client's `auto.offset.reset` decides, and
+/// a member that keeps a partition through a rebalance goes on from where it was.
+#[test]
+fn a_partition_with_nothing_committed_or_kept_through_a_rebalance_is_not_judged() {
+    let mut events = two_members();
+    events.push(generation(40, 2, &["a", "b"]));
+    events.push(assigned(42, 2, &[("a", &[1]), ("b", &[0])]));
+    events.push(stable(42, 2));
+    events.push(commit(60, "a", 2, 1, 3));
+    events.push(generation(70, 3, &["a", "b"]));
+    events.push(assigned(72, 3, &[("a", &[1]), ("b", &[0])]));
+    events.push(stable(72, 3));
+    let mut records = processed("ca", 0, 0..3, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    records.extend(processed("cb", 0, 9..10, 50));
+    records.extend(processed("ca", 1, 0..3, 50));
+    records.extend(processed("ca", 1, 7..10, 80));
+    let got = judged(events, &records);
+    assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionSkip), "{got:?}");
+    assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionRewind), "{got:?}");
+}

@@ -59,6 +59,7 @@
 mod anomaly;
 pub mod black_box;
 mod black_box_consumer;
+mod black_box_positions;
 mod commits;
 mod consumer;
 mod consumer_view;
