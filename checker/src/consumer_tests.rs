@@ -3,7 +3,7 @@
 
 use groupsim_history::{
     ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, LoadedMember, MemberEvent,
-    TargetShare,
+    TargetShare, WorldEvent,
 };
 
 use super::tests::{classes, tp, G, H};
@@ -452,4 +452,88 @@ fn only_a_join_answered_fenced_member_epoch_is_a_fenced_join() {
             assert_eq!(a.events, vec![h.h.len() - 1], "the answer proves it");
         }
     }
+}
+
+/// `clean()`, then m0 ("a") is given partition 2 (ten records nobody processes) in a target
+/// assignment it receives; the producer stops and the faults heal at once, stall bound 1 s.
+fn given_partition_two() -> H {
+    let mut h = clean();
+    h.produced(2, 10);
+    h.group_epoch(3, &[("a", &[0, 2]), ("b", &[1])]);
+    h.coordinator_epoch("a", 2, 3, "RECONCILING").given("a", 3, &[2]);
+    h.member(
+        "m0",
+        MemberEvent::AssignmentReceived {
+            member_id: "a".into(),
+            epoch: 3,
+            partitions: parts(&[0, 2]),
+            unresolved: Vec::new(),
+        },
+    );
+    h.world(WorldEvent::ProducerStopped {
+        log_end_offsets: vec![(tp(0), 10), (tp(1), 10), (tp(2), 10)],
+    });
+    let heal = h.t;
+    h.world(WorldEvent::LivenessPhase { deadline_ms: heal + 60_000, stall_ms: Some(1_000) });
+    h
+}
+
+fn stalls_in(h: &H) -> Vec<String> {
+    let v = check(&h.h.clone());
+    let found = v.anomalies.iter().filter(|a| a.class == AnomalyClass::StalledMember);
+    found.map(|a| a.message.clone()).collect()
+}
+
+/// A reconciliation that never ends (the member received partitions in its target assignment
+/// and never takes them up) is a stall once twice the bound has passed since the heal.
+#[test]
+fn a_target_partition_never_taken_up_is_a_reconciliation_stall() {
+    let mut h = given_partition_two();
+    h.t += 2_500;
+    h.world(WorldEvent::RunEnded);
+    let got = stalls_in(&h);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("m0's coordinator gave it t-2"), "{}", got[0]);
+    assert!(got[0].contains("its reconciliation never ended"), "{}", got[0]);
+}
+
+/// Taking the partition up in time, or the run ending before the bound, is no stall.
+#[test]
+fn a_target_partition_taken_up_and_consumed_is_no_stall() {
+    let mut h = given_partition_two();
+    h.t += 500;
+    h.owns("m0", "a", 3, &[0, 2]);
+    h.processed("m0", "a", 3, 2, 0, 9);
+    h.t += 2_500;
+    h.world(WorldEvent::RunEnded);
+    assert_eq!(stalls_in(&h), Vec::<String>::new());
+    let mut h = given_partition_two();
+    h.t += 1_500;
+    h.world(WorldEvent::RunEnded);
+    assert_eq!(stalls_in(&h), Vec::<String>::new(), "the bound had not passed");
+}
+
+/// A consumer member whose epoch a heartbeat moved after the heal, which got that answer and
+/// then let its session expire, stopped heartbeating; one that never got the answer did not
+/// learn it should.
+#[test]
+fn a_consumer_session_expiring_after_an_epoch_the_member_got_is_a_stall() {
+    let expire = |got_answer: bool| {
+        let mut h = clean();
+        h.world(WorldEvent::ProducerStopped { log_end_offsets: vec![(tp(0), 10), (tp(1), 10)] });
+        let heal = h.t;
+        h.world(WorldEvent::LivenessPhase { deadline_ms: heal + 60_000, stall_ms: Some(5_000) });
+        h.group_epoch(3, &[("a", &[0]), ("b", &[1])]).coordinator_epoch("a", 2, 3, "STABLE");
+        if got_answer {
+            h.member_epoch("m0", "a", 2, 3);
+        }
+        h.t += 1_000;
+        h.removed("a", 3);
+        h.world(WorldEvent::RunEnded);
+        stalls_in(&h)
+    };
+    let got = expire(true);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("m0 (a) is alive but its session expired"), "{}", got[0]);
+    assert_eq!(expire(false), Vec::<String>::new());
 }

@@ -10,8 +10,10 @@
 //!   died or deadlocked). Or the session expired more than the stall bound after it settled;
 //! - a partition it owns, with records nobody has processed yet, sees nothing processed by it
 //!   for twice the stall bound after the heal or after it got the partition (a fetcher that
-//!   never started, a reconciliation or revocation that never ends). Twice, because a revoke
-//!   callback running through the heal and the rebalance after it may each take a bound.
+//!   never started, a revocation that never ends) — or, for a KIP-848 member, a partition its
+//!   coordinator gave it in a target assignment is not taken up in that time (a reconciliation
+//!   that never ends). Twice, because a revoke callback running through the heal and the
+//!   rebalance after it may each take a bound.
 //!
 //! The stall bound is the scenario's: the largest rebalance timeout plus session timeout of its
 //! members, recorded with the liveness phase. Histories without it are not judged.
@@ -55,6 +57,28 @@ impl Stalls {
                         "{name} owns {tp}, which has records nobody processed, but processed \
                          nothing of it from t={since}ms to t={}ms (twice the stall bound of \
                          {bound} ms after the heal): it stopped consuming while it lives",
+                        since + limit
+                    ),
+                    vec![idx],
+                ));
+            }
+            for (tp, &since) in &m.pending {
+                let since = since.max(heal);
+                if now <= since + limit || !backlog(views, tp) {
+                    continue;
+                }
+                if !self.reported.insert((name.clone(), tp.clone())) {
+                    continue;
+                }
+                found.push(Anomaly::new(
+                    AnomalyClass::StalledMember,
+                    Some(tp),
+                    since + limit,
+                    format!(
+                        "{name}'s coordinator gave it {tp}, which has records nobody processed, \
+                         but from t={since}ms to t={}ms (twice the stall bound of {bound} ms \
+                         after the heal) it never took the partition up: its reconciliation \
+                         never ended",
                         since + limit
                     ),
                     vec![idx],

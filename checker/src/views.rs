@@ -176,6 +176,9 @@ pub(super) struct MemberView {
     pub(super) leave_requested: bool,
     /// Partitions it owns, each with when it last got or processed something of it.
     pub(super) progress: BTreeMap<TopicPartition, Millis>,
+    /// KIP-848: partitions its coordinator gave it (in a target assignment it received) that it
+    /// has not taken up yet, each with when it first received it.
+    pub(super) pending: BTreeMap<TopicPartition, Millis>,
     /// When it last started, and until when the nemesis last paused it: it cannot heartbeat
     /// before both.
     pub(super) started_at: Millis,
@@ -288,12 +291,14 @@ pub(super) struct Views {
     pub(super) healed_at: Option<Millis>,
     pub(super) stall_ms: Option<Millis>,
     /// Member id -> when (and by which event) its path to its coordinator last worked for its
-    /// membership: a generation started with it whose answer it got (its session restarted then,
-    /// and it knows to heartbeat), or a commit of it was validated. A generation started is not
+    /// membership: a generation started with it, or a heartbeat moved its member epoch, and it
+    /// got the answer (its session restarted then, and it knows to heartbeat), or a commit of it
+    /// was validated. A generation started is not
     /// contact by itself: the join it completes may have been read long before, and its answer
     /// lost with the connection.
     pub(super) contact: BTreeMap<String, (Millis, usize)>,
-    /// (member id, generation) -> when (and by which event) that generation started with it.
+    /// (member id, generation or member epoch) -> when (and by which event) the coordinator
+    /// started that generation with it, or moved it to that epoch.
     started_with: BTreeMap<(String, i32), (Millis, usize)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
@@ -412,6 +417,7 @@ impl Views {
                 m.live = true;
                 m.leave_requested = false;
                 m.progress.clear();
+                m.pending.clear();
                 m.started_at = at;
             }
             WorldEvent::FaultInjected {
@@ -433,6 +439,7 @@ impl Views {
                     Some(m) => {
                         m.live = false;
                         m.progress.clear();
+                        m.pending.clear();
                         std::mem::take(&mut m.owned).into_iter().collect()
                     }
                     None => Vec::new(),
@@ -509,6 +516,9 @@ impl Views {
                 m.id_at = at;
                 m.generation = *generation;
                 m.assigned_at.insert(*generation, idx);
+                for tp in partitions {
+                    m.pending.remove(tp);
+                }
                 let newly: Vec<TopicPartition> =
                     partitions.iter().filter(|tp| m.owned.insert((*tp).clone())).cloned().collect();
                 for tp in newly {
@@ -573,7 +583,24 @@ impl Views {
                     None => self.sent_in_tenure.remove(&key),
                 };
             }
+            MemberEvent::AssignmentReceived { partitions, .. } => {
+                let m = self.members.entry(name.to_string()).or_default();
+                let target: BTreeSet<&TopicPartition> = partitions.iter().collect();
+                m.pending.retain(|tp, _| target.contains(tp));
+                for tp in partitions.iter().filter(|tp| !m.owned.contains(*tp)) {
+                    m.pending.entry(tp.clone()).or_insert(at);
+                }
+            }
+            MemberEvent::Fenced { .. }
+            | MemberEvent::GenerationReset { .. }
+            | MemberEvent::Left { .. }
+            | MemberEvent::Fatal { .. } => {
+                self.members.entry(name.to_string()).or_default().pending.clear();
+            }
             MemberEvent::MemberEpochChanged { member_id, epoch, .. } => {
+                if let Some((moved, by)) = self.started_with.remove(&(member_id.clone(), *epoch)) {
+                    self.contacted(member_id, moved, by);
+                }
                 let m = self.members.entry(name.to_string()).or_default();
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
@@ -750,6 +777,9 @@ impl Views {
                 if let ConsumerGroupEvent::TargetAssignmentComputed { .. } = e {
                     metrics.stats.rebalances += 1;
                     metrics.stats.last_generation_at_ms = Some(at);
+                }
+                if let ConsumerGroupEvent::MemberEpochChanged { member_id, to, .. } = e {
+                    self.started_with.insert((member_id.clone(), *to), (at, idx));
                 }
                 self.convert(idx, at, broker, e);
                 self.consumer_groups.entry(e.group().to_string()).or_default().apply(idx, at, e)
