@@ -32,33 +32,15 @@ use groupsim_history::{
     ConsumerGroupEvent, CoordinatorEvent, EventKind, GroupState, History, WorldEvent,
 };
 use groupsim_wire::{Millis, TopicPartition};
-use serde::{Deserialize, Serialize};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::black_box_consumer::ConsumerGroupBox;
 use super::black_box_positions::{positions, Holding};
 use super::commits::went_back;
+pub use super::processed::{Processed, CLOCK_JITTER_MS};
 use super::ranges::RangeSet;
 use super::views::AcceptedCommit;
 use super::{ownership, Verdict};
-
-/// Clock jitter allowed between an adapter's timestamps and the broker's (same host, both real
-/// time, rounded to milliseconds): a record processed this close to a generation's start is
-/// not judged against that generation.
-pub const CLOCK_JITTER_MS: Millis = 3;
-
-/// One record an application processed, from its processed-record log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Processed {
-    /// The client id the processing client sent (what `MemberAdded.client_id` shows).
-    pub client: String,
-    /// The record's partition.
-    pub partition: TopicPartition,
-    /// The record's offset.
-    pub offset: i64,
-    /// When it was processed, in the history's milliseconds.
-    pub at_ms: Millis,
-}
 
 /// What the black-box rules found, with the figures a campaign table shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

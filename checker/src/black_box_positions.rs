@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
-use super::black_box::{Processed, CLOCK_JITTER_MS};
+use super::processed::{Processed, CLOCK_JITTER_MS};
 use super::ranges::RangeSet;
 
 /// One member's holding of one partition, from when the broker gave it.

@@ -69,6 +69,7 @@ mod liveness;
 mod metrics;
 mod ownership;
 mod positions;
+mod processed;
 mod protocols;
 mod ranges;
 mod resets;

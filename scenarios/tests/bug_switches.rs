@@ -194,13 +194,13 @@ fn member_retrying_a_superseded_commit_is_caught() {
 /// claims them under the failed generation. The harm needs an error that took it out of the
 /// group (UNKNOWN_MEMBER_ID): the group gave its partitions to others meanwhile, it kept
 /// processing them, and when a later assignment takes them away its revoke callback commits its
-/// stale positions over the new owner's (or it resumes one from its stale position). In the
-/// caught seed a member paused past its session answers the JoinGroup it had sent, its SyncGroup
-/// gets UNKNOWN_MEMBER_ID, and the next assignment gives its partition to the member that had it
-/// meanwhile; the crashes that make room for that rebalance keep four faults, not three.
+/// stale positions over the new owner's (or it resumes one from its stale position). The caught
+/// seed (16) shrinks to a member paused past its session, a crash that makes room for the next
+/// rebalance, and three triggers that move the coordinator or drop connections around the
+/// SyncGroup answers and a commit: five faults and triggers, not three.
 #[test]
 fn member_keeping_owned_partitions_after_a_sync_error_is_caught() {
-    check_switch_shrinking_to("member-keeps-owned-after-sync-error", "swarm_cooperative", 15, 4);
+    check_switch_shrinking_to("member-keeps-owned-after-sync-error", "swarm_cooperative", 17, 5);
 }
 
 /// KAFKA-14024: the commit made before rejoining never completes, so the member never rejoins.
@@ -288,7 +288,7 @@ fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
 /// for it meanwhile; `fenced-join` flags the first refused rejoin. A correct member is fenced
 /// only when two answers that moved its epoch on are lost in a row (its retry at the previous
 /// epoch is accepted, so the group must move on between the two): the `member_epoch_advanced`
-/// trigger drops the member's connections as each answer is on its way, and seed 2 gets there
+/// trigger drops the member's connections as each answer is on its way, and seed 8 gets there
 /// in both worlds (it passes with the switch off and replays to the same history hash). The
 /// double loss needs the group's epoch to move in between, which the seed's other faults
 /// provide: the event world's seed shrinks to twelve of its 31 faults and triggers, not three.
@@ -296,8 +296,8 @@ fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
 fn coordinator_fencing_a_rejoin_at_epoch_zero_is_caught() {
     let (name, class) = ("coordinator-fences-rejoin-at-epoch-zero", AnomalyClass::FencedJoin);
     let scenario = "consumer_protocol_swarm";
-    check_switch_at_in(WorldKind::Turmoil, name, scenario, 2, class, None);
-    check_switch_at_in(WorldKind::Event, name, scenario, 2, class, Some(12));
+    check_switch_at_in(WorldKind::Turmoil, name, scenario, 8, class, None);
+    check_switch_at_in(WorldKind::Event, name, scenario, 8, class, Some(12));
 }
 
 /// KAFKA-18641: the Java consumer's commits cover the batch the application is still

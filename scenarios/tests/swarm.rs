@@ -9,6 +9,22 @@ use groupsim::testing::check_scenario;
 use groupsim_checker::AnomalyClass;
 use groupsim_history::{EventKind, WorldEvent};
 
+/// Swarm seed `seed` on the fault schedule it drew when its regression was found (kept under
+/// `fixtures/`): later additions to the swarm's draws (broker-side BUGGIFY, pause shapes)
+/// change what a seed draws, not the run a regression test needs.
+fn recorded(seed: u64) -> groupsim::scenario::ScenarioSpec {
+    let path = format!("{}/tests/fixtures/swarm-{seed}.schedule.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(seed);
+    spec.faults = groupsim::faults::FaultSchedule::from_json(&text).expect("a schedule");
+    spec
+}
+
+/// [`recorded`] run in `world`.
+fn run_recorded(seed: u64, world: groupsim::runner::WorldKind) -> groupsim::runner::RunReport {
+    groupsim::runner::run_spec_in(recorded(seed), world).expect("runs")
+}
+
 #[test]
 fn swarm_passes_the_checker() {
     let reports = check_scenario("swarm", 24);
@@ -42,8 +58,7 @@ fn swarm_passes_the_checker() {
 /// now lands at most the link's normal jitter before an earlier one of another connection.
 #[test]
 fn a_later_connection_does_not_overtake_an_earlier_one_through_a_latency_spike() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
-    let r = groupsim::runner::run_seed(&s, 361).expect("runs");
+    let r = run_recorded(361, groupsim::runner::WorldKind::Event);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     let spikes = r.history.events().iter().filter(|e| {
         matches!(&e.kind, EventKind::World(WorldEvent::FaultInjected { fault, applied: true })
@@ -74,13 +89,12 @@ fn slow_revokes_of(spec: &groupsim::scenario::ScenarioSpec, member: &str) -> usi
 #[test]
 fn slow_revokes_neither_add_up_nor_outlive_the_heal() {
     use groupsim::runner::{run_spec_in, WorldKind};
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
     for (seed, member, world) in [
         (819, "m3", WorldKind::Event),
         (2676, "m0", WorldKind::Event),
         (2676, "m0", WorldKind::Turmoil),
     ] {
-        let spec = s.build(seed);
+        let spec = recorded(seed);
         assert!(
             slow_revokes_of(&spec, member) >= 2,
             "seed {seed} still draws the repeated slow revokes of {member} it needs"
@@ -137,8 +151,7 @@ fn the_late_request_hazard_is_played_recorded_and_explained_in_both_worlds() {
 /// newer one as the late-request hazard.
 #[test]
 fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
-    let r = groupsim::runner::run_seed(&s, 26431).expect("runs");
+    let r = run_recorded(26431, groupsim::runner::WorldKind::Event);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     assert!(
         r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression),
@@ -160,9 +173,8 @@ fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
 /// the hazard's effect lasted, so the hazard explains its start however late it is used.
 #[test]
 fn a_member_using_an_offset_the_hazard_moved_back_is_explained() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
     for seed in [9864, 10455] {
-        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        let r = run_recorded(seed, groupsim::runner::WorldKind::Event);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         assert!(
             r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::LostCommit),
@@ -179,9 +191,8 @@ fn a_member_using_an_offset_the_hazard_moved_back_is_explained() {
 /// start), so only contact its coordinator had with it after that counts.
 #[test]
 fn a_member_paused_across_the_heal_is_not_stalled() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
     for seed in [10968, 4222] {
-        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        let r = run_recorded(seed, groupsim::runner::WorldKind::Event);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let paused = r.history.events().iter().any(|e| {
             matches!(&e.kind, EventKind::World(WorldEvent::FaultInjected { fault, applied: true })
@@ -199,9 +210,8 @@ fn a_member_paused_across_the_heal_is_not_stalled() {
 /// reported before its last start belongs to the incarnation before.
 #[test]
 fn a_crashed_incarnations_session_is_not_the_live_members() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
     for seed in [1854, 4436] {
-        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        let r = run_recorded(seed, groupsim::runner::WorldKind::Event);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
     }
 }
@@ -216,9 +226,57 @@ fn a_crashed_incarnations_session_is_not_the_live_members() {
 /// hearing from the member: only an answer the member got, or a commit read from it, is contact.
 #[test]
 fn a_generation_the_member_never_heard_of_is_no_contact() {
-    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
     for seed in [53293, 74009] {
-        let r = groupsim::runner::run_seed(&s, seed).expect("runs");
+        let r = run_recorded(seed, groupsim::runner::WorldKind::Event);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+    }
+}
+
+/// Broker-side BUGGIFY, in both worlds: a broker answers a member's next commits with an error
+/// Kafka's coordinator gives (here COORDINATOR_NOT_AVAILABLE, as when the offsets log is not
+/// writable), and the nemesis starts a rebalance as a membership change elsewhere would. A
+/// correct member gets the error, retries, and follows the rebalance; the run passes and the
+/// history records both faults.
+#[test]
+fn injected_error_answers_and_forced_rebalances_are_played_in_both_worlds() {
+    use groupsim::faults::{Fault, FaultSchedule, GroupApi, InjectedError, ScheduledFault};
+    use groupsim::runner::{run_spec_in, WorldKind};
+    use groupsim_history::{CoordinatorEvent, MemberEvent};
+    let s = groupsim::scenarios::find("steady_state").expect("in catalogue");
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        let mut spec = s.build(1);
+        let inject = Fault::InjectError {
+            api: GroupApi::OffsetCommit,
+            error: InjectedError::CoordinatorNotAvailable,
+            count: 3,
+        };
+        let force = Fault::ForceRebalance { group: String::new() };
+        spec.faults = FaultSchedule::new(vec![
+            ScheduledFault { at_ms: 15_000, fault: inject },
+            ScheduledFault { at_ms: 20_000, fault: force },
+        ]);
+        let r = run_spec_in(spec, world).expect("runs");
+        assert!(r.verdict.is_ok(), "{world:?}: {}", r.failure_report());
+        let events = r.history.events();
+        let refused = events.iter().filter(|e| {
+            matches!(&e.kind, EventKind::Member { event: MemberEvent::CommitFailed { error, .. }, .. }
+                if error.contains("COORDINATOR_NOT_AVAILABLE") && e.at_ms >= 15_000)
+        });
+        assert!(refused.count() >= 1, "{world:?}: a commit got the injected error");
+        let generations_after = events.iter().filter(|e| {
+            e.at_ms >= 20_000
+                && matches!(
+                    e.kind,
+                    EventKind::Coordinator {
+                        event: CoordinatorEvent::GenerationStarted { .. },
+                        ..
+                    }
+                )
+        });
+        assert!(generations_after.count() >= 1, "{world:?}: the forced rebalance ran");
+        let applied = events.iter().filter(|e| {
+            matches!(&e.kind, EventKind::World(WorldEvent::FaultInjected { applied: true, .. }))
+        });
+        assert_eq!(applied.count(), 2, "{world:?}: both faults recorded as applied");
     }
 }

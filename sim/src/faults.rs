@@ -16,6 +16,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -174,7 +175,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind a simulated run draws and applies (the rest are real-time only).
-    pub const ALL: [FaultKind; 14] = [
+    pub const ALL: [FaultKind; 16] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
         FaultKind::LatencySpike,
@@ -189,6 +190,8 @@ impl FaultKind {
         FaultKind::SlowRevoke,
         FaultKind::PartitionExpansion,
         FaultKind::LateRequest,
+        FaultKind::InjectError,
+        FaultKind::ForceRebalance,
     ];
 
     /// snake_case name.
@@ -406,6 +409,57 @@ impl Swarm {
             .map(|(k, i)| format!("{}/{}s", k.name(), i / 1_000))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+/// The APIs a classic group's members send, in draw order.
+pub const CLASSIC_APIS: [GroupApi; 5] = [
+    GroupApi::JoinGroup,
+    GroupApi::SyncGroup,
+    GroupApi::Heartbeat,
+    GroupApi::OffsetCommit,
+    GroupApi::OffsetFetch,
+];
+
+/// The APIs a consumer group's (KIP-848) members send, in draw order.
+pub const CONSUMER_APIS: [GroupApi; 3] =
+    [GroupApi::ConsumerGroupHeartbeat, GroupApi::OffsetCommit, GroupApi::OffsetFetch];
+
+/// The APIs a schedule for `protocol`'s members draws from.
+pub fn drawn_apis(protocol: GroupProtocol) -> &'static [GroupApi] {
+    match protocol {
+        GroupProtocol::Classic => &CLASSIC_APIS,
+        GroupProtocol::Consumer => &CONSUMER_APIS,
+    }
+}
+
+/// The error answers Kafka itself gives on `api` to `protocol`'s members (so a client must
+/// handle them). While a group loads Kafka answers a Heartbeat with no error and a SyncGroup
+/// with REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets that one.
+/// Kafka 4's group coordinator maps a timed-out write to COORDINATOR_NOT_AVAILABLE and never
+/// tells a consumer-protocol member REBALANCE_IN_PROGRESS, so a consumer group's commits and
+/// heartbeats get the three coordinator errors only.
+pub fn kafka_errors(api: GroupApi, protocol: GroupProtocol) -> &'static [InjectedError] {
+    use InjectedError::*;
+    const COORDINATOR: &[InjectedError] =
+        &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable];
+    if protocol == GroupProtocol::Consumer {
+        return COORDINATOR;
+    }
+    match api {
+        GroupApi::OffsetCommit => &[
+            NotCoordinator,
+            CoordinatorLoadInProgress,
+            CoordinatorNotAvailable,
+            RebalanceInProgress,
+            RequestTimedOut,
+        ],
+        GroupApi::Heartbeat | GroupApi::SyncGroup => {
+            &[NotCoordinator, CoordinatorNotAvailable, RebalanceInProgress]
+        }
+        GroupApi::JoinGroup | GroupApi::OffsetFetch | GroupApi::ConsumerGroupHeartbeat => {
+            COORDINATOR
+        }
     }
 }
 

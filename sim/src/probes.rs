@@ -17,6 +17,21 @@ groupsim_wire::probes! {
     /// A fault struck while the group's coordinator was still loading it.
     FAULT_DURING_LOAD = required "world.fault.during_coordinator_load":
         "a fault applied while the group's coordinator is loading it";
+    /// A broker answered a group request with an injected error (detail `api:error`): the
+    /// error paths a correct client must take, reached on purpose rather than by timing.
+    INJECTED_ERROR_ANSWERED = required "world.broker.injected_error":
+        "a broker answered a group request with an injected error (detail: api:error)";
+    /// The nemesis started a rebalance of the group, as a membership change elsewhere would.
+    FORCED_REBALANCE = required "world.fault.forced_rebalance":
+        "the nemesis forced a rebalance of the group";
+    /// A member paused for less than its heartbeat interval (a GC pause): it comes back before
+    /// anyone could notice.
+    PAUSE_BELOW_HEARTBEAT = required "world.member.pause_below_heartbeat":
+        "a member paused for less than its heartbeat interval";
+    /// A member paused for longer than its heartbeat interval but less than its session: it
+    /// comes back inside its session, after the group may have moved on.
+    PAUSE_WITHIN_SESSION = required "world.member.pause_within_session":
+        "a member paused past its heartbeat interval but within its session";
     /// An event trigger fired (detail: the trigger's event).
     TRIGGER_FIRED = optional "world.trigger.fired":
         "an event-triggered fault fired (detail: the event)";

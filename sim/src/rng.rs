@@ -25,6 +25,12 @@ pub enum Stream {
     /// Hazards Kafka allows (a swarm's late requests), drawn beside the faults so adding them
     /// shifts no fault draw.
     Hazards,
+    /// Broker-side BUGGIFY (a swarm's injected error answers and forced rebalances), beside the
+    /// faults for the same reason.
+    Buggify,
+    /// A swarm's pauses across the whole range of lengths (GC-like bursts, pauses inside the
+    /// session, just past it), beside the faults for the same reason.
+    Pauses,
 }
 
 impl Stream {
@@ -38,6 +44,8 @@ impl Stream {
             Stream::Trigger(i) => 1_000_000 + u64::from(i),
             Stream::Clients => 5,
             Stream::Hazards => 6,
+            Stream::Buggify => 7,
+            Stream::Pauses => 8,
         }
     }
 }

@@ -13,14 +13,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use groupsim_coordinator::api::refusal::group_error_response;
 use groupsim_coordinator::broker::{Broker, BrokerControl};
 use groupsim_coordinator::{CoordinatorEvent, CoordinatorOutput};
-use groupsim_history::GroupApi;
+use groupsim_history::{GroupApi, InjectedError};
 use groupsim_wire::probe::{self, Tap};
 use groupsim_wire::{Millis, RequestId};
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
 use crate::faults::group_api;
+use crate::probes;
 
 /// An instruction for a broker process from the world.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +32,10 @@ pub enum BrokerOrder {
     /// The late-request hazard: client `client_id`'s next `api` request read before `until`
     /// reaches the coordinator `delay_ms` after it was read.
     HoldNext { client_id: String, api: GroupApi, delay_ms: Millis, until: Millis },
+    /// Broker-side BUGGIFY: the next `count` `api` requests read before `until`, from any
+    /// client, are answered `error` without reaching the coordinator (an error Kafka's
+    /// coordinator gives on that API, so a correct client handles it).
+    InjectNext { api: GroupApi, error: InjectedError, count: u32, until: Millis },
 }
 
 impl From<BrokerControl> for BrokerOrder {
@@ -59,6 +65,15 @@ struct Hold {
     until: Millis,
 }
 
+/// An armed [`BrokerOrder::InjectNext`].
+#[derive(Clone, Debug)]
+struct Inject {
+    api: GroupApi,
+    error: InjectedError,
+    left: u32,
+    until: Millis,
+}
+
 /// What the broker process hands its host, in the order produced.
 #[derive(Debug)]
 pub enum BrokerOutput<R> {
@@ -80,7 +95,8 @@ pub struct BrokerProcess<R> {
     taps: Vec<Tap>,
     holds: Vec<Hold>,
     held: Vec<Held>,
-    /// Held requests released, reported before the core's outputs.
+    injects: Vec<Inject>,
+    /// Held requests released and injected answers, reported before the core's outputs.
     released: std::collections::VecDeque<BrokerOutput<R>>,
 }
 
@@ -94,6 +110,7 @@ impl<R> BrokerProcess<R> {
             taps: Vec::new(),
             holds: Vec::new(),
             held: Vec::new(),
+            injects: Vec::new(),
             released: Default::default(),
         };
         process.taps(None);
@@ -120,6 +137,13 @@ impl<R> BrokerProcess<R> {
         self.waiting.insert(id, to);
         self.holds.retain(|h| h.until > now);
         let api = group_api(&request);
+        if let Some(response) = self.injected(now, api, version, &request) {
+            if let Some(to) = self.waiting.remove(&id) {
+                self.released.push_back(BrokerOutput::Answer { to, response });
+            }
+            self.taps(Some(client_id));
+            return;
+        }
         let hold = self.holds.iter().position(|h| h.client_id == client_id && Some(h.api) == api);
         if let (Some(i), Some(api)) = (hold, api) {
             let hold = self.holds.remove(i);
@@ -130,6 +154,24 @@ impl<R> BrokerProcess<R> {
         }
         self.core.handle_request_from(now, id, version, client_id, request);
         self.taps(Some(client_id));
+    }
+
+    /// The injected error answer to this request, if one is armed for its API (and the API's
+    /// error answer exists at this version).
+    fn injected(
+        &mut self,
+        now: Millis,
+        api: Option<GroupApi>,
+        version: i16,
+        request: &RequestKind,
+    ) -> Option<ResponseKind> {
+        self.injects.retain(|i| i.until > now && i.left > 0);
+        let api = api?;
+        let inject = self.injects.iter_mut().find(|i| i.api == api)?;
+        let response = group_error_response(version, request, inject.error.code())?;
+        inject.left -= 1;
+        probes::INJECTED_ERROR_ANSWERED.hit_as(format_args!("{api:?}:{:?}", inject.error));
+        Some(response)
     }
 
     /// Fires the coordinator's timers due at `now` (afterwards none is due at `now`: the core
@@ -163,6 +205,9 @@ impl<R> BrokerProcess<R> {
             BrokerOrder::Core(control) => self.apply_control(now, control),
             BrokerOrder::HoldNext { client_id, api, delay_ms, until } => {
                 self.holds.push(Hold { client_id, api, delay_ms, until })
+            }
+            BrokerOrder::InjectNext { api, error, count, until } => {
+                self.injects.push(Inject { api, error, left: count, until })
             }
         }
     }
@@ -273,5 +318,53 @@ mod tests {
         p.apply_order(600, hold(700));
         p.request(700, 5, 4, "m1", heartbeat());
         assert_eq!(drain(&mut p), ["answer 5"]);
+    }
+
+    /// An injected error answers the next requests of its API from any client without reaching
+    /// the coordinator, as many as armed and only before `until`; other APIs pass.
+    #[test]
+    fn an_injected_error_answers_its_api_until_used_up_or_lapsed() {
+        use kafka_protocol::messages::ResponseKind;
+        let mut p = process();
+        p.apply_order(
+            0,
+            BrokerOrder::InjectNext {
+                api: GroupApi::Heartbeat,
+                error: InjectedError::NotCoordinator,
+                count: 2,
+                until: 1_000,
+            },
+        );
+        let answers = |p: &mut BrokerProcess<u32>| -> Vec<(u32, i16)> {
+            std::iter::from_fn(|| p.poll_output())
+                .filter_map(|o| match o {
+                    BrokerOutput::Answer { to, response: ResponseKind::Heartbeat(r) } => {
+                        Some((to, r.error_code))
+                    }
+                    BrokerOutput::Answer { to, .. } => Some((to, -1)),
+                    _ => None,
+                })
+                .collect()
+        };
+        p.request(10, 1, 4, "m1", RequestKind::OffsetFetch(OffsetFetchRequest::default()));
+        assert_eq!(answers(&mut p), [(1, -1)], "another API passes");
+        p.request(20, 2, 4, "m1", heartbeat());
+        p.request(30, 3, 4, "m2", heartbeat());
+        assert_eq!(answers(&mut p), [(2, 16), (3, 16)], "NOT_COORDINATOR, for any client");
+        p.request(40, 4, 4, "m1", heartbeat());
+        let normal = answers(&mut p);
+        assert!(normal.len() == 1 && normal[0].1 != 16, "used up: {normal:?}");
+        p.apply_order(
+            50,
+            BrokerOrder::InjectNext {
+                api: GroupApi::Heartbeat,
+                error: InjectedError::NotCoordinator,
+                count: 1,
+                until: 60,
+            },
+        );
+        p.request(60, 5, 4, "m1", heartbeat());
+        let lapsed = answers(&mut p);
+        assert!(lapsed.len() == 1 && lapsed[0].1 != 16, "lapsed at until: {lapsed:?}");
     }
 }

@@ -120,6 +120,7 @@ fn swarm_of(
         group: GROUP_ID.to_string(),
         start_ms: 4_000,
         end_ms: safety_end - 2_000,
+        protocol: session.profile.group_protocol(),
     };
     // Triggers come from a stream of their own, so the timed faults are those of before.
     let triggers = triggers::draw_for(
@@ -138,6 +139,28 @@ fn swarm_of(
             Swarm { enabled: vec![(FaultKind::LateRequest, hrng.random_range(6_000..=24_000))] };
         faults = faults.merged(draw_schedule(&mut hrng, &hazards, &ctx));
         swarm.enabled.extend(hazards.enabled);
+    }
+    // Broker-side BUGGIFY, on in half the seeds, from a stream of its own: error answers Kafka's
+    // coordinator gives, and rebalances a membership change elsewhere would start.
+    let mut brng = rng::stream(seed, Stream::Buggify);
+    if brng.random_bool(0.5) {
+        let buggify = Swarm {
+            enabled: vec![
+                (FaultKind::InjectError, brng.random_range(3_000..=12_000)),
+                (FaultKind::ForceRebalance, brng.random_range(10_000..=40_000)),
+            ],
+        };
+        faults = faults.merged(draw_schedule(&mut brng, &buggify, &ctx));
+        swarm.enabled.extend(buggify.enabled);
+    }
+    // Pauses of every length, on in half the seeds, from a stream of their own.
+    let mut prng = rng::stream(seed, Stream::Pauses);
+    if prng.random_bool(0.5) {
+        let timing = PauseTiming {
+            heartbeat_ms: session.heartbeat_interval_ms,
+            session_ms: session.session_timeout_ms.max(0) as Millis,
+        };
+        faults = faults.merged(draw_pauses(&mut prng, &ctx, timing));
     }
     let faults = faults.with_triggers(triggers);
     let liveness_bound_ms = 2 * liveness_bound(&session, &coordinator);
@@ -179,6 +202,63 @@ pub struct FaultContext {
     pub start_ms: Millis,
     /// Every fault's effect ends by this time.
     pub end_ms: Millis,
+    /// The protocol the group's members speak: which APIs and errors BUGGIFY aims at.
+    pub protocol: GroupProtocol,
+}
+
+/// The timeouts that decide what a pause does to a member.
+#[derive(Clone, Copy, Debug)]
+pub struct PauseTiming {
+    /// Its heartbeat interval: a shorter pause goes unnoticed.
+    pub heartbeat_ms: Millis,
+    /// Its session timeout: a shorter pause is survived (the group may have moved on).
+    pub session_ms: Millis,
+}
+
+/// Pauses across the whole range of lengths, a few per seed: a burst of GC-like pauses shorter
+/// than a heartbeat interval, a pause past the heartbeat interval but inside the session (the
+/// member comes back to a group that may have moved on: ILLEGAL_GENERATION, not
+/// UNKNOWN_MEMBER_ID), and one just past the session.
+pub fn draw_pauses(rng: &mut ChaCha8Rng, ctx: &FaultContext, t: PauseTiming) -> FaultSchedule {
+    let mut faults = Vec::new();
+    let shapes = rng.random_range(1..=4);
+    for _ in 0..shapes {
+        let member = ctx.members[rng.random_range(0..ctx.members.len())].clone();
+        let mut at = rng.random_range(ctx.start_ms..ctx.end_ms);
+        let room = |at: Millis| ctx.end_ms.saturating_sub(at);
+        let (heartbeat, session) = (t.heartbeat_ms.max(2), t.session_ms.max(t.heartbeat_ms + 2));
+        match rng.random_range(0..3u32) {
+            0 => {
+                for _ in 0..rng.random_range(3..=8) {
+                    let duration_ms =
+                        rng.random_range(50.min(heartbeat / 2)..heartbeat).min(room(at));
+                    if duration_ms == 0 {
+                        break;
+                    }
+                    faults.push(ScheduledFault {
+                        at_ms: at,
+                        fault: Fault::MemberPause { member: member.clone(), duration_ms },
+                    });
+                    at += duration_ms + rng.random_range(200..=2_000);
+                }
+            }
+            1 => {
+                let duration_ms = rng.random_range(heartbeat..session).min(room(at));
+                faults.push(ScheduledFault {
+                    at_ms: at,
+                    fault: Fault::MemberPause { member, duration_ms },
+                });
+            }
+            _ => {
+                let duration_ms = rng.random_range(session..=session + 3_000).min(room(at));
+                faults.push(ScheduledFault {
+                    at_ms: at,
+                    fault: Fault::MemberPause { member, duration_ms },
+                });
+            }
+        }
+    }
+    FaultSchedule::new(faults.into_iter().filter(|f| f.at_ms < ctx.end_ms).collect())
 }
 
 /// Draws a fault schedule for `swarm`: for each enabled kind, faults at gaps of half to one and a
@@ -287,12 +367,21 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                     within_ms: rng.random_range(1_000..=5_000),
                 }),
                 // Real-time-only kinds: no simulated swarm enables them.
+                // Broker-side BUGGIFY: an error Kafka's coordinator gives on that API.
+                FaultKind::InjectError => {
+                    let apis = crate::faults::drawn_apis(ctx.protocol);
+                    let api = apis[rng.random_range(0..apis.len())];
+                    let errors = crate::faults::kafka_errors(api, ctx.protocol);
+                    let error = errors[rng.random_range(0..errors.len())];
+                    Some(Fault::InjectError { api, error, count: rng.random_range(1..=3) })
+                }
+                FaultKind::ForceRebalance => {
+                    Some(Fault::ForceRebalance { group: ctx.group.clone() })
+                }
                 FaultKind::ConnectionReset
                 | FaultKind::ResponseDelay
                 | FaultKind::Unresponsive
                 | FaultKind::HoldResponse
-                | FaultKind::InjectError
-                | FaultKind::ForceRebalance
                 | FaultKind::ExpelMember => None,
             };
             if let Some(fault) = fault {
@@ -302,4 +391,60 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
         }
     }
     FaultSchedule::new(faults)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> FaultContext {
+        FaultContext {
+            members: vec!["m0".into(), "m1".into()],
+            brokers: vec!["broker-0".into()],
+            client_hosts: vec!["client-0".into()],
+            broker_ids: vec![0],
+            topics: vec![("orders".into(), 4)],
+            group: "g".into(),
+            start_ms: 4_000,
+            end_ms: 58_000,
+            protocol: GroupProtocol::Classic,
+        }
+    }
+
+    /// Pauses come in every length against the members' timeouts, and inside the safety phase.
+    #[test]
+    fn drawn_pauses_cover_every_length_class() {
+        let timing = PauseTiming { heartbeat_ms: 3_000, session_ms: 10_000 };
+        let mut classes = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let s = draw_pauses(&mut rng::stream(seed, Stream::Pauses), &ctx(), timing);
+            for f in &s.faults {
+                let Fault::MemberPause { duration_ms, .. } = f.fault else { panic!("{f:?}") };
+                assert!(f.at_ms >= 4_000 && f.at_ms + duration_ms <= 58_000, "{f:?}");
+                classes.insert(match duration_ms {
+                    0..3_000 => "below the heartbeat interval",
+                    3_000..10_000 => "inside the session",
+                    _ => "past the session",
+                });
+            }
+        }
+        assert_eq!(classes.len(), 3, "{classes:?}");
+    }
+
+    /// BUGGIFY draws only errors Kafka's coordinator gives on the API, for the group's protocol.
+    #[test]
+    fn injected_errors_are_kafkas_for_the_api_and_protocol() {
+        for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+            let ctx = FaultContext { protocol, ..ctx() };
+            let swarm = Swarm { enabled: vec![(FaultKind::InjectError, 2_000)] };
+            let s = draw_schedule(&mut rng::stream(3, Stream::Buggify), &swarm, &ctx);
+            assert!(s.faults.len() > 10);
+            for f in &s.faults {
+                let Fault::InjectError { api, error, count } = f.fault else { panic!("{f:?}") };
+                assert!(crate::faults::drawn_apis(protocol).contains(&api), "{f:?}");
+                assert!(crate::faults::kafka_errors(api, protocol).contains(&error), "{f:?}");
+                assert!((1..=3).contains(&count));
+            }
+        }
+    }
 }

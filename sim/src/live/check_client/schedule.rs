@@ -10,6 +10,7 @@ use std::fmt;
 use groupsim_member::GroupProtocol;
 use groupsim_wire::Millis;
 use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 
 use crate::faults::{Fault, FaultSchedule, Mode, ScheduleError, ScheduledFault};
 use crate::live::serve::faults::{self as serve_faults, ScheduleShape, ServeSchedule};
@@ -103,19 +104,26 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
     let mut at = rng.random_range(gap / 3..=gap);
     while at < shape.fault_ms {
         let member = format!("m{}", rng.random_range(0..members));
-        let fault = match rng.random_range(0..10u32) {
-            0..=3 => Fault::MemberCrash { member, restart_after_ms: rng.random_range(500..=4_000) },
-            4..=6 => Fault::MemberPause {
-                member,
-                duration_ms: rng.random_range(session + 1_000..=session * 2),
-            },
-            7..=8 => Fault::MemberLeave { member, restart_after_ms: rng.random_range(500..=4_000) },
+        let faults = match rng.random_range(0..10u32) {
+            0..=3 => vec![(
+                0,
+                Fault::MemberCrash { member, restart_after_ms: rng.random_range(500..=4_000) },
+            )],
+            4..=6 => pauses(&mut rng, &member, session),
+            7..=8 => vec![(
+                0,
+                Fault::MemberLeave { member, restart_after_ms: rng.random_range(500..=4_000) },
+            )],
             _ => {
                 grown += rng.random_range(1..=2);
-                Fault::PartitionExpansion { topic: TOPIC.into(), partitions: grown }
+                vec![(0, Fault::PartitionExpansion { topic: TOPIC.into(), partitions: grown })]
             }
         };
-        client.push(ScheduledFault { at_ms: at, fault });
+        for (after, fault) in faults {
+            if at + after < shape.fault_ms {
+                client.push(ScheduledFault { at_ms: at + after, fault });
+            }
+        }
         at += rng.random_range(gap / 2..=gap * 3 / 2);
     }
     let brokers = serve_faults::draw(
@@ -130,6 +138,31 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
         },
     );
     Plan { members, partitions, client, brokers }
+}
+
+/// The pauses of one pause fault, each with its offset from the fault's instant: across the
+/// whole range of lengths against the members' session — a burst of GC-like pauses of a few
+/// hundred milliseconds (the adapters heartbeat every 500 ms), one inside the session (the
+/// member comes back to a group that may have moved on: ILLEGAL_GENERATION, not
+/// UNKNOWN_MEMBER_ID), one just past it, or a long one.
+fn pauses(rng: &mut ChaCha8Rng, member: &str, session: Millis) -> Vec<(Millis, Fault)> {
+    let pause = |duration_ms| Fault::MemberPause { member: member.to_string(), duration_ms };
+    let session = session.max(1_000);
+    match rng.random_range(0..4u32) {
+        0 => {
+            let mut after = 0;
+            let mut burst = Vec::new();
+            for _ in 0..rng.random_range(3..=6) {
+                let duration_ms = rng.random_range(50..=400);
+                burst.push((after, pause(duration_ms)));
+                after += duration_ms + rng.random_range(200..=1_500);
+            }
+            burst
+        }
+        1 => vec![(0, pause(rng.random_range(session / 4..=session * 3 / 4)))],
+        2 => vec![(0, pause(rng.random_range(session + 200..=session + 2_000)))],
+        _ => vec![(0, pause(rng.random_range(session + 1_000..=session * 2)))],
+    }
 }
 
 impl fmt::Display for Plan {
@@ -162,10 +195,33 @@ mod tests {
         for t in &a.client {
             assert!(t.at_ms < 20_000);
             assert!(t.fault.applies_in(Mode::CheckClient) && is_process_fault(&t.fault));
-            if let Fault::MemberPause { duration_ms, .. } = t.fault {
-                assert!(duration_ms > 6_000, "pauses outlast the session: {}", t.fault);
+        }
+    }
+
+    /// Pauses come in every length against the session: GC-like bursts, inside the session,
+    /// just past it, long.
+    #[test]
+    fn pauses_are_drawn_across_the_whole_range_of_lengths() {
+        let shape = PlanShape {
+            brokers: 3,
+            fault_ms: 20_000,
+            session_timeout_ms: 6_000,
+            protocol: GroupProtocol::Classic,
+        };
+        let mut lengths = std::collections::BTreeSet::new();
+        for seed in 0..60 {
+            for t in &draw(seed, shape).client {
+                if let Fault::MemberPause { duration_ms, .. } = t.fault {
+                    lengths.insert(match duration_ms {
+                        0..500 => "burst",
+                        500..6_000 => "inside the session",
+                        6_000..=8_000 => "just past the session",
+                        _ => "long",
+                    });
+                }
             }
         }
+        assert_eq!(lengths.len(), 4, "{lengths:?}");
     }
 
     #[test]

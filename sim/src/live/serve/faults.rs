@@ -10,8 +10,10 @@ use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+pub use crate::faults::{
+    drawn_apis, kafka_errors, GroupApi, InjectedError, CLASSIC_APIS, CONSUMER_APIS,
+};
 use crate::faults::{Fault, FaultSchedule, Mode, ScheduleError, ScheduledFault};
-pub use crate::faults::{GroupApi, InjectedError};
 use crate::rng::{self, Stream};
 use crate::triggers::{self, TriggerAction, TriggerEvent};
 use crate::watch::WATCHED_TRIGGER_EVENTS;
@@ -19,57 +21,6 @@ use crate::watch::WATCHED_TRIGGER_EVENTS;
 /// A seed's fault schedule at the brokers: timed faults (ms after the fault phase starts) and
 /// event triggers.
 pub type ServeSchedule = FaultSchedule;
-
-/// The APIs a classic group's members send, in draw order.
-pub const CLASSIC_APIS: [GroupApi; 5] = [
-    GroupApi::JoinGroup,
-    GroupApi::SyncGroup,
-    GroupApi::Heartbeat,
-    GroupApi::OffsetCommit,
-    GroupApi::OffsetFetch,
-];
-
-/// The APIs a consumer group's (KIP-848) members send, in draw order.
-pub const CONSUMER_APIS: [GroupApi; 3] =
-    [GroupApi::ConsumerGroupHeartbeat, GroupApi::OffsetCommit, GroupApi::OffsetFetch];
-
-/// The APIs a schedule for `protocol`'s members draws from.
-pub fn drawn_apis(protocol: GroupProtocol) -> &'static [GroupApi] {
-    match protocol {
-        GroupProtocol::Classic => &CLASSIC_APIS,
-        GroupProtocol::Consumer => &CONSUMER_APIS,
-    }
-}
-
-/// The error answers Kafka itself gives on `api` to `protocol`'s members (so a client must
-/// handle them). While a group loads Kafka answers a Heartbeat with no error and a SyncGroup
-/// with REBALANCE_IN_PROGRESS, never COORDINATOR_LOAD_IN_PROGRESS, so neither gets that one.
-/// Kafka 4's group coordinator maps a timed-out write to COORDINATOR_NOT_AVAILABLE and never
-/// tells a consumer-protocol member REBALANCE_IN_PROGRESS, so a consumer group's commits and
-/// heartbeats get the three coordinator errors only.
-pub fn kafka_errors(api: GroupApi, protocol: GroupProtocol) -> &'static [InjectedError] {
-    use InjectedError::*;
-    const COORDINATOR: &[InjectedError] =
-        &[NotCoordinator, CoordinatorLoadInProgress, CoordinatorNotAvailable];
-    if protocol == GroupProtocol::Consumer {
-        return COORDINATOR;
-    }
-    match api {
-        GroupApi::OffsetCommit => &[
-            NotCoordinator,
-            CoordinatorLoadInProgress,
-            CoordinatorNotAvailable,
-            RebalanceInProgress,
-            RequestTimedOut,
-        ],
-        GroupApi::Heartbeat | GroupApi::SyncGroup => {
-            &[NotCoordinator, CoordinatorNotAvailable, RebalanceInProgress]
-        }
-        GroupApi::JoinGroup | GroupApi::OffsetFetch | GroupApi::ConsumerGroupHeartbeat => {
-            COORDINATOR
-        }
-    }
-}
 
 /// What a schedule is drawn for.
 #[derive(Clone, Copy, Debug)]

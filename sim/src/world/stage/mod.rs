@@ -8,7 +8,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use groupsim_coordinator::broker::BrokerControl;
 use groupsim_coordinator::log::{self as plog, PartitionLogs};
+use groupsim_member::MemberConfig;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
@@ -93,6 +95,8 @@ impl Stage {
                 .map(|m| m.config.rebalance_timeout_ms.max(0) as Millis)
                 .max()
                 .unwrap_or(0),
+            heartbeat_interval_ms: shortest(spec, |c| c.heartbeat_interval_ms),
+            session_timeout_ms: shortest(spec, |c| c.session_timeout_ms.max(0) as Millis),
         };
         let nemesis =
             Nemesis::new(spec.faults.clone(), targets, history.clone(), hosts, spec.latency_ms.1);
@@ -273,6 +277,22 @@ impl<H: Hosts> ClusterOps for WorldCluster<'_, H> {
                 self.producer.borrow_mut().add_partitions(topic, partitions);
                 Ok(())
             }
+            ClusterOp::InjectError { group, api, error, count, until } => {
+                let node = self.cluster.coordinator_of(group);
+                let control = BrokerOrder::InjectNext { api, error, count, until };
+                match hosts.order(now, Order::Broker { node, control }) {
+                    true => Ok(()),
+                    false => Err(ClusterError::BrokerDown(node)),
+                }
+            }
+            ClusterOp::ForceRebalance { group } => {
+                let node = self.cluster.coordinator_of(group);
+                let control = BrokerControl::ForceRebalance { group: group.to_string() }.into();
+                match hosts.order(now, Order::Broker { node, control }) {
+                    true => Ok(()),
+                    false => Err(ClusterError::BrokerDown(node)),
+                }
+            }
             ClusterOp::HoldRequest { group, member, api, delay_ms, until } => {
                 let node = self.cluster.coordinator_of(group);
                 let client_id = member.to_string();
@@ -290,4 +310,9 @@ impl<H: Hosts> Hosts for WorldCluster<'_, H> {
     fn order(&mut self, now: Millis, order: Order) -> bool {
         self.hosts.order(now, order)
     }
+}
+
+/// The smallest of the members' `field` (a timeout), as a duration; 0 without members.
+fn shortest(spec: &ScenarioSpec, field: impl Fn(&MemberConfig) -> Millis) -> Millis {
+    spec.members.iter().map(|m| field(&m.config)).min().unwrap_or(0)
 }

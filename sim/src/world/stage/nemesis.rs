@@ -20,7 +20,7 @@ use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::watch::GroupWatch;
 use crate::world::orders::{Hosts, MemberCommand, Order, SharedHistory};
-use groupsim_history::WorldEvent;
+use groupsim_history::{InjectedError, WorldEvent};
 
 /// A cluster-level operation a fault asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,16 @@ pub enum ClusterOp<'a> {
     /// Arm the late-request hazard at the group's coordinator: `member`'s next `api` request
     /// read before `until` reaches the coordinator `delay_ms` after it is read.
     HoldRequest { group: &'a str, member: &'a str, api: GroupApi, delay_ms: Millis, until: Millis },
+    /// Broker-side BUGGIFY at the group's coordinator: its next `count` `api` requests read
+    /// before `until` are answered `error`.
+    InjectError { group: &'a str, api: GroupApi, error: InjectedError, count: u32, until: Millis },
+    /// Start a rebalance of the group at its coordinator, as a membership change would.
+    ForceRebalance { group: &'a str },
 }
+
+/// How long an injected error stays armed for a request to take it: well inside the safety
+/// phase, so no fault acts after the heal.
+pub const INJECT_WINDOW_MS: Millis = 2_000;
 
 /// The cluster-level operations faults need (implemented by the world's cluster control).
 pub trait ClusterOps {
@@ -69,6 +78,10 @@ pub struct NemesisTargets {
     /// The group's rebalance timeout (the largest of its members'), for triggers aimed at the
     /// end of a join phase.
     pub rebalance_timeout_ms: Millis,
+    /// The members' shortest heartbeat interval and session timeout: which pauses a member
+    /// sleeps through unnoticed, and which it survives.
+    pub heartbeat_interval_ms: Millis,
+    pub session_timeout_ms: Millis,
 }
 
 /// A trigger in a run: its own random stream, how often it fired and when it last did.
@@ -196,7 +209,17 @@ impl Nemesis {
             "Loading" => probes::FAULT_DURING_LOAD.hit(),
             _ => {}
         }
+        if let Fault::MemberPause { duration_ms, .. } = fault {
+            if duration_ms < self.targets.heartbeat_interval_ms {
+                probes::PAUSE_BELOW_HEARTBEAT.hit();
+            } else if duration_ms < self.targets.session_timeout_ms {
+                probes::PAUSE_WITHIN_SESSION.hit();
+            }
+        }
         let applied = self.apply(world, now, &fault);
+        if applied && matches!(fault, Fault::ForceRebalance { .. }) {
+            probes::FORCED_REBALANCE.hit();
+        }
         self.history.borrow_mut().world(now, WorldEvent::FaultInjected { fault, applied });
     }
 
@@ -358,6 +381,19 @@ impl Nemesis {
                     until: now + within_ms,
                 },
             )),
+            Fault::InjectError { api, error, count } => report(world.apply(
+                now,
+                ClusterOp::InjectError {
+                    group: &self.targets.group,
+                    api: *api,
+                    error: *error,
+                    count: *count,
+                    until: now + INJECT_WINDOW_MS,
+                },
+            )),
+            Fault::ForceRebalance { .. } => {
+                report(world.apply(now, ClusterOp::ForceRebalance { group: &self.targets.group }))
+            }
             Fault::ConnectionDrop { .. }
             | Fault::MemberPause { .. }
             | Fault::MemberCrash { .. }
