@@ -17,6 +17,9 @@
 //! - `position-rewind` / `position-skip`: a client's first record of a partition it was just
 //!   given is below the committed offset in force then, or above it past records nobody
 //!   processed (`black_box_positions.rs`).
+//! - `stalled-member` (when the run recorded a stall bound): after the heal, a client holding a
+//!   partition with records nobody processed processes none of it for twice the bound
+//!   (`black_box_stalls.rs`).
 //! - `stuck` (when the run had a heal phase): at the end the group is not Stable, or a partition's
 //!   committed offset is short of its log end, or a produced record above it was never processed.
 //!
@@ -35,7 +38,8 @@ use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::black_box_consumer::ConsumerGroupBox;
-use super::black_box_positions::{positions, Holding};
+use super::black_box_positions::{close, positions, Holding};
+use super::black_box_stalls::{stalls, StallRun};
 use super::commits::went_back;
 pub use super::processed::{Processed, CLOCK_JITTER_MS};
 use super::ranges::RangeSet;
@@ -108,12 +112,14 @@ impl Group {
             for a in assignments {
                 for tp in &a.partitions {
                     if !self.held_before(&a.member_id, generation, tp) {
+                        close(&mut self.holdings, from, |h| h.partition == *tp);
                         self.holdings.push(Holding {
                             member_id: a.member_id.clone(),
                             partition: tp.clone(),
                             from,
                             committed: self.committed.get(tp).copied(),
                             idx,
+                            until: None,
                         });
                     }
                 }
@@ -154,6 +160,10 @@ struct Broker {
     log_end: BTreeMap<TopicPartition, i64>,
     produced: u64,
     heal_phase: bool,
+    /// When the faults healed and the stall bound the run recorded, if it did.
+    healed: Option<(Millis, Millis)>,
+    /// Partition -> (when, offset) of every accepted commit.
+    commit_log: BTreeMap<TopicPartition, Vec<(Millis, i64)>>,
     last_idx: usize,
     end_ms: Millis,
 }
@@ -176,7 +186,10 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
                 let end = broker.log_end.entry(partition.clone()).or_insert(0);
                 *end = (*end).max(base_offset + count);
             }
-            EventKind::World(WorldEvent::LivenessPhase { .. }) => broker.heal_phase = true,
+            EventKind::World(WorldEvent::LivenessPhase { stall_ms, .. }) => {
+                broker.heal_phase = true;
+                broker.healed = stall_ms.map(|bound| (event.at_ms, bound));
+            }
             EventKind::World(WorldEvent::MemberExited {
                 member,
                 client_id,
@@ -211,6 +224,21 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
         }
         for g in broker.consumer_groups.values() {
             anomalies.extend(positions(&g.holdings, &broker.clients, records, &done));
+        }
+        if let Some((heal, bound)) = broker.healed {
+            let run = StallRun {
+                heal,
+                bound,
+                end: broker.end_ms,
+                clients: &broker.clients,
+                records,
+                log_end: &broker.log_end,
+                commits: &broker.commit_log,
+            };
+            let classic = broker.groups.values().map(|g| &g.holdings);
+            for holdings in classic.chain(broker.consumer_groups.values().map(|g| &g.holdings)) {
+                anomalies.extend(stalls(holdings, &run));
+            }
         }
         if broker.heal_phase {
             anomalies.extend(stuck(&broker, &done));
@@ -253,6 +281,9 @@ impl Broker {
             }
             CoordinatorEvent::MemberRemoved { member_id, .. } => {
                 self.removed.entry(member_id.clone()).or_insert(at);
+                for g in self.groups.values_mut() {
+                    close(&mut g.holdings, at, |h| h.member_id == *member_id);
+                }
             }
             CoordinatorEvent::GenerationStarted { group, generation, members, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
@@ -272,6 +303,7 @@ impl Broker {
             loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
+                self.commit_log.entry(c.tp.clone()).or_default().push((at, c.offset));
                 if let Some(g) = self.consumer_groups.get_mut(c.group) {
                     let mut found: Vec<Anomaly> =
                         regression(&g.committed, &c).into_iter().collect();

@@ -31,7 +31,7 @@ use groupsim_history::ConsumerGroupEvent;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
-use super::black_box_positions::Holding;
+use super::black_box_positions::{close, Holding};
 use super::consumer::assigned_before_release;
 use super::consumer_view::ConsumerGroupView;
 use super::views::AcceptedCommit;
@@ -123,6 +123,7 @@ impl ConsumerGroupBox {
                             from: at,
                             committed: self.committed.get(tp).copied(),
                             idx,
+                            until: None,
                         });
                     }
                 }
@@ -229,6 +230,7 @@ impl ConsumerGroupBox {
     }
 
     fn release(&mut self, tp: &TopicPartition, member: &str, at: Millis) {
+        close(&mut self.holdings, at, |h| h.partition == *tp && h.member_id == member);
         let Some(spans) = self.held.get_mut(tp) else { return };
         for (owner, span) in spans.iter_mut().rev() {
             if owner == member && span.to.is_none() {

@@ -35,6 +35,16 @@ pub(super) struct Holding {
     pub(super) committed: Option<(i64, usize)>,
     /// The event that began it.
     pub(super) idx: usize,
+    /// When it ended (the partition's next holding began, the member left or was removed, or
+    /// it released the partition); `None` while it lasts.
+    pub(super) until: Option<Millis>,
+}
+
+/// Ends the open holdings `which` selects at `at`.
+pub(super) fn close(holdings: &mut [Holding], at: Millis, which: impl Fn(&Holding) -> bool) {
+    for h in holdings.iter_mut().filter(|h| h.until.is_none() && which(h)) {
+        h.until = Some(at);
+    }
 }
 
 /// The rewinds and skips of `holdings` (one group's, in order), given who is which client and
@@ -52,13 +62,10 @@ pub(super) fn positions(
     }
     let empty = RangeSet::default();
     let mut found = Vec::new();
-    for (i, h) in holdings.iter().enumerate() {
+    for h in holdings {
         let Some((committed, commit_idx)) = h.committed else { continue };
         let Some(client) = clients.get(&h.member_id) else { continue };
-        let until = holdings[i + 1..]
-            .iter()
-            .find(|next| next.partition == h.partition && next.from > h.from)
-            .map(|next| next.from);
+        let until = h.until;
         let mine = by_client.get(&(client.as_str(), &h.partition)).map(Vec::as_slice);
         let first = mine
             .unwrap_or_default()

@@ -394,3 +394,59 @@ fn a_partition_with_nothing_committed_or_kept_through_a_rebalance_is_not_judged(
     assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionSkip), "{got:?}");
     assert!(!got.iter().any(|(c, _)| *c == AnomalyClass::PositionRewind), "{got:?}");
 }
+
+/// `two_members()`, then the faults heal at t=100 with a stall bound of 10 ms, the producer
+/// having written ten records to each partition; the run ends at `end`.
+fn healed_at_100(end: u64, extra: Vec<Event>) -> Vec<Event> {
+    let mut events = two_members();
+    events.push(world(100, WorldEvent::LivenessPhase { deadline_ms: 200, stall_ms: Some(10) }));
+    events.extend(extra);
+    events.push(world(end, WorldEvent::RunEnded));
+    events
+}
+
+fn stalls_of(events: Vec<Event>, records: &[Processed]) -> Vec<String> {
+    let v = check_black_box(&History::from_events(events), Some(records));
+    let found = v.anomalies.into_iter().filter(|a| a.class == AnomalyClass::StalledMember);
+    found.map(|a| a.message).collect()
+}
+
+/// A client whose member holds a partition with unprocessed records, and that processes none of
+/// them for twice the stall bound after the heal, stopped consuming (the confluent-kafka
+/// cooperative run where a member held two partitions for the whole run and processed nothing).
+#[test]
+fn a_client_holding_a_backlog_it_never_consumes_after_the_heal_is_stalled() {
+    let records = processed("ca", 0, 0..10, 20);
+    let got = stalls_of(healed_at_100(200, Vec::new()), &records);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("cb (b) holds t-1 (since t=12ms), whose records 0..10"), "{}", got[0]);
+    assert!(got[0].contains("from t=100ms to t=120ms"), "{}", got[0]);
+}
+
+/// Consuming in the window, nothing left to consume, a holding that ended (the member was
+/// removed), a run ending before the bound passed, or no bound recorded: no stall.
+#[test]
+fn progress_an_empty_backlog_an_ended_holding_or_no_bound_is_no_stall() {
+    let mut records = processed("ca", 0, 0..10, 20);
+    let mut consuming = records.clone();
+    consuming.extend(processed("cb", 1, 0..10, 110));
+    assert_eq!(stalls_of(healed_at_100(200, Vec::new()), &consuming), Vec::<String>::new());
+    let mut done = records.clone();
+    done.extend(processed("cb", 1, 0..10, 50));
+    assert_eq!(stalls_of(healed_at_100(200, Vec::new()), &done), Vec::<String>::new());
+    let removed = coord(
+        110,
+        CoordinatorEvent::MemberRemoved {
+            group: "g".into(),
+            member_id: "b".into(),
+            reason: groupsim_history::RemovalReason::SessionTimeout,
+        },
+    );
+    assert_eq!(stalls_of(healed_at_100(200, vec![removed]), &records), Vec::<String>::new());
+    assert_eq!(stalls_of(healed_at_100(115, Vec::new()), &records), Vec::<String>::new());
+    let mut unbounded = two_members();
+    unbounded.push(world(100, WorldEvent::LivenessPhase { deadline_ms: 200, stall_ms: None }));
+    unbounded.push(world(200, WorldEvent::RunEnded));
+    records.truncate(10);
+    assert_eq!(stalls_of(unbounded, &records), Vec::<String>::new());
+}

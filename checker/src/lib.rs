@@ -60,6 +60,7 @@ mod anomaly;
 pub mod black_box;
 mod black_box_consumer;
 mod black_box_positions;
+mod black_box_stalls;
 mod commits;
 mod consumer;
 mod consumer_view;

@@ -24,6 +24,9 @@ use crate::rng::{self, Stream};
 use groupsim_checker::black_box::{check_black_box, BlackBoxVerdict, Processed};
 use groupsim_checker::AnomalyClass;
 
+/// The rebalance timeout (`max.poll.interval.ms`) every adapter under `clients/` sets.
+pub const ADAPTER_REBALANCE_TIMEOUT_MS: Millis = 10_000;
+
 /// The group every run forms.
 pub const GROUP: &str = "check";
 /// Brokers in every run's cluster.
@@ -204,9 +207,12 @@ fn drive(
     let ends = producer.log_ends(cluster);
     cluster.recorder().world(WorldEvent::ProducerStopped { log_end_offsets: ends });
     let now = cluster.recorder().now();
+    // The stall bound: every adapter's rebalance timeout (`max.poll.interval.ms`) plus the
+    // members' session timeout, as the simulated scenarios record theirs.
+    let stall_ms = Some(ADAPTER_REBALANCE_TIMEOUT_MS + settings.session_timeout_ms);
     cluster
         .recorder()
-        .world(WorldEvent::LivenessPhase { deadline_ms: now + settings.heal_ms, stall_ms: None });
+        .world(WorldEvent::LivenessPhase { deadline_ms: now + settings.heal_ms, stall_ms });
     let deadline = Instant::now() + Duration::from_millis(settings.heal_ms);
     let mut next_check = Instant::now();
     while Instant::now() < deadline {
