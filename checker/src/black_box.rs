@@ -39,7 +39,7 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::black_box_consumer::ConsumerGroupBox;
 use super::black_box_positions::{close, positions, Holding};
-use super::black_box_stalls::{stalls, StallRun};
+use super::black_box_stalls::{stalls, Presence, StallRun};
 use super::commits::went_back;
 pub use super::processed::{Processed, CLOCK_JITTER_MS};
 use super::ranges::RangeSet;
@@ -164,6 +164,8 @@ struct Broker {
     healed: Option<(Millis, Millis)>,
     /// Partition -> (when, offset) of every accepted commit.
     commit_log: BTreeMap<TopicPartition, Vec<(Millis, i64)>>,
+    /// Which live client processes have a member in the group.
+    presence: Presence,
     last_idx: usize,
     end_ms: Millis,
 }
@@ -186,6 +188,14 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
                 let end = broker.log_end.entry(partition.clone()).or_insert(0);
                 *end = (*end).max(base_offset + count);
             }
+            EventKind::World(WorldEvent::MemberStarted { member, host, .. }) => {
+                // check-client names the process's host "<client id> pid <pid>".
+                let client = host.split_whitespace().next().unwrap_or(host);
+                broker.presence.process(member, Some(client), event.at_ms);
+            }
+            EventKind::World(WorldEvent::MemberStopped { member }) => {
+                broker.presence.process(member, None, event.at_ms);
+            }
             EventKind::World(WorldEvent::LivenessPhase { stall_ms, .. }) => {
                 broker.heal_phase = true;
                 broker.healed = stall_ms.map(|bound| (event.at_ms, bound));
@@ -198,6 +208,7 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
             }) => {
                 // A process the nemesis killed is recorded as a crash, not an exit: this one
                 // stopped by itself, and nothing consumes for it again.
+                broker.presence.process(member, None, event.at_ms);
                 let last = stderr_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
                 anomalies.push(Anomaly::new(
                     AnomalyClass::MemberGaveUp,
@@ -239,6 +250,7 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
             for holdings in classic.chain(broker.consumer_groups.values().map(|g| &g.holdings)) {
                 anomalies.extend(stalls(holdings, &run));
             }
+            anomalies.extend(broker.presence.absent(heal, bound, broker.end_ms));
         }
         if broker.heal_phase {
             anomalies.extend(stuck(&broker, &done));
@@ -278,9 +290,11 @@ impl Broker {
             }
             CoordinatorEvent::MemberAdded { member_id, client_id, .. } => {
                 self.clients.insert(member_id.clone(), client_id.clone());
+                self.presence.joined(member_id, client_id);
             }
             CoordinatorEvent::MemberRemoved { member_id, .. } => {
                 self.removed.entry(member_id.clone()).or_insert(at);
+                self.presence.left(member_id, at, idx);
                 for g in self.groups.values_mut() {
                     close(&mut g.holdings, at, |h| h.member_id == *member_id);
                 }
@@ -300,7 +314,15 @@ impl Broker {
                 g.store(*generation, assignments, Some((at, idx)));
                 return ownership::split_assignment(idx, at, *generation, assignments);
             }
-            loaded @ CoordinatorEvent::GroupLoaded { .. } => self.loaded(node, at, loaded),
+            loaded @ CoordinatorEvent::GroupLoaded { members, .. } => {
+                // A loaded group's members are in it again, whatever an earlier coordinator did.
+                for m in members {
+                    if let Some(client) = self.clients.get(m) {
+                        self.presence.joined(m, client);
+                    }
+                }
+                self.loaded(node, at, loaded)
+            }
             CoordinatorEvent::OffsetCommitAccepted { .. } => {
                 let Some(c) = AcceptedCommit::of(idx, at, event) else { return Vec::new() };
                 self.commit_log.entry(c.tp.clone()).or_default().push((at, c.offset));
@@ -317,8 +339,22 @@ impl Broker {
                 return found;
             }
             CoordinatorEvent::ConsumerGroup(e) => {
-                if let ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } = e {
-                    self.clients.insert(member_id.clone(), client_id.clone());
+                match e {
+                    ConsumerGroupEvent::MemberJoined { member_id, client_id, .. } => {
+                        self.clients.insert(member_id.clone(), client_id.clone());
+                        self.presence.joined(member_id, client_id);
+                    }
+                    ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
+                        self.presence.left(member_id, at, idx);
+                    }
+                    ConsumerGroupEvent::GroupLoaded { members, .. } => {
+                        for m in members {
+                            if let Some(client) = self.clients.get(&m.member_id) {
+                                self.presence.joined(&m.member_id, client);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
                 let g = self.consumer_groups.entry(e.group().to_string()).or_default();
                 return g.apply(idx, at, node, e);

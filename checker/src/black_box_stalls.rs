@@ -86,3 +86,87 @@ pub(super) fn stalls(holdings: &[Holding], run: &StallRun<'_>) -> Vec<Anomaly> {
     }
     found
 }
+
+/// Who is in the group, per client, as the broker history shows it: the absent-member part of
+/// the rule. A client process that lives but has no member in the group for twice the stall
+/// bound after the heal stopped consuming as surely as one that holds a partition and consumes
+/// nothing: its consumer gave up rejoining (a client that stops its consumer on an error it
+/// should retry and keeps its process alive).
+#[derive(Default)]
+pub(super) struct Presence {
+    /// Process name (`m0`) -> its live client id, while the process lives.
+    processes: BTreeMap<String, String>,
+    /// Client id -> when its process started.
+    started: BTreeMap<String, Millis>,
+    /// Client id -> its member ids in the group now.
+    members: BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Client id -> when its last member left the group (it has none since), with the event.
+    gone: BTreeMap<String, (Millis, usize)>,
+    /// Member id -> client id.
+    client_of: BTreeMap<String, String>,
+}
+
+impl Presence {
+    /// Process `member` started (or stopped, when `client` is `None`) at `at`.
+    pub(super) fn process(&mut self, member: &str, client: Option<&str>, at: Millis) {
+        match client {
+            Some(client) => {
+                self.processes.insert(member.to_string(), client.to_string());
+                self.started.insert(client.to_string(), at);
+            }
+            None => {
+                self.processes.remove(member);
+            }
+        }
+    }
+
+    /// Member id `member_id` of client `client` joined the group.
+    pub(super) fn joined(&mut self, member_id: &str, client: &str) {
+        self.client_of.insert(member_id.to_string(), client.to_string());
+        self.members.entry(client.to_string()).or_default().insert(member_id.to_string());
+        self.gone.remove(client);
+    }
+
+    /// Member id `member_id` left the group at `at` (event `idx`).
+    pub(super) fn left(&mut self, member_id: &str, at: Millis, idx: usize) {
+        let Some(client) = self.client_of.get(member_id) else { return };
+        let Some(ids) = self.members.get_mut(client) else { return };
+        if ids.remove(member_id) && ids.is_empty() {
+            self.gone.insert(client.clone(), (at, idx));
+        }
+    }
+
+    /// The live processes with no member in the group for twice the bound after the heal.
+    pub(super) fn absent(&self, heal: Millis, bound: Millis, end: Millis) -> Vec<Anomaly> {
+        let mut found = Vec::new();
+        for (process, client) in &self.processes {
+            let in_group = self.members.get(client).is_some_and(|ids| !ids.is_empty());
+            if in_group {
+                continue;
+            }
+            let (since, why, proof) = match self.gone.get(client) {
+                Some(&(at, idx)) => (at, "since its last member left the group", vec![idx]),
+                None => {
+                    (self.started.get(client).copied().unwrap_or(0), "since it started", vec![])
+                }
+            };
+            let start = since.max(heal);
+            let due = start + 2 * bound;
+            if end <= due {
+                continue;
+            }
+            found.push(Anomaly::new(
+                AnomalyClass::StalledMember,
+                None,
+                due,
+                format!(
+                    "{process} ({client}) lives but had no member in the group from t={since}ms \
+                     ({why}) to t={due}ms (twice the stall bound of {bound} ms after the heal): \
+                     it stopped consuming while it lives"
+                ),
+                proof,
+            ));
+        }
+        found
+    }
+}

@@ -450,3 +450,52 @@ fn progress_an_empty_backlog_an_ended_holding_or_no_bound_is_no_stall() {
     records.truncate(10);
     assert_eq!(stalls_of(unbounded, &records), Vec::<String>::new());
 }
+
+fn started(at: u64, member: &str, host: &str) -> Event {
+    world(
+        at,
+        WorldEvent::MemberStarted { member: member.into(), group: "g".into(), host: host.into() },
+    )
+}
+
+fn session_expired(at: u64, member: &str) -> Event {
+    coord(
+        at,
+        CoordinatorEvent::MemberRemoved {
+            group: "g".into(),
+            member_id: member.into(),
+            reason: groupsim_history::RemovalReason::SessionTimeout,
+        },
+    )
+}
+
+/// kafkajs 2.2.4 under check-client (seed 10): after a coordinator move and an expelled member,
+/// every consumer stopped rejoining while its process lived; the group ended Empty. A live
+/// process with no member in the group for twice the bound after the heal stopped consuming.
+#[test]
+fn a_live_client_out_of_the_group_after_the_heal_is_stalled() {
+    let processes = vec![started(0, "m0", "ca pid 1"), started(0, "m1", "cb pid 2")];
+    let mut records = processed("ca", 0, 0..10, 20);
+    records.extend(processed("cb", 1, 0..10, 20));
+    let absent = |extra: Vec<Event>, end: u64| {
+        let mut events = processes.clone();
+        events.extend(healed_at_100(end, extra));
+        stalls_of(events, &records)
+    };
+    let got = absent(vec![session_expired(50, "b")], 200);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].contains("m1 (cb) lives but had no member in the group from t=50ms"),
+        "{}",
+        got[0]
+    );
+    assert!(got[0].contains("to t=120ms"), "{}", got[0]);
+    // It rejoined in time, its process ended, or the run ended before the bound: no stall.
+    assert_eq!(
+        absent(vec![session_expired(50, "b"), added(110, "b2", "cb")], 200),
+        Vec::<String>::new()
+    );
+    let stopped = world(60, WorldEvent::MemberStopped { member: "m1".into() });
+    assert_eq!(absent(vec![session_expired(50, "b"), stopped], 200), Vec::<String>::new());
+    assert_eq!(absent(vec![session_expired(50, "b")], 115), Vec::<String>::new());
+}
