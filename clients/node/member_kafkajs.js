@@ -53,6 +53,8 @@ async function main() {
     rebalanceTimeout: 10000,
     maxBytesPerPartition: 4096,
     maxWaitTimeInMs: 200,
+    // As every adapter: new partitions are seen within seconds, as a heal phase needs.
+    metadataMaxAge: 2000,
     retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 100 },
   });
   consumer.on(consumer.events.CRASH, (e) => log(`crash: ${e.payload.error && e.payload.error.message}`));

@@ -120,7 +120,8 @@ impl<'a> Members<'a> {
         if a.protocol == GroupProtocol::Consumer {
             argv.push("group_protocol=consumer".to_string());
         }
-        let adapter = Adapter::spawn(self.launcher, &format!("m{i}"), &argv)?;
+        let mut adapter = Adapter::spawn(self.launcher, &format!("m{i}"), &argv)?;
+        adapter.keep_stderr_in(a.dir.join(format!("{client_id}.stderr.txt")));
         cluster.recorder().world(WorldEvent::MemberStarted {
             member: format!("m{i}"),
             group: a.group.clone(),

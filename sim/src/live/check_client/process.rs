@@ -24,6 +24,8 @@ pub struct Adapter {
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<std::thread::JoinHandle<()>>,
     paused: bool,
+    /// Where its stderr goes when it is dropped (the seed's folder), if anywhere.
+    stderr_file: Option<std::path::PathBuf>,
 }
 
 impl Adapter {
@@ -76,6 +78,7 @@ impl Adapter {
             lines,
             stderr,
             stderr_reader: Some(stderr_reader),
+            stderr_file: None,
             paused: false,
         })
     }
@@ -214,11 +217,26 @@ impl Adapter {
     }
 }
 
+impl Adapter {
+    /// Keeps everything the process writes to stderr in `path` when it is dropped: a failing
+    /// seed's folder then holds each client's own account of what it did.
+    pub fn keep_stderr_in(&mut self, path: std::path::PathBuf) {
+        self.stderr_file = Some(path);
+    }
+}
+
 impl Drop for Adapter {
     fn drop(&mut self) {
         if self.exited().is_none() {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+        if let Some(path) = self.stderr_file.take() {
+            self.drain_stderr(Duration::from_millis(500));
+            let text = self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Err(e) = std::fs::write(&path, text) {
+                tracing::warn!(path = %path.display(), error = %e, "could not keep an adapter's stderr");
+            }
         }
     }
 }
