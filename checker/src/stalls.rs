@@ -41,46 +41,38 @@ impl Stalls {
         let limit = 2 * bound;
         let mut found = Vec::new();
         for (name, m) in views.members.iter().filter(|(_, m)| m.live) {
-            for (tp, &since) in &m.progress {
+            // Owned partitions that stopped progressing, then (KIP-848) partitions the
+            // coordinator gave that were never taken up.
+            let owned = m.progress.iter().map(|(tp, since)| (tp, *since, false));
+            let pending = m.pending.iter().map(|(tp, since)| (tp, *since, true));
+            for (tp, since, never_taken) in owned.chain(pending) {
                 let since = since.max(heal);
-                if now <= since + limit || !backlog(views, tp) {
+                let due = since + limit;
+                if now <= due || !backlog(views, tp) {
                     continue;
                 }
                 if !self.reported.insert((name.clone(), tp.clone())) {
                     continue;
                 }
-                found.push(Anomaly::new(
-                    AnomalyClass::StalledMember,
-                    Some(tp),
-                    since + limit,
-                    format!(
-                        "{name} owns {tp}, which has records nobody processed, but processed \
-                         nothing of it from t={since}ms to t={}ms (twice the stall bound of \
-                         {bound} ms after the heal): it stopped consuming while it lives",
-                        since + limit
-                    ),
-                    vec![idx],
-                ));
-            }
-            for (tp, &since) in &m.pending {
-                let since = since.max(heal);
-                if now <= since + limit || !backlog(views, tp) {
-                    continue;
-                }
-                if !self.reported.insert((name.clone(), tp.clone())) {
-                    continue;
-                }
-                found.push(Anomaly::new(
-                    AnomalyClass::StalledMember,
-                    Some(tp),
-                    since + limit,
+                let what = if never_taken {
                     format!(
                         "{name}'s coordinator gave it {tp}, which has records nobody processed, \
-                         but from t={since}ms to t={}ms (twice the stall bound of {bound} ms \
+                         but from t={since}ms to t={due}ms (twice the stall bound of {bound} ms \
                          after the heal) it never took the partition up: its reconciliation \
-                         never ended",
-                        since + limit
-                    ),
+                         never ended"
+                    )
+                } else {
+                    format!(
+                        "{name} owns {tp}, which has records nobody processed, but processed \
+                         nothing of it from t={since}ms to t={due}ms (twice the stall bound of \
+                         {bound} ms after the heal): it stopped consuming while it lives"
+                    )
+                };
+                found.push(Anomaly::new(
+                    AnomalyClass::StalledMember,
+                    Some(tp),
+                    due,
+                    what,
                     vec![idx],
                 ));
             }
