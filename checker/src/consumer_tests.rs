@@ -537,3 +537,21 @@ fn a_consumer_session_expiring_after_an_epoch_the_member_got_is_a_stall() {
     assert!(got[0].contains("m0 (a) is alive but its session expired"), "{}", got[0]);
     assert_eq!(expire(false), Vec::<String>::new());
 }
+
+/// consumer_protocol_swarm 311: a consumer member's commit accepted after the heal, then its
+/// session expired under a second later. A KIP-848 coordinator does not count a commit as a
+/// heartbeat (a classic one does), so the commit showed nothing about the session: the member's
+/// last heartbeat was before a pause, and its next was not yet due.
+#[test]
+fn a_consumer_members_commit_is_no_contact_for_its_session() {
+    let mut h = clean();
+    h.world(WorldEvent::ProducerStopped { log_end_offsets: vec![(tp(0), 10), (tp(1), 10)] });
+    let heal = h.t;
+    h.world(WorldEvent::LivenessPhase { deadline_ms: heal + 60_000, stall_ms: Some(5_000) });
+    h.t += 100;
+    h.commit("a", 2, 0, 10);
+    h.t += 700;
+    h.removed("a", 2);
+    h.world(WorldEvent::RunEnded);
+    assert_eq!(stalls_in(&h), Vec::<String>::new());
+}

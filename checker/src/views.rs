@@ -291,9 +291,10 @@ pub(super) struct Views {
     pub(super) healed_at: Option<Millis>,
     pub(super) stall_ms: Option<Millis>,
     /// Member id -> when (and by which event) its path to its coordinator last worked for its
-    /// membership: a generation started with it, or a heartbeat moved its member epoch, and it
-    /// got the answer (its session restarted then, and it knows to heartbeat), or a commit of it
-    /// was validated. A generation started is not
+    /// membership, restarting its session there: a generation started with it, or a heartbeat
+    /// moved its member epoch, and it got the answer (it knows to heartbeat), or a classic group's
+    /// coordinator validated a commit of it (a KIP-848 coordinator does not count a commit as a
+    /// heartbeat). A generation started is not
     /// contact by itself: the join it completes may have been read long before, and its answer
     /// lost with the connection.
     pub(super) contact: BTreeMap<String, (Millis, usize)>,
@@ -749,9 +750,15 @@ impl Views {
                 }
                 self.groups.entry(group.clone()).or_default().owners.insert(*generation, owners);
             }
-            CoordinatorEvent::OffsetCommitAccepted { member_id, validated_at_ms, .. } => {
+            CoordinatorEvent::OffsetCommitAccepted {
+                group, member_id, validated_at_ms, ..
+            } => {
                 metrics.stats.commits_accepted += 1;
-                self.contacted(member_id, *validated_at_ms, idx);
+                // A classic group's coordinator counts a member's accepted commit as a heartbeat;
+                // a consumer group's does not (only its heartbeats renew a session there).
+                if self.consumer_group(group).is_none() {
+                    self.contacted(member_id, *validated_at_ms, idx);
+                }
                 if let Some(c) = AcceptedCommit::of(idx, at, event) {
                     self.accepted_commit(&c);
                 }

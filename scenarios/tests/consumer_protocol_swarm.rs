@@ -75,3 +75,23 @@ fn consumer_protocol_swarm_passes_the_checker_with_kip_848_triggers_firing() {
         assert!(fired.contains(event.name()), "{} never fired: {fired:?}", event.name());
     }
 }
+
+/// Regression: consumer_protocol_swarm seed 311 (its schedule then, kept under `fixtures/`)
+/// reported `stalled-member` for correct KIP-848 behaviour. Mechanism: m0's commit was accepted
+/// after the heal and its session expired under a second later; the checker took the commit for
+/// contact that restarts a session, as it does in a classic group, but a consumer group's
+/// coordinator counts only heartbeats, and m0's last one came before a pause, its next not yet
+/// due. Only a classic group's commits are contact now.
+#[test]
+fn a_consumer_members_commit_does_not_restart_its_session() {
+    let path = format!(
+        "{}/tests/fixtures/consumer_protocol_swarm-311.schedule.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let s = groupsim::scenarios::find("consumer_protocol_swarm").expect("in catalogue");
+    let mut spec = s.build(311);
+    spec.faults = groupsim::faults::FaultSchedule::from_json(&text).expect("a schedule");
+    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+}
