@@ -230,11 +230,12 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
         let done = processed_sets(records, &mut verdict);
         anomalies.extend(lost_records(&broker, &done));
         anomalies.extend(split_processing(&broker, records));
-        for g in broker.groups.values() {
-            anomalies.extend(positions(&g.holdings, &broker.clients, records, &done));
-        }
-        for g in broker.consumer_groups.values() {
-            anomalies.extend(positions(&g.holdings, &broker.clients, records, &done));
+        // Every group's holdings, classic then consumer.
+        let classic = broker.groups.values().map(|g| &g.holdings);
+        let holdings: Vec<&Vec<Holding>> =
+            classic.chain(broker.consumer_groups.values().map(|g| &g.holdings)).collect();
+        for h in &holdings {
+            anomalies.extend(positions(h, &broker.clients, records, &done));
         }
         if let Some((heal, bound)) = broker.healed {
             let run = StallRun {
@@ -246,9 +247,8 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
                 log_end: &broker.log_end,
                 commits: &broker.commit_log,
             };
-            let classic = broker.groups.values().map(|g| &g.holdings);
-            for holdings in classic.chain(broker.consumer_groups.values().map(|g| &g.holdings)) {
-                anomalies.extend(stalls(holdings, &run));
+            for h in &holdings {
+                anomalies.extend(stalls(h, &run));
             }
             anomalies.extend(broker.presence.absent(heal, bound, broker.end_ms));
         }

@@ -142,7 +142,7 @@ pub fn draw(seed: u64, shape: PlanShape) -> Plan {
 
 /// The pauses of one pause fault, each with its offset from the fault's instant: across the
 /// whole range of lengths against the members' session — a burst of GC-like pauses of a few
-/// hundred milliseconds (the adapters heartbeat every 500 ms), one inside the session (the
+/// hundred milliseconds (below the adapters' heartbeat interval), one inside the session (the
 /// member comes back to a group that may have moved on: ILLEGAL_GENERATION, not
 /// UNKNOWN_MEMBER_ID), one just past it, or a long one.
 fn pauses(rng: &mut ChaCha8Rng, member: &str, session: Millis) -> Vec<(Millis, Fault)> {
