@@ -37,6 +37,14 @@ pub enum Fault {
     },
     /// Processing in progress at a member finishes `delay_ms` late.
     StaleAck { member: String, delay_ms: Millis },
+    /// The batch a member's poll loop is processing (or its next) takes `extra_ms` longer, and
+    /// the loop waits for it: the application is stuck (a slow downstream call), not polling.
+    SlowBatch { member: String, extra_ms: Millis },
+    /// Frames from `from` to `to` are lost until healed; the other direction still delivers.
+    OneWayPartition { from: String, to: String, heal_after_ms: Millis },
+    /// Each frame to or from `host` is lost with probability `per_mille`/1000 for a while and
+    /// retransmitted after TCP's retransmission timeout: late, never lost for good.
+    FrameLoss { host: String, per_mille: u32, duration_ms: Millis },
     /// A member's next revoke callback takes `extra_ms` longer.
     SlowRevoke { member: String, extra_ms: Millis },
     /// A member's revoke callback does not return before `until_ms`.
@@ -109,6 +117,15 @@ impl fmt::Display for Fault {
             }
             Fault::SlowRevoke { member, extra_ms } => {
                 write!(f, "slow revoke: {member} +{extra_ms} ms")
+            }
+            Fault::SlowBatch { member, extra_ms } => {
+                write!(f, "slow batch: {member}'s poll loop is stuck {extra_ms} ms longer")
+            }
+            Fault::OneWayPartition { from, to, heal_after_ms } => {
+                write!(f, "one-way partition: {from} -> {to} lost for {heal_after_ms} ms")
+            }
+            Fault::FrameLoss { host, per_mille, duration_ms } => {
+                write!(f, "frame loss: {per_mille}/1000 of {host}'s frames retransmitted for {duration_ms} ms")
             }
             Fault::SlowRevokeUntil { member, until_ms } => {
                 write!(

@@ -93,6 +93,17 @@ groupsim_wire::probes! {
     /// Consumer protocol: the commit before revocation ran out of the rebalance timeout.
     CONSUMER_REVOKE_COMMIT_TIMED_OUT = optional "member.consumer.reconcile.commit_timed_out":
         "the commit before revocation gave up at the rebalance timeout";
+    /// Consumer protocol: a batch ran past `max.poll.interval.ms`; the member sent its leave
+    /// heartbeat and went STALE with its partitions lost.
+    CONSUMER_POLL_EXPIRED_STALE = required "member.consumer.poll_expired_stale":
+        "a member's poll timer expired: it left the group and went stale";
+    /// A member joined a generation (or took a target assignment) that gives it nothing: more
+    /// members than partitions, it idles in the group.
+    IDLE_MEMBER = required "member.assignment.idle":
+        "a member in the group was given no partition (more members than partitions)";
+    /// Consumer protocol: a stale member polled again and rejoins with epoch 0.
+    CONSUMER_STALE_REJOINING = required "member.consumer.stale_rejoining":
+        "a stale member polled again and rejoins with epoch 0";
 }
 
 /// Counts an error answer the member handled: `member.error:profile/Api/ERROR` (`api` as Kafka

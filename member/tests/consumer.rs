@@ -719,3 +719,75 @@ fn keeping_partitions_when_fenced_commits_them_under_the_new_epoch() {
         }
     }
 }
+
+/// `max.poll.interval.ms` (the rebalance timeout the member sends): a batch that runs past it
+/// expires the poll timer. Both clients leave at once — a leave heartbeat with epoch -1, no
+/// commit and no revoke callback — and go STALE with their partitions lost; the leave's answer
+/// changes nothing; when the overrunning batch ends (the application polls again) the member
+/// rejoins with epoch 0 and the member id it drew, and the late batch is never committed.
+#[test]
+fn a_batch_past_max_poll_leaves_goes_stale_and_rejoins_when_polled_again() {
+    for profile in [ClientProfile::JavaConsumer, ClientProfile::LibrdkafkaConsumer] {
+        let mut c = C::new(profile, None);
+        let mut config = c.m.config().clone();
+        config.rebalance_timeout_ms = 5_000;
+        c.m = ConsumerGroupMember::new(config, 7);
+        let (fid, _) = c.joined(3, &[0]);
+        let member_id = c.m.member_id().to_string();
+        c.m.inject(c.now, groupsim_member::MemberFault::SlowBatch { extra_ms: 20_000 });
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13)]));
+        outs.extend(c.advance_to(4_900));
+        for (id, r) in requests(&outs) {
+            if name(&r) == "ConsumerGroupHeartbeat" {
+                c.respond(id, hb_ok(3, None));
+            }
+        }
+        assert_eq!(c.m.state(), MemberState::Stable, "{profile:?}");
+        let outs = c.advance_to(5_100);
+        let leave = requests(&outs)
+            .into_iter()
+            .find_map(|(id, r)| match r {
+                RequestKind::ConsumerGroupHeartbeat(h) if h.member_epoch == -1 => Some(id),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{profile:?}: no leave heartbeat in {outs:#?}"));
+        assert!(requests(&outs).iter().all(|(_, r)| name(r) != "OffsetCommit"), "{profile:?}");
+        assert!(events(&outs).iter().any(
+            |e| matches!(e, MemberEvent::Lost { reason, partitions, .. } if reason == "POLL_TIMEOUT" && partitions == &[tp("t", 0)])
+        ));
+        assert_eq!(c.m.state(), MemberState::Stale);
+        assert!(c.m.assigned().is_empty());
+        assert!(c.respond(leave, hb_ok(-1, None)).is_empty(), "the leave's answer is ignored");
+        assert!(!c.m.is_finished());
+        let outs = c.advance_to(15_000);
+        assert!(requests(&outs).is_empty(), "{profile:?}: a stale member sends nothing: {outs:#?}");
+        let outs = c.advance_to(21_000);
+        let (_, rejoin) = heartbeat(&outs);
+        assert_eq!((rejoin.member_epoch, rejoin.member_id.as_str()), (0, member_id.as_str()));
+        assert!(rejoin.subscribed_topic_names.is_some(), "a full heartbeat");
+        assert_eq!(c.m.state(), MemberState::Joining);
+        assert!(requests(&outs).iter().all(|(_, r)| name(r) != "OffsetCommit"), "{outs:#?}");
+    }
+}
+
+/// A stale ack or slow batch injected while the member had nothing to process waits for the
+/// next batch; when the faults end first, it is dropped: the first batch after the heal runs
+/// at its own pace. (Swarm seed 20 with fault breadth: a member out of the group for the whole
+/// fault phase carried a stale ack and a slow batch into the liveness phase, and its first
+/// batch there took 50 s: a stalled member the faults, not the client, made.)
+#[test]
+fn faults_no_batch_took_up_are_dropped_when_the_faults_end() {
+    for heal in [false, true] {
+        let mut c = C::new(ClientProfile::JavaConsumer, None);
+        c.m.inject(0, groupsim_member::MemberFault::StaleAck { delay_ms: 20_000 });
+        c.m.inject(0, groupsim_member::MemberFault::SlowBatch { extra_ms: 20_000 });
+        if heal {
+            c.m.heal_pending_faults();
+        }
+        let (fid, _) = c.joined(3, &[0]);
+        let mut outs = c.respond(fid, common::fetch_answer(&[(0, 0, 10..13)]));
+        outs.extend(c.advance_to(1_000));
+        let done = !processed(&outs).is_empty();
+        assert_eq!(done, heal, "healed {heal}: processed within a second: {done}");
+    }
+}

@@ -72,6 +72,9 @@ impl FaultRules for Fault {
             Fault::MemberLeave { .. } => FaultKind::MemberLeave,
             Fault::MemberUpgrade { .. } => FaultKind::MemberUpgrade,
             Fault::StaleAck { .. } => FaultKind::StaleAck,
+            Fault::SlowBatch { .. } => FaultKind::SlowBatch,
+            Fault::OneWayPartition { .. } => FaultKind::OneWayPartition,
+            Fault::FrameLoss { .. } => FaultKind::FrameLoss,
             Fault::SlowRevoke { .. } | Fault::SlowRevokeUntil { .. } => FaultKind::SlowRevoke,
             Fault::PartitionExpansion { .. } => FaultKind::PartitionExpansion,
             Fault::ConnectionReset { .. } | Fault::GroupConnectionReset { .. } => {
@@ -151,6 +154,12 @@ pub enum FaultKind {
     MemberUpgrade,
     /// See [`Fault::StaleAck`].
     StaleAck,
+    /// See [`Fault::SlowBatch`].
+    SlowBatch,
+    /// See [`Fault::OneWayPartition`].
+    OneWayPartition,
+    /// See [`Fault::FrameLoss`].
+    FrameLoss,
     /// See [`Fault::SlowRevoke`].
     SlowRevoke,
     /// See [`Fault::PartitionExpansion`].
@@ -175,7 +184,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind a simulated run draws and applies (the rest are real-time only).
-    pub const ALL: [FaultKind; 16] = [
+    pub const ALL: [FaultKind; 19] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
         FaultKind::LatencySpike,
@@ -192,6 +201,9 @@ impl FaultKind {
         FaultKind::LateRequest,
         FaultKind::InjectError,
         FaultKind::ForceRebalance,
+        FaultKind::SlowBatch,
+        FaultKind::OneWayPartition,
+        FaultKind::FrameLoss,
     ];
 
     /// snake_case name.
@@ -208,6 +220,9 @@ impl FaultKind {
             FaultKind::MemberLeave => "member_leave",
             FaultKind::MemberUpgrade => "member_upgrade",
             FaultKind::StaleAck => "stale_ack",
+            FaultKind::SlowBatch => "slow_batch",
+            FaultKind::OneWayPartition => "one_way_partition",
+            FaultKind::FrameLoss => "frame_loss",
             FaultKind::SlowRevoke => "slow_revoke",
             FaultKind::PartitionExpansion => "partition_expansion",
             FaultKind::ConnectionReset => "connection_reset",

@@ -32,6 +32,25 @@ groupsim_wire::probes! {
     /// comes back inside its session, after the group may have moved on.
     PAUSE_WITHIN_SESSION = required "world.member.pause_within_session":
         "a member paused past its heartbeat interval but within its session";
+    /// A frame on a lossy link was lost and retransmitted: it lands a retransmission timeout
+    /// late, holding back its connection's later frames.
+    NET_RETRANSMITTED = required "world.net.retransmitted":
+        "a frame was lost and retransmitted (late, not lost)";
+    /// A one-way partition lost frames in its direction (the other direction still delivers).
+    NET_ONE_WAY_LOST = required "world.net.one_way_lost":
+        "a one-way partition lost frames in flight or sent its way";
+    /// A frame waited for the connection's window (a bounded buffer) before it was sent.
+    NET_WINDOW_HELD = required "world.net.window_held":
+        "a frame waited for its connection's window to open";
+    /// A run drew the order of its same-instant events from the seed.
+    NET_TIES_DRAWN = required "world.net.ties_drawn":
+        "a run drew the order of same-instant events from its seed";
+    /// A broker closed a connection idle past `connections.max.idle.ms`.
+    BROKER_IDLE_CLOSE = required "world.broker.idle_close":
+        "a broker closed a connection idle past connections.max.idle.ms";
+    /// The producer paused (a traffic lull).
+    PRODUCER_LULL = required "world.producer.lull":
+        "the producer produced nothing for a while (a traffic lull)";
     /// An event trigger fired (detail: the trigger's event).
     TRIGGER_FIRED = optional "world.trigger.fired":
         "an event-triggered fault fired (detail: the event)";

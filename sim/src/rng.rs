@@ -31,6 +31,11 @@ pub enum Stream {
     /// A swarm's pauses across the whole range of lengths (GC-like bursts, pauses inside the
     /// session, just past it), beside the faults for the same reason.
     Pauses,
+    /// A swarm's fault breadth (slow batches, one-way partitions, lossy links, the network's
+    /// shape, idle members, traffic lulls), beside the faults for the same reason.
+    Breadth,
+    /// The order of events due at the same instant, when a scenario shuffles it.
+    Ties,
 }
 
 impl Stream {
@@ -46,6 +51,8 @@ impl Stream {
             Stream::Hazards => 6,
             Stream::Buggify => 7,
             Stream::Pauses => 8,
+            Stream::Breadth => 9,
+            Stream::Ties => 10,
         }
     }
 }

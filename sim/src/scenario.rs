@@ -69,6 +69,47 @@ pub struct ProducerPlan {
     pub records_per_sec: (u32, u32),
     /// When production stops (so commits can catch up with the log end).
     pub stop_ms: Millis,
+    /// Traffic lulls: `[from, to)` windows in which nothing is produced (no backlog after).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lulls: Vec<(Millis, Millis)>,
+}
+
+/// How the event world's network and brokers treat connections beyond latency and faults. The
+/// default is the plain network every catalogue scenario runs on; a swarm draws the rest.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkShape {
+    /// At most this many frames of one connection's direction in flight (TCP's window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_frames: Option<u32>,
+    /// Events due at the same instant run in an order drawn from the seed, not in the order
+    /// they were queued (turmoil shuffles its hosts each step; madsim draws ties).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shuffle_ties: bool,
+    /// Brokers close a connection idle this long (Kafka's `connections.max.idle.ms`, scaled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_close_ms: Option<Millis>,
+}
+
+impl NetworkShape {
+    /// Whether this is the plain network (nothing beyond latency and faults).
+    pub fn is_plain(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// What differs from the plain network, for the history's opening (`None` when plain).
+    pub fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(w) = self.window_frames {
+            parts.push(format!("window of {w} frames"));
+        }
+        if self.shuffle_ties {
+            parts.push("same-instant order drawn".to_string());
+        }
+        if let Some(ms) = self.idle_close_ms {
+            parts.push(format!("brokers close connections idle {ms} ms"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
 }
 
 /// The simulation's usual sizing (docs/worlds.md, "How the simulation is sized"): a 5 ms tick,
@@ -114,6 +155,9 @@ pub struct ScenarioSpec {
     /// Faults applied during the safety phase.
     #[serde(default)]
     pub faults: FaultSchedule,
+    /// The network's shape beyond latency and faults.
+    #[serde(default, skip_serializing_if = "NetworkShape::is_plain")]
+    pub network: NetworkShape,
 }
 
 impl ScenarioSpec {

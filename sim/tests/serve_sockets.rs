@@ -372,3 +372,29 @@ fn stopping_a_groups_coordinator_fails_over_with_its_committed_offsets() {
     assert_eq!(r.error_code, 0);
     assert_eq!(r.topics[0].partitions[0].committed_offset, 1, "loaded from the offsets log");
 }
+
+/// `connections.max.idle.ms`: a connection that sends no request for that long is closed by the
+/// broker, as Kafka's `Selector` closes it; one waiting on a long-polling Fetch is in service, not
+/// idle, and a connection that keeps sending stays open.
+#[test]
+fn a_connection_idle_past_connections_max_idle_ms_is_closed() {
+    let cluster = Cluster::start(ClusterConfig {
+        topics: vec![TopicSpec::new("t", 1).unwrap()],
+        preload: 3,
+        connections_max_idle_ms: Some(400),
+        ..ClusterConfig::default()
+    })
+    .unwrap();
+    let addr = cluster.addrs()[0];
+    let (mut idle, mut busy) = (connect(addr), connect(addr));
+    api_versions(&mut idle, 1);
+    api_versions(&mut busy, 1);
+    // A Fetch waiting 900 ms at the log end is served all that time: the connection is not idle.
+    assert_eq!(fetched_bytes(&call(&mut busy, ApiKey::Fetch, 11, 2, fetch(3, 900))), 0);
+    for id in 3..8 {
+        std::thread::sleep(Duration::from_millis(150));
+        api_versions(&mut busy, id);
+    }
+    assert_closed(&mut idle, "a connection idle past the bound");
+    api_versions(&mut busy, 9);
+}

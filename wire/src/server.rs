@@ -96,11 +96,14 @@ impl RequestHandler for BrokerHandle {
 pub struct ServeOptions {
     /// Largest request frame accepted; larger ones close the connection.
     pub max_frame_bytes: usize,
+    /// Kafka's `connections.max.idle.ms`: a connection that reads no request for this long,
+    /// while none is in service, is closed (`None`: never).
+    pub idle_close: Option<std::time::Duration>,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        Self { max_frame_bytes: DEFAULT_MAX_FRAME_BYTES }
+        Self { max_frame_bytes: DEFAULT_MAX_FRAME_BYTES, idle_close: None }
     }
 }
 
@@ -120,7 +123,7 @@ pub async fn serve_connection_with<S: AsyncRead + AsyncWrite + Unpin, H: Request
     options: ServeOptions,
 ) -> Result<(), WireError> {
     let mut conn = FrameReader::new(stream, options.max_frame_bytes);
-    let result = serve_frames(&mut conn, &handler).await;
+    let result = serve_frames(&mut conn, &handler, options.idle_close).await;
     if let Err(e) = &result {
         tracing::warn!(error = %e, "closing connection");
     }
@@ -130,9 +133,26 @@ pub async fn serve_connection_with<S: AsyncRead + AsyncWrite + Unpin, H: Request
 async fn serve_frames<S: AsyncRead + AsyncWrite + Unpin, H: RequestHandler>(
     frames: &mut FrameReader<S>,
     handler: &H,
+    idle_close: Option<std::time::Duration>,
 ) -> Result<(), WireError> {
     let mut conn = ServerConn::new();
-    while let Some(frame) = frames.read_frame().await? {
+    loop {
+        // Requests are served one at a time, so a read waits only while none is in service:
+        // the idle bound runs from the last answer (or the last request read).
+        let read = match idle_close {
+            None => frames.read_frame().await?,
+            Some(idle) => match tokio::time::timeout(idle, frames.read_frame()).await {
+                Ok(read) => read?,
+                Err(_) => {
+                    tracing::debug!(
+                        idle_ms = idle.as_millis() as u64,
+                        "closing an idle connection"
+                    );
+                    return Ok(());
+                }
+            },
+        };
+        let Some(frame) = read else { break };
         conn.push(frame);
         while let Some(next) = conn.next_step() {
             let answer = match next {

@@ -56,6 +56,9 @@ pub enum MemberFault {
     /// from revocation: the member does not wait for it, so its ack may arrive in a later
     /// generation, carrying the generation it was processed in.
     StaleAck { delay_ms: u64 },
+    /// The batch being processed (or the next one) takes `extra_ms` longer and the poll loop
+    /// waits for it: the application is stuck, so `max.poll.interval.ms` may run out.
+    SlowBatch { extra_ms: u64 },
     /// The next revoke callback takes `extra_ms` longer (possibly longer than the rebalance
     /// timeout, which gets the member removed from the group). Several injected before that
     /// callback starts describe the same slow callback: the longest holds, they do not add up.
@@ -234,19 +237,21 @@ impl Member {
     }
 
     /// The faults end (the liveness phase): the member drops a revoke slowdown no callback has
-    /// taken up yet, so no fault acts after the heal — the next rebalance may come long after
+    /// taken up yet, and a stale ack or slow batch no batch has, so no fault acts after the heal — the next rebalance may come long after
     /// the fault (a cooperative member's callback runs only when an assignment takes a
     /// partition away; an eager member's at its next rebalance, which a late rejoin can start
     /// at any time). A callback already running keeps its length. Nothing else changes and
     /// nothing is sent.
     pub fn heal_pending_faults(&mut self) {
         self.rebalance.slow_revoke_ms = 0;
+        self.core.processor.drop_pending_faults();
     }
 
     /// Applies a fault from the nemesis (see [`MemberFault`]).
     pub fn inject(&mut self, now: Millis, fault: MemberFault) {
         self.input(now, |m| match fault {
             MemberFault::StaleAck { delay_ms } => m.core.processor.inject_stale_ack(delay_ms),
+            MemberFault::SlowBatch { extra_ms } => m.core.processor.inject_slow_batch(extra_ms),
             MemberFault::SlowRevoke { extra_ms } => {
                 m.rebalance.slow_revoke_ms = m.rebalance.slow_revoke_ms.max(extra_ms);
             }

@@ -51,6 +51,8 @@ pub struct ConsumerGroupMember {
     reconciliation: Reconciliation,
     /// librdkafka: a commit answered STALE_MEMBER_EPOCH is sent again after the next heartbeat.
     commit_after_heartbeat: bool,
+    /// The poll timer expired: the leave under way ends in STALE, not in stopping.
+    poll_expired: bool,
 }
 
 impl ConsumerGroupMember {
@@ -69,6 +71,7 @@ impl ConsumerGroupMember {
             heartbeat: HeartbeatState::default(),
             reconciliation: Reconciliation::default(),
             commit_after_heartbeat: false,
+            poll_expired: false,
         }
     }
 
@@ -91,6 +94,9 @@ impl ConsumerGroupMember {
         self.input(now, |m| {
             if !m.core.started || m.membership.state == MemberState::Fatal {
                 m.core.finish();
+            } else if m.membership.state == MemberState::Stale {
+                // Out of the group already (Java's `isNotInGroup`): nothing to send.
+                m.finish_leave();
             } else if !matches!(
                 m.membership.state,
                 MemberState::PrepareLeaving | MemberState::Leaving
@@ -174,11 +180,14 @@ impl ConsumerGroupMember {
                 m.reconciliation.slow_revoke_ms = m.reconciliation.slow_revoke_ms.max(extra);
             }
             MemberFault::StaleAck { delay_ms } => m.core.processor.inject_stale_ack(delay_ms),
+            MemberFault::SlowBatch { extra_ms } => m.core.processor.inject_slow_batch(extra_ms),
         });
     }
 
-    /// The faults end: a revoke slowdown no callback took up is dropped.
+    /// The faults end: a revoke slowdown no callback took up is dropped, and so are a stale ack
+    /// and a slow batch no batch took up.
     pub fn heal_pending_faults(&mut self) {
         self.reconciliation.slow_revoke_ms = 0;
+        self.core.processor.drop_pending_faults();
     }
 }

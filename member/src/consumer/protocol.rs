@@ -17,9 +17,10 @@ use crate::{Millis, TopicPartition};
 use groupsim_wire::error_codes as codes;
 
 impl ConsumerGroupMember {
-    /// A timer fired: batches that finished are acknowledged first.
+    /// A timer fired: batches that finished are acknowledged first, then the poll timer.
     pub(super) fn on_tick(&mut self, now: Millis) {
         self.finish_processing(now);
+        self.check_poll_timer(now);
     }
 }
 
@@ -55,6 +56,7 @@ impl Protocol for ConsumerGroupMember {
     /// out, the auto-commit deadline while the member is not in the group or a commit is in
     /// flight.
     fn arm_timers(&mut self) {
+        let (max_poll, armed) = (self.max_poll_ms(), self.poll_timer_armed());
         let callback = match &self.reconciliation.step {
             Step::RevokeCallback { until, .. } => Some(*until),
             _ => None,
@@ -62,6 +64,8 @@ impl Protocol for ConsumerGroupMember {
         let core = &mut self.core;
         core.timers.set_or_cancel(Timer::ProcessingDone, core.processor.next_done_at());
         core.timers.set_or_cancel(Timer::RevokeCallback, callback);
+        let poll_deadline = core.processor.max_poll_deadline(max_poll);
+        core.timers.set_or_cancel(Timer::MaxPollInterval, armed.then_some(poll_deadline).flatten());
         let coordinator = core.discovery.coordinator.is_some();
         let heartbeat_in_flight =
             core.in_flight.any(|p| matches!(p, Pending::ConsumerGroupHeartbeat { .. }));

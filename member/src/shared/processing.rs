@@ -33,6 +33,8 @@ pub(crate) struct Processor {
     pub(crate) detached: Vec<ProcessingBatch>,
     /// StaleAck delay for the next batch to start.
     pub(crate) stale_ack_ms: Option<u64>,
+    /// SlowBatch: extra time for the next batch to start (the poll loop waits for it).
+    pub(crate) slow_batch_ms: Option<u64>,
 }
 
 impl Processor {
@@ -43,6 +45,7 @@ impl Processor {
             processing: Vec::new(),
             detached: Vec::new(),
             stale_ack_ms: None,
+            slow_batch_ms: None,
         }
     }
 
@@ -110,6 +113,22 @@ impl Processor {
             p.done_at += delay_ms;
             self.detached.push(p);
         }
+    }
+
+    /// SlowBatch: the batch in progress (or the next one) takes `extra_ms` longer and stays
+    /// attached: the poll loop waits for it.
+    pub(crate) fn inject_slow_batch(&mut self, extra_ms: u64) {
+        match self.processing.first_mut() {
+            Some(p) => p.done_at += extra_ms,
+            None => self.slow_batch_ms = Some(self.slow_batch_ms.unwrap_or(0).max(extra_ms)),
+        }
+    }
+
+    /// The faults end: a stale ack or slow batch no batch took up is dropped (a member that
+    /// processed nothing while faults ran must not carry them into the liveness phase).
+    pub(crate) fn drop_pending_faults(&mut self) {
+        self.stale_ack_ms = None;
+        self.slow_batch_ms = None;
     }
 
     /// Forgets every batch (the member stopped).

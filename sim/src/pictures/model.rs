@@ -130,6 +130,9 @@ fn fault_duration(f: &Fault) -> Option<Millis> {
         Fault::MemberLeave { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::MemberUpgrade { restart_after_ms, .. } => Some(*restart_after_ms),
         Fault::StaleAck { delay_ms, .. } => Some(*delay_ms),
+        Fault::SlowBatch { extra_ms, .. } => Some(*extra_ms),
+        Fault::OneWayPartition { heal_after_ms, .. } => Some(*heal_after_ms),
+        Fault::FrameLoss { duration_ms, .. } => Some(*duration_ms),
         Fault::ResponseDelay { duration_ms, .. } => Some(*duration_ms),
         Fault::Unresponsive { duration_ms, .. } => Some(*duration_ms),
         Fault::HoldResponse { hold_ms, .. } => Some(*hold_ms),
@@ -155,6 +158,7 @@ fn fault_member(f: &Fault) -> Option<&str> {
         | Fault::MemberCrash { member, .. }
         | Fault::MemberLeave { member, .. }
         | Fault::StaleAck { member, .. }
+        | Fault::SlowBatch { member, .. }
         | Fault::SlowRevoke { member, .. }
         | Fault::SlowRevokeUntil { member, .. }
         | Fault::GroupConnectionReset { member }

@@ -129,6 +129,7 @@ impl Incarnation {
             out.actions.push_back(Action::Connect { conn: key, node });
             Link { key, client: None, queued: Vec::new(), in_flight: VecDeque::new() }
         });
+        tracing::trace!(at_ms = now, member = %self.name, ?target, id = id.0, "request");
         let Some(client) = link.client.as_mut() else {
             link.queued.push((id, request, deadline));
             return;
@@ -154,6 +155,7 @@ impl Incarnation {
         timed_out: Option<Millis>,
     ) {
         let Some(link) = self.links.remove(&target) else { return };
+        tracing::debug!(at_ms = now, member = %self.name, ?target, ?timed_out, "closing connection");
         out.actions.push_back(Action::Close { conn: link.key });
         for (id, deadline) in link.request_ids() {
             let failure = match timed_out {
@@ -240,7 +242,7 @@ impl Incarnation {
                 }
             }
             Delivery::Failed { reason, .. } => {
-                tracing::debug!(member = %self.name, ?target, %reason, "connection failed");
+                tracing::debug!(at_ms = now, member = %self.name, ?target, %reason, "connection failed");
                 self.close(out, now, target, None)
             }
         }

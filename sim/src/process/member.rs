@@ -295,6 +295,9 @@ impl MemberProcess {
             MemberCommand::StaleAck { delay_ms } => {
                 self.settling(Settle::ActsUntil(now + delay_ms))
             }
+            MemberCommand::SlowBatch { extra_ms } => {
+                self.settling(Settle::ActsUntil(now + extra_ms))
+            }
             MemberCommand::SlowRevoke { extra_ms } => {
                 self.settling(Settle::ActsUntil(now + extra_ms))
             }
@@ -309,6 +312,9 @@ impl MemberProcess {
             MemberCommand::Leave { .. } => inc.input(&mut out, |m| m.leave(now)),
             MemberCommand::StaleAck { delay_ms } => {
                 inc.input(&mut out, |m| m.inject(now, MemberFault::StaleAck { delay_ms }))
+            }
+            MemberCommand::SlowBatch { extra_ms } => {
+                inc.input(&mut out, |m| m.inject(now, MemberFault::SlowBatch { extra_ms }))
             }
             MemberCommand::SlowRevoke { extra_ms } => {
                 inc.input(&mut out, |m| m.inject(now, MemberFault::SlowRevoke { extra_ms }))

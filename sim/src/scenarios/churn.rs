@@ -69,11 +69,16 @@ pub fn churn_spec(
         topics: vec![("orders".into(), 8), ("payments".into(), 4)],
         client_hosts: 2,
         members,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: liveness_start_ms },
+        producer: ProducerPlan {
+            records_per_sec: (2, 20),
+            stop_ms: liveness_start_ms,
+            lulls: Vec::new(),
+        },
         liveness_start_ms,
         liveness_bound_ms,
         swarm: None,
         faults: FaultSchedule::default(),
+        network: Default::default(),
     }
 }
 

@@ -65,11 +65,12 @@ pub(super) fn base(
         topics: vec![("orders".into(), 8), ("payments".into(), 4)],
         client_hosts,
         members: plans,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end },
+        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end, lulls: Vec::new() },
         liveness_start_ms: safety_end,
         liveness_bound_ms,
         swarm: None,
         faults: FaultSchedule::default(),
+        network: Default::default(),
     };
     (spec, rng)
 }

@@ -55,11 +55,16 @@ pub fn join_storm_1000(seed: u64) -> ScenarioSpec {
         topics: vec![("storm".into(), STORM_PARTITIONS)],
         client_hosts: STORM_HOSTS,
         members,
-        producer: ProducerPlan { records_per_sec: (1, 5), stop_ms: liveness_start_ms },
+        producer: ProducerPlan {
+            records_per_sec: (1, 5),
+            stop_ms: liveness_start_ms,
+            lulls: Vec::new(),
+        },
         liveness_start_ms,
         liveness_bound_ms,
         swarm: None,
         faults: FaultSchedule::default(),
+        network: Default::default(),
     }
 }
 

@@ -12,7 +12,7 @@ use super::shape::start_members;
 use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
 use crate::rng::{self, Stream};
 use crate::scenario::{
-    liveness_bound, member_config, ProducerPlan, ScenarioSpec, GROUP_ID, LATENCY_MS,
+    liveness_bound, member_config, NetworkShape, ProducerPlan, ScenarioSpec, GROUP_ID, LATENCY_MS,
     OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
 use crate::triggers::{self, TriggerEvent};
@@ -162,6 +162,33 @@ fn swarm_of(
         };
         faults = faults.merged(draw_pauses(&mut prng, &ctx, timing));
     }
+    // Fault breadth, on in half the seeds, from a stream of its own: poll loops stuck below and
+    // past max.poll.interval, one-way partitions, lossy links with retransmission, and the
+    // network's shape (bounded windows, same-instant order, idle connections closed by the
+    // brokers); idle members (fewer partitions than members) and traffic lulls.
+    let mut network = NetworkShape::default();
+    let mut lulls = Vec::new();
+    let mut topics = topics;
+    let mut wrng = rng::stream(seed, Stream::Breadth);
+    if wrng.random_bool(0.5) {
+        let breadth = Swarm {
+            enabled: vec![
+                (FaultKind::SlowBatch, wrng.random_range(8_000..=30_000)),
+                (FaultKind::OneWayPartition, wrng.random_range(8_000..=30_000)),
+                (FaultKind::FrameLoss, wrng.random_range(8_000..=30_000)),
+            ],
+        };
+        faults = faults.merged(draw_schedule(&mut wrng, &breadth, &ctx));
+        swarm.enabled.extend(breadth.enabled);
+        network = draw_network(&mut wrng);
+        if wrng.random_bool(0.5) {
+            lulls = draw_lulls(&mut wrng, ctx.start_ms, safety_end);
+        }
+        if wrng.random_bool(0.3) {
+            // Fewer partitions than members: some members own nothing and idle in the group.
+            topics = vec![("orders".to_string(), 2), ("payments".to_string(), 1)];
+        }
+    }
     let faults = faults.with_triggers(triggers);
     let liveness_bound_ms = 2 * liveness_bound(&session, &coordinator);
     ScenarioSpec {
@@ -175,12 +202,38 @@ fn swarm_of(
         topics,
         client_hosts,
         members,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end },
+        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end, lulls },
         liveness_start_ms: safety_end,
         liveness_bound_ms,
         swarm: Some(swarm),
         faults,
+        network,
     }
+}
+
+/// A drawn network shape: each of a bounded window, shuffled same-instant order and brokers
+/// closing idle connections, on or off.
+pub fn draw_network(rng: &mut ChaCha8Rng) -> NetworkShape {
+    NetworkShape {
+        window_frames: rng.random_bool(0.5).then(|| rng.random_range(1..=8)),
+        shuffle_ties: rng.random_bool(0.5),
+        // Kafka's default is 10 minutes, against sessions of 45 s; scaled to these sessions,
+        // a member's connections to brokers it only fetches from, or looks a coordinator up
+        // on, go idle long enough.
+        idle_close_ms: rng.random_bool(0.5).then(|| rng.random_range(5_000..=20_000)),
+    }
+}
+
+/// One or two windows of 3 to 15 s within `[start, end)` in which nothing is produced.
+pub fn draw_lulls(rng: &mut ChaCha8Rng, start: Millis, end: Millis) -> Vec<(Millis, Millis)> {
+    let mut lulls: Vec<(Millis, Millis)> = (0..rng.random_range(1..=2))
+        .map(|_| {
+            let from = rng.random_range(start..end);
+            (from, (from + rng.random_range(3_000..=15_000)).min(end))
+        })
+        .collect();
+    lulls.sort();
+    lulls
 }
 
 /// What a fault schedule can target.
@@ -339,6 +392,33 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                     member: pick(rng, &ctx.members),
                     delay_ms: dur(rng, 5_000, 30_000),
                 }),
+                // Below and past the swarm members' max.poll.interval (their 15 s rebalance
+                // timeout): a stall the member rides out, or one that makes it leave.
+                FaultKind::SlowBatch => Some(Fault::SlowBatch {
+                    member: pick(rng, &ctx.members),
+                    extra_ms: dur(rng, 1_000, 25_000),
+                }),
+                // A client host and a broker, one direction: requests that arrive and are
+                // processed with their answers lost, or answers to requests never read.
+                FaultKind::OneWayPartition => {
+                    let (client, broker) = (pick(rng, &ctx.client_hosts), pick(rng, &ctx.brokers));
+                    let (from, to) =
+                        if rng.random_bool(0.5) { (client, broker) } else { (broker, client) };
+                    Some(Fault::OneWayPartition {
+                        from,
+                        to,
+                        heal_after_ms: dur(rng, 1_000, 12_000),
+                    })
+                }
+                FaultKind::FrameLoss => {
+                    let hosts: Vec<String> =
+                        ctx.brokers.iter().chain(&ctx.client_hosts).cloned().collect();
+                    Some(Fault::FrameLoss {
+                        host: pick(rng, &hosts),
+                        per_mille: rng.random_range(10..=300),
+                        duration_ms: dur(rng, 2_000, 15_000),
+                    })
+                }
                 FaultKind::SlowRevoke => Some(Fault::SlowRevoke {
                     member: pick(rng, &ctx.members),
                     extra_ms: dur(rng, 5_000, 25_000),

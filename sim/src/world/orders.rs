@@ -43,6 +43,8 @@ pub enum MemberCommand {
     Leave { restart_after_ms: Millis, upgrade: Option<(ClientProfile, Vec<AssignorKind>)> },
     /// Make the processing in progress finish late, detached from the next revoke.
     StaleAck { delay_ms: Millis },
+    /// Make the batch the poll loop is processing (or its next) take longer, the loop waiting.
+    SlowBatch { extra_ms: Millis },
     /// Make the next revoke callback slower.
     SlowRevoke { extra_ms: Millis },
     /// Make the revoke callback under way (or else the next one) last until this instant.
@@ -51,6 +53,10 @@ pub enum MemberCommand {
     /// taken up yet.
     Heal,
 }
+
+/// TCP's smallest retransmission timeout (Linux's `TCP_RTO_MIN`): a lost frame arrives this
+/// long after it would have, or a multiple of it when its retransmissions are lost too.
+pub const RETRANSMIT_MIN_MS: Millis = 200;
 
 /// One order from the stage to the world, carried out at the instant it is given.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +77,13 @@ pub enum Order {
     Repair { a: String, b: String },
     /// Set the largest latency of a frame between hosts `a` and `b`.
     MaxLatency { a: String, b: String, max_ms: Millis },
+    /// Cut the link from host `from` to host `to` only: the other direction still delivers.
+    PartitionOneWay { from: String, to: String },
+    /// Restore the link from host `from` to host `to`.
+    RepairOneWay { from: String, to: String },
+    /// Lose `per_mille`/1000 of the frames between hosts `a` and `b`, each retransmitted after
+    /// TCP's retransmission timeout (0: no loss).
+    FrameLoss { a: String, b: String, per_mille: u32 },
 }
 
 /// The world as the stage sees it.

@@ -289,6 +289,9 @@ impl Member {
             self.core.metadata.partition_counts(&self.core.config.topics);
         self.membership.phase = Phase::Stable;
         self.membership.rejoin_needed = false;
+        if partitions.is_empty() {
+            crate::probes::IDLE_MEMBER.hit();
+        }
         self.emit(MemberEvent::Assigned {
             member_id: self.membership.member_id.clone(),
             generation: self.membership.generation,

@@ -18,7 +18,9 @@ impl ConsumerGroupMember {
     pub(in crate::consumer) fn maybe_heartbeat(&mut self, now: Millis) {
         let state = self.membership.state;
         let Some(node) = self.core.discovery.coordinator else {
-            if state == MemberState::Leaving {
+            if state == MemberState::Leaving && self.poll_expired {
+                self.go_stale(now);
+            } else if state == MemberState::Leaving {
                 // Java's onHeartbeatRequestSkipped: no coordinator, the leave completes unsent.
                 self.finish_leave();
             }
@@ -73,7 +75,9 @@ impl ConsumerGroupMember {
                 MemberState::Reconciling
             };
         }
-        if leave {
+        if leave && self.poll_expired {
+            self.go_stale(now);
+        } else if leave {
             self.membership.state = MemberState::Unsubscribed;
         }
     }
@@ -91,7 +95,11 @@ impl ConsumerGroupMember {
                 "ConsumerGroupHeartbeat",
                 resp.error_code,
             );
-            self.finish_leave();
+            // A stale member's leave answer (the poll timer's) changes nothing: it waits for
+            // the next poll, or has rejoined already.
+            if self.membership.state == MemberState::Unsubscribed {
+                self.finish_leave();
+            }
             return;
         }
         if resp.error_code != codes::NONE {
@@ -144,7 +152,7 @@ impl ConsumerGroupMember {
     }
 
     /// A new epoch from the coordinator (recorded when it changes).
-    fn set_epoch(&mut self, epoch: i32) {
+    pub(in crate::consumer) fn set_epoch(&mut self, epoch: i32) {
         let previous = self.membership.epoch;
         if epoch != previous {
             self.membership.epoch = epoch;
@@ -206,7 +214,9 @@ impl ConsumerGroupMember {
         failure: &Failure,
     ) {
         if leave {
-            self.finish_leave();
+            if self.membership.state == MemberState::Unsubscribed {
+                self.finish_leave();
+            }
             return;
         }
         probes::CONSUMER_HEARTBEAT_LOST.hit();
@@ -225,8 +235,8 @@ impl ConsumerGroupMember {
             self.finish_leave();
             return;
         }
-        if state == MemberState::Unsubscribed {
-            return;
+        if matches!(state, MemberState::Unsubscribed | MemberState::Stale) {
+            return; // out of the group already: a stale member rejoins when polled
         }
         probes::CONSUMER_FENCED_REJOINING.hit();
         self.membership.state = MemberState::Fenced;

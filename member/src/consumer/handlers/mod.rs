@@ -3,4 +3,5 @@
 
 mod commits;
 pub(super) mod heartbeat;
+mod poll_timer;
 mod reconcile;

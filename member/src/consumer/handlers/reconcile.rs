@@ -20,6 +20,9 @@ impl ConsumerGroupMember {
         self.reconciliation.target = target;
         let (resolved, unresolved) = resolve(&self.reconciliation.target, &self.core.metadata);
         if changed {
+            if resolved.is_empty() && unresolved.is_empty() {
+                probes::IDLE_MEMBER.hit();
+            }
             if self.reconciliation.in_progress() {
                 probes::CONSUMER_TARGET_DURING_RECONCILE.hit();
             }

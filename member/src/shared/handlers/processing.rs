@@ -62,6 +62,9 @@ pub(crate) trait Processing: Protocol {
                 generation,
                 member_id: member_id.clone(),
             };
+            if let Some(extra) = core.processor.slow_batch_ms.take() {
+                p.done_at += extra;
+            }
             match core.processor.stale_ack_ms.take() {
                 Some(delay) => {
                     p.done_at += delay + ack_delay;

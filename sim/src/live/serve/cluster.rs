@@ -47,6 +47,8 @@ pub struct Cluster {
     pub(super) shared: Arc<Shared>,
     slots: Vec<Slot>,
     config: BrokerConfig,
+    /// How each broker serves its connections (`connections.max.idle.ms`).
+    serve_options: groupsim_wire::server::ServeOptions,
 }
 
 /// One broker's listener address and, while it runs, its tasks.
@@ -122,7 +124,12 @@ impl Cluster {
             .enumerate()
             .map(|(i, &addr)| Slot { node_id: i as i32, addr, running: Mutex::new(None) })
             .collect();
-        let cluster = Cluster { runtime: Some(runtime), shared, slots, config: broker_config };
+        let serve_options = groupsim_wire::server::ServeOptions {
+            idle_close: config.connections_max_idle_ms.map(Duration::from_millis),
+            ..Default::default()
+        };
+        let cluster =
+            Cluster { runtime: Some(runtime), shared, slots, config: broker_config, serve_options };
         for (slot, listener) in cluster.slots.iter().zip(listeners) {
             let running = cluster.launch(slot.node_id, listener)?;
             *lock(&slot.running) = Some(running);
@@ -425,7 +432,8 @@ impl Cluster {
         let listener = TcpListener::from_std(listener)
             .map_err(|e| ServeError::io("registering the listener", e))?;
         let core = tokio::spawn(run_broker_controlled(broker, calls, controls, clock, on_event));
-        let accept = tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id));
+        let options = self.serve_options.clone();
+        let accept = tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id, options));
         Ok(Running { core, accept, control })
     }
 }

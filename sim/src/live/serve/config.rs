@@ -67,7 +67,12 @@ pub struct ClusterConfig {
     pub label: String,
     /// The seed the history's `RunStarted` names (the nemesis schedule's, when there is one).
     pub seed: u64,
+    /// `connections.max.idle.ms`: a broker closes a connection idle this long (`None`: never).
+    pub connections_max_idle_ms: Option<u64>,
 }
+
+/// Kafka's default `connections.max.idle.ms` (10 minutes).
+pub const KAFKA_CONNECTIONS_MAX_IDLE_MS: u64 = 600_000;
 
 impl Default for ClusterConfig {
     fn default() -> Self {
@@ -80,6 +85,7 @@ impl Default for ClusterConfig {
             coordinator: CoordinatorConfig::default(),
             label: "serve".to_string(),
             seed: 0,
+            connections_max_idle_ms: Some(KAFKA_CONNECTIONS_MAX_IDLE_MS),
         }
     }
 }
@@ -165,6 +171,10 @@ pub struct ServeArgs {
     /// group APIs `--seed`'s held answers and injected errors aim at.
     #[arg(long, default_value = "classic", value_parser = parse_group_protocol)]
     pub group_protocol: GroupProtocol,
+    /// `connections.max.idle.ms`: each broker closes a connection that sent no request for this
+    /// long while none was in service (0: never). Kafka's default is 10 minutes.
+    #[arg(long, default_value_t = KAFKA_CONNECTIONS_MAX_IDLE_MS)]
+    pub connections_max_idle_ms: u64,
 }
 
 /// `classic` or `consumer`, as Kafka's `group.protocol` names them.
@@ -205,6 +215,8 @@ impl ServeArgs {
                 consumer_heartbeat_interval_ms: self.consumer_heartbeat_interval_ms,
                 ..CoordinatorConfig::default()
             },
+            connections_max_idle_ms: (self.connections_max_idle_ms > 0)
+                .then_some(self.connections_max_idle_ms),
             ..ClusterConfig::default()
         };
         config.validate()?;
@@ -230,6 +242,7 @@ mod tests {
             consumer_session_timeout_ms: 45_000,
             consumer_heartbeat_interval_ms: 5_000,
             group_protocol: GroupProtocol::Classic,
+            connections_max_idle_ms: KAFKA_CONNECTIONS_MAX_IDLE_MS,
         }
     }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use groupsim_wire::serve_connection;
-use groupsim_wire::server::{BrokerHandle, RequestHandler};
+use groupsim_wire::serve_connection_with;
+use groupsim_wire::server::{BrokerHandle, RequestHandler, ServeOptions};
 use groupsim_wire::WireError;
 use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
 use tokio::net::TcpListener;
@@ -22,6 +22,7 @@ pub(super) async fn accept_loop(
     handle: BrokerHandle,
     shared: Arc<Shared>,
     node: i32,
+    options: ServeOptions,
 ) {
     let mut connections = JoinSet::new();
     loop {
@@ -29,7 +30,7 @@ pub(super) async fn accept_loop(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    let (handle, shared) = (handle.clone(), shared.clone());
+                    let (handle, shared, options) = (handle.clone(), shared.clone(), options.clone());
                     connections.spawn(async move {
                         let conn = Arc::new(ConnInfo::new(node));
                         let mut resets = shared.gate.resets();
@@ -39,7 +40,7 @@ pub(super) async fn accept_loop(
                             () = reset_of(&mut resets, &conn) => {
                                 tracing::debug!(broker = node, %peer, "connection reset by the nemesis");
                             }
-                            served = serve_connection(stream, handler) => if let Err(e) = served {
+                            served = serve_connection_with(stream, handler, options) => if let Err(e) = served {
                                 tracing::debug!(broker = node, %peer, error = %e, "connection closed");
                             },
                         }

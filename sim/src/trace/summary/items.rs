@@ -77,6 +77,9 @@ pub(super) fn fault(f: &Fault) -> String {
         Fault::MemberUpgrade { member, profile, .. } => format!("upgrade {member} to {profile:?}"),
         Fault::StaleAck { member, delay_ms } => format!("stale ack {member} +{delay_ms} ms"),
         Fault::SlowRevoke { member, extra_ms } => format!("slow revoke {member} +{extra_ms} ms"),
+        Fault::SlowBatch { member, extra_ms } => format!("slow batch {member} +{extra_ms} ms"),
+        Fault::OneWayPartition { from, to, .. } => format!("cut {from} -> {to}"),
+        Fault::FrameLoss { host, per_mille, .. } => format!("loss {per_mille}/1000 at {host}"),
         Fault::SlowRevokeUntil { member, until_ms } => {
             format!("slow revoke {member} until {until_ms}")
         }

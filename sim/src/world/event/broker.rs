@@ -30,6 +30,8 @@ struct Running {
     /// Control instructions given at this instant, taken after the stage's work.
     controls: VecDeque<BrokerOrder>,
     conns: BTreeMap<ConnId, ServerConn>,
+    /// When each connection last read or wrote a frame (for `connections.max.idle.ms`).
+    active_at: BTreeMap<ConnId, Millis>,
 }
 
 /// One broker host (see the module docs).
@@ -44,6 +46,8 @@ pub(super) struct BrokerNode {
     held_data: BTreeSet<ConnId>,
     /// The instant its timer event is queued for.
     armed: Option<Millis>,
+    /// The instant its idle sweep is queued for.
+    sweep_at: Option<Millis>,
 }
 
 impl BrokerNode {
@@ -57,6 +61,7 @@ impl BrokerNode {
             held_syns: Vec::new(),
             held_data: BTreeSet::new(),
             armed: None,
+            sweep_at: None,
         };
         node.boot(ctx);
         node
@@ -70,7 +75,9 @@ impl BrokerNode {
             process: BrokerProcess::new(core),
             controls: VecDeque::new(),
             conns: BTreeMap::new(),
+            active_at: BTreeMap::new(),
         });
+        self.arm_sweep(ctx, ctx.now);
         for conn in std::mem::take(&mut self.held_syns) {
             ctx.queue.push(ctx.now, Event::Refused { conn });
         }
@@ -88,6 +95,7 @@ impl BrokerNode {
             ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Close);
         }
         self.armed = None;
+        self.sweep_at = None;
     }
 
     /// The host starts again.
@@ -118,10 +126,12 @@ impl BrokerNode {
         match frame {
             Frame::Syn => {
                 running.conns.insert(conn, ServerConn::new());
+                running.active_at.insert(conn, ctx.now);
                 ctx.queue.push(ctx.now, Event::Accepted { conn });
             }
             Frame::Data(bytes) => match running.conns.get_mut(&conn) {
                 Some(c) if !c.is_closing() => {
+                    running.active_at.insert(conn, ctx.now);
                     c.push(bytes);
                     if !c.is_busy() {
                         self.serve_next(ctx, conn);
@@ -183,6 +193,45 @@ impl BrokerNode {
         self.after_input(ctx);
     }
 
+    /// Queues the idle sweep for `connections.max.idle.ms` after `from`, if the world sets it
+    /// and no earlier sweep is queued.
+    fn arm_sweep(&mut self, ctx: &mut Ctx, from: Millis) {
+        let Some(idle) = ctx.idle_close_ms else { return };
+        let at = (from + idle).max(ctx.now + 1);
+        if self.sweep_at.is_none_or(|queued| queued <= ctx.now || at < queued) {
+            self.sweep_at = Some(at);
+            ctx.queue.push(at, Event::IdleSweep { node: self.node });
+        }
+    }
+
+    /// The idle sweep (Kafka's `Selector` closing connections idle past
+    /// `connections.max.idle.ms`): every connection that read or wrote nothing for that long is
+    /// closed. One serving a request is not idle: Kafka's default (10 minutes) outlasts any
+    /// parked JoinGroup, and the scaled-down bound must not close what Kafka's would not.
+    pub(super) fn idle_sweep(&mut self, ctx: &mut Ctx) {
+        if self.sweep_at != Some(ctx.now) {
+            return;
+        }
+        self.sweep_at = None;
+        let (Some(idle), Some(running)) = (ctx.idle_close_ms, &mut self.running) else { return };
+        let mut oldest = ctx.now;
+        let ids: Vec<ConnId> = running.conns.keys().copied().collect();
+        for conn in ids {
+            let c = &running.conns[&conn];
+            let active = running.active_at.get(&conn).copied().unwrap_or(0);
+            if c.is_busy() || c.has_waiting() || ctx.now < active + idle {
+                oldest = oldest.min(if c.is_busy() { ctx.now } else { active });
+                continue;
+            }
+            crate::probes::BROKER_IDLE_CLOSE.hit();
+            tracing::debug!(broker = self.node, conn, "closing a connection idle past its bound");
+            running.conns.remove(&conn);
+            running.active_at.remove(&conn);
+            ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Close);
+        }
+        self.arm_sweep(ctx, oldest);
+    }
+
     /// Applies the control instructions given at this instant (coordinator moves).
     pub(super) fn take_controls(&mut self, ctx: &mut Ctx) {
         let Some(running) = &mut self.running else { return };
@@ -214,13 +263,16 @@ impl BrokerNode {
                     // The connection may have gone away; its answer is dropped.
                     let Some(c) = running.conns.get_mut(&conn) else { continue };
                     match c.answer(reply, &response) {
-                        Ok(Some(frame)) => ctx.net.send(
-                            &mut ctx.queue,
-                            ctx.now,
-                            conn,
-                            Dir::ToClient,
-                            Frame::Data(frame),
-                        ),
+                        Ok(Some(frame)) => {
+                            running.active_at.insert(conn, ctx.now);
+                            ctx.net.send(
+                                &mut ctx.queue,
+                                ctx.now,
+                                conn,
+                                Dir::ToClient,
+                                Frame::Data(frame),
+                            )
+                        }
                         Ok(None) => {}
                         Err(e) => {
                             tracing::warn!(error = %e, "closing connection");

@@ -24,6 +24,8 @@ pub(super) struct Ctx {
     pub(super) settling: SharedSettling,
     /// Probe hits since the stage's last tick, in hit order.
     pub(super) taps: Vec<Tap>,
+    /// Brokers close connections idle this long (`connections.max.idle.ms`), if set.
+    pub(super) idle_close_ms: Option<Millis>,
 }
 
 impl Ctx {

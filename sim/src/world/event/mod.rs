@@ -45,8 +45,12 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
     let mut stage = Stage::new(spec)?;
     let mut ctx = Ctx {
         now: 0,
-        queue: EventQueue::default(),
+        queue: match spec.network.shuffle_ties {
+            true => EventQueue::shuffled(crate::rng::stream(spec.seed, crate::rng::Stream::Ties)),
+            false => EventQueue::default(),
+        },
         net: Network::new(spec),
+        idle_close_ms: spec.network.idle_close_ms,
         history: stage.history.clone(),
         settling: stage.settling.clone(),
         taps: Vec::new(),
@@ -145,6 +149,11 @@ impl World {
             Event::MemberStart { member } => self.members[member].start(ctx),
             Event::MemberTimer { member } => self.members[member].timer(ctx),
             Event::PauseEnd { member } => self.members[member].pause_end(ctx),
+            Event::IdleSweep { node } => {
+                if let Some(b) = broker(&mut self.brokers, node) {
+                    b.idle_sweep(ctx);
+                }
+            }
         }
     }
 
@@ -195,6 +204,18 @@ impl Hosts for World {
             }
             Order::MaxLatency { a, b, max_ms } => {
                 ctx.net.set_max_latency(&a, &b, max_ms);
+                true
+            }
+            Order::PartitionOneWay { from, to } => {
+                ctx.net.partition_one_way(&mut ctx.queue, ctx.now, &from, &to);
+                true
+            }
+            Order::RepairOneWay { from, to } => {
+                ctx.net.repair_one_way(&from, &to);
+                true
+            }
+            Order::FrameLoss { a, b, per_mille } => {
+                ctx.net.set_loss(&a, &b, per_mille);
                 true
             }
         }

@@ -11,8 +11,15 @@
 //!   any connection of that host pair. A latency spike is queueing on the path, so it delays
 //!   every connection's frames alike; a later connection's frame cannot overtake an earlier
 //!   one's by the spike's second.
+//! - **Lost frames are retransmitted** on a lossy link (a frame-loss fault): each loss costs
+//!   TCP's retransmission timeout, doubling per repeated loss, and holds back the frames behind
+//!   it on the same connection (TCP delivers in order) but not other connections' frames.
+//! - **A bounded window**, when the scenario sets one: a frame is not sent before the frame
+//!   that many frames ahead of it on its lane has landed (TCP's window of unacknowledged
+//!   segments), so a burst spreads out behind a slow frame.
 //! - **A partition** drops every frame in flight on the cut links, and every frame sent while
-//!   they are cut. A lane that lost a frame is dead for good: TCP's receiver waits for the
+//!   they are cut; a one-way partition does so in one direction only (a request may arrive
+//!   and be processed while its answer is lost). A lane that lost a frame is dead for good: TCP's receiver waits for the
 //!   missing segment forever (turmoil does not retransmit), so the client only learns of it by
 //!   its request timeout. A lost connection attempt is refused at once (turmoil's SYN carries
 //!   the channel its answer comes back on; losing it closes that channel).
@@ -34,7 +41,7 @@ use super::queue::{ConnId, Dir, Event, EventQueue};
 use crate::process::ConnKey;
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
-use crate::world::orders::{broker_host, client_host};
+use crate::world::orders::{broker_host, client_host, RETRANSMIT_MIN_MS};
 
 /// What travels on a lane.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,10 +96,13 @@ impl Conn {
     }
 }
 
+/// One direction of the path between two hosts.
 #[derive(Clone, Copy, Debug)]
 struct Link {
     cut: bool,
     max_ms: Millis,
+    /// Frames lost (and retransmitted) per thousand.
+    loss_per_mille: u32,
 }
 
 /// Hosts, links and connections (see the module docs).
@@ -102,7 +112,7 @@ pub(super) struct Network {
     index: BTreeMap<String, usize>,
     brokers: usize,
     hosts: usize,
-    /// `hosts × hosts`, symmetric.
+    /// `hosts × hosts`, by direction (`from × hosts + to`).
     links: Vec<Link>,
     min_ms: Millis,
     /// How far a frame may land before one sent earlier on another connection of its path.
@@ -111,6 +121,8 @@ pub(super) struct Network {
     path_last_at: Vec<Millis>,
     rng: ChaCha8Rng,
     conns: Vec<Conn>,
+    /// At most this many frames of one lane in flight (`None`: unbounded).
+    window: Option<usize>,
 }
 
 impl Network {
@@ -121,7 +133,7 @@ impl Network {
             (0..spec.brokers).map(broker_host).chain((0..spec.client_hosts).map(client_host));
         let index: BTreeMap<String, usize> = names.enumerate().map(|(i, n)| (n, i)).collect();
         let hosts = index.len();
-        let link = Link { cut: false, max_ms: spec.latency_ms.1 };
+        let link = Link { cut: false, max_ms: spec.latency_ms.1, loss_per_mille: 0 };
         Self {
             index,
             brokers,
@@ -132,6 +144,7 @@ impl Network {
             path_last_at: vec![0; hosts * hosts],
             rng: rng::stream(spec.seed, Stream::Network),
             conns: Vec::new(),
+            window: spec.network.window_frames.map(|w| w.max(1) as usize),
         }
     }
 
@@ -175,12 +188,19 @@ impl Network {
         frame: Frame,
     ) {
         let (a, b) = (self.conns[conn].client_host, self.conns[conn].broker_host);
-        let link = self.links[a * self.hosts + b];
+        let path = match dir {
+            Dir::ToBroker => a * self.hosts + b,
+            Dir::ToClient => b * self.hosts + a,
+        };
+        let link = self.links[path];
         let lane_dead = self.conns[conn].lane(dir).dead;
         if lane_dead {
             return;
         }
         if link.cut {
+            if !self.links[reverse(path, self.hosts)].cut {
+                crate::probes::NET_ONE_WAY_LOST.hit();
+            }
             self.conns[conn].lane(dir).dead = true;
             if frame == Frame::Syn {
                 queue.push(now, Event::Refused { conn });
@@ -188,15 +208,29 @@ impl Network {
             return;
         }
         let delay = self.draw_latency(link.max_ms);
-        let path = match dir {
-            Dir::ToBroker => a * self.hosts + b,
-            Dir::ToClient => b * self.hosts + a,
+        // Retransmissions delay this connection only: the path's order is the first attempt's.
+        let resent = match link.loss_per_mille {
+            0 => 0,
+            p => self.draw_retransmissions(p),
         };
         let behind = self.path_last_at[path].saturating_sub(self.jitter_ms);
+        let window = self.window;
         let lane = self.conns[conn].lane(dir);
-        let at = (now + delay).max(lane.last_at).max(behind);
+        // The window: not sent before the frame `window` ahead has landed.
+        let sent = match window {
+            Some(w) if lane.flights.len() >= w => now.max(lane.flights[lane.flights.len() - w].0),
+            _ => now,
+        };
+        if sent > now {
+            crate::probes::NET_WINDOW_HELD.hit();
+        }
+        if resent > 0 {
+            crate::probes::NET_RETRANSMITTED.hit();
+        }
+        let first_try = (sent + delay).max(behind);
+        let at = (first_try + resent).max(lane.last_at);
         lane.last_at = at;
-        self.path_last_at[path] = self.path_last_at[path].max(at);
+        self.path_last_at[path] = self.path_last_at[path].max(first_try.max(at - resent));
         lane.flights.push_back((at, frame));
         queue.push(at, Event::Arrive { conn, dir });
     }
@@ -219,6 +253,20 @@ impl Network {
         delay.min(max_ms)
     }
 
+    /// How much later a frame lands for its lost transmissions on a link losing `per_mille`:
+    /// each loss costs the retransmission timeout, doubled after every loss (at most six).
+    fn draw_retransmissions(&mut self, per_mille: u32) -> Millis {
+        let (mut extra, mut rto) = (0, RETRANSMIT_MIN_MS);
+        for _ in 0..6 {
+            if self.rng.random_range(0..1_000u32) >= per_mille {
+                break;
+            }
+            extra += rto;
+            rto *= 2;
+        }
+        extra
+    }
+
     fn pair(&self, a: &str, b: &str) -> Option<(usize, usize)> {
         let (&a, &b) = (self.index.get(a)?, self.index.get(b)?);
         Some((a, b))
@@ -238,14 +286,32 @@ impl Network {
         self.set_link(a, b, |l| l.cut = true);
         for (id, conn) in self.conns.iter_mut().enumerate().filter(|(_, c)| c.joins(a, b)) {
             for lane in [&mut conn.to_broker, &mut conn.to_client] {
-                if lane.flights.iter().any(|(_, f)| *f == Frame::Syn) {
-                    queue.push(now, Event::Refused { conn: id });
-                }
-                if !lane.flights.is_empty() {
-                    lane.flights.clear();
-                    lane.dead = true;
-                }
+                lose_in_flight(queue, now, id, lane);
             }
+        }
+    }
+
+    /// Cuts the link from host `from` to host `to` only: what is in flight that way is lost and
+    /// its lanes dead; the other direction delivers as before.
+    pub(super) fn partition_one_way(
+        &mut self,
+        queue: &mut EventQueue,
+        now: Millis,
+        from: &str,
+        to: &str,
+    ) {
+        let Some((from, to)) = self.pair(from, to) else { return };
+        self.links[from * self.hosts + to].cut = true;
+        for (id, conn) in self.conns.iter_mut().enumerate() {
+            let lane = match (conn.client_host, conn.broker_host) {
+                (c, b) if (c, b) == (from, to) => &mut conn.to_broker,
+                (c, b) if (b, c) == (from, to) => &mut conn.to_client,
+                _ => continue,
+            };
+            if !lane.flights.is_empty() {
+                crate::probes::NET_ONE_WAY_LOST.hit();
+            }
+            lose_in_flight(queue, now, id, lane);
         }
     }
 
@@ -256,11 +322,41 @@ impl Network {
         }
     }
 
+    /// Restores the link from host `from` to host `to` (dead lanes stay dead).
+    pub(super) fn repair_one_way(&mut self, from: &str, to: &str) {
+        if let Some((from, to)) = self.pair(from, to) {
+            self.links[from * self.hosts + to].cut = false;
+        }
+    }
+
+    /// Sets the share of frames lost (and retransmitted) between hosts `a` and `b`.
+    pub(super) fn set_loss(&mut self, a: &str, b: &str, per_mille: u32) {
+        if let Some((a, b)) = self.pair(a, b) {
+            self.set_link(a, b, |l| l.loss_per_mille = per_mille.min(1_000));
+        }
+    }
+
     /// Sets the largest latency of a frame between hosts `a` and `b`.
     pub(super) fn set_max_latency(&mut self, a: &str, b: &str, max_ms: Millis) {
         if let Some((a, b)) = self.pair(a, b) {
             self.set_link(a, b, |l| l.max_ms = max_ms);
         }
+    }
+}
+
+/// The index of the opposite direction of link `path` among `hosts` hosts.
+fn reverse(path: usize, hosts: usize) -> usize {
+    (path % hosts) * hosts + path / hosts
+}
+
+/// A lane's frames in flight are lost and the lane dead; a lost connection attempt is refused now.
+fn lose_in_flight(queue: &mut EventQueue, now: Millis, id: ConnId, lane: &mut Lane) {
+    if lane.flights.iter().any(|(_, f)| *f == Frame::Syn) {
+        queue.push(now, Event::Refused { conn: id });
+    }
+    if !lane.flights.is_empty() {
+        lane.flights.clear();
+        lane.dead = true;
     }
 }
 
@@ -344,6 +440,66 @@ mod tests {
             assert!(earliest_later + jitter >= *at, "frame {i} at {at} overtaken: {sent:?}");
         }
         assert!(sent.iter().any(|&at| at > 100), "the spike slowed the path");
+    }
+
+    fn data(net: &mut Network, q: &mut EventQueue, now: Millis, c: ConnId, dir: Dir, b: u8) {
+        net.send(q, now, c, dir, Frame::Data(Bytes::from(vec![b])));
+    }
+
+    #[test]
+    fn a_one_way_partition_loses_one_direction_and_delivers_the_other() {
+        let (mut net, mut q) = net();
+        let c = net.open(&mut q, 0, (0, 0), 0, 0);
+        let _ = landed(&mut net, &mut q);
+        net.partition_one_way(&mut q, 10, "client-0", "broker-0");
+        data(&mut net, &mut q, 10, c, Dir::ToBroker, 1);
+        data(&mut net, &mut q, 10, c, Dir::ToClient, 2);
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.len(), 1, "only the answer direction delivers: {got:?}");
+        assert_eq!(got[0].2, Frame::Data(Bytes::from(vec![2])));
+        net.repair_one_way("client-0", "broker-0");
+        data(&mut net, &mut q, 20, c, Dir::ToBroker, 3);
+        assert!(landed(&mut net, &mut q).is_empty(), "the lane that lost a frame stays dead");
+        let fresh = net.open(&mut q, 30, (0, 1), 0, 0);
+        data(&mut net, &mut q, 30, fresh, Dir::ToBroker, 4);
+        assert_eq!(landed(&mut net, &mut q).len(), 2, "a new connection after the repair works");
+    }
+
+    #[test]
+    fn a_lost_frame_is_retransmitted_late_and_holds_back_only_its_own_connection() {
+        let (mut net, mut q) = net();
+        let (lossy, other) = (net.open(&mut q, 0, (0, 0), 0, 0), net.open(&mut q, 0, (1, 0), 1, 0));
+        let _ = landed(&mut net, &mut q);
+        net.set_loss("client-0", "broker-0", 1_000);
+        data(&mut net, &mut q, 100, lossy, Dir::ToBroker, 1);
+        data(&mut net, &mut q, 100, lossy, Dir::ToBroker, 2);
+        data(&mut net, &mut q, 100, other, Dir::ToBroker, 3);
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.len(), 3, "nothing is lost for good: {got:?}");
+        // Every transmission lost: six retransmissions, 200 ms doubling.
+        let late = 100 + 200 * (1 + 2 + 4 + 8 + 16 + 32);
+        let at = |b: u8| got.iter().find(|g| g.2 == Frame::Data(Bytes::from(vec![b]))).unwrap().0;
+        assert!(at(1) >= late && at(2) >= at(1), "{got:?}");
+        assert!(at(3) <= 115, "another host's connection is not held back: {got:?}");
+        net.set_loss("client-0", "broker-0", 0);
+        data(&mut net, &mut q, late + 100, lossy, Dir::ToBroker, 4);
+        assert!(landed(&mut net, &mut q)[0].0 <= late + 115, "no loss, no delay");
+    }
+
+    #[test]
+    fn a_bounded_window_holds_a_frame_until_the_one_ahead_has_landed() {
+        let mut spec = crate::scenarios::find("steady_state").expect("in catalogue").build(1);
+        spec.network.window_frames = Some(1);
+        let (mut net, mut q) = (Network::new(&spec), EventQueue::default());
+        net.set_max_latency("client-0", "broker-0", 2_000);
+        let c = net.open(&mut q, 0, (0, 0), 0, 0);
+        let _ = landed(&mut net, &mut q);
+        for b in 0..20 {
+            data(&mut net, &mut q, 10, c, Dir::ToBroker, b);
+        }
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.len(), 20);
+        assert!(got.windows(2).all(|w| w[1].0 > w[0].0), "each after the one ahead: {got:?}");
     }
 
     #[test]

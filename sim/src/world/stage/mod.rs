@@ -77,9 +77,14 @@ impl Stage {
         let logs = plog::shared(logs);
         let cluster = Cluster::new(spec, logs.clone(), history.clone());
         if let Some(swarm) = &spec.swarm {
-            history
-                .borrow_mut()
-                .world(0, WorldEvent::SwarmChosen { description: swarm.describe() });
+            let mut description = swarm.describe();
+            if let Some(shape) = spec.network.describe() {
+                description.push_str(&format!("; network: {shape}"));
+            }
+            for (from, to) in &spec.producer.lulls {
+                description.push_str(&format!("; no records produced {from}..{to} ms"));
+            }
+            history.borrow_mut().world(0, WorldEvent::SwarmChosen { description });
         }
         let hosts: Vec<String> = (0..spec.brokers)
             .map(broker_host)

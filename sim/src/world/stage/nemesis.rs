@@ -61,6 +61,8 @@ pub trait ClusterOps {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Undo {
     Heal { host: String, peers: Vec<String> },
+    HealOneWay { from: String, to: String },
+    EndLoss { host: String, peers: Vec<String> },
     RestoreLatency { host: String, peers: Vec<String>, max_latency_ms: Millis },
     RestartBroker { node: i32 },
 }
@@ -108,8 +110,9 @@ pub struct Nemesis {
     hosts: Vec<String>,
     normal_max_latency_ms: Millis,
     healed_all: bool,
-    /// Members given a slower next revoke callback: a cooperative member revokes only when an
-    /// assignment takes a partition away, so the slowdown may wait long past its fault.
+    /// Members given a slower next revoke callback, a stale ack or a slow batch: a cooperative
+    /// member revokes only when an assignment takes a partition away, and a member with nothing
+    /// to process starts no batch, so the fault may wait long past its phase.
     slowed: BTreeSet<String>,
 }
 
@@ -302,7 +305,7 @@ impl Nemesis {
     }
 
     /// The liveness phase begins: stop injecting and undo everything still in effect, including
-    /// a cooperative member's revoke slowdown that no callback has taken up yet (only members
+    /// a revoke slowdown, stale ack or slow batch that nothing has taken up yet (only members
     /// that were given one hear of it).
     pub fn heal_all<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis) {
         self.healed_all = true;
@@ -331,7 +334,10 @@ impl Nemesis {
 
     fn apply<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, fault: &Fault) -> bool {
         if let Some((member, command)) = member_command(fault) {
-            if matches!(fault, Fault::SlowRevoke { .. }) {
+            if matches!(
+                fault,
+                Fault::SlowRevoke { .. } | Fault::StaleAck { .. } | Fault::SlowBatch { .. }
+            ) {
                 self.slowed.insert(member.to_string());
             }
             return self.command(world, now, member, command);
@@ -345,6 +351,22 @@ impl Nemesis {
                     now + heal_after_ms,
                     Undo::Heal { host: host.clone(), peers: peers.clone() },
                 );
+                true
+            }
+            Fault::OneWayPartition { from, to, heal_after_ms } => {
+                let (from, to) = (from.clone(), to.clone());
+                world.order(now, Order::PartitionOneWay { from: from.clone(), to: to.clone() });
+                self.later(now + heal_after_ms, Undo::HealOneWay { from, to });
+                true
+            }
+            Fault::FrameLoss { host, per_mille, duration_ms } => {
+                let peers: Vec<String> =
+                    self.hosts.iter().filter(|h| *h != host).cloned().collect();
+                for peer in &peers {
+                    let (a, b) = (host.clone(), peer.clone());
+                    world.order(now, Order::FrameLoss { a, b, per_mille: *per_mille });
+                }
+                self.later(now + duration_ms, Undo::EndLoss { host: host.clone(), peers });
                 true
             }
             Fault::LatencySpike { host, max_latency_ms, duration_ms } => {
@@ -400,6 +422,7 @@ impl Nemesis {
             | Fault::MemberLeave { .. }
             | Fault::MemberUpgrade { .. }
             | Fault::StaleAck { .. }
+            | Fault::SlowBatch { .. }
             | Fault::SlowRevoke { .. }
             | Fault::SlowRevokeUntil { .. } => unreachable!("member faults are given as commands"),
             // Real-time only: a schedule file holding one is refused when read, and no
@@ -418,6 +441,18 @@ impl Nemesis {
                     world.order(now, Order::Repair { a: host.clone(), b: peer.clone() });
                 }
                 format!("network partition of {host} from [{}]", peers.join(", "))
+            }
+            Undo::HealOneWay { from, to } => {
+                let (from, to) = (from.clone(), to.clone());
+                world.order(now, Order::RepairOneWay { from: from.clone(), to: to.clone() });
+                format!("one-way partition {from} -> {to}")
+            }
+            Undo::EndLoss { host, peers } => {
+                for peer in peers {
+                    let (a, b) = (host.clone(), peer.clone());
+                    world.order(now, Order::FrameLoss { a, b, per_mille: 0 });
+                }
+                format!("frame loss at {host}")
             }
             Undo::RestoreLatency { host, peers, max_latency_ms } => {
                 set_max_latency(world, now, host, peers, *max_latency_ms);
@@ -469,11 +504,14 @@ fn member_command(fault: &Fault) -> Option<(&str, MemberCommand)> {
             (member, C::Leave { restart_after_ms: *after, upgrade })
         }
         Fault::StaleAck { member, delay_ms } => (member, C::StaleAck { delay_ms: *delay_ms }),
+        Fault::SlowBatch { member, extra_ms } => (member, C::SlowBatch { extra_ms: *extra_ms }),
         Fault::SlowRevoke { member, extra_ms } => (member, C::SlowRevoke { extra_ms: *extra_ms }),
         Fault::SlowRevokeUntil { member, until_ms } => {
             (member, C::SlowRevokeUntil { until_ms: *until_ms })
         }
         Fault::NetworkPartition { .. }
+        | Fault::OneWayPartition { .. }
+        | Fault::FrameLoss { .. }
         | Fault::LatencySpike { .. }
         | Fault::CoordinatorMove { .. }
         | Fault::BrokerCrash { .. }

@@ -23,6 +23,10 @@ pub struct Producer {
     stop_ms: Millis,
     next_flush: Millis,
     stopped: bool,
+    /// Traffic lulls, `[from, to)`, in time order.
+    lulls: Vec<(Millis, Millis)>,
+    /// A lull is under way: when it ends, production starts afresh (no backlog).
+    in_lull: bool,
 }
 
 impl Producer {
@@ -47,6 +51,8 @@ impl Producer {
             stop_ms: spec.producer.stop_ms,
             next_flush: 0,
             stopped: false,
+            lulls: spec.producer.lulls.clone(),
+            in_lull: false,
         }
     }
 
@@ -68,6 +74,22 @@ impl Producer {
     pub(crate) fn tick(&mut self, now: Millis, history: &SharedHistory) {
         if self.stopped || now < self.next_flush {
             return;
+        }
+        if self.lulls.iter().any(|&(from, to)| (from..to).contains(&now)) {
+            if !self.in_lull {
+                crate::probes::PRODUCER_LULL.hit();
+            }
+            self.in_lull = true;
+            self.next_flush = now + PRODUCER_LINGER_MS;
+            return;
+        }
+        if std::mem::take(&mut self.in_lull) {
+            // Restart each partition's clock so that what is due now is what was produced.
+            for (_, rate, produced, since) in &mut self.partitions {
+                if *rate > 0 {
+                    *since = now.saturating_sub(*produced * 1_000 / u64::from(*rate));
+                }
+            }
         }
         let until = now.min(self.stop_ms);
         let mut logs = self.logs.lock().expect("logs lock is never poisoned");

@@ -8,7 +8,7 @@
 use groupsim_coordinator::broker::BrokerConfig;
 use groupsim_coordinator::CoordinatorEvent;
 use groupsim_wire::probe::Tap;
-use groupsim_wire::server::{broker_channel, serve_connection};
+use groupsim_wire::server::{broker_channel, serve_connection_with, ServeOptions};
 use groupsim_wire::Millis;
 use tokio::sync::mpsc;
 use tracing::debug;
@@ -51,7 +51,12 @@ pub(super) async fn run(
     config: BrokerConfig,
     cluster: BrokerShared,
     shared: Shared,
+    idle_close_ms: Option<Millis>,
 ) -> ::turmoil::Result {
+    let options = ServeOptions {
+        idle_close: idle_close_ms.map(std::time::Duration::from_millis),
+        ..ServeOptions::default()
+    };
     let node = config.node_id;
     let core = cluster.boot(config, sim_now());
     let (control_tx, controls) = mpsc::unbounded_channel();
@@ -62,9 +67,9 @@ pub(super) async fn run(
     let listener = ::turmoil::net::TcpListener::bind(("0.0.0.0", BROKER_PORT)).await?;
     loop {
         let (stream, peer) = listener.accept().await?;
-        let handle = handle.clone();
+        let (handle, options) = (handle.clone(), options.clone());
         tokio::task::spawn_local(async move {
-            if let Err(e) = serve_connection(stream, handle).await {
+            if let Err(e) = serve_connection_with(stream, handle, options).await {
                 debug!(broker = node, %peer, error = %e, "connection closed");
             }
         });

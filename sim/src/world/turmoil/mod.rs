@@ -73,10 +73,11 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         brokers: Rc::default(),
     };
     let cluster = stage.cluster.broker_shared();
+    let idle_close_ms = spec.network.idle_close_ms;
     for (node, config) in stage.cluster.broker_configs() {
         let (config, cluster, shared) = (config.clone(), cluster.clone(), shared.clone());
         sim.host(broker_host(*node), move || {
-            broker::run(config.clone(), cluster.clone(), shared.clone())
+            broker::run(config.clone(), cluster.clone(), shared.clone(), idle_close_ms)
         });
     }
     for host in 0..spec.client_hosts {
@@ -85,10 +86,17 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         let shared = shared.clone();
         sim.host(client_host(host), move || member::run_client_host(plans.clone(), shared.clone()));
     }
+    let normal_max_latency_ms = spec.latency_ms.1;
     loop {
         let now = sim.elapsed().as_millis() as Millis;
         let taps = std::mem::take(&mut *shared.taps.borrow_mut());
-        if now >= end_ms || stage.tick(&mut World { sim: &mut sim, shared: &shared }, now, taps) {
+        if now >= end_ms
+            || stage.tick(
+                &mut World { sim: &mut sim, shared: &shared, normal_max_latency_ms },
+                now,
+                taps,
+            )
+        {
             break;
         }
         if let Err(e) = sim.step() {
@@ -105,6 +113,8 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
 struct World<'a, 'b> {
     sim: &'a mut ::turmoil::Sim<'b>,
     shared: &'a Shared,
+    /// The scenario's largest latency, which a link returns to.
+    normal_max_latency_ms: Millis,
 }
 
 impl Hosts for World<'_, '_> {
@@ -138,6 +148,26 @@ impl Hosts for World<'_, '_> {
             }
             Order::MaxLatency { a, b, max_ms } => {
                 let max = Duration::from_millis(max_ms);
+                self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), max);
+                true
+            }
+            Order::PartitionOneWay { from, to } => {
+                self.sim.partition_oneway(from.as_str(), to.as_str());
+                true
+            }
+            Order::RepairOneWay { from, to } => {
+                self.sim.repair_oneway(from.as_str(), to.as_str());
+                true
+            }
+            // turmoil's TCP does not retransmit (a lost segment kills the stream), so a lossy
+            // link is the delay its retransmissions would add: a latency spike of one
+            // retransmission timeout above the link's range while the loss lasts.
+            Order::FrameLoss { a, b, per_mille } => {
+                let max = match per_mille {
+                    0 => self.normal_max_latency_ms,
+                    _ => self.normal_max_latency_ms + crate::world::orders::RETRANSMIT_MIN_MS,
+                };
+                let max = Duration::from_millis(max);
                 self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), max);
                 true
             }
