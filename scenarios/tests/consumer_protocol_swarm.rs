@@ -89,9 +89,7 @@ fn a_consumer_members_commit_does_not_restart_its_session() {
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let s = groupsim::scenarios::find("consumer_protocol_swarm").expect("in catalogue");
-    let mut spec = s.build(311);
-    spec.faults = groupsim::faults::FaultSchedule::from_json(&text).expect("a schedule");
+    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 311, &text);
     let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
 }

@@ -10,14 +10,11 @@ use groupsim_checker::AnomalyClass;
 use groupsim_history::{EventKind, WorldEvent};
 
 /// Swarm seed `seed` on the fault schedule it drew when its regression was found (kept under
-/// `fixtures/`): later additions to the swarm's draws (broker-side BUGGIFY, pause shapes)
-/// change what a seed draws, not the run a regression test needs.
+/// `fixtures/`), in the swarm's shape of then (see `recorded_swarm_spec`).
 fn recorded(seed: u64) -> groupsim::scenario::ScenarioSpec {
     let path = format!("{}/tests/fixtures/swarm-{seed}.schedule.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(seed);
-    spec.faults = groupsim::faults::FaultSchedule::from_json(&text).expect("a schedule");
-    spec
+    groupsim::testing::recorded_swarm_spec("swarm", seed, &text)
 }
 
 /// [`recorded`] run in `world`.

@@ -41,6 +41,7 @@ fn settings(work_ms: u64) -> Settings {
         work_ms,
         out_dir: groupsim::runner::output_dir().join("ci"),
         protocol: GroupProtocol::Classic,
+        connections_max_idle_ms: None,
     }
 }
 

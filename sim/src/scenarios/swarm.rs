@@ -17,6 +17,9 @@ use crate::scenario::{
 };
 use crate::triggers::{self, TriggerEvent};
 
+/// The swarms' topics and partition counts (fault breadth shrinks them in some seeds).
+pub const SWARM_TOPICS: &[(&str, i32)] = &[("orders", 8), ("payments", 4)];
+
 /// Fault kinds the `swarm` scenario may enable.
 pub const SWARM_KINDS: &[FaultKind] = &[
     FaultKind::ConnectionDrop,
@@ -107,7 +110,8 @@ fn swarm_of(
     } else {
         TriggerEvent::CLASSIC_SWARM
     };
-    let topics = vec![("orders".to_string(), 8), ("payments".to_string(), 4)];
+    let topics: Vec<(String, i32)> =
+        SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
     let safety_end: Millis = 60_000;
     let mut frng = rng::stream(seed, Stream::Faults);
     let swarm = Swarm::draw(&mut frng, SWARM_KINDS, 6_000);

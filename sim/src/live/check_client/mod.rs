@@ -67,6 +67,11 @@ pub struct CheckArgs {
     /// `range` assignor; only the confluent-kafka adapter offers it).
     #[arg(long, default_value = "classic", value_parser = crate::live::serve::parse_group_protocol)]
     pub group_protocol: GroupProtocol,
+    /// `connections.max.idle.ms` of the served brokers: each closes a connection that sent no
+    /// request for this long while none was in service (0: never). Kafka's default is 10
+    /// minutes; a few seconds shows how a client takes its idle connections being closed.
+    #[arg(long, default_value_t = crate::live::serve::KAFKA_CONNECTIONS_MAX_IDLE_MS)]
+    pub connections_max_idle_ms: u64,
 }
 
 /// One row of the campaign table: a client in one commit mode over its seeds.
@@ -123,6 +128,8 @@ pub fn campaign(
         work_ms: args.work_ms,
         out_dir,
         protocol: args.group_protocol,
+        connections_max_idle_ms: (args.connections_max_idle_ms > 0)
+            .then_some(args.connections_max_idle_ms),
     };
     let protocol = protocol_name(args.group_protocol);
     let named = !args.clients.iter().any(|c| c == "all");

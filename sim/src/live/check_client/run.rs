@@ -52,6 +52,8 @@ pub struct Settings {
     /// The group protocol the members speak (`group.protocol`); with `Consumer` the session
     /// timeout above is the broker's `group.consumer.session.timeout.ms`.
     pub protocol: GroupProtocol,
+    /// The brokers' `connections.max.idle.ms` (`None`: never close an idle connection).
+    pub connections_max_idle_ms: Option<u64>,
 }
 
 /// `group.consumer.heartbeat.interval.ms` of a consumer-protocol run: short, as the classic
@@ -123,6 +125,7 @@ pub fn run_seed(
         },
         label: format!("check-client {name} {} {mode} {assignor}", protocol_name(protocol)),
         seed,
+        connections_max_idle_ms: settings.connections_max_idle_ms,
         ..ClusterConfig::default()
     })?;
     let args = MemberArgs {

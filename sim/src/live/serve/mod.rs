@@ -32,7 +32,8 @@ mod shared;
 pub use self::cluster::{Cluster, LOOPBACK};
 pub use self::command::run;
 pub use self::config::{
-    parse_group_protocol, ClusterConfig, ServeArgs, TopicSpec, MAX_BROKERS, MAX_PRELOAD,
+    parse_group_protocol, ClusterConfig, ServeArgs, TopicSpec, KAFKA_CONNECTIONS_MAX_IDLE_MS,
+    MAX_BROKERS, MAX_PRELOAD,
 };
 pub use self::error::ServeError;
 pub use self::nemesis::{ClientAction, Nemesis};
