@@ -16,8 +16,8 @@ pub struct CoordinatorConfig {
     pub initial_rebalance_delay_ms: i32,
     /// `group.max.size`: most members a group may hold.
     pub group_max_size: i32,
-    /// How long a member that was told MEMBER_ID_REQUIRED (or a new member waiting in a join)
-    /// has to come back before it is dropped (Kafka: 5 minutes for new members).
+    /// How long a new member waiting in a join phase has before it is dropped (Kafka: 5
+    /// minutes). A member told MEMBER_ID_REQUIRED has its JoinGroup's session timeout instead.
     pub new_member_join_timeout_ms: i32,
     /// How long an append to the offsets log takes to be replicated (Kafka waits for the ISR
     /// before completing a commit or storing a group). 0 completes appends at once.

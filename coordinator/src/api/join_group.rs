@@ -215,12 +215,11 @@ impl GroupCoordinator {
             if let Some(old_id) = old_static {
                 join_static_member_takeover(group, &p, &old_id, &new_id, now, cfg, fx);
             } else if version >= 4 && p.group_instance_id.is_none() {
-                group.add_pending_member(
-                    &new_id,
-                    now,
-                    cfg.new_member_join_timeout_ms.max(0) as u64,
-                    fx,
-                );
+                // Kafka expires a pending member after the session timeout its JoinGroup
+                // carried (`addPendingMemberExpiration(group, newMemberId, sessionTimeoutMs)`;
+                // the new coordinator schedules the same), not the new-member join timeout.
+                let session = p.session_timeout_ms.max(0) as u64;
+                group.add_pending_member(&new_id, now, session, fx);
                 let r = JoinResult::error(&new_id, ResponseError::MemberIdRequired);
                 fx.respond(id, response(version, r));
             } else {
