@@ -51,14 +51,12 @@ fn tally(scenario: &str, world: WorldKind, seeds: &[u64]) -> Tally {
                 entry.1 += 1;
             }
         }
-        for probe in r.probes.keys() {
-            let name = probe.split(':').next().unwrap_or(probe).to_string();
-            *t.probes.entry(name).or_default() += 1;
+        // A probe hit with several details counts once for the seed.
+        let names: BTreeSet<&str> =
+            r.probes.keys().map(|p| p.split(':').next().unwrap_or(p)).collect();
+        for name in names {
+            *t.probes.entry(name.to_string()).or_default() += 1;
         }
-    }
-    // A probe with details counts once per detail above: count it once per seed instead.
-    for n in t.probes.values_mut() {
-        *n = (*n).min(t.seeds);
     }
     t
 }
