@@ -400,6 +400,42 @@ fn a_static_replacement_takes_over_the_target_of_the_member_it_replaces() {
     assert!(why.contains("m1 (c) owns t[1] but its target is -"), "{why}");
 }
 
+/// consumer_protocol_static seed 941: another member's session expired, so the group epoch had
+/// moved on when a static member's new process took its instance over. Kafka hands the
+/// replacement the old target and, in the same heartbeat, computes the new epoch's target, which
+/// names the replacement: that target is the one to reach. The view kept the replaced member's
+/// stale target over the fresh one and called the converged group stuck.
+#[test]
+fn a_target_computed_with_the_replacement_is_not_overridden_by_the_replaced_one() {
+    let mut h = H::new(3);
+    h.started("m0").started("m1");
+    h.group_epoch(1, &[("a", &[0]), ("b", &[1, 2])]).join("m0", "a", 1, &[0]);
+    let joined = |id: &str| ConsumerGroupEvent::MemberJoined {
+        group: G.into(),
+        member_id: id.into(),
+        group_instance_id: Some("i-b".into()),
+        client_id: "m1".into(),
+        classic_protocol: false,
+    };
+    h.cg(joined("b")).coordinator_epoch("b", 0, 1, "STABLE").given("b", 1, &[1, 2]);
+    h.member_epoch("m1", "b", 0, 1).owns("m1", "b", 1, &[1, 2]);
+    h.coordinator_epoch("b", 1, -2, "STABLE");
+    h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
+    h.started("m1");
+    h.released("b", -2, &[1, 2]).cg(ConsumerGroupEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "b".into(),
+        member_epoch: -2,
+        reason: ConsumerRemovalReason::Replaced,
+    });
+    h.group_epoch(2, &[("a", &[0, 2]), ("c", &[1])]).cg(joined("c"));
+    h.coordinator_epoch("c", 0, 2, "STABLE").given("c", 2, &[1]);
+    h.member_epoch("m1", "c", 0, 2).owns("m1", "c", 2, &[1]);
+    h.coordinator_epoch("a", 1, 2, "STABLE").given("a", 2, &[2]);
+    h.member_epoch("m0", "a", 1, 2).owns("m0", "a", 2, &[0, 2]);
+    assert_eq!(stuck_reason(&mut h, &[]), None);
+}
+
 /// A coordinator that refuses a rejoin refuses every retry until the session ends: one fault,
 /// reported once per member id with the count, whichever members are refused.
 #[test]

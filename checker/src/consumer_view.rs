@@ -98,8 +98,10 @@ impl ConsumerGroupView {
                 self.members.entry(member_id.clone()).or_default();
                 if let Some(instance) = group_instance_id {
                     self.instance_of.insert(member_id.clone(), instance.clone());
+                    // A target computed in the same heartbeat already names the replacement;
+                    // only without one does it inherit the replaced member's.
                     if let Some(target) = self.replaced.remove(instance) {
-                        self.target.insert(member_id.clone(), target);
+                        self.target.entry(member_id.clone()).or_insert(target);
                     }
                 }
             }
