@@ -346,3 +346,38 @@ fn consumer_protocol_static_members_keep_their_assignment_across_a_bounce() {
     // Seeds 0..8 draw every kind; a single replayed seed need not.
     assert!(runs < SEEDS as usize || seen.len() == 5, "{seen:?}");
 }
+
+/// Regression: consumer_protocol_static seeds 941 and 3828 (10 of the first 10,000) were
+/// flagged `stuck`. Mechanism (941): m3 crashed and its session expired at 51.2 s, moving the
+/// group epoch on; at 52.3 s m4's new process took instance-m4 over, and the coordinator, in
+/// that one heartbeat, removed the replaced member, computed the new epoch's target (which
+/// names the replacement) and admitted the replacement. The checker's view gave the
+/// replacement its predecessor's target after the fresh one, so the reconciled member looked
+/// as if it owned the wrong partitions at the deadline.
+#[test]
+fn a_static_replacement_in_a_heartbeat_that_computes_a_new_target_converges() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    let s = groupsim::scenarios::find("consumer_protocol_static").expect("in catalogue");
+    for seed in [941, 3828] {
+        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        // The situation is still played: a replacement in the millisecond a target was computed.
+        let events: Vec<_> = group_events(&r.history).collect();
+        let situation = events.windows(2).any(|w| {
+            matches!(
+                (w[0].1, w[1].1),
+                (
+                    ConsumerGroupEvent::MemberRemoved {
+                        reason: ConsumerRemovalReason::Replaced,
+                        ..
+                    },
+                    ConsumerGroupEvent::TargetAssignmentComputed { .. },
+                )
+            )
+        });
+        assert!(
+            situation,
+            "seed {seed} no longer replaces a static member as a target is computed"
+        );
+    }
+}
