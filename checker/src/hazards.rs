@@ -30,12 +30,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::Anomaly;
 
-/// A hazard Kafka allows, which the world played as a named fault.
+/// A hazard Kafka allows, which the history shows acting (the world may play it as a named
+/// fault). The late request's anomalies are found here; the lost downgrade rebalance's by the
+/// liveness rule, which reads the group's generations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Hazard {
     /// A request processed after its client gave up on it and sent newer ones
     /// (`Fault::LateRequest`).
     LateRequest,
+    /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
+    /// and the rebalance that downgrade started; the next loaded the written generation as
+    /// Stable and started none.
+    LostDowngradeRebalance,
 }
 
 impl Hazard {
@@ -43,6 +49,7 @@ impl Hazard {
     pub fn name(self) -> &'static str {
         match self {
             Hazard::LateRequest => "late-request",
+            Hazard::LostDowngradeRebalance => "lost-downgrade-rebalance",
         }
     }
 
@@ -52,6 +59,12 @@ impl Hazard {
             Hazard::LateRequest => {
                 "Kafka orders requests per connection only: a request read before its \
                  connection closed is processed after the client's newer requests"
+            }
+            Hazard::LostDowngradeRebalance => {
+                "Kafka starts the rebalance of a group downgraded to the classic protocol in \
+                 memory only: a coordinator that takes the group over before it completes loads \
+                 the written generation as Stable, the leaver's partitions unassigned and the \
+                 members' targets unreconciled, until a membership change rebalances it"
             }
         }
     }

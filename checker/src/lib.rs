@@ -39,8 +39,9 @@
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 //!
-//! Anomalies a hazard Kafka allows explains (`hazards`: a late request the world played as a
-//! named fault) are reported apart, with the hazard, and do not fail the run.
+//! Anomalies a hazard Kafka allows explains (`hazards`: a late request; `liveness`: a downgrade's
+//! rebalance lost with its coordinator) are reported apart, with the hazard, and do not fail
+//! the run.
 //!
 //! A KIP-848 consumer group is judged by member epochs, not generations (`consumer_view` reads
 //! its events, `consumer` holds its rules): `zombie-commit` is a commit accepted under a member
@@ -144,13 +145,17 @@ pub fn check(history: &History) -> Verdict {
         views.apply(idx, event, &mut metrics);
     }
     fenced_joins.finish(&mut anomalies);
+    let mut stuck_explained = None;
     if let Some(deadline) = views.liveness_deadline {
         let last = history.len().saturating_sub(1);
         // The run may end early, converged: a stall's bound can only pass while it runs.
         anomalies.extend(stalls.due(&views, deadline.min(views.end_ms), last));
-        anomalies.extend(liveness::stuck(&views, last));
+        let (stuck, explained) = liveness::stuck(&views, last);
+        anomalies.extend(stuck);
+        stuck_explained = explained;
     }
-    let (anomalies, hazards) = hazards::explain(history, anomalies);
+    let (anomalies, mut hazards) = hazards::explain(history, anomalies);
+    hazards.extend(stuck_explained);
     Verdict { anomalies, hazards, stats: metrics.finish(views.end_ms) }
 }
 

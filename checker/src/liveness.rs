@@ -7,17 +7,30 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_history::{partition_list, GroupState};
-use groupsim_wire::TopicPartition;
+use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::{ConsumerGroupView, STABLE};
+use super::hazards::{Explained, Hazard};
 use super::views::{MemberView, Views};
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
-/// problems found, and how many more.
-pub(super) fn stuck(views: &Views, last_idx: usize) -> Option<Anomaly> {
+/// problems found, and how many more. Problems a hazard explains make a `stuck` of their own,
+/// returned as explained (proved by the hazard's event too).
+pub(super) fn stuck(views: &Views, last_idx: usize) -> (Option<Anomaly>, Option<Explained>) {
     let deadline = views.liveness_deadline.unwrap_or(views.end_ms);
-    let problems = problems(views);
+    let (problems, excused) = problems(views);
+    let anomaly = stuck_of(problems, deadline, vec![last_idx]);
+    let explained = excused.first().map(|(cause, _)| *cause).and_then(|cause| {
+        let problems = excused.into_iter().map(|(_, p)| p).collect();
+        let anomaly = stuck_of(problems, deadline, vec![cause, last_idx])?;
+        Some(Explained { hazard: Hazard::LostDowngradeRebalance, cause, anomaly })
+    });
+    (anomaly, explained)
+}
+
+/// The `stuck` anomaly listing `problems`, if there are any.
+fn stuck_of(problems: Problems, deadline: Millis, events: Vec<usize>) -> Option<Anomaly> {
     if problems.is_empty() {
         return None;
     }
@@ -30,21 +43,27 @@ pub(super) fn stuck(views: &Views, last_idx: usize) -> Option<Anomaly> {
         first_tp.as_ref(),
         deadline,
         format!("not converged by the liveness deadline: {}{more}", shown.join("; ")),
-        vec![last_idx],
+        events,
     ))
 }
 
 /// Whether the group has converged as the views stand: what `stuck` demands at the deadline.
 pub(super) fn holds(views: &Views) -> bool {
-    problems(views).is_empty()
+    let (problems, excused) = problems(views);
+    problems.is_empty() && excused.is_empty()
 }
 
 /// Ways the views fall short of convergence, each with the partition it concerns.
 type Problems = Vec<(Option<TopicPartition>, String)>;
 
-/// Every way the views fall short of convergence, each with the partition it concerns.
-fn problems(views: &Views) -> Problems {
+/// Problems a hazard Kafka allows explains, each with the event where the hazard acted.
+type Excused = Vec<(usize, (Option<TopicPartition>, String))>;
+
+/// Every way the views fall short of convergence, each with the partition it concerns: those no
+/// hazard explains, and those the `lost-downgrade-rebalance` hazard does.
+fn problems(views: &Views) -> (Problems, Excused) {
     let mut problems: Problems = Vec::new();
+    let mut excused: Excused = Vec::new();
     let groups: BTreeSet<String> = views.members.values().map(|m| m.group.clone()).collect();
     for group in groups {
         let live: BTreeMap<&String, &MemberView> =
@@ -93,17 +112,24 @@ fn problems(views: &Views) -> Problems {
             ));
         }
         let owners = g.owners.get(&g.generation);
+        let mut partition_problems = Problems::new();
         for tp in all_partitions(views) {
             if owners.is_none_or(|o| !o.contains_key(&tp)) {
-                problems.push((
+                partition_problems.push((
                     Some(tp.clone()),
                     format!("{tp} is unassigned in generation {}", g.generation),
                 ));
             }
-            commits_at_log_end(views, &tp, &mut problems);
+            commits_at_log_end(views, &tp, &mut partition_problems);
+        }
+        // The generation a downgrade wrote, loaded after its rebalance was lost: its assignment
+        // stays as written until a membership change starts another rebalance.
+        match g.lost_rebalance {
+            Some(cause) => excused.extend(partition_problems.into_iter().map(|p| (cause, p))),
+            None => problems.extend(partition_problems),
         }
     }
-    problems
+    (problems, excused)
 }
 
 /// Every partition of every topic, in order.

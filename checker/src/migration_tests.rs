@@ -220,3 +220,90 @@ fn a_coordinator_loading_the_classic_form_undoes_an_upgrade() {
     h.produced(0, 5).processed("m0", "a", 2, 0, 10, 14).commit("a", 2, 0, 15);
     assert!(classes(&h.h.clone()).contains(&AnomalyClass::ZombieCommit));
 }
+
+/// A downgrade as Kafka writes it (b, the last consumer member, left with t-1; a holds t-0)
+/// and the rebalance it starts in memory; then, if `lost`, the coordinator gives the group up
+/// before that rebalance completes and the next loads the written generation as Stable. At the
+/// deadline t-1 is unassigned either way.
+fn downgrade_then(lost: bool) -> crate::Verdict {
+    let mut h = clean();
+    h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
+    h.cg(ConsumerGroupEvent::GroupDowngraded {
+        group: G.into(),
+        group_epoch: 3,
+        leaving_member: "b".into(),
+        members: converted(&[("a", 3, &[0])]),
+    });
+    h.coord(CoordinatorEvent::GroupStateChanged {
+        group: G.into(),
+        from: GroupState::Stable,
+        to: GroupState::PreparingRebalance,
+        generation: 3,
+    });
+    if lost {
+        h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
+        h.coord(CoordinatorEvent::GroupLoaded {
+            group: G.into(),
+            partition: 0,
+            state: GroupState::Stable,
+            generation: 3,
+            protocol: Some("range".into()),
+            leader: Some("a".into()),
+            members: vec!["a".into()],
+            assignments: vec![MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) }],
+            offsets: vec![(tp(0), 10), (tp(1), 10)],
+        });
+        h.classic_member_at("m0", "a", 3, &[0]);
+    }
+    check(&h.finish(&[(0, 10), (1, 10)]))
+}
+
+/// protocol_migration seeds 7169 and 8882: the last consumer member's session expired, the
+/// group was downgraded and its rebalance started, and 0.2–1 s later the coordinator moved.
+/// Kafka writes the converted group before it starts the rebalance, in memory: the next
+/// coordinator loads the written generation as Stable and nothing rebalances it, so the
+/// leaver's partitions stay unassigned. Kafka allows it: a named hazard, not a failure.
+#[test]
+fn a_downgrade_rebalance_lost_with_its_coordinator_is_the_hazard_not_a_failure() {
+    let v = downgrade_then(true);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("the stuck group is shown as a hazard");
+    assert_eq!(e.hazard, crate::Hazard::LostDowngradeRebalance);
+    assert_eq!(e.anomaly.class, AnomalyClass::Stuck);
+    assert!(e.anomaly.message.contains("t-1 is unassigned in generation 3"), "{:?}", e.anomaly);
+}
+
+#[test]
+fn a_downgrade_rebalance_that_never_completes_on_its_own_coordinator_is_stuck() {
+    let v = downgrade_then(false);
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
+}
+
+#[test]
+fn the_lost_rebalance_explains_nothing_once_a_later_generation_forms() {
+    let mut h = clean();
+    h.cg(ConsumerGroupEvent::GroupDowngraded {
+        group: G.into(),
+        group_epoch: 3,
+        leaving_member: "b".into(),
+        members: converted(&[("a", 3, &[0])]),
+    });
+    h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
+    h.coord(CoordinatorEvent::GroupLoaded {
+        group: G.into(),
+        partition: 0,
+        state: GroupState::Stable,
+        generation: 3,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into(), "b".into()],
+        assignments: vec![MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) }],
+        offsets: vec![(tp(0), 10), (tp(1), 10)],
+    });
+    // A membership change rebalances the group; the new generation leaves t-1 unassigned.
+    h.generation(4, &[("m0", "a", &[0]), ("m1", "b", &[])]);
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
+}

@@ -40,6 +40,12 @@ pub(super) struct GroupView {
     pub(super) instance_of: BTreeMap<String, String>,
     /// The broker coordinating the group: the first to report it, then each broker that loads it.
     pub(super) coordinator: Option<i32>,
+    /// The downgrade (event index) whose rebalance has not completed yet: Kafka starts it in
+    /// memory only, after writing the converted group.
+    pub(super) downgrade_rebalance: Option<usize>,
+    /// The unload (event index) that lost a downgrade's rebalance, while the generation the
+    /// downgrade wrote lasts: the `lost-downgrade-rebalance` hazard.
+    pub(super) lost_rebalance: Option<usize>,
 }
 
 impl GroupView {
@@ -124,6 +130,8 @@ impl GroupView {
     /// The group is now in `generation` with `members` (a generation started or was loaded,
     /// event `idx`): everyone leaves the previous one.
     fn begin_generation(&mut self, at: Millis, idx: usize, generation: i32, members: &[String]) {
+        self.downgrade_rebalance = None;
+        self.lost_rebalance = None;
         for m in std::mem::take(&mut self.members) {
             self.close(&m, at, idx);
         }
@@ -698,6 +706,9 @@ impl Views {
                     g.coordinator = Some(broker);
                     g.state = Some(*to);
                 }
+                if *to == GroupState::CompletingRebalance {
+                    g.downgrade_rebalance = None;
+                }
             }
             CoordinatorEvent::MemberAdded { group, member_id, group_instance_id, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
@@ -777,9 +788,20 @@ impl Views {
                 self.back_to_classic(group, at, idx);
                 let g = self.groups.entry(group.clone()).or_default();
                 let stored = assignments.iter().map(|a| (&a.member_id, &a.partitions));
+                // A load while a downgrade's rebalance is pending (its unload may be recorded
+                // after it) loses that rebalance too.
+                let lost = g.lost_rebalance.or(g.downgrade_rebalance.map(|_| idx));
                 g.take_over(at, idx, broker, *state, *generation, members, stored);
+                g.lost_rebalance = lost;
             }
-            CoordinatorEvent::GroupUnloaded { .. } => {}
+            // A coordinator gave the group up: a downgrade's rebalance it had not completed is
+            // lost with its memory (the offsets log holds the converted group only).
+            CoordinatorEvent::GroupUnloaded { group, .. } => {
+                let g = self.groups.entry(group.clone()).or_default();
+                if let Some(_downgrade) = g.downgrade_rebalance.take() {
+                    g.lost_rebalance = Some(idx);
+                }
+            }
             CoordinatorEvent::ConsumerGroup(e) => {
                 if let ConsumerGroupEvent::TargetAssignmentComputed { .. } = e {
                     metrics.stats.rebalances += 1;
@@ -814,6 +836,8 @@ impl Views {
                 let ids: Vec<String> = members.iter().map(|m| m.member_id.clone()).collect();
                 let stored = members.iter().map(|m| (&m.member_id, &m.partitions));
                 g.take_over(at, idx, broker, GroupState::Stable, *group_epoch, &ids, stored);
+                // A member left: Kafka starts a rebalance, in memory only.
+                g.downgrade_rebalance = Some(idx);
             }
             ConsumerGroupEvent::GroupLoaded { group, .. } => {
                 self.switch_protocol(group, at, Protocol::Consumer, false);

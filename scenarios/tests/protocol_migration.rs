@@ -39,3 +39,23 @@ fn protocol_migration_upgrades_and_downgrades_the_group_cleanly_under_faults() {
         assert!(classic_joins >= 1, "seed {seed}: no classic member joined the consumer group");
     }
 }
+
+/// Regression: protocol_migration seeds 7169 and 8882 were flagged `stuck`. Mechanism (7169):
+/// the last consumer-protocol member's session expired at 85.4 s; the coordinator downgraded the
+/// group (writing generation 17 without the leaver's orders-0..2) and started a rebalance in
+/// memory; the coordinator move at 86.4 s dropped that rebalance, and broker-2 loaded generation
+/// 17 as Stable. The members rejoined with unchanged metadata and were handed generation 17
+/// again; nobody was left to take orders-0..2. Kafka's coordinator does the same: the run
+/// passes, with the `lost-downgrade-rebalance` hazard explaining what stayed unassigned.
+#[test]
+fn a_downgrade_rebalance_lost_with_its_coordinator_is_named_as_a_hazard() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    use groupsim_checker::Hazard;
+    let s = groupsim::scenarios::find("protocol_migration").expect("in catalogue");
+    for seed in [7169, 8882] {
+        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::LostDowngradeRebalance);
+        assert!(named, "seed {seed}: {:?}", r.verdict.hazards);
+    }
+}
