@@ -38,6 +38,9 @@ pub enum Hazard {
     /// A request processed after its client gave up on it and sent newer ones
     /// (`Fault::LateRequest`).
     LateRequest,
+    /// A classic group was converted to a consumer group while a rebalance had reset its
+    /// members' assignments: partitions cooperative members still held were handed out again.
+    UpgradeMidRebalance,
     /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
     /// and the rebalance that downgrade started; the next loaded the written generation as
     /// Stable and started none.
@@ -50,6 +53,7 @@ impl Hazard {
         match self {
             Hazard::LateRequest => "late-request",
             Hazard::LostDowngradeRebalance => "lost-downgrade-rebalance",
+            Hazard::UpgradeMidRebalance => "upgrade-mid-rebalance",
         }
     }
 
@@ -59,6 +63,12 @@ impl Hazard {
             Hazard::LateRequest => {
                 "Kafka orders requests per connection only: a request read before its \
                  connection closed is processed after the client's newer requests"
+            }
+            Hazard::UpgradeMidRebalance => {
+                "Kafka converts a classic group to a consumer group with each member's stored \
+                 assignment, which a rebalance in progress has reset to empty: partitions \
+                 cooperative members still own are handed to others before those members \
+                 revoke them, and their commits on them are accepted"
             }
             Hazard::LostDowngradeRebalance => {
                 "Kafka starts the rebalance of a group downgraded to the classic protocol in \
@@ -87,14 +97,15 @@ pub struct Explained {
     pub anomaly: Anomaly,
 }
 
-/// Where one late commit's effect on its partition lasts.
+/// Where one hazard's effect on a partition lasts.
 #[derive(Debug)]
-struct Window {
-    cause: usize,
-    partition: TopicPartition,
+pub(crate) struct Window {
+    pub(crate) hazard: Hazard,
+    pub(crate) cause: usize,
+    pub(crate) partition: TopicPartition,
     /// Inclusive range of event indices.
-    from: usize,
-    to: usize,
+    pub(crate) from: usize,
+    pub(crate) to: usize,
 }
 
 /// Splits `anomalies` into those no hazard explains and those one does.
@@ -102,7 +113,8 @@ pub(crate) fn explain(
     history: &History,
     anomalies: Vec<Anomaly>,
 ) -> (Vec<Anomaly>, Vec<Explained>) {
-    let windows = late_commit_windows(history);
+    let mut windows = late_commit_windows(history);
+    windows.extend(crate::upgrade_hazard::windows(history));
     if windows.is_empty() {
         return (anomalies, Vec::new());
     }
@@ -110,15 +122,13 @@ pub(crate) fn explain(
     let mut explained = Vec::new();
     for anomaly in anomalies {
         let by = windows.iter().find(|w| {
-            anomaly.events.contains(&w.cause)
+            (w.hazard == Hazard::LateRequest && anomaly.events.contains(&w.cause))
                 || anomaly.partition.as_ref() == Some(&w.partition)
                     && (anomaly.events.iter().any(|i| (w.from..w.to).contains(i))
                         || anomaly.events.last() == Some(&w.to))
         });
         match by {
-            Some(w) => {
-                explained.push(Explained { hazard: Hazard::LateRequest, cause: w.cause, anomaly })
-            }
+            Some(w) => explained.push(Explained { hazard: w.hazard, cause: w.cause, anomaly }),
             None => kept.push(anomaly),
         }
     }
@@ -187,7 +197,9 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                 if let Some((cause, from, reach)) = open.get(partition).copied() {
                     if *offset >= reach {
                         open.remove(partition);
-                        windows.push(Window { cause, partition: partition.clone(), from, to: idx });
+                        let partition = partition.clone();
+                        let hazard = Hazard::LateRequest;
+                        windows.push(Window { hazard, cause, partition, from, to: idx });
                     }
                 }
                 if is_late && before.is_some_and(|b| *offset < b) && !open.contains_key(partition) {
@@ -200,7 +212,7 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
     }
     let end = history.len().saturating_sub(1);
     for (partition, (cause, from, _)) in open {
-        windows.push(Window { cause, partition, from, to: end });
+        windows.push(Window { hazard: Hazard::LateRequest, cause, partition, from, to: end });
     }
     windows.sort_by_key(|w| w.cause);
     windows

@@ -77,6 +77,7 @@ mod ranges;
 mod resets;
 mod spans;
 mod stalls;
+mod upgrade_hazard;
 mod views;
 
 use std::collections::BTreeMap;

@@ -307,3 +307,68 @@ fn the_lost_rebalance_explains_nothing_once_a_later_generation_forms() {
     assert!(v.hazards.is_empty(), "{:?}", v.hazards);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
 }
+
+/// protocol_migration seeds 1089 and 6159: generation 2 of a cooperative classic group went
+/// back to joining before its SyncGroup (a member left), which reset every stored assignment to
+/// empty; then a consumer-protocol member joined and the group was upgraded from those empty
+/// assignments. The consumer group gave t-1 to a at once while b, a cooperative member, still
+/// owned it and committed it under its member epoch. Kafka allows it: a named hazard. With
+/// `reset`, b had been told its generation was gone (it should have given t-1 up), so the
+/// commit is b's fault.
+fn upgraded_mid_rebalance(reset: bool) -> crate::Verdict {
+    let mut h = clean();
+    h.generation_started(2, &["a", "b"]);
+    h.state(GroupState::PreparingRebalance, 2);
+    if reset {
+        h.member(
+            "m1",
+            MemberEvent::GenerationReset {
+                member_id: "b".into(),
+                generation: 1,
+                error: "ILLEGAL_GENERATION".into(),
+                reset_member_id: false,
+                answer_about: None,
+            },
+        );
+    }
+    h.cg(ConsumerGroupEvent::GroupUpgraded {
+        group: G.into(),
+        generation: 2,
+        members: converted(&[("a", 2, &[]), ("b", 2, &[])]),
+    });
+    h.cg(ConsumerGroupEvent::GroupEpochBumped { group: G.into(), epoch: 3 });
+    h.cg(ConsumerGroupEvent::TargetAssignmentComputed {
+        group: G.into(),
+        epoch: 3,
+        assignor: "uniform".into(),
+        assignments: vec![
+            TargetShare { member_id: "a".into(), partitions: parts(&[0, 1]) },
+            TargetShare { member_id: "b".into(), partitions: vec![] },
+        ],
+    });
+    h.epoch_of("a", 2, 3).cg(ConsumerGroupEvent::PartitionsAssigned {
+        group: G.into(),
+        member_id: "a".into(),
+        member_epoch: 3,
+        partitions: parts(&[0, 1]),
+    });
+    h.produced(1, 5).processed("m1", "b", 2, 1, 10, 14).commit("b", 2, 1, 15);
+    check(&h.h.clone())
+}
+
+#[test]
+fn an_upgrade_from_assignments_a_rebalance_reset_is_the_hazard_not_a_failure() {
+    let v = upgraded_mid_rebalance(false);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("the unowned commit is shown as a hazard");
+    assert_eq!(e.hazard, crate::Hazard::UpgradeMidRebalance);
+    assert_eq!(e.anomaly.class, AnomalyClass::UnownedCommit);
+    assert_eq!(e.anomaly.partition, Some(tp(1)));
+}
+
+#[test]
+fn a_member_told_its_generation_was_gone_owns_nothing_the_upgrade_took() {
+    let v = upgraded_mid_rebalance(true);
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::UnownedCommit), "{:?}", v);
+}

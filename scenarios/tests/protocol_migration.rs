@@ -59,3 +59,23 @@ fn a_downgrade_rebalance_lost_with_its_coordinator_is_named_as_a_hazard() {
         assert!(named, "seed {seed}: {:?}", r.verdict.hazards);
     }
 }
+
+/// Regression: protocol_migration seeds 1089 and 6159 were flagged `unowned-commit`. Mechanism
+/// (1089): generation 3 of the cooperative classic group went back to joining when its leader
+/// left before the SyncGroup (9.0 s), which reset every stored assignment to empty; at 12.0 s a
+/// consumer-protocol member's heartbeat upgraded the group from those empty assignments and the
+/// new target gave orders-1 to m1 at once, while m2, a cooperative member, still owned it and
+/// committed it on revoking, under its new member epoch. Kafka's coordinator converts the group
+/// the same way: the run passes, with the `upgrade-mid-rebalance` hazard naming the commits.
+#[test]
+fn an_upgrade_mid_rebalance_is_named_as_a_hazard() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    use groupsim_checker::Hazard;
+    let s = groupsim::scenarios::find("protocol_migration").expect("in catalogue");
+    for seed in [1089, 6159] {
+        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::UpgradeMidRebalance);
+        assert!(named, "seed {seed}: {:?}", r.verdict.hazards);
+    }
+}
