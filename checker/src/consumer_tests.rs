@@ -254,6 +254,46 @@ fn a_new_owner_resuming_below_the_previous_owners_commit_is_a_lost_commit() {
     assert_eq!(resume(4), vec![AnomalyClass::LostCommit]);
 }
 
+/// consumer_protocol_swarm seeds 3119 and 1303: a member paused 19 s right after its
+/// OffsetFetch was answered (nothing committed then); its session expired and the coordinator
+/// gave its partition to another member, which committed. When the pause ended the member
+/// applied the old answer and started from 0, and heard it was fenced at its next heartbeat.
+/// Kafka's clients do the same: a member the group removed is a zombie until it hears so, and
+/// where it starts is no resume of the group's (its commits meet the zombie rules). A member
+/// still in the group is judged as before.
+#[test]
+fn a_member_the_group_removed_starting_from_an_old_offset_fetch_is_not_judged() {
+    let start = |removed: bool| -> Vec<AnomalyClass> {
+        let mut h = H::new(2);
+        h.started("m0").started("m1");
+        h.group_epoch(1, &[("b", &[0, 1])]).join("m1", "b", 1, &[0, 1]);
+        h.produced(1, 10).processed("m1", "b", 1, 1, 0, 9).commit("b", 1, 1, 10);
+        h.group_epoch(2, &[("a", &[1]), ("b", &[0])]);
+        h.revoking("b", 1, &[1]).released("b", 1, &[1]).coordinator_epoch("b", 1, 2, "STABLE");
+        h.join("m0", "a", 2, &[1]);
+        if removed {
+            h.removed("a", 2);
+        }
+        h.member(
+            "m0",
+            MemberEvent::PositionInitialized {
+                member_id: "a".into(),
+                generation: 2,
+                partition: tp(1),
+                committed: None,
+                position: 0,
+                reset_after: None,
+            },
+        );
+        classes(&h.h.clone())
+            .into_iter()
+            .filter(|c| matches!(c, AnomalyClass::LostCommit | AnomalyClass::PositionRewind))
+            .collect()
+    };
+    assert_eq!(start(true), vec![]);
+    assert_ne!(start(false), vec![], "a member still in the group is judged");
+}
+
 /// A converged run's history ends; `stuck` reads it.
 fn stuck_reason(h: &mut H, ends: &[(i32, i64)]) -> Option<String> {
     let v = check(&h.finish(ends));

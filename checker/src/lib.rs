@@ -261,14 +261,14 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
             member,
             event:
                 MemberEvent::PositionInitialized {
+                    member_id,
                     generation,
                     partition,
                     committed,
                     position,
                     reset_after,
-                    ..
                 },
-        } => [
+        } if !views.removed_from_consumer_group(member, member_id, at) => [
             // A member that reset after an OffsetFetch error did not learn what the coordinator
             // holds: where it starts is judged, not the coordinator.
             reset_after

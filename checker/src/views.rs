@@ -351,6 +351,19 @@ impl Views {
     /// `group` as a KIP-848 consumer group, when it is one now: a group that converted between
     /// the protocols is one while its last conversion (or load) made it one; any other group
     /// when it has a consumer view and no classic generation.
+    /// Whether member `name`'s consumer group had removed `member_id` before `at` (a session
+    /// expired, the member was fenced): what the member does as that id from then on is a
+    /// zombie's, until it hears so.
+    pub(super) fn removed_from_consumer_group(
+        &self,
+        name: &str,
+        member_id: &str,
+        at: Millis,
+    ) -> bool {
+        let Some(m) = self.members.get(name) else { return false };
+        self.consumer_group(&m.group).is_some_and(|cg| cg.left_before(member_id, at).is_some())
+    }
+
     pub(super) fn consumer_group(&self, group: &str) -> Option<&ConsumerGroupView> {
         let cg = self.consumer_groups.get(group)?;
         if let Some(h) = self.protocols.get(group) {

@@ -93,3 +93,33 @@ fn a_consumer_members_commit_does_not_restart_its_session() {
     let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
 }
+
+/// Regression: consumer_protocol_swarm seeds 1303 and 3119 (1303's schedule kept under
+/// `fixtures/`) reported `lost-commit` and `position-rewind` for a zombie's start. Mechanism
+/// (1303): m4's session expired at 28.1 s while pauses held it; its partitions went to other
+/// members, who committed. When its last pause ended (60.6 s) m4 applied the OffsetFetch answer
+/// it had before and started orders-0 from 0, then heard UNKNOWN_MEMBER_ID at its next
+/// heartbeat. A member the group removed is a zombie until it hears so: where it starts is not
+/// the group's resume (its commits meet the zombie rules).
+#[test]
+fn a_removed_members_start_from_an_old_offset_fetch_is_not_judged() {
+    let path = format!(
+        "{}/tests/fixtures/consumer_protocol_swarm-1303.schedule.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 1303, &text);
+    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    // The situation is still played: a member starts a partition after its session expired.
+    let removed_then_started = r.history.events().iter().any(|e| {
+        matches!(&e.kind, groupsim_history::EventKind::Member {
+            event: groupsim_history::MemberEvent::PositionInitialized { member_id, .. }, ..
+        } if r.history.events().iter().any(|f| f.at_ms < e.at_ms && matches!(&f.kind,
+            groupsim_history::EventKind::Coordinator {
+                event: groupsim_history::CoordinatorEvent::ConsumerGroup(
+                    groupsim_history::ConsumerGroupEvent::MemberRemoved { member_id: gone, .. }), ..
+            } if gone == member_id)))
+    });
+    assert!(removed_then_started, "no member starts a partition after its removal any more");
+}
