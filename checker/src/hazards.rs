@@ -144,6 +144,11 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
     let mut sent: std::collections::BTreeSet<(String, TopicPartition, i64)> = Default::default();
     let mut given_up: std::collections::BTreeSet<(String, TopicPartition, i64)> =
         Default::default();
+    // Member id -> the partitions it reports owning; commits sent while the sender owned
+    // their partition.
+    let mut owning: BTreeMap<String, std::collections::BTreeSet<TopicPartition>> = BTreeMap::new();
+    let mut sent_owned: std::collections::BTreeSet<(String, TopicPartition, i64)> =
+        Default::default();
     // Per partition: the highest offset committed so far.
     let mut high: BTreeMap<TopicPartition, i64> = BTreeMap::new();
     // Open windows: partition -> (cause, from, offset to reach).
@@ -162,7 +167,28 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
             } => {
                 let key = (member_id.clone(), partition.clone(), *offset);
                 given_up.remove(&key);
+                if owning.get(member_id).is_some_and(|o| o.contains(partition)) {
+                    sent_owned.insert(key.clone());
+                } else {
+                    sent_owned.remove(&key);
+                }
                 sent.insert(key);
+            }
+            EventKind::Member {
+                event: MemberEvent::Assigned { member_id, partitions, .. },
+                ..
+            } => owning.entry(member_id.clone()).or_default().extend(partitions.iter().cloned()),
+            EventKind::Member {
+                event:
+                    MemberEvent::Revoked { member_id, partitions, .. }
+                    | MemberEvent::Lost { member_id, partitions, .. },
+                ..
+            } => {
+                if let Some(o) = owning.get_mut(member_id) {
+                    for tp in partitions {
+                        o.remove(tp);
+                    }
+                }
             }
             EventKind::Member {
                 event: MemberEvent::CommitFailed { member_id, partition, offset, error, .. },
@@ -204,6 +230,12 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                 }
                 if is_late && before.is_some_and(|b| *offset < b) && !open.contains_key(partition) {
                     open.insert(partition.clone(), (idx, idx, before.unwrap_or_default()));
+                } else if is_late && sent_owned.contains(&key) {
+                    // Sent while its sender owned the partition, validated after it had moved
+                    // on: what the commit itself proves (it landed on a partition the sender no
+                    // longer owns) is the hazard's.
+                    let (hazard, partition) = (Hazard::LateRequest, partition.clone());
+                    windows.push(Window { hazard, cause: idx, partition, from: idx, to: idx });
                 }
                 high.insert(partition.clone(), before.map_or(*offset, |b| b.max(*offset)));
             }
@@ -291,6 +323,56 @@ mod tests {
         let v = check(&h.finish(&[(0, 10), (1, 10)]));
         assert!(v.hazards.is_empty(), "{:?}", v.hazards);
         assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
+    }
+
+    /// consumer_protocol_swarm seed 6098: m1's commit of orders-10, read by the broker at
+    /// 33.6 s while m1 owned the partition, was processed at 39.6 s, after m1 had released it:
+    /// the commit lands on a partition its sender no longer owns. `owned`: whether a owned t-0
+    /// when it sent the commit (a member committing after it revoked is at fault itself).
+    fn late_after_handover(owned: bool) -> crate::Verdict {
+        let mut h = clean();
+        let sent = MemberEvent::CommitSent {
+            member_id: "a".into(),
+            generation: 1,
+            partition: tp(0),
+            offset: 10,
+        };
+        if owned {
+            h.member("m0", sent.clone());
+        }
+        h.member(
+            "m0",
+            MemberEvent::Revoked { member_id: "a".into(), generation: 1, partitions: vec![tp(0)] },
+        );
+        h.generation(2, &[("m0", "a", &[]), ("m1", "b", &[0, 1])]);
+        if !owned {
+            h.member("m0", sent);
+        }
+        h.world(WorldEvent::RequestProcessedLate {
+            node: 0,
+            member: "m0".into(),
+            api: GroupApi::OffsetCommit,
+            member_id: Some("a".into()),
+            read_at_ms: 1,
+        });
+        let at = h.t;
+        h.commit_validated_at("a", 2, 0, 10, at);
+        check(&h.finish(&[(0, 10), (1, 10)]))
+    }
+
+    #[test]
+    fn a_late_commit_sent_while_owned_landing_after_the_handover_is_the_hazard() {
+        let v = late_after_handover(true);
+        assert!(v.is_ok(), "{:?}", v.anomalies);
+        let e = v.hazards.first().expect("shown as a hazard");
+        assert_eq!((e.hazard, e.anomaly.class), (Hazard::LateRequest, AnomalyClass::UnownedCommit));
+    }
+
+    #[test]
+    fn a_late_commit_sent_after_revoking_is_the_members_fault() {
+        let v = late_after_handover(false);
+        assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+        assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::UnownedCommit), "{v:?}");
     }
 
     fn commit_event(kind: &str, offset: i64, error: &str) -> MemberEvent {

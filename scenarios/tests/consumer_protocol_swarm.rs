@@ -123,3 +123,26 @@ fn a_removed_members_start_from_an_old_offset_fetch_is_not_judged() {
     });
     assert!(removed_then_started, "no member starts a partition after its removal any more");
 }
+
+/// Regression: consumer_protocol_swarm seed 6098 (its schedule kept under `fixtures/`) reported
+/// `unowned-commit`. Mechanism: the broker read m1's commit of orders-1, orders-9 and orders-10
+/// at 33.6 s, while m1 owned them, and the `late_request` fault held it until 39.6 s; m1 had
+/// released orders-10 at 38.8 s. The coordinator validated the member epoch, still m1's, and
+/// accepted the commit on a partition m1 no longer owned. The late-request hazard explains what
+/// a late commit sent while owned proves, as it explains the offsets it moves back.
+#[test]
+fn a_late_commit_sent_while_owned_is_the_late_request_hazard() {
+    let path = format!(
+        "{}/tests/fixtures/consumer_protocol_swarm-6098.schedule.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 6098, &text);
+    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let unowned = r.verdict.hazards.iter().any(|e| {
+        e.hazard == groupsim_checker::Hazard::LateRequest
+            && e.anomaly.class == groupsim_checker::AnomalyClass::UnownedCommit
+    });
+    assert!(unowned, "{:?}", r.verdict.hazards);
+}
