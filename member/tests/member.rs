@@ -516,6 +516,27 @@ fn leave_commits_then_sends_leave_group() {
     assert_eq!(h.m.poll_timeout(), None);
 }
 
+/// KIP-345: since Kafka 2.3 a static member (group.instance.id) never sends LeaveGroup on close
+/// (the Java consumer's `maybeLeaveGroup` sends one for dynamic members only; librdkafka does
+/// the same), so a bounce back within the session timeout replaces it without a rebalance. It
+/// still commits and revokes before it stops.
+#[test]
+fn a_static_member_leaving_commits_and_revokes_but_sends_no_leave_group() {
+    let mut c = config();
+    c.group_instance_id = Some("i-1".into());
+    let mut h = H::new(c);
+    follower_with_processed_records(&mut h);
+    h.m.leave(h.now);
+    let o = h.out();
+    let (cid, _, req) = one(&o, "OffsetCommit");
+    let o = h.respond(cid, commit_answer(&req, 0));
+    let s = summary(&o);
+    assert!(pos(&s, "event CommitAcked") < pos(&s, "event Revoked"));
+    assert!(sent(&o, "LeaveGroup").is_empty(), "{s:?}");
+    assert!(events(&o).contains(&MemberEvent::Left { member_id: "m-1".into() }));
+    assert!(h.m.is_finished());
+}
+
 #[test]
 fn leave_group_timeout_still_finishes() {
     let mut h = H::new(config());

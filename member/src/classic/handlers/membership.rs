@@ -450,9 +450,14 @@ impl Member {
     /// The Java heartbeat thread's reaction to an expired poll timer: LeaveGroup, then reset
     /// generation and member id; the partitions are lost (not committed). The member rejoins as
     /// a new member once the application polls again.
+    /// A static member (group.instance.id) sends no LeaveGroup, here or on close: since Kafka 2.3
+    /// the Java consumer leaves that to the session timeout (`maybeLeaveGroup` sends one for
+    /// dynamic members only), as librdkafka does, so a static member's bounce within its
+    /// session causes no rebalance.
     pub(in crate::classic) fn poll_timeout_leave(&mut self) {
         self.probe_session_lost();
-        if let Some(node) = self.core.discovery.coordinator {
+        let dynamic = self.core.config.group_instance_id.is_none();
+        if let Some(node) = self.core.discovery.coordinator.filter(|_| dynamic) {
             let req = LeaveGroupRequest::default()
                 .with_group_id(group_id(&self.core.config))
                 .with_members(vec![MemberIdentity::default()
@@ -480,8 +485,9 @@ impl Member {
         if self.core.in_flight.has_leave() {
             return;
         }
+        let dynamic = self.core.config.group_instance_id.is_none();
         match self.core.discovery.coordinator {
-            Some(node) if !self.membership.member_id.is_empty() => {
+            Some(node) if dynamic && !self.membership.member_id.is_empty() => {
                 let req = LeaveGroupRequest::default()
                     .with_group_id(group_id(&self.core.config))
                     .with_members(vec![MemberIdentity::default()
