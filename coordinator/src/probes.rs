@@ -8,6 +8,10 @@ groupsim_wire::probes! {
     /// and error: detail `Api/State/ERROR`.
     ANSWER = optional "coordinator.answer":
         "a group request answered with an error (detail: api/state/error)";
+    /// A new dynamic member's JoinGroup was answered MEMBER_ID_REQUIRED with its member id (a
+    /// trigger point: lost, the member joins again without an id and the first stays pending).
+    MEMBER_ID_REQUIRED_ANSWERED = required "coordinator.join.member_id_required":
+        "a new member's JoinGroup answered MEMBER_ID_REQUIRED (its member id on its way)";
     /// OffsetFetch reached the coordinator (a trigger point: a new owner picks its offsets).
     OFFSET_FETCH_RECEIVED = required "coordinator.offset_fetch.received":
         "an OffsetFetch reached the group's coordinator";
@@ -55,7 +59,7 @@ groupsim_wire::probes! {
     REMOVED_REBALANCE_TIMEOUT = required "coordinator.member.removed_rebalance_timeout":
         "a member removed because it did not rejoin within the rebalance timeout";
     /// A pending member (told MEMBER_ID_REQUIRED) never came back.
-    PENDING_MEMBER_EXPIRED = optional "coordinator.member.pending_expired":
+    PENDING_MEMBER_EXPIRED = required "coordinator.member.pending_expired":
         "a pending member expired without completing its join";
     /// The leader left, crashed or stopped heartbeating while the group was completing a
     /// rebalance: the group must go back to PreparingRebalance.

@@ -277,3 +277,38 @@ fn injected_error_answers_and_forced_rebalances_are_played_in_both_worlds() {
         assert_eq!(applied.count(), 2, "{world:?}: both faults recorded as applied");
     }
 }
+
+/// A lost MEMBER_ID_REQUIRED answer (JoinGroup v4+): the coordinator keeps the member id it
+/// handed out pending; the member, its connection gone, joins again without an id and gets
+/// another. The first id never comes back and expires at its JoinGroup's session timeout (as
+/// Kafka's `addPendingMemberExpiration` does) without holding up the group, in both worlds. A
+/// member crashed at that moment leaves its pending id behind the same way.
+#[test]
+fn a_lost_member_id_required_answer_leaves_a_pending_member_that_expires() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    use groupsim::triggers::{Trigger, TriggerAction, TriggerEvent};
+    let s = groupsim::scenarios::find("steady_state").expect("in catalogue");
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        for action in
+            [TriggerAction::DropConnections, TriggerAction::Crash { restart_after_ms: 3_000 }]
+        {
+            let mut spec = s.build(1);
+            spec.faults.triggers = vec![Trigger {
+                id: 0,
+                on: TriggerEvent::MemberIdRequired,
+                action,
+                per_mille: 1000,
+                max_fires: 2,
+            }];
+            let r = run_spec_in(spec, world).expect("runs");
+            assert!(r.verdict.is_ok(), "{world:?} {action:?}: {}", r.failure_report());
+            let fired = r.history.events().iter().any(|e| {
+                matches!(&e.kind, EventKind::World(WorldEvent::TriggerFired { trigger, .. })
+                    if trigger.contains("member_id_required"))
+            });
+            assert!(fired, "{world:?} {action:?}: the trigger never fired");
+            let expired = r.probes.get("coordinator.member.pending_expired").copied().unwrap_or(0);
+            assert!(expired > 0, "{world:?} {action:?}: no pending member expired: {:?}", r.probes);
+        }
+    }
+}

@@ -67,11 +67,16 @@ pub enum TriggerEvent {
     /// fenced, and the fenced member rejoins at epoch 0 with its member id (KAFKA-19233).
     /// Target: that member.
     MemberEpochAdvanced,
+    /// A new dynamic member's JoinGroup was answered MEMBER_ID_REQUIRED with the member id the
+    /// coordinator keeps pending for it (JoinGroup v4+); the answer is on its way. Lost, the
+    /// member joins again without an id and gets another, and the first stays pending until its
+    /// session timeout; a member gone meanwhile never rejoins. Target: that member.
+    MemberIdRequired,
 }
 
 impl TriggerEvent {
     /// Every event, in a fixed order (the classic protocol's, then KIP-848's).
-    pub const ALL: [TriggerEvent; 13] = [
+    pub const ALL: [TriggerEvent; 14] = [
         TriggerEvent::CompletingRebalance,
         TriggerEvent::JoinResponses,
         TriggerEvent::SyncResponses,
@@ -85,13 +90,24 @@ impl TriggerEvent {
         TriggerEvent::PartitionHandedOver,
         TriggerEvent::MemberFenced,
         TriggerEvent::MemberEpochAdvanced,
+        TriggerEvent::MemberIdRequired,
     ];
 
     /// The events a swarm of classic-protocol members draws triggers for (with a drop, pause,
-    /// crash or move): the first seven of [`Self::ALL`]. `preparing_rebalance` is left to
-    /// scenarios that aim a slow revoke callback at the end of the join phase it starts; the
-    /// KIP-848 events never happen there.
-    pub const CLASSIC_SWARM: &'static [TriggerEvent] = TriggerEvent::ALL.split_at(7).0;
+    /// crash or move): the first seven of [`Self::ALL`], then `member_id_required`.
+    /// `preparing_rebalance` is left to scenarios that aim a slow revoke callback at the end of
+    /// the join phase it starts; the KIP-848 events never happen there. New events go at the
+    /// end, as for [`Self::CONSUMER_SWARM`].
+    pub const CLASSIC_SWARM: &'static [TriggerEvent] = &[
+        TriggerEvent::CompletingRebalance,
+        TriggerEvent::JoinResponses,
+        TriggerEvent::SyncResponses,
+        TriggerEvent::CommitAppended,
+        TriggerEvent::OffsetFetchArrived,
+        TriggerEvent::RevokeStarted,
+        TriggerEvent::ProcessingStarted,
+        TriggerEvent::MemberIdRequired,
+    ];
 
     /// The events a swarm of consumer-protocol (KIP-848) members draws triggers for: those of
     /// the classic protocol that also happen there, and KIP-848's own. New events go at the
@@ -125,6 +141,7 @@ impl TriggerEvent {
             TriggerEvent::PartitionHandedOver => "partition_handed_over",
             TriggerEvent::MemberFenced => "member_fenced",
             TriggerEvent::MemberEpochAdvanced => "member_epoch_advanced",
+            TriggerEvent::MemberIdRequired => "member_id_required",
         }
     }
 
@@ -144,6 +161,9 @@ impl TriggerEvent {
             }
             TriggerEvent::MemberFenced => {
                 Some(groupsim_member::probes::CONSUMER_FENCED_REJOINING.name)
+            }
+            TriggerEvent::MemberIdRequired => {
+                Some(groupsim_coordinator::probes::MEMBER_ID_REQUIRED_ANSWERED.name)
             }
             _ => None,
         }

@@ -220,6 +220,7 @@ impl GroupCoordinator {
                 // the new coordinator schedules the same), not the new-member join timeout.
                 let session = p.session_timeout_ms.max(0) as u64;
                 group.add_pending_member(&new_id, now, session, fx);
+                crate::probes::MEMBER_ID_REQUIRED_ANSWERED.hit();
                 let r = JoinResult::error(&new_id, ResponseError::MemberIdRequired);
                 fx.respond(id, response(version, r));
             } else {
