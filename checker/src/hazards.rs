@@ -22,91 +22,12 @@
 //! nothing back explains nothing.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use groupsim_history::{CoordinatorEvent, EventKind, GroupApi, History, MemberEvent, WorldEvent};
 use groupsim_wire::TopicPartition;
-use serde::{Deserialize, Serialize};
 
+use crate::hazard::{Explained, Hazard, Window};
 use crate::Anomaly;
-
-/// A hazard Kafka allows, which the history shows acting (the world may play it as a named
-/// fault). The late request's anomalies are found here; the lost downgrade rebalance's by the
-/// liveness rule, which reads the group's generations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Hazard {
-    /// A request processed after its client gave up on it and sent newer ones
-    /// (`Fault::LateRequest`).
-    LateRequest,
-    /// A classic group was converted to a consumer group while a rebalance had reset its
-    /// members' assignments: partitions cooperative members still held were handed out again.
-    UpgradeMidRebalance,
-    /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
-    /// and the rebalance that downgrade started; the next loaded the written generation as
-    /// Stable and started none.
-    LostDowngradeRebalance,
-}
-
-impl Hazard {
-    /// The kebab-case name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Hazard::LateRequest => "late-request",
-            Hazard::LostDowngradeRebalance => "lost-downgrade-rebalance",
-            Hazard::UpgradeMidRebalance => "upgrade-mid-rebalance",
-        }
-    }
-
-    /// Why Kafka allows it, in a sentence.
-    pub fn why(self) -> &'static str {
-        match self {
-            Hazard::LateRequest => {
-                "Kafka orders requests per connection only: a request read before its \
-                 connection closed is processed after the client's newer requests"
-            }
-            Hazard::UpgradeMidRebalance => {
-                "Kafka converts a classic group to a consumer group with each member's stored \
-                 assignment, which a rebalance in progress has reset to empty: partitions \
-                 cooperative members still own are handed to others before those members \
-                 revoke them, and their commits on them are accepted"
-            }
-            Hazard::LostDowngradeRebalance => {
-                "Kafka starts the rebalance of a group downgraded to the classic protocol in \
-                 memory only: a coordinator that takes the group over before it completes loads \
-                 the written generation as Stable, the leaver's partitions unassigned and the \
-                 members' targets unreconciled, until a membership change rebalances it"
-            }
-        }
-    }
-}
-
-impl fmt::Display for Hazard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An anomaly a named hazard explains.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Explained {
-    /// The hazard.
-    pub hazard: Hazard,
-    /// The history event (by index) where the hazard acted: the late commit.
-    pub cause: usize,
-    /// The anomaly it explains.
-    pub anomaly: Anomaly,
-}
-
-/// Where one hazard's effect on a partition lasts.
-#[derive(Debug)]
-pub(crate) struct Window {
-    pub(crate) hazard: Hazard,
-    pub(crate) cause: usize,
-    pub(crate) partition: TopicPartition,
-    /// Inclusive range of event indices.
-    pub(crate) from: usize,
-    pub(crate) to: usize,
-}
 
 /// Splits `anomalies` into those no hazard explains and those one does.
 pub(crate) fn explain(

@@ -66,6 +66,7 @@ mod commits;
 mod consumer;
 mod consumer_view;
 mod gave_up;
+mod hazard;
 mod hazards;
 mod liveness;
 mod metrics;
@@ -89,7 +90,7 @@ use groupsim_history::{
 use serde::{Deserialize, Serialize};
 
 pub use self::anomaly::{Anomaly, AnomalyClass};
-pub use self::hazards::{Explained, Hazard};
+pub use self::hazard::{Explained, Hazard};
 use self::metrics::Metrics;
 pub use self::metrics::Stats;
 use self::protocols::Judged;

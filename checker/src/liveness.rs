@@ -11,7 +11,7 @@ use groupsim_wire::{Millis, TopicPartition};
 
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::{ConsumerGroupView, STABLE};
-use super::hazards::{Explained, Hazard};
+use super::hazard::{Explained, Hazard};
 use super::views::{MemberView, Views};
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the

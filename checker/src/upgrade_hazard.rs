@@ -21,7 +21,7 @@ use groupsim_history::{
 };
 use groupsim_wire::TopicPartition;
 
-use crate::hazards::{Hazard, Window};
+use crate::hazard::{Hazard, Window};
 
 /// One partition an upgrade took from a member that still owned it.
 struct Open {

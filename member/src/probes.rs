@@ -39,6 +39,10 @@ groupsim_wire::probes! {
     /// A fetch went to a broker that no longer leads the partition.
     FETCH_STALE_LEADER = required "member.fetch.stale_leader":
         "a Fetch answered with a leadership error (a stale partition leader)";
+    /// The leader got a JoinGroup answer naming topics it has no metadata for (other members
+    /// subscribe to them) and waits for their metadata before it assigns.
+    LEADER_AWAITS_METADATA = required "member.leader.awaits_metadata":
+        "the leader fetched metadata for topics only other members subscribe to before assigning";
     /// A generation reset: the member forgets its generation (and maybe member id) and rejoins.
     GENERATION_RESET = required "member.generation.reset":
         "the member reset its generation after a group error";

@@ -14,6 +14,7 @@ pub mod profiles;
 pub mod rolling;
 mod shape;
 pub mod storm;
+pub mod subscriptions;
 pub mod swarm;
 pub mod timeouts;
 
@@ -140,6 +141,13 @@ pub fn catalogue() -> Vec<Scenario> {
              last one's leave downgrades it), with connection drops, a coordinator move and a \
              member crash",
             migration::protocol_migration,
+        ),
+        Scenario::new(
+            "mixed_subscriptions",
+            "six classic Java members subscribed to different topics (one to three of three; \
+             the leader often to fewer than the group), with range, roundrobin, sticky or \
+             cooperative-sticky drawn: three bounce, connections drop, the coordinator moves",
+            subscriptions::mixed_subscriptions,
         ),
     ]
 }

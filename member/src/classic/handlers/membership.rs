@@ -176,6 +176,7 @@ impl Member {
                 if missing.is_empty() {
                     self.complete_leader_assignment(now, members);
                 } else {
+                    probes::LEADER_AWAITS_METADATA.hit();
                     for t in &missing {
                         self.want_metadata_for(t);
                     }
