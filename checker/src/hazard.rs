@@ -1,5 +1,5 @@
 //! The hazards Kafka allows, by name: what the checker sets apart from the anomalies that prove
-//! a bug (`hazards` and `upgrade_hazard` find where each acted; `liveness` the lost downgrade
+//! a bug (`hazards` and `taken_partitions` find where each acted; `liveness` the lost downgrade
 //! rebalance).
 
 use std::fmt;
@@ -20,6 +20,10 @@ pub enum Hazard {
     /// A classic group was converted to a consumer group while a rebalance had reset its
     /// members' assignments: partitions cooperative members still held were handed out again.
     UpgradeMidRebalance,
+    /// A static member cut off within its session stayed in a generation it did not join, with
+    /// the owned partitions of its last subscription: the assignor gave one it held since to
+    /// another member.
+    StaticMemberMissedRebalance,
     /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
     /// and the rebalance that downgrade started; the next loaded the written generation as
     /// Stable and started none.
@@ -33,6 +37,7 @@ impl Hazard {
             Hazard::LateRequest => "late-request",
             Hazard::LostDowngradeRebalance => "lost-downgrade-rebalance",
             Hazard::UpgradeMidRebalance => "upgrade-mid-rebalance",
+            Hazard::StaticMemberMissedRebalance => "static-member-missed-rebalance",
         }
     }
 
@@ -48,6 +53,12 @@ impl Hazard {
                  assignment, which a rebalance in progress has reset to empty: partitions \
                  cooperative members still own are handed to others before those members \
                  revoke them, and their commits on them are accepted"
+            }
+            Hazard::StaticMemberMissedRebalance => {
+                "Kafka keeps a static member that did not rejoin in the next generation with \
+                 the subscription it last sent: its owned partitions there are a generation \
+                 old, so a cooperative assignor may give a partition the member holds to \
+                 another, and the member's commit on revoking it is accepted"
             }
             Hazard::LostDowngradeRebalance => {
                 "Kafka starts the rebalance of a group downgraded to the classic protocol in \

@@ -35,7 +35,7 @@ pub(crate) fn explain(
     anomalies: Vec<Anomaly>,
 ) -> (Vec<Anomaly>, Vec<Explained>) {
     let mut windows = late_commit_windows(history);
-    windows.extend(crate::upgrade_hazard::windows(history));
+    windows.extend(crate::taken_partitions::windows(history));
     if windows.is_empty() {
         return (anomalies, Vec::new());
     }

@@ -78,7 +78,7 @@ mod ranges;
 mod resets;
 mod spans;
 mod stalls;
-mod upgrade_hazard;
+mod taken_partitions;
 mod views;
 
 use std::collections::BTreeMap;

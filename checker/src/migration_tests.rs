@@ -372,3 +372,49 @@ fn a_member_told_its_generation_was_gone_owns_nothing_the_upgrade_took() {
     assert!(v.hazards.is_empty(), "{:?}", v.hazards);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::UnownedCommit), "{:?}", v);
 }
+
+/// static_churn seed 67: static member b, cut off within its session, did not rejoin
+/// generation 2; Kafka kept it there with its last subscription, and the cooperative leader gave
+/// t-1, which b held, to a. Back, b committed t-1 under generation 2 after a had: the commit
+/// moves the offset back and lands on a partition b no longer owns. Kafka allows it (the
+/// `static-member-missed-rebalance` hazard); a dynamic member is never kept without rejoining,
+/// so the same commits from one are a failure.
+fn missed_rebalance(is_static: bool) -> crate::Verdict {
+    let mut h = clean();
+    h.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "b".into(),
+        group_instance_id: is_static.then(|| "i-b".to_string()),
+        client_id: "m1".into(),
+    });
+    h.generation_started(2, &["a", "b"]);
+    h.coord(CoordinatorEvent::AssignmentStored {
+        group: G.into(),
+        generation: 2,
+        assignments: vec![
+            MemberAssignment { member_id: "a".into(), partitions: parts(&[0, 1]) },
+            MemberAssignment { member_id: "b".into(), partitions: vec![] },
+        ],
+    });
+    h.state(GroupState::Stable, 2);
+    h.classic_member_at("m0", "a", 2, &[0, 1]);
+    h.produced(1, 10).processed("m0", "a", 2, 1, 10, 19).commit("a", 2, 1, 20);
+    h.processed("m1", "b", 1, 1, 10, 14).commit("b", 2, 1, 15);
+    check(&h.h.clone())
+}
+
+#[test]
+fn a_static_member_kept_in_a_generation_it_missed_is_the_hazard_not_a_failure() {
+    let v = missed_rebalance(true);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    assert!(v.hazards.iter().all(|e| e.hazard == crate::Hazard::StaticMemberMissedRebalance));
+    let explained: Vec<AnomalyClass> = v.hazards.iter().map(|e| e.anomaly.class).collect();
+    assert!(explained.contains(&AnomalyClass::OffsetRegression), "{explained:?}");
+}
+
+#[test]
+fn a_dynamic_member_committing_a_partition_given_away_fails() {
+    let v = missed_rebalance(false);
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression), "{v:?}");
+}

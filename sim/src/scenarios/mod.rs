@@ -13,6 +13,7 @@ pub mod migration;
 pub mod profiles;
 pub mod rolling;
 mod shape;
+pub mod static_members;
 pub mod storm;
 pub mod subscriptions;
 pub mod swarm;
@@ -148,6 +149,13 @@ pub fn catalogue() -> Vec<Scenario> {
              the leader often to fewer than the group), with range, roundrobin, sticky or \
              cooperative-sticky drawn: three bounce, connections drop, the coordinator moves",
             subscriptions::mixed_subscriptions,
+        ),
+        Scenario::new(
+            "static_churn",
+            "five static Java members (session twice the rebalance timeout) and a dynamic one: \
+             crashes back within the session and after it, a host cut off past the rebalance \
+             timeout, and the leader paused or crashed right after the JoinGroup answers",
+            static_members::static_churn,
         ),
     ]
 }

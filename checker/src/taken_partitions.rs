@@ -1,0 +1,213 @@
+//! Partitions the coordinator handed to another member while their owner still held them, in
+//! two ways Kafka allows; each is a hazard of its own, and this module finds where each acted.
+//!
+//! - `upgrade-mid-rebalance`: Kafka converts a classic group to a consumer group (online
+//!   upgrade, KIP-848) from each member's stored assignment. A rebalance that went back to
+//!   joining from CompletingRebalance (a member left before the leader's SyncGroup) reset every
+//!   stored assignment to empty, but a cooperative member keeps owning its partitions through a
+//!   rebalance until an assignment tells it to revoke them. The consumer group then counts those
+//!   partitions free and hands them out at once, while their previous owner still processes and
+//!   commits them under its new member epoch, which the coordinator accepts (a consumer group's
+//!   commit is checked against the member epoch, not the assignment). The history shows it: an
+//!   upgrade converts a member with fewer partitions than the member reports owning.
+//! - `static-member-missed-rebalance`: a static member (KIP-345) that does not rejoin, cut off
+//!   within its session, stays in the next generation with the subscription it last sent, whose
+//!   owned partitions are those of the generation before; the leader's cooperative assignor takes
+//!   that for what it owns and may give a partition it got since to another member. The static
+//!   member, back, is told the new assignment and revokes the partition, committing it under
+//!   the current generation after its new owner did. The history shows it: a generation's stored
+//!   assignment gives another member a partition a static member of that generation, which had
+//!   not joined it, reports owning.
+//!
+//! Either way the member must have heard no error since its last assignment that told it its
+//! generation was gone (a member that keeps partitions then is at fault, not Kafka). For each
+//! partition the effect lasts until the member gives the partition up (or stops) and, when the
+//! member committed the partition meanwhile, until the partition's committed offset is back at
+//! or past the highest of those commits (the new owner, started below them, commits lower
+//! offsets until then).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_history::{
+    ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent, WorldEvent,
+};
+use groupsim_wire::TopicPartition;
+
+use crate::hazard::{Hazard, Window};
+
+/// One partition taken from a member that still owned it.
+struct Open {
+    hazard: Hazard,
+    cause: usize,
+    from: usize,
+    member_id: String,
+    /// When the member gave the partition up (or stopped).
+    released: Option<usize>,
+    /// The highest offset the member committed on the partition while the window was open.
+    reach: Option<i64>,
+}
+
+/// The windows in which the hazard's effect on a partition lasts.
+pub(crate) fn windows(history: &History) -> Vec<Window> {
+    // Member id -> (member name, the partitions the member reports owning).
+    let mut owned: BTreeMap<String, (String, BTreeSet<TopicPartition>)> = BTreeMap::new();
+    // Members told their generation is gone (a correct client gives its partitions up then;
+    // one that keeps them owns nothing the upgrade could take).
+    let mut reset: BTreeSet<String> = BTreeSet::new();
+    let mut open: BTreeMap<TopicPartition, Open> = BTreeMap::new();
+    // Member id -> the last generation it was told it joined, and when; static member ids; the
+    // members of each generation started, and when (a coordinator that loaded an older
+    // generation starts a generation number again).
+    let mut joined: BTreeMap<String, (i32, usize)> = BTreeMap::new();
+    let mut statics: BTreeSet<String> = BTreeSet::new();
+    let mut generation_members: BTreeMap<i32, (usize, Vec<String>)> = BTreeMap::new();
+    let mut windows = Vec::new();
+    let close = |windows: &mut Vec<Window>, tp: TopicPartition, o: Open, to: usize| {
+        windows.push(Window { hazard: o.hazard, cause: o.cause, partition: tp, from: o.from, to });
+    };
+    for (idx, e) in history.events().iter().enumerate() {
+        match &e.kind {
+            EventKind::Member { member, event } => match event {
+                MemberEvent::Assigned { member_id, partitions, .. } => {
+                    reset.remove(member_id);
+                    let entry = owned
+                        .entry(member_id.clone())
+                        .or_insert_with(|| (member.clone(), BTreeSet::new()));
+                    entry.1.extend(partitions.iter().cloned());
+                }
+                MemberEvent::GenerationReset { member_id, .. } => {
+                    reset.insert(member_id.clone());
+                }
+                MemberEvent::Joined { member_id, generation, .. } => {
+                    joined.insert(member_id.clone(), (*generation, idx));
+                }
+                MemberEvent::Revoked { member_id, partitions, .. }
+                | MemberEvent::Lost { member_id, partitions, .. } => {
+                    if let Some((_, held)) = owned.get_mut(member_id) {
+                        for tp in partitions {
+                            held.remove(tp);
+                        }
+                    }
+                    for tp in partitions {
+                        if let Some(o) = open.get_mut(tp) {
+                            if &o.member_id == member_id && o.released.is_none() {
+                                o.released = Some(idx);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            },
+            EventKind::World(WorldEvent::MemberStopped { member }) => {
+                let ids: Vec<String> = owned
+                    .iter()
+                    .filter(|(_, (name, _))| name == member)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in ids {
+                    owned.remove(&id);
+                    for o in open.values_mut().filter(|o| o.member_id == id) {
+                        o.released.get_or_insert(idx);
+                    }
+                }
+            }
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupUpgraded {
+                        members, ..
+                    }),
+                ..
+            } => {
+                for m in members.iter().filter(|m| !reset.contains(&m.member_id)) {
+                    let Some((_, held)) = owned.get(&m.member_id) else { continue };
+                    let taken = held.iter().filter(|tp| !m.partitions.contains(tp));
+                    let hazard = Hazard::UpgradeMidRebalance;
+                    take(&mut open, taken, hazard, idx, &m.member_id);
+                }
+            }
+            EventKind::Coordinator {
+                event: CoordinatorEvent::MemberAdded { member_id, group_instance_id: Some(_), .. },
+                ..
+            } => {
+                statics.insert(member_id.clone());
+            }
+            EventKind::Coordinator {
+                event: CoordinatorEvent::GenerationStarted { generation, members, .. },
+                ..
+            } => {
+                generation_members.insert(*generation, (idx, members.clone()));
+            }
+            EventKind::Coordinator {
+                event: CoordinatorEvent::AssignmentStored { generation, assignments, .. },
+                ..
+            } => {
+                let Some((started, members)) = generation_members.get(generation) else { continue };
+                let missed = members.iter().filter(|id| {
+                    statics.contains(*id)
+                        && !reset.contains(*id)
+                        && joined.get(*id).is_none_or(|(g, at)| g != generation || at < started)
+                });
+                for id in missed {
+                    let Some((_, held)) = owned.get(id) else { continue };
+                    let elsewhere: BTreeSet<&TopicPartition> = assignments
+                        .iter()
+                        .filter(|a| &a.member_id != id)
+                        .flat_map(|a| a.partitions.iter())
+                        .collect();
+                    let taken = held.iter().filter(|tp| elsewhere.contains(tp));
+                    take(&mut open, taken, Hazard::StaticMemberMissedRebalance, idx, id);
+                }
+            }
+            EventKind::Coordinator {
+                event: CoordinatorEvent::OffsetCommitAccepted { member_id, partition, offset, .. },
+                ..
+            } => {
+                let Some(o) = open.get_mut(partition) else { continue };
+                if &o.member_id == member_id && o.released.is_none() {
+                    o.reach = Some(o.reach.map_or(*offset, |r| r.max(*offset)));
+                } else if o.released.is_some() && o.reach.is_none_or(|r| *offset >= r) {
+                    if let Some(o) = open.remove(partition) {
+                        close(&mut windows, partition.clone(), o, idx);
+                    }
+                }
+            }
+            _ => {}
+        }
+        // A window whose member gave the partition up without committing it closes there.
+        let done: Vec<TopicPartition> = open
+            .iter()
+            .filter(|(_, o)| o.released.is_some() && o.reach.is_none())
+            .map(|(tp, _)| tp.clone())
+            .collect();
+        for tp in done {
+            if let Some(o) = open.remove(&tp) {
+                let to = o.released.unwrap_or(idx);
+                close(&mut windows, tp, o, to);
+            }
+        }
+    }
+    let end = history.len().saturating_sub(1);
+    for (tp, o) in open {
+        close(&mut windows, tp, o, end);
+    }
+    windows
+}
+
+/// Opens a window at event `idx` for each of `taken`, the partitions `member_id` still owned,
+/// unless one is open on it already.
+fn take<'a>(
+    open: &mut BTreeMap<TopicPartition, Open>,
+    taken: impl Iterator<Item = &'a TopicPartition>,
+    hazard: Hazard,
+    idx: usize,
+    member_id: &str,
+) {
+    for tp in taken {
+        if open.contains_key(tp) {
+            continue;
+        }
+        let member_id = member_id.to_string();
+        let o = Open { hazard, cause: idx, from: idx, member_id, released: None, reach: None };
+        open.insert(tp.clone(), o);
+    }
+}
