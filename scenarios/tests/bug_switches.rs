@@ -198,16 +198,15 @@ fn member_retrying_a_superseded_commit_is_caught() {
 
 /// KAFKA-13419: after a failed SyncGroup a cooperative member keeps the partitions it owned and
 /// claims them under the failed generation. The harm needs the group to move on without it:
-/// the group gave its partitions to others meanwhile, it kept processing them, and a later
-/// commit covers records it never processed there. The caught seed (56) shrinks to eight
-/// faults and triggers: SyncGroup answers NOT_COORDINATOR and REBALANCE_IN_PROGRESS injected by
-/// broker-side BUGGIFY (the failed SyncGroups), three member crashes and a pause past the
-/// session that make room for rebalances, a dropped connection, and a trigger that moves the
-/// coordinator after a commit is appended.
+/// the group gave its partitions to others meanwhile, it kept processing and committing them
+/// (commits on partitions the group gave others, moving their offsets back). The caught seed
+/// (56) fails the SyncGroups with answers broker-side BUGGIFY injects (NOT_COORDINATOR,
+/// REBALANCE_IN_PROGRESS); member crashes and a pause past the session make room for
+/// rebalances, and triggers drop connections and move the coordinator.
 #[test]
 fn member_keeping_owned_partitions_after_a_sync_error_is_caught() {
     let name = "member-keeps-owned-after-sync-error";
-    check_switch_at(name, "swarm_cooperative", 56, AnomalyClass::UncoveredCommit, 8);
+    check_switch_at(name, "swarm_cooperative", 56, AnomalyClass::UnownedCommit, 8);
 }
 
 /// KAFKA-14024: the commit made before rejoining never completes, so the member never rejoins.
