@@ -24,6 +24,9 @@ pub enum Hazard {
     /// the owned partitions of its last subscription: the assignor gave one it held since to
     /// another member.
     StaticMemberMissedRebalance,
+    /// A consumer-protocol member removed while cut off came back to a group downgraded to the
+    /// classic protocol meanwhile and stopped on GROUP_ID_NOT_FOUND.
+    DowngradeStrandsMember,
     /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
     /// and the rebalance that downgrade started; the next loaded the written generation as
     /// Stable and started none.
@@ -38,6 +41,7 @@ impl Hazard {
             Hazard::LostDowngradeRebalance => "lost-downgrade-rebalance",
             Hazard::UpgradeMidRebalance => "upgrade-mid-rebalance",
             Hazard::StaticMemberMissedRebalance => "static-member-missed-rebalance",
+            Hazard::DowngradeStrandsMember => "downgrade-strands-member",
         }
     }
 
@@ -59,6 +63,11 @@ impl Hazard {
                  the subscription it last sent: its owned partitions there are a generation \
                  old, so a cooperative assignor may give a partition the member holds to \
                  another, and the member's commit on revoking it is accepted"
+            }
+            Hazard::DowngradeStrandsMember => {
+                "Kafka answers a consumer-protocol heartbeat for a group downgraded to the \
+                 classic protocol GROUP_ID_NOT_FOUND, which the Java consumer treats as fatal: \
+                 a member removed while cut off that comes back after the downgrade stops"
             }
             Hazard::LostDowngradeRebalance => {
                 "Kafka starts the rebalance of a group downgraded to the classic protocol in \

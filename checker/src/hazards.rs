@@ -34,13 +34,14 @@ pub(crate) fn explain(
     history: &History,
     anomalies: Vec<Anomaly>,
 ) -> (Vec<Anomaly>, Vec<Explained>) {
+    let (anomalies, stranded) = crate::stranded::explain(history, anomalies);
     let mut windows = late_commit_windows(history);
     windows.extend(crate::taken_partitions::windows(history));
     if windows.is_empty() {
-        return (anomalies, Vec::new());
+        return (anomalies, stranded);
     }
     let mut kept = Vec::new();
-    let mut explained = Vec::new();
+    let mut explained = stranded;
     for anomaly in anomalies {
         let by = windows.iter().find(|w| {
             (w.hazard == Hazard::LateRequest && anomaly.events.contains(&w.cause))

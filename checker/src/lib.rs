@@ -78,6 +78,7 @@ mod ranges;
 mod resets;
 mod spans;
 mod stalls;
+mod stranded;
 mod taken_partitions;
 mod views;
 

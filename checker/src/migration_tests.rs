@@ -418,3 +418,52 @@ fn a_dynamic_member_committing_a_partition_given_away_fails() {
     assert!(v.hazards.is_empty(), "{:?}", v.hazards);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression), "{v:?}");
 }
+
+/// migration_faults seed 8: consumer-protocol member c, paused past its session, was removed;
+/// the last other consumer-protocol member left and the group was downgraded. Back, c's
+/// heartbeat was answered GROUP_ID_NOT_FOUND and the Java consumer stopped. Kafka does this:
+/// the `downgrade-strands-member` hazard. Without the downgrade the same stop is a failure.
+fn stranded(downgrade: bool) -> crate::Verdict {
+    let mut h = upgraded();
+    h.started("m2");
+    h.cg(ConsumerGroupEvent::MemberJoined {
+        group: G.into(),
+        member_id: "c".into(),
+        group_instance_id: None,
+        client_id: "m2".into(),
+        classic_protocol: false,
+    });
+    h.cg(ConsumerGroupEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "c".into(),
+        member_epoch: 2,
+        reason: ConsumerRemovalReason::SessionTimeout,
+    });
+    if downgrade {
+        h.cg(ConsumerGroupEvent::GroupDowngraded {
+            group: G.into(),
+            group_epoch: 3,
+            leaving_member: "d".into(),
+            members: converted(&[("a", 3, &[0]), ("b", 3, &[1])]),
+        });
+    }
+    h.member(
+        "m2",
+        MemberEvent::Fatal {
+            member_id: "c".into(),
+            generation: 2,
+            error: "GROUP_ID_NOT_FOUND".into(),
+        },
+    );
+    check(&h.h.clone())
+}
+
+#[test]
+fn a_member_stranded_by_a_downgrade_stopping_is_the_hazard_not_a_failure() {
+    let v = stranded(true);
+    assert!(v.anomalies.iter().all(|a| a.class != AnomalyClass::MemberGaveUp), "{v:?}");
+    let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::MemberGaveUp);
+    assert_eq!(e.map(|e| e.hazard), Some(crate::Hazard::DowngradeStrandsMember), "{v:?}");
+    let v = stranded(false);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::MemberGaveUp), "{v:?}");
+}

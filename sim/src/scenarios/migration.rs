@@ -114,3 +114,48 @@ pub fn protocol_migration(seed: u64) -> ScenarioSpec {
     s.liveness_bound_ms *= 2;
     s
 }
+
+/// `protocol_migration`'s roll-over and roll-back under the member faults the swarms play as
+/// well: a short pause and one past the session (a member expelled mid-migration, then back),
+/// two late commits (a commit read before its member moved on, processed after), error answers
+/// Kafka's coordinator gives (broker-side BUGGIFY) on the classic and the consumer-group APIs,
+/// and a forced rebalance. Drawn from a stream of its own beside `protocol_migration`'s.
+pub fn migration_faults(seed: u64) -> ScenarioSpec {
+    use groupsim_member::GroupProtocol;
+    let mut s = protocol_migration(seed);
+    s.name = "migration_faults".into();
+    let safety_end = s.liveness_start_ms;
+    let mut hrng = rng::stream(seed, Stream::Hazards);
+    let when = |rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(FIRST_MS..safety_end - 4_000);
+    let mut extra = Vec::new();
+    for (lo, hi) in [(2_000, 6_000), (11_000, 16_000)] {
+        let member = format!("m{}", hrng.random_range(0..MEMBERS));
+        let t = when(&mut hrng);
+        extra.push(at(t, Fault::MemberPause { member, duration_ms: hrng.random_range(lo..hi) }));
+    }
+    for _ in 0..2 {
+        let member = format!("m{}", hrng.random_range(0..MEMBERS));
+        let t = when(&mut hrng);
+        let fault = Fault::LateRequest {
+            member,
+            api: crate::faults::GroupApi::OffsetCommit,
+            delay_ms: hrng.random_range(5_500..12_000),
+            within_ms: hrng.random_range(1_000..=5_000),
+        };
+        extra.push(at(t, fault));
+    }
+    for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+        let apis = crate::faults::drawn_apis(protocol);
+        let api = apis[hrng.random_range(0..apis.len())];
+        let errors = crate::faults::kafka_errors(api, protocol);
+        let error = errors[hrng.random_range(0..errors.len())];
+        let t = when(&mut hrng);
+        extra.push(at(t, Fault::InjectError { api, error, count: hrng.random_range(1..=3) }));
+    }
+    let t = when(&mut hrng);
+    extra.push(at(t, Fault::ForceRebalance { group: GROUP_ID.into() }));
+    let mut faults = std::mem::take(&mut s.faults.faults);
+    faults.extend(extra);
+    s.faults = FaultSchedule::new(faults);
+    s
+}

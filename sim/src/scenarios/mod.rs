@@ -144,6 +144,13 @@ pub fn catalogue() -> Vec<Scenario> {
             migration::protocol_migration,
         ),
         Scenario::new(
+            "migration_faults",
+            "protocol_migration's roll-over and back under member faults: a short pause and one \
+             past the session, late commits, error answers Kafka's coordinator gives on both \
+             protocols' APIs, and a forced rebalance",
+            migration::migration_faults,
+        ),
+        Scenario::new(
             "mixed_subscriptions",
             "six classic Java members subscribed to different topics (one to three of three; \
              the leader often to fewer than the group), with range, roundrobin, sticky or \
