@@ -750,3 +750,28 @@ fn heartbeat_and_commit_deadlines_wake_the_member_only_when_they_can_act() {
     assert!(events(&o).iter().any(|e| matches!(e, MemberEvent::CoordinatorLost { .. })));
     assert_eq!(h.m.poll_timeout(), Some(6_000 + 100), "only the FindCoordinator backoff");
 }
+
+/// The Java consumer takes GROUP_MAX_SIZE_REACHED (group.max.size) and
+/// INCONSISTENT_GROUP_PROTOCOL (no assignor in common) on JoinGroup as non-retriable: poll
+/// throws and the application stops. brod backs off and joins again.
+#[test]
+fn a_java_member_refused_for_group_size_or_protocol_stops() {
+    for code in [
+        groupsim_wire::error_codes::GROUP_MAX_SIZE_REACHED,
+        groupsim_wire::error_codes::INCONSISTENT_GROUP_PROTOCOL,
+    ] {
+        let mut h = H::new(config());
+        let (id, _, _) = to_first_join(&mut h);
+        let o = h.respond(id, join_err(code, ""));
+        assert!(
+            events(&o).iter().any(|e| matches!(e, MemberEvent::Fatal { .. })),
+            "{code}: {:?}",
+            summary(&o)
+        );
+        assert!(h.m.is_finished(), "{code}");
+    }
+    let mut h = H::new(config().with_profile(groupsim_member::ClientProfile::Brod));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_err(groupsim_wire::error_codes::GROUP_MAX_SIZE_REACHED, ""));
+    assert!(!h.m.is_finished(), "{:?}", summary(&o));
+}

@@ -9,6 +9,7 @@ pub mod churn;
 pub mod consumer;
 pub mod coordinator;
 pub mod faults;
+pub mod limits;
 pub mod migration;
 pub mod profiles;
 pub mod rolling;
@@ -163,6 +164,14 @@ pub fn catalogue() -> Vec<Scenario> {
              crashes back within the session and after it, a host cut off past the rebalance \
              timeout, and the leader paused or crashed right after the JoinGroup answers",
             static_members::static_churn,
+        ),
+        Scenario::new(
+            "group_limits",
+            "six members for a group the broker caps at four (group.max.size, or \
+             group.consumer.max.size for a consumer group, drawn), and in the classic group a \
+             member offering an assignor the group does not share: the refused members stop, \
+             the group goes on; a member bounces and the coordinator moves",
+            limits::group_limits,
         ),
     ]
 }

@@ -25,6 +25,7 @@ use crate::probes;
 use crate::shared::in_flight::{Pending, Sent};
 use crate::shared::timers::Timer;
 use crate::shared::{group_id, instance_id};
+use crate::ClientProfile;
 use crate::{MemberEvent, Millis, SentUnder};
 
 impl Member {
@@ -203,6 +204,18 @@ impl Member {
                 // Bug `gives_up_on_join_load_in_progress` (kafkajs #1390): the error escapes
                 // the join and the consumer crashes.
                 self.fatal(codes::COORDINATOR_LOAD_IN_PROGRESS);
+            }
+            // The Java consumer raises these from poll (non-retriable: GroupMaxSizeReached-,
+            // InconsistentGroupProtocolException) and the application stops; the other
+            // profiles back off and try again.
+            codes::GROUP_MAX_SIZE_REACHED | codes::INCONSISTENT_GROUP_PROTOCOL
+                if matches!(
+                    self.core.config.profile,
+                    ClientProfile::JavaEager | ClientProfile::JavaCooperative
+                ) =>
+            {
+                probes::error_handled(self.core.config.profile, "JoinGroup", resp.error_code);
+                self.fatal(resp.error_code);
             }
             code => {
                 let error = self.rebalance_failed(now, sent, code, "JoinGroup");
