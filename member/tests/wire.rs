@@ -26,7 +26,8 @@ fn versions(r: &RequestKind) -> VersionRange {
     }
 }
 
-/// A static-membership leader's whole life: every kind of request it sends.
+/// A static-membership leader's whole life, and a dynamic member's leave: every kind of request
+/// a member sends.
 fn journey_requests() -> Vec<RequestKind> {
     let mut cfg = config();
     cfg.group_instance_id = Some("instance-0".into());
@@ -66,8 +67,15 @@ fn journey_requests() -> Vec<RequestKind> {
         let o = h.respond(id, commit_answer(&req, 0));
         keep(&o);
     }
+    // A static member sends no LeaveGroup (Java since 2.3); a dynamic one does.
     h.m.leave(h.now);
     let o = h.out();
+    keep(&o);
+    assert_eq!(sent(&o, "LeaveGroup").len(), 0, "{:?}", summary(&o));
+    let mut d = H::new(config());
+    join_follower(&mut d, &[], &[]);
+    d.m.leave(d.now);
+    let o = d.out();
     keep(&o);
     assert_eq!(sent(&o, "LeaveGroup").len(), 1, "{:?}", summary(&o));
     all
