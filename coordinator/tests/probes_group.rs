@@ -163,7 +163,11 @@ fn a_settled_group_hits_no_rare_probe() {
         h.advance_heartbeating(20_000, &ids, generation);
         h.send(2, commit_req(GROUP, &ids[0], generation, &[("t", 0, 5)]));
     });
-    assert!(hits.keys().all(|k| k.starts_with(ANSWER.name)), "{hits:?}");
+    // Error answers, and the trigger point every new member's first join passes.
+    let rare = |k: &String| {
+        !k.starts_with(ANSWER.name) && k.as_str() != probes::MEMBER_ID_REQUIRED_ANSWERED.name
+    };
+    assert!(!hits.keys().any(rare), "{hits:?}");
 }
 
 #[test]
