@@ -76,6 +76,18 @@ fn consumer_protocol_swarm_passes_the_checker_with_kip_848_triggers_firing() {
     }
 }
 
+/// consumer_protocol_swarm's seed `seed` on the schedule recorded when its regression was found
+/// (`fixtures/`), in the event world.
+fn run_recorded(seed: u64) -> groupsim::runner::RunReport {
+    let path = format!(
+        "{}/tests/fixtures/consumer_protocol_swarm-{seed}.schedule.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", seed, &text);
+    groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs")
+}
+
 /// Regression: consumer_protocol_swarm seed 311 (its schedule then, kept under `fixtures/`)
 /// reported `stalled-member` for correct KIP-848 behaviour. Mechanism: m0's commit was accepted
 /// after the heal and its session expired under a second later; the checker took the commit for
@@ -84,13 +96,7 @@ fn consumer_protocol_swarm_passes_the_checker_with_kip_848_triggers_firing() {
 /// due. Only a classic group's commits are contact now.
 #[test]
 fn a_consumer_members_commit_does_not_restart_its_session() {
-    let path = format!(
-        "{}/tests/fixtures/consumer_protocol_swarm-311.schedule.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 311, &text);
-    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    let r = run_recorded(311);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
 }
 
@@ -103,13 +109,7 @@ fn a_consumer_members_commit_does_not_restart_its_session() {
 /// the group's resume (its commits meet the zombie rules).
 #[test]
 fn a_removed_members_start_from_an_old_offset_fetch_is_not_judged() {
-    let path = format!(
-        "{}/tests/fixtures/consumer_protocol_swarm-1303.schedule.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 1303, &text);
-    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    let r = run_recorded(1303);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     // The situation is still played: a member starts a partition after its session expired.
     let removed_then_started = r.history.events().iter().any(|e| {
@@ -132,13 +132,7 @@ fn a_removed_members_start_from_an_old_offset_fetch_is_not_judged() {
 /// a late commit sent while owned proves, as it explains the offsets it moves back.
 #[test]
 fn a_late_commit_sent_while_owned_is_the_late_request_hazard() {
-    let path = format!(
-        "{}/tests/fixtures/consumer_protocol_swarm-6098.schedule.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", 6098, &text);
-    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    let r = run_recorded(6098);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     let unowned = r.verdict.hazards.iter().any(|e| {
         e.hazard == groupsim_checker::Hazard::LateRequest

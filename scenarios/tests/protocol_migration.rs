@@ -49,15 +49,11 @@ fn protocol_migration_upgrades_and_downgrades_the_group_cleanly_under_faults() {
 /// passes, with the `lost-downgrade-rebalance` hazard explaining what stayed unassigned.
 #[test]
 fn a_downgrade_rebalance_lost_with_its_coordinator_is_named_as_a_hazard() {
-    use groupsim::runner::{run_spec_in, WorldKind};
-    use groupsim_checker::Hazard;
-    let s = groupsim::scenarios::find("protocol_migration").expect("in catalogue");
-    for seed in [7169, 8882] {
-        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
-        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
-        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::LostDowngradeRebalance);
-        assert!(named, "seed {seed}: {:?}", r.verdict.hazards);
-    }
+    passes_naming(
+        "protocol_migration",
+        &[7169, 8882],
+        groupsim_checker::Hazard::LostDowngradeRebalance,
+    );
 }
 
 /// Regression: protocol_migration seeds 1089 and 6159 were flagged `unowned-commit`. Mechanism
@@ -69,15 +65,11 @@ fn a_downgrade_rebalance_lost_with_its_coordinator_is_named_as_a_hazard() {
 /// the same way: the run passes, with the `upgrade-mid-rebalance` hazard naming the commits.
 #[test]
 fn an_upgrade_mid_rebalance_is_named_as_a_hazard() {
-    use groupsim::runner::{run_spec_in, WorldKind};
-    use groupsim_checker::Hazard;
-    let s = groupsim::scenarios::find("protocol_migration").expect("in catalogue");
-    for seed in [1089, 6159] {
-        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
-        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
-        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::UpgradeMidRebalance);
-        assert!(named, "seed {seed}: {:?}", r.verdict.hazards);
-    }
+    passes_naming(
+        "protocol_migration",
+        &[1089, 6159],
+        groupsim_checker::Hazard::UpgradeMidRebalance,
+    );
 }
 
 /// `migration_faults`: the same roll-over and back under member faults (pauses, one past the
@@ -110,11 +102,18 @@ fn migration_faults_passes_the_checker_and_plays_its_faults() {
 /// the run passes with the `downgrade-strands-member` hazard named.
 #[test]
 fn a_member_stranded_by_a_downgrade_is_named_as_a_hazard() {
+    passes_naming("migration_faults", &[8], groupsim_checker::Hazard::DowngradeStrandsMember);
+}
+
+/// Each of `scenario`'s `seeds` passes in the event world, with `hazard` named among what
+/// Kafka allowed.
+fn passes_naming(scenario: &str, seeds: &[u64], hazard: groupsim_checker::Hazard) {
     use groupsim::runner::{run_spec_in, WorldKind};
-    use groupsim_checker::Hazard;
-    let s = groupsim::scenarios::find("migration_faults").expect("in catalogue");
-    let r = run_spec_in(s.build(8), WorldKind::Event).expect("runs");
-    assert!(r.verdict.is_ok(), "{}", r.failure_report());
-    let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::DowngradeStrandsMember);
-    assert!(named, "{:?}", r.verdict.hazards);
+    let s = groupsim::scenarios::find(scenario).expect("in catalogue");
+    for &seed in seeds {
+        let r = run_spec_in(s.build(seed), WorldKind::Event).expect("runs");
+        assert!(r.verdict.is_ok(), "{scenario} seed {seed}: {}", r.failure_report());
+        let named = r.verdict.hazards.iter().any(|e| e.hazard == hazard);
+        assert!(named, "{scenario} seed {seed}: {:?}", r.verdict.hazards);
+    }
 }
