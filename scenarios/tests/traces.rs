@@ -85,4 +85,8 @@ trace_tests!(
     consumer_protocol_swarm,
     protocol_migration,
     consumer_protocol_static,
+    migration_faults,
+    mixed_subscriptions,
+    static_churn,
+    group_limits,
 );
