@@ -1,4 +1,7 @@
-//! Anomalies Kafka itself allows, set apart from the ones that prove a bug.
+//! Anomalies Kafka itself allows, set apart from the ones that prove a bug: `explain` takes the
+//! anomalies found and hands those a hazard explains to it ([`crate::stranded`] for a member a
+//! downgrade stranded, windows on a partition from [`crate::taken_partitions`] and from the
+//! late commits this module finds).
 //!
 //! Kafka orders a client's requests per connection only. A request the broker has read but not
 //! yet processed (a stalled request handler) is processed even after its client gave up on it,
@@ -11,15 +14,16 @@
 //! sent it again, yet the coordinator accepted it afterwards — a frame already on its way when
 //! the connection went, overtaken within the network's jitter by the member's newer commit on a
 //! new connection. A commit refused by the coordinator, or sent again by the member, is no late
-//! request: its anomalies are the client's. This module finds the late commits and the
-//! anomalies they explain.
+//! request: its anomalies are the client's.
 //!
-//! An anomaly is explained when one of its proving events is a late commit, or when it concerns
-//! the partition a late commit moved back and one of its proving events falls while that
-//! partition's committed offset stays below the offset it was moved back from (until a commit at
-//! or past it closes the window; what that commit itself shows is explained too): a member given the partition then may learn the
-//! moved-back offset, however late it uses it. Nothing else is excused: a late commit that moved
-//! nothing back explains nothing.
+//! An anomaly is explained when one of its proving events is a late commit that moved its
+//! partition's offset back, or when it concerns that partition and one of its proving events
+//! falls while the committed offset stays below the offset it was moved back from (until a
+//! commit at or past it closes the window; what that commit itself shows is explained too): a
+//! member given the partition then may learn the moved-back offset, however late it uses it. A
+//! late commit its sender sent while it owned the partition explains what it proves itself (it
+//! lands on a partition that moved on meanwhile). Nothing else is excused: a late commit that
+//! moved nothing back, sent by a member that no longer owned its partition, explains nothing.
 
 use std::collections::BTreeMap;
 
@@ -66,9 +70,8 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
     let mut sent: std::collections::BTreeSet<(String, TopicPartition, i64)> = Default::default();
     let mut given_up: std::collections::BTreeSet<(String, TopicPartition, i64)> =
         Default::default();
-    // Member id -> the partitions it reports owning; commits sent while the sender owned
-    // their partition.
-    let mut owning: BTreeMap<String, std::collections::BTreeSet<TopicPartition>> = BTreeMap::new();
+    // What each member reports owning; commits sent while the sender owned their partition.
+    let mut owning = crate::taken_partitions::ReportedOwnership::default();
     let mut sent_owned: std::collections::BTreeSet<(String, TopicPartition, i64)> =
         Default::default();
     // Per partition: the highest offset committed so far.
@@ -77,6 +80,7 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
     let mut open: BTreeMap<TopicPartition, (usize, usize, i64)> = BTreeMap::new();
     let mut windows = Vec::new();
     for (idx, e) in history.events().iter().enumerate() {
+        owning.read(&e.kind);
         match &e.kind {
             EventKind::World(WorldEvent::RequestProcessedLate {
                 api: GroupApi::OffsetCommit,
@@ -89,28 +93,12 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
             } => {
                 let key = (member_id.clone(), partition.clone(), *offset);
                 given_up.remove(&key);
-                if owning.get(member_id).is_some_and(|o| o.contains(partition)) {
+                if owning.held(member_id).is_some_and(|o| o.contains(partition)) {
                     sent_owned.insert(key.clone());
                 } else {
                     sent_owned.remove(&key);
                 }
                 sent.insert(key);
-            }
-            EventKind::Member {
-                event: MemberEvent::Assigned { member_id, partitions, .. },
-                ..
-            } => owning.entry(member_id.clone()).or_default().extend(partitions.iter().cloned()),
-            EventKind::Member {
-                event:
-                    MemberEvent::Revoked { member_id, partitions, .. }
-                    | MemberEvent::Lost { member_id, partitions, .. },
-                ..
-            } => {
-                if let Some(o) = owning.get_mut(member_id) {
-                    for tp in partitions {
-                        o.remove(tp);
-                    }
-                }
             }
             EventKind::Member {
                 event: MemberEvent::CommitFailed { member_id, partition, offset, error, .. },
@@ -183,6 +171,11 @@ mod tests {
     /// The world played the late-request hazard: member `a`'s OffsetCommit, read earlier, is
     /// processed now; the coordinator validates `offset` on partition 0 at this instant.
     fn late_commit(h: &mut crate::tests::H, offset: i64) {
+        late_commit_in(h, 1, offset);
+    }
+
+    /// [`late_commit`] under `generation`.
+    fn late_commit_in(h: &mut crate::tests::H, generation: i32, offset: i64) {
         h.world(WorldEvent::RequestProcessedLate {
             node: 0,
             member: "m0".into(),
@@ -191,7 +184,7 @@ mod tests {
             read_at_ms: 1,
         });
         let at = h.t;
-        h.commit_validated_at("a", 1, 0, offset, at);
+        h.commit_validated_at("a", generation, 0, offset, at);
     }
 
     #[test]
@@ -270,15 +263,7 @@ mod tests {
         if !owned {
             h.member("m0", sent);
         }
-        h.world(WorldEvent::RequestProcessedLate {
-            node: 0,
-            member: "m0".into(),
-            api: GroupApi::OffsetCommit,
-            member_id: Some("a".into()),
-            read_at_ms: 1,
-        });
-        let at = h.t;
-        h.commit_validated_at("a", 2, 0, 10, at);
+        late_commit_in(&mut h, 2, 10);
         check(&h.finish(&[(0, 10), (1, 10)]))
     }
 

@@ -39,9 +39,9 @@
 //! - `stuck`: at the end of the liveness phase the group is not Stable with every live member in
 //!   the latest generation, every partition assigned and commits at the log end.
 //!
-//! Anomalies a hazard Kafka allows explains (`hazards`: a late request; `liveness`: a downgrade's
-//! rebalance lost with its coordinator) are reported apart, with the hazard, and do not fail
-//! the run.
+//! Anomalies a hazard Kafka allows explains (`hazard` names them; `hazards`, `taken_partitions`,
+//! `stranded` and `liveness` find where each acted) are reported apart, with the hazard, and do
+//! not fail the run.
 //!
 //! A KIP-848 consumer group is judged by member epochs, not generations (`consumer_view` reads
 //! its events, `consumer` holds its rules): `zombie-commit` is a commit accepted under a member

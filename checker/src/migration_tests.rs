@@ -241,21 +241,27 @@ fn downgrade_then(lost: bool) -> crate::Verdict {
         generation: 3,
     });
     if lost {
-        h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
-        h.coord(CoordinatorEvent::GroupLoaded {
-            group: G.into(),
-            partition: 0,
-            state: GroupState::Stable,
-            generation: 3,
-            protocol: Some("range".into()),
-            leader: Some("a".into()),
-            members: vec!["a".into()],
-            assignments: vec![MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) }],
-            offsets: vec![(tp(0), 10), (tp(1), 10)],
-        });
+        moved_and_loaded(&mut h, &["a"]);
         h.classic_member_at("m0", "a", 3, &[0]);
     }
     check(&h.finish(&[(0, 10), (1, 10)]))
+}
+
+/// The coordinator gives the group up and the next loads generation 3 as the downgrade wrote
+/// it: `members`, a on t-0, both partitions committed at 10.
+fn moved_and_loaded(h: &mut H, members: &[&str]) {
+    h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
+    h.coord(CoordinatorEvent::GroupLoaded {
+        group: G.into(),
+        partition: 0,
+        state: GroupState::Stable,
+        generation: 3,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: members.iter().map(|m| m.to_string()).collect(),
+        assignments: vec![MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) }],
+        offsets: vec![(tp(0), 10), (tp(1), 10)],
+    });
 }
 
 /// protocol_migration seeds 7169 and 8882: the last consumer member's session expired, the
@@ -289,18 +295,7 @@ fn the_lost_rebalance_explains_nothing_once_a_later_generation_forms() {
         leaving_member: "b".into(),
         members: converted(&[("a", 3, &[0])]),
     });
-    h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
-    h.coord(CoordinatorEvent::GroupLoaded {
-        group: G.into(),
-        partition: 0,
-        state: GroupState::Stable,
-        generation: 3,
-        protocol: Some("range".into()),
-        leader: Some("a".into()),
-        members: vec!["a".into(), "b".into()],
-        assignments: vec![MemberAssignment { member_id: "a".into(), partitions: parts(&[0]) }],
-        offsets: vec![(tp(0), 10), (tp(1), 10)],
-    });
+    moved_and_loaded(&mut h, &["a", "b"]);
     // A membership change rebalances the group; the new generation leaves t-1 unassigned.
     h.generation(4, &[("m0", "a", &[0]), ("m1", "b", &[])]);
     let v = check(&h.finish(&[(0, 10), (1, 10)]));

@@ -35,6 +35,64 @@ use groupsim_wire::TopicPartition;
 
 use crate::hazard::{Hazard, Window};
 
+/// The partitions each member id reports owning, read from the members' own events: an
+/// assignment adds to them (a cooperative member keeps what it is not told to revoke), a
+/// revocation or a loss takes away, and a stopped process owns nothing.
+#[derive(Default)]
+pub(crate) struct ReportedOwnership {
+    /// Member id -> (member name, the partitions it reports owning).
+    owned: BTreeMap<String, (String, BTreeSet<TopicPartition>)>,
+}
+
+impl ReportedOwnership {
+    /// Reads one event; returns the member ids a process that stopped with it held.
+    pub(crate) fn read(&mut self, kind: &EventKind) -> Vec<String> {
+        match kind {
+            EventKind::Member {
+                member,
+                event: MemberEvent::Assigned { member_id, partitions, .. },
+            } => {
+                let entry = self
+                    .owned
+                    .entry(member_id.clone())
+                    .or_insert_with(|| (member.clone(), BTreeSet::new()));
+                entry.1.extend(partitions.iter().cloned());
+            }
+            EventKind::Member {
+                event:
+                    MemberEvent::Revoked { member_id, partitions, .. }
+                    | MemberEvent::Lost { member_id, partitions, .. },
+                ..
+            } => {
+                if let Some((_, held)) = self.owned.get_mut(member_id) {
+                    for tp in partitions {
+                        held.remove(tp);
+                    }
+                }
+            }
+            EventKind::World(WorldEvent::MemberStopped { member }) => {
+                let ids: Vec<String> = self
+                    .owned
+                    .iter()
+                    .filter(|(_, (name, _))| name == member)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in &ids {
+                    self.owned.remove(id);
+                }
+                return ids;
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// The partitions `member_id` reports owning.
+    pub(crate) fn held(&self, member_id: &str) -> Option<&BTreeSet<TopicPartition>> {
+        self.owned.get(member_id).map(|(_, held)| held)
+    }
+}
+
 /// One partition taken from a member that still owned it.
 struct Open {
     hazard: Hazard,
@@ -49,8 +107,7 @@ struct Open {
 
 /// The windows in which the hazard's effect on a partition lasts.
 pub(crate) fn windows(history: &History) -> Vec<Window> {
-    // Member id -> (member name, the partitions the member reports owning).
-    let mut owned: BTreeMap<String, (String, BTreeSet<TopicPartition>)> = BTreeMap::new();
+    let mut owned = ReportedOwnership::default();
     // Members told their generation is gone (a correct client gives its partitions up then;
     // one that keeps them owns nothing the upgrade could take).
     let mut reset: BTreeSet<String> = BTreeSet::new();
@@ -66,14 +123,15 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
         windows.push(Window { hazard: o.hazard, cause: o.cause, partition: tp, from: o.from, to });
     };
     for (idx, e) in history.events().iter().enumerate() {
+        for id in owned.read(&e.kind) {
+            for o in open.values_mut().filter(|o| o.member_id == id) {
+                o.released.get_or_insert(idx);
+            }
+        }
         match &e.kind {
-            EventKind::Member { member, event } => match event {
-                MemberEvent::Assigned { member_id, partitions, .. } => {
+            EventKind::Member { event, .. } => match event {
+                MemberEvent::Assigned { member_id, .. } => {
                     reset.remove(member_id);
-                    let entry = owned
-                        .entry(member_id.clone())
-                        .or_insert_with(|| (member.clone(), BTreeSet::new()));
-                    entry.1.extend(partitions.iter().cloned());
                 }
                 MemberEvent::GenerationReset { member_id, .. } => {
                     reset.insert(member_id.clone());
@@ -83,11 +141,6 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 }
                 MemberEvent::Revoked { member_id, partitions, .. }
                 | MemberEvent::Lost { member_id, partitions, .. } => {
-                    if let Some((_, held)) = owned.get_mut(member_id) {
-                        for tp in partitions {
-                            held.remove(tp);
-                        }
-                    }
                     for tp in partitions {
                         if let Some(o) = open.get_mut(tp) {
                             if &o.member_id == member_id && o.released.is_none() {
@@ -98,19 +151,6 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 }
                 _ => {}
             },
-            EventKind::World(WorldEvent::MemberStopped { member }) => {
-                let ids: Vec<String> = owned
-                    .iter()
-                    .filter(|(_, (name, _))| name == member)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for id in ids {
-                    owned.remove(&id);
-                    for o in open.values_mut().filter(|o| o.member_id == id) {
-                        o.released.get_or_insert(idx);
-                    }
-                }
-            }
             EventKind::Coordinator {
                 event:
                     CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupUpgraded {
@@ -119,7 +159,7 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 ..
             } => {
                 for m in members.iter().filter(|m| !reset.contains(&m.member_id)) {
-                    let Some((_, held)) = owned.get(&m.member_id) else { continue };
+                    let Some(held) = owned.held(&m.member_id) else { continue };
                     let taken = held.iter().filter(|tp| !m.partitions.contains(tp));
                     let hazard = Hazard::UpgradeMidRebalance;
                     take(&mut open, taken, hazard, idx, &m.member_id);
@@ -148,7 +188,7 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                         && joined.get(*id).is_none_or(|(g, at)| g != generation || at < started)
                 });
                 for id in missed {
-                    let Some((_, held)) = owned.get(id) else { continue };
+                    let Some(held) = owned.held(id) else { continue };
                     let elsewhere: BTreeSet<&TopicPartition> = assignments
                         .iter()
                         .filter(|a| &a.member_id != id)

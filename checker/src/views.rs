@@ -348,9 +348,6 @@ impl Views {
         self.groups.get(group).unwrap_or_else(|| EMPTY.get_or_init(GroupView::default))
     }
 
-    /// `group` as a KIP-848 consumer group, when it is one now: a group that converted between
-    /// the protocols is one while its last conversion (or load) made it one; any other group
-    /// when it has a consumer view and no classic generation.
     /// Whether member `name`'s consumer group had removed `member_id` before `at` (a session
     /// expired, the member was fenced): what the member does as that id from then on is a
     /// zombie's, until it hears so.
@@ -364,6 +361,9 @@ impl Views {
         self.consumer_group(&m.group).is_some_and(|cg| cg.left_before(member_id, at).is_some())
     }
 
+    /// `group` as a KIP-848 consumer group, when it is one now: a group that converted between
+    /// the protocols is one while its last conversion (or load) made it one; any other group
+    /// when it has a consumer view and no classic generation.
     pub(super) fn consumer_group(&self, group: &str) -> Option<&ConsumerGroupView> {
         let cg = self.consumer_groups.get(group)?;
         if let Some(h) = self.protocols.get(group) {
@@ -811,7 +811,7 @@ impl Views {
             // lost with its memory (the offsets log holds the converted group only).
             CoordinatorEvent::GroupUnloaded { group, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
-                if let Some(_downgrade) = g.downgrade_rebalance.take() {
+                if g.downgrade_rebalance.take().is_some() {
                     g.lost_rebalance = Some(idx);
                 }
             }
