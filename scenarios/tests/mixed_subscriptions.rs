@@ -64,5 +64,7 @@ fn members_get_only_the_topics_they_subscribe_to_and_the_group_converges() {
     assert!(narrow_leader > 0, "no generation was led by a member subscribed to fewer topics");
     if reports.len() >= 12 {
         assert!(assignors.len() >= 2, "the seeds drew one assignor only: {assignors:?}");
+    } else {
+        eprintln!("assignor variety not checked: {} seeds run, 12 needed", reports.len());
     }
 }

@@ -36,6 +36,8 @@ fn static_members_are_replaced_within_their_session_and_the_group_converges() {
     assert!(replaced > 0, "no static member was replaced by its new process");
     if reports.len() >= 10 {
         assert!(never_synced > 0, "no member was removed by the pending-sync timer");
+    } else {
+        eprintln!("pending-sync expiry not checked: {} seeds run, 10 needed", reports.len());
     }
 }
 

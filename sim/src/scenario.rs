@@ -224,6 +224,11 @@ pub fn liveness_bound(c: &MemberConfig, coordinator: &CoordinatorConfig) -> Mill
         + LIVENESS_SLACK_MS
 }
 
+/// The liveness bound of a group of `members`: the largest of their [`liveness_bound`]s.
+pub fn widest_liveness_bound(members: &[MemberPlan], coordinator: &CoordinatorConfig) -> Millis {
+    members.iter().map(|m| liveness_bound(&m.config, coordinator)).max().unwrap_or(0)
+}
+
 /// Room in every liveness bound for the slowest join backoff (kafka-go's 5 s) or a second,
 /// cooperative rebalance.
 const LIVENESS_SLACK_MS: Millis = 5_000;

@@ -75,7 +75,7 @@ pub enum TriggerEvent {
 }
 
 impl TriggerEvent {
-    /// Every event, in a fixed order (the classic protocol's, then KIP-848's).
+    /// Every event, in a fixed order: the classic protocol's, KIP-848's, then later additions.
     pub const ALL: [TriggerEvent; 14] = [
         TriggerEvent::CompletingRebalance,
         TriggerEvent::JoinResponses,

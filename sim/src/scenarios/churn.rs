@@ -10,7 +10,7 @@ use super::shape::base;
 use crate::faults::FaultSchedule;
 use crate::rng::{self, Stream};
 use crate::scenario::{
-    liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
+    member_config, widest_liveness_bound, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
     OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
 
@@ -56,8 +56,7 @@ pub fn churn_spec(
         last_change = last_change.max(at);
     }
     let liveness_start_ms = last_change.max(60_000);
-    let liveness_bound_ms =
-        members.iter().map(|m| liveness_bound(&m.config, &coordinator)).max().unwrap_or(0);
+    let liveness_bound_ms = widest_liveness_bound(&members, &coordinator);
     ScenarioSpec {
         name: name.into(),
         seed,

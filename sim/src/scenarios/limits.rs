@@ -9,7 +9,7 @@ use rand::RngExt;
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule};
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, ScenarioSpec, GROUP_ID};
+use crate::scenario::{widest_liveness_bound, ScenarioSpec, GROUP_ID};
 
 /// The most members the broker lets into the group.
 const MAX_SIZE: i32 = 4;
@@ -40,8 +40,7 @@ pub fn group_limits(seed: u64) -> ScenarioSpec {
     } else {
         s.coordinator.group_max_size = MAX_SIZE;
     }
-    s.liveness_bound_ms =
-        s.members.iter().map(|m| liveness_bound(&m.config, &s.coordinator)).max().unwrap_or(0);
+    s.liveness_bound_ms = widest_liveness_bound(&s.members, &s.coordinator);
     let mut frng = rng::stream(seed, Stream::Faults);
     let bounced = format!("m{}", frng.random_range(0..4));
     let faults = vec![

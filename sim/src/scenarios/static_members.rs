@@ -8,7 +8,7 @@ use rand::RngExt;
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule};
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, ScenarioSpec, GROUP_ID};
+use crate::scenario::{widest_liveness_bound, ScenarioSpec, GROUP_ID};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::world::orders::{broker_host, client_host};
 
@@ -44,8 +44,7 @@ pub fn static_churn(seed: u64) -> ScenarioSpec {
     // The dynamic member joins late and leaves before the end: two rebalances.
     s.members[5].start_ms = rng.random_range(14_000..18_000);
     s.members[5].leave_ms = Some(rng.random_range(44_000..50_000));
-    s.liveness_bound_ms =
-        s.members.iter().map(|m| liveness_bound(&m.config, &s.coordinator)).max().unwrap_or(0);
+    s.liveness_bound_ms = widest_liveness_bound(&s.members, &s.coordinator);
 
     let mut frng = rng::stream(seed, Stream::Faults);
     let mut faults = Vec::new();

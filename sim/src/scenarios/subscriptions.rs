@@ -9,7 +9,7 @@ use rand::RngExt;
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule};
 use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, ScenarioSpec, GROUP_ID};
+use crate::scenario::{widest_liveness_bound, ScenarioSpec, GROUP_ID};
 
 /// The topics and their partition counts.
 const TOPICS: [(&str, i32); 3] = [("orders", 8), ("payments", 4), ("audit", 3)];
@@ -66,8 +66,7 @@ pub fn mixed_subscriptions(seed: u64) -> ScenarioSpec {
         m.config.profile = profile;
         m.config.assignors = vec![assignor];
     }
-    s.liveness_bound_ms =
-        s.members.iter().map(|m| liveness_bound(&m.config, &s.coordinator)).max().unwrap_or(0);
+    s.liveness_bound_ms = widest_liveness_bound(&s.members, &s.coordinator);
 
     let mut frng = rng::stream(seed, Stream::Faults);
     let mut faults = Vec::new();
