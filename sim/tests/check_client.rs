@@ -147,8 +147,10 @@ fn every_real_client_passes_a_short_faulted_seed_and_commit_before_process_is_ca
 /// KIP-848 (`group.protocol=consumer`), for the adapter that offers it (confluent-kafka): the
 /// CI seed under client and broker faults (consumer-group holds and injected errors, expelled
 /// members, epoch bumps, coordinator moves) passes the black-box rules in their consumer-group
-/// form, and commit-before-process is caught as lost records at the first `before` seed, as
-/// for the classic protocol.
+/// form, and commit-before-process is caught as lost records within the five `before` seeds,
+/// as for the classic protocol. One seed is not enough: a killed consumer-group member's
+/// partitions wait for its session to expire, so when the first kill lands before m0 owns
+/// anything (a slow process start), the later kills of that seed find it owning nothing.
 #[test]
 fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_is_caught() {
     const TEST: &str =
@@ -178,20 +180,22 @@ fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_i
             outcome.verdict.duplicates,
             started.elapsed().as_secs_f64()
         );
-        let seed = BEFORE_SEEDS.start;
-        let started = Instant::now();
-        let outcome = run::run_seed(&launcher, "before", seed, &consumer_protocol(50))
-            .unwrap_or_else(|e| panic!("{} consumer before: {e}", kind.name));
-        let classes: Vec<AnomalyClass> =
-            outcome.verdict.anomalies.iter().map(|a| a.class).collect();
-        println!(
-            "{} consumer before seed {seed}: {classes:?}, {:.1} s",
-            kind.name,
-            started.elapsed().as_secs_f64()
-        );
+        let caught = BEFORE_SEEDS.clone().find(|&seed| {
+            let started = Instant::now();
+            let outcome = run::run_seed(&launcher, "before", seed, &consumer_protocol(50))
+                .unwrap_or_else(|e| panic!("{} consumer before: {e}", kind.name));
+            let classes: Vec<AnomalyClass> =
+                outcome.verdict.anomalies.iter().map(|a| a.class).collect();
+            println!(
+                "{} consumer before seed {seed}: {classes:?}, {:.1} s",
+                kind.name,
+                started.elapsed().as_secs_f64()
+            );
+            classes.contains(&AnomalyClass::LostRecord)
+        });
         assert!(
-            classes.contains(&AnomalyClass::LostRecord),
-            "{}: commit-before-process not caught as lost at seed {seed}",
+            caught.is_some(),
+            "{}: commit-before-process not caught as lost within five seeds",
             kind.name
         );
     }
