@@ -43,11 +43,14 @@ pub enum AnomalyClass {
     MemberGaveUp,
     /// A live member stopped heartbeating or consuming after the heal.
     StalledMember,
+    /// An admin client was told something about the group (its members, state or assignment)
+    /// that was not true on that broker at any instant while it asked.
+    AdminMismatch,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 16] = [
+    pub const ALL: [AnomalyClass; 17] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -64,6 +67,7 @@ impl AnomalyClass {
         AnomalyClass::PositionSkip,
         AnomalyClass::MemberGaveUp,
         AnomalyClass::StalledMember,
+        AnomalyClass::AdminMismatch,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -85,6 +89,7 @@ impl AnomalyClass {
             AnomalyClass::PositionSkip => "position-skip",
             AnomalyClass::MemberGaveUp => "member-gave-up",
             AnomalyClass::StalledMember => "stalled-member",
+            AnomalyClass::AdminMismatch => "admin-mismatch",
         }
     }
 

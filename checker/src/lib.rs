@@ -57,6 +57,7 @@
 //! generations again, starting from the downgraded generation and its stored assignments; in the
 //! millisecond of a conversion by either rule.
 
+mod admin;
 mod anomaly;
 pub mod black_box;
 mod black_box_consumer;
@@ -148,6 +149,7 @@ pub fn check(history: &History) -> Verdict {
         views.apply(idx, event, &mut metrics);
     }
     fenced_joins.finish(&mut anomalies);
+    anomalies.extend(admin::check(history));
     let mut stuck_explained = None;
     if let Some(deadline) = views.liveness_deadline {
         let last = history.len().saturating_sub(1);

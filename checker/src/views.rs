@@ -487,6 +487,7 @@ impl Views {
                 }
             }
             WorldEvent::RunStarted { .. }
+            | WorldEvent::ObserverStarted { .. }
             | WorldEvent::MemberExited { .. }
             | WorldEvent::SwarmChosen { .. }
             | WorldEvent::TriggerFired { .. }

@@ -32,6 +32,6 @@ pub use coordinator::{CoordinatorEvent, GroupState, MemberAssignment, RemovalRea
 pub use fault::{AssignorKind, ClientProfile, Fault, GroupApi, InjectedError};
 pub use history::{Event, EventKind, History};
 pub use jsonl::{HistoryParseError, FORMAT_VERSION};
-pub use member::{MemberEvent, SentUnder};
+pub use member::{DescribedMember, ListedGroup, MemberEvent, SentUnder};
 pub use partitions::partition_list;
 pub use world::WorldEvent;

@@ -1,7 +1,7 @@
 //! What a member records: the history's own copy of the member's events. `member_id` and
 //! `generation` (or `epoch`) are the member's view when the fact happened.
 
-use groupsim_wire::TopicPartition;
+use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 /// One fact from a member.
@@ -85,6 +85,21 @@ pub enum MemberEvent {
     Fenced { member_id: String, epoch: i32, error: String },
     /// KIP-848: a heartbeat failed with `error`.
     HeartbeatFailed { member_id: String, epoch: i32, error: String },
+    /// An admin client's describe of the group, answered by broker `node_id` to the request
+    /// it sent at `sent_at` (`api`: ConsumerGroupDescribe or DescribeGroups).
+    GroupDescribed {
+        node_id: i32,
+        sent_at: Millis,
+        api: String,
+        error: Option<String>,
+        state: String,
+        /// The group epoch (ConsumerGroupDescribe without error).
+        epoch: Option<i32>,
+        members: Vec<DescribedMember>,
+    },
+    /// An admin client's ListGroups, answered by broker `node_id` to the request it sent at
+    /// `sent_at`.
+    GroupsListed { node_id: i32, sent_at: Millis, error: Option<String>, groups: Vec<ListedGroup> },
 }
 
 /// The member id and generation a request was sent under.
@@ -94,4 +109,28 @@ pub struct SentUnder {
     pub member_id: String,
     /// The generation the request carried.
     pub generation: i32,
+}
+
+/// One member as a describe answer shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DescribedMember {
+    /// Its member id.
+    pub member_id: String,
+    /// Its static instance id.
+    pub instance_id: Option<String>,
+    /// Its partitions, sorted (None: not shown, as DescribeGroups outside a Stable group).
+    pub partitions: Option<Vec<TopicPartition>>,
+    /// Its member epoch (ConsumerGroupDescribe).
+    pub epoch: Option<i32>,
+}
+
+/// One group of a ListGroups answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedGroup {
+    /// The group id.
+    pub group: String,
+    /// Its state, in Kafka's words.
+    pub state: String,
+    /// `classic` or `consumer`.
+    pub group_type: String,
 }

@@ -16,6 +16,9 @@ pub enum WorldEvent {
     Produced { partition: TopicPartition, base_offset: i64, count: i64 },
     /// A member process started on a client host.
     MemberStarted { member: String, group: String, host: String },
+    /// An admin client process (describing and listing `group`, never joining it) started on a
+    /// client host.
+    ObserverStarted { observer: String, group: String, host: String },
     /// The scenario asked a member to leave the group gracefully.
     MemberLeaveRequested { member: String },
     /// A member process stopped (after leaving, or at the end of the run).

@@ -57,6 +57,14 @@ pub struct MemberConfig {
     /// Deliberate misbehaviours, to prove the checker catches them (all off by default).
     #[serde(default)]
     pub bugs: MemberBugs,
+    /// Not a group member but an admin client describing and listing the group
+    /// ([`AdminObserver`](crate::AdminObserver)).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub admin_observer: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The client a member models. Each profile fixes when the member commits, under which
@@ -365,6 +373,7 @@ impl MemberConfig {
             profile: ClientProfile::JavaEager,
             server_assignor: None,
             bugs: MemberBugs::default(),
+            admin_observer: false,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Events a member reports as they become true: the client half of a run's history.
 
-use crate::TopicPartition;
+use crate::{Millis, TopicPartition};
 
 /// One ground-truth fact from a member. The driver stamps it with the simulated time and the
 /// member's name. `member_id` and `generation` are the member's view when the fact happened.
@@ -86,6 +86,45 @@ pub enum MemberEvent {
     Fenced { member_id: String, epoch: i32, error: String },
     /// Consumer protocol: a ConsumerGroupHeartbeat was answered with an error (or got none).
     HeartbeatFailed { member_id: String, epoch: i32, error: String },
+    /// An admin client's describe of the group, answered by broker `node_id` to the request
+    /// it sent at `sent_at` (`api`: ConsumerGroupDescribe or DescribeGroups).
+    GroupDescribed {
+        node_id: i32,
+        sent_at: Millis,
+        api: String,
+        error: Option<String>,
+        state: String,
+        /// The group epoch (ConsumerGroupDescribe without error).
+        epoch: Option<i32>,
+        members: Vec<DescribedMember>,
+    },
+    /// An admin client's ListGroups, answered by broker `node_id` to the request it sent at
+    /// `sent_at`.
+    GroupsListed { node_id: i32, sent_at: Millis, error: Option<String>, groups: Vec<ListedGroup> },
+}
+
+/// One member as a describe answer shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DescribedMember {
+    /// Its member id.
+    pub member_id: String,
+    /// Its static instance id.
+    pub instance_id: Option<String>,
+    /// Its partitions, sorted (None: not shown, as DescribeGroups outside a Stable group).
+    pub partitions: Option<Vec<TopicPartition>>,
+    /// Its member epoch (ConsumerGroupDescribe).
+    pub epoch: Option<i32>,
+}
+
+/// One group of a ListGroups answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGroup {
+    /// The group id.
+    pub group: String,
+    /// Its state, in Kafka's words.
+    pub state: String,
+    /// `classic` or `consumer`.
+    pub group_type: String,
 }
 
 /// The member id and generation a request was sent under.

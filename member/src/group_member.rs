@@ -1,9 +1,11 @@
-//! One member of either group protocol, chosen by its profile: what the world's driver runs.
-//! Each method hands the call to the classic [`Member`] or the KIP-848
-//! [`ConsumerGroupMember`]; both keep the same sans-IO contract.
+//! One member of either group protocol, chosen by its profile, or an admin client watching the
+//! group: what the world's driver runs. Each method hands the call to the classic [`Member`],
+//! the KIP-848 [`ConsumerGroupMember`] or the [`AdminObserver`]; all keep the same sans-IO
+//! contract.
 
 use kafka_protocol::messages::ResponseKind;
 
+use crate::observer::AdminObserver;
 use crate::{
     ConsumerGroupMember, GroupProtocol, Member, MemberConfig, MemberFault, MemberOutput, Millis,
     RequestFailure, RequestId,
@@ -16,6 +18,8 @@ pub enum GroupMember {
     Classic(Box<Member>),
     /// KIP-848's ConsumerGroupHeartbeat.
     Consumer(Box<ConsumerGroupMember>),
+    /// Not a member: an admin client describing and listing the group.
+    Observer(Box<AdminObserver>),
 }
 
 /// Calls `$call` on whichever member `$self` holds.
@@ -24,6 +28,7 @@ macro_rules! each {
         match $self {
             GroupMember::Classic($m) => $call,
             GroupMember::Consumer($m) => $call,
+            GroupMember::Observer($m) => $call,
         }
     };
 }
@@ -31,6 +36,9 @@ macro_rules! each {
 impl GroupMember {
     /// The member `config.profile` calls for; `seed` as each member takes it.
     pub fn new(config: MemberConfig, seed: u64) -> Self {
+        if config.admin_observer {
+            return GroupMember::Observer(Box::new(AdminObserver::new(config, seed)));
+        }
         match config.profile.group_protocol() {
             GroupProtocol::Classic => GroupMember::Classic(Box::new(Member::new(config, seed))),
             GroupProtocol::Consumer => {

@@ -14,6 +14,7 @@ pub mod config;
 pub mod consumer;
 pub mod event;
 mod group_member;
+pub mod observer;
 pub mod probes;
 mod shared;
 
@@ -25,6 +26,7 @@ pub use assignor::{
 pub use classic::{Member, MemberFault, MemberOutput, RequestFailure, Target};
 pub use config::{ClientProfile, GroupProtocol, MemberBugs, MemberConfig, OffsetReset};
 pub use consumer::{ConsumerGroupMember, MemberState};
-pub use event::{MemberEvent, SentUnder};
+pub use event::{DescribedMember, ListedGroup, MemberEvent, SentUnder};
 pub use group_member::GroupMember;
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};
+pub use observer::AdminObserver;

@@ -8,6 +8,10 @@ groupsim_wire::probes! {
     /// `profile/Api/ERROR`.
     ERROR_HANDLED = optional "member.error":
         "an error answer handled (detail: profile/api/error)";
+    /// An admin client's ConsumerGroupDescribe was answered GROUP_ID_NOT_FOUND (a classic
+    /// group) and it described the group again with DescribeGroups.
+    ADMIN_DESCRIBE_FALLBACK = required "member.admin.describe_fallback":
+        "an admin client fell back from ConsumerGroupDescribe to DescribeGroups";
     /// A member began revoking partitions (a trigger point).
     REVOKE_STARTED = required "member.rebalance.revoke_started":
         "a member began revoking partitions (callback and commit under way)";

@@ -89,4 +89,5 @@ trace_tests!(
     mixed_subscriptions,
     static_churn,
     group_limits,
+    admin_observer,
 );

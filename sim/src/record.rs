@@ -315,6 +315,29 @@ impl IntoHistory for MemberEvent {
             M::HeartbeatFailed { member_id, epoch, error } => {
                 H::HeartbeatFailed { member_id, epoch, error }
             }
+            M::GroupDescribed { node_id, sent_at, api, error, state, epoch, members } => {
+                let members = members
+                    .into_iter()
+                    .map(|m| h::DescribedMember {
+                        member_id: m.member_id,
+                        instance_id: m.instance_id,
+                        partitions: m.partitions,
+                        epoch: m.epoch,
+                    })
+                    .collect();
+                H::GroupDescribed { node_id, sent_at, api, error, state, epoch, members }
+            }
+            M::GroupsListed { node_id, sent_at, error, groups } => {
+                let groups = groups
+                    .into_iter()
+                    .map(|g| h::ListedGroup {
+                        group: g.group,
+                        state: g.state,
+                        group_type: g.group_type,
+                    })
+                    .collect();
+                H::GroupsListed { node_id, sent_at, error, groups }
+            }
         }
     }
 }

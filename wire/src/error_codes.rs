@@ -57,6 +57,8 @@ pub const FENCED_INSTANCE_ID: i16 = E::FencedInstanceId.code();
 pub const FENCED_MEMBER_EPOCH: i16 = E::FencedMemberEpoch.code();
 /// KIP-848: an offset request carried an older member epoch than the member's current one.
 pub const STALE_MEMBER_EPOCH: i16 = E::StaleMemberEpoch.code();
+/// GROUP_ID_NOT_FOUND: no such group (of the kind asked for).
+pub const GROUP_ID_NOT_FOUND: i16 = E::GroupIdNotFound.code();
 
 /// Partition errors that mean a client's view of partition leadership is stale: refresh
 /// metadata and retry against the new leader.

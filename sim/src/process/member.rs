@@ -159,10 +159,15 @@ impl MemberProcess {
             }
             Life::Running(_) | Life::Finished => return,
         }
-        self.record(WorldEvent::MemberStarted {
-            member: self.plan.name.clone(),
-            group: self.plan.config.group_id.clone(),
-            host: client_host(self.plan.host),
+        let (name, group, host) = (
+            self.plan.name.clone(),
+            self.plan.config.group_id.clone(),
+            client_host(self.plan.host),
+        );
+        self.record(if self.config.admin_observer {
+            WorldEvent::ObserverStarted { observer: name, group, host }
+        } else {
+            WorldEvent::MemberStarted { member: name, group, host }
         });
         let seed =
             self.plan.seed.wrapping_add(self.incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));

@@ -5,6 +5,7 @@
 //! converge (Stable, every live member in the latest generation, every partition assigned,
 //! commits at the log end).
 
+pub mod admin;
 pub mod churn;
 pub mod consumer;
 pub mod coordinator;
@@ -172,6 +173,13 @@ pub fn catalogue() -> Vec<Scenario> {
              member offering an assignor the group does not share: the refused members stop, \
              the group goes on; a member bounces and the coordinator moves",
             limits::group_limits,
+        ),
+        Scenario::new(
+            "admin_observer",
+            "protocol_migration with an admin client describing the group and listing every \
+             broker's groups every second or so (ConsumerGroupDescribe, falling back to \
+             DescribeGroups for a classic group): each answer is checked against the history",
+            admin::admin_observer,
         ),
     ]
 }

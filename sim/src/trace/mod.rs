@@ -30,6 +30,8 @@ pub fn text(history: &History) -> String {
     // (member name, generation) -> tally, flushed when the member's generation ends.
     let mut tallies: BTreeMap<(String, i32), Tally> = BTreeMap::new();
     let mut member_of_id: BTreeMap<String, String> = BTreeMap::new();
+    // What each admin client's last describe showed (traced when it changes).
+    let mut described: BTreeMap<String, String> = BTreeMap::new();
     let mut consumer = ConsumerTrace::new(history);
     let line = |out: &mut String, at: u64, s: String| {
         let _ = writeln!(out, "{at:>8}  {s}");
@@ -46,6 +48,9 @@ pub fn text(history: &History) -> String {
                 }
                 WorldEvent::MemberStarted { member, host, .. } => {
                     line(&mut out, at, format!("{member} starts on {host}"))
+                }
+                WorldEvent::ObserverStarted { observer, host, .. } => {
+                    line(&mut out, at, format!("{observer} (admin client) starts on {host}"))
                 }
                 WorldEvent::MemberLeaveRequested { member } => {
                     line(&mut out, at, format!("{member} asked to leave"))
@@ -203,6 +208,17 @@ pub fn text(history: &History) -> String {
                         (last_offset - first_offset + 1).max(0) as u64;
                 }
                 MemberEvent::Left { member_id } => line(&mut out, at, format!("{member} left as {member_id}")),
+                MemberEvent::GroupDescribed { node_id, api, error, state, members, .. } => {
+                    // An admin client describes every second or so: a line when the picture changes.
+                    let seen = match error {
+                        Some(e) => format!("{api}: {e}"),
+                        None => format!("{api}: {state}, {} members", members.len()),
+                    };
+                    if described.get(member) != Some(&seen) {
+                        line(&mut out, at, format!("{member} describes the group at broker-{node_id} ({seen})"));
+                        described.insert(member.clone(), seen);
+                    }
+                }
                 _ => {}
                 },
             },

@@ -17,11 +17,39 @@ mod story;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
+
 use groupsim_checker::Verdict;
-use groupsim_history::History;
+use groupsim_history::{EventKind, History, MemberEvent};
 
 /// Renders the rebalance summary of a history with its verdict.
 pub fn summary(history: &History, verdict: &Verdict) -> String {
     let names = names::Names::learn(history);
-    render::render(&story::build(history), &names, verdict)
+    let mut out = render::render(&story::build(history), &names, verdict);
+    out.push_str(&admin_answers(history));
+    out
+}
+
+/// A closing line per admin client: how many answers of each API it got, and how many were
+/// errors (empty when the run had none).
+fn admin_answers(history: &History) -> String {
+    let mut by: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
+    for e in history.events() {
+        let EventKind::Member { member, event } = &e.kind else { continue };
+        let (api, error) = match event {
+            MemberEvent::GroupDescribed { api, error, .. } => (api.as_str(), error.is_some()),
+            MemberEvent::GroupsListed { error, .. } => ("ListGroups", error.is_some()),
+            _ => continue,
+        };
+        let n = by.entry(member.as_str()).or_default().entry(api).or_default();
+        n.0 += 1;
+        n.1 += usize::from(error);
+    }
+    let mut out = String::new();
+    for (member, apis) in by {
+        let each: Vec<String> =
+            apis.iter().map(|(api, (n, errors))| format!("{api} {n} ({errors} errors)")).collect();
+        out.push_str(&format!("admin client {member}: {}\n", each.join(", ")));
+    }
+    out
 }

@@ -119,7 +119,9 @@ fn member_id(e: &MemberEvent) -> Option<&str> {
         | MemberEvent::GenerationReset { member_id, .. } => Some(member_id),
         MemberEvent::CoordinatorFound { .. }
         | MemberEvent::CoordinatorLost { .. }
-        | MemberEvent::AssignmentComputed { .. } => None,
+        | MemberEvent::AssignmentComputed { .. }
+        | MemberEvent::GroupDescribed { .. }
+        | MemberEvent::GroupsListed { .. } => None,
     }
 }
 

@@ -1,0 +1,115 @@
+//! `admin_observer`: an admin client describes the group (ConsumerGroupDescribe, falling back
+//! to DescribeGroups for a classic group) and lists every broker's groups every second or so
+//! while a classic group is rolled over to the consumer protocol and back. Every answer is held
+//! against the history by the checker's `admin-mismatch` rule: these tests show that the rule
+//! judges real answers of both APIs in both worlds, and that an answer that was never true
+//! (a member invented, one left out, an assignment no generation stored) is caught.
+//!
+//! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
+
+use groupsim::runner::{RunOptions, WorldKind};
+use groupsim::testing::{check_scenario, check_scenario_with};
+use groupsim_checker::AnomalyClass;
+use groupsim_history::{DescribedMember, EventKind, History, MemberEvent};
+
+/// Counts the answers of `reports` the rule judged: (consumer-group describes, classic
+/// describes, lists), each without error.
+fn judged(histories: &[&History]) -> (usize, usize, usize) {
+    let mut n = (0, 0, 0);
+    for h in histories {
+        for e in h.events() {
+            match &e.kind {
+                EventKind::Member {
+                    event: MemberEvent::GroupDescribed { api, error: None, .. },
+                    ..
+                } => {
+                    if api == "DescribeGroups" {
+                        n.1 += 1
+                    } else {
+                        n.0 += 1
+                    }
+                }
+                EventKind::Member {
+                    event: MemberEvent::GroupsListed { error: None, .. }, ..
+                } => n.2 += 1,
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn every_answer_matches_the_group_in_both_worlds() {
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        let options = RunOptions { world, ..RunOptions::default() };
+        let reports = check_scenario_with("admin_observer", 3, &options);
+        let histories: Vec<&History> = reports.iter().map(|r| &r.history).collect();
+        let (consumer, classic, lists) = judged(&histories);
+        assert!(
+            consumer > 10 && classic > 10 && lists > 30,
+            "{world:?}: too few answers judged: {consumer} ConsumerGroupDescribe, \
+             {classic} DescribeGroups, {lists} ListGroups"
+        );
+    }
+}
+
+/// Seed 1's history with its `n`th error-free describe answer showing a Stable classic group
+/// with members changed by `f`; None when the history has no such answer.
+fn altered(history: &History, f: impl Fn(&mut Vec<DescribedMember>)) -> Option<(History, usize)> {
+    let mut events = history.events().to_vec();
+    let idx = events.iter().position(|e| {
+        matches!(&e.kind, EventKind::Member {
+            event: MemberEvent::GroupDescribed { api, error: None, state, members, .. }, ..
+        } if api == "DescribeGroups" && state == "Stable" && members.len() > 1)
+    })?;
+    if let EventKind::Member { event: MemberEvent::GroupDescribed { members, .. }, .. } =
+        &mut events[idx].kind
+    {
+        f(members);
+    }
+    Some((History::from_events(events), idx))
+}
+
+#[test]
+fn an_answer_that_was_never_true_is_caught_as_admin_mismatch() {
+    let reports = check_scenario("admin_observer", 3);
+    let history = reports
+        .iter()
+        .map(|r| &r.history)
+        .find(|h| altered(h, |_| {}).is_some())
+        .expect("some seed describes a Stable classic group with two members or more");
+    type Change = fn(&mut Vec<DescribedMember>);
+    let changes: [(&str, Change); 3] = [
+        ("an invented member", |ms| {
+            ms.push(DescribedMember {
+                member_id: "nobody-1".into(),
+                instance_id: None,
+                partitions: Some(Vec::new()),
+                epoch: None,
+            })
+        }),
+        ("a member left out", |ms| {
+            ms.pop();
+        }),
+        ("two members' partitions swapped", |ms| {
+            let (a, b) = (ms[0].partitions.clone(), ms[1].partitions.clone());
+            if a == b {
+                ms[0].partitions = Some(Vec::new());
+            } else {
+                ms[0].partitions = b;
+                ms[1].partitions = a;
+            }
+        }),
+    ];
+    for (what, change) in changes {
+        let (bad, idx) = altered(history, change).expect("found above");
+        let verdict = groupsim_checker::check(&bad);
+        let caught = verdict
+            .anomalies
+            .iter()
+            .find(|a| a.class == AnomalyClass::AdminMismatch)
+            .unwrap_or_else(|| panic!("{what}: not caught: {:?}", verdict.anomalies));
+        assert_eq!(caught.events, vec![idx], "{what}: {}", caught.message);
+    }
+}
