@@ -113,3 +113,77 @@ fn an_answer_that_was_never_true_is_caught_as_admin_mismatch() {
         assert_eq!(caught.events, vec![idx], "{what}: {}", caught.message);
     }
 }
+
+/// The coordinator expelling a live member (`expel_member`, applied by the simulated nemesis
+/// at the group's coordinator) removes it at that instant, as its session expiring would, and
+/// the member joins again (or, when the expel left a consumer group without consumer-protocol
+/// members, stops on the named `downgrade-strands-member` hazard; or a coordinator move before
+/// the classic group wrote the removal loads the group with the member still in, as Kafka's
+/// would).
+#[test]
+fn an_expelled_member_is_removed_at_once_and_comes_back() {
+    use groupsim::faults::Fault;
+    use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, WorldEvent};
+    let mut expelled = 0;
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        let options = RunOptions { world, ..RunOptions::default() };
+        for r in check_scenario_with("admin_observer", 4, &options) {
+            let events = r.history.events();
+            for (i, e) in events.iter().enumerate() {
+                let EventKind::World(WorldEvent::FaultInjected {
+                    fault: Fault::ExpelMember { member },
+                    applied: true,
+                }) = &e.kind
+                else {
+                    continue;
+                };
+                expelled += 1;
+                // The turmoil world records a step's events host by host: look a few events on.
+                let removed = events[i..].iter().take(20).filter(|p| p.at_ms == e.at_ms).find_map(
+                    |p| match &p.kind {
+                        EventKind::Coordinator {
+                            event: CoordinatorEvent::MemberRemoved { member_id, .. },
+                            ..
+                        }
+                        | EventKind::Coordinator {
+                            event:
+                                CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
+                                    member_id,
+                                    ..
+                                }),
+                            ..
+                        } => Some(member_id.clone()),
+                        _ => None,
+                    },
+                );
+                let seed = r.spec.seed;
+                let Some(id) = removed else {
+                    panic!("{world:?} seed {seed}: expel of {member} at {} removed no one", e.at_ms)
+                };
+                // Back: it joins again (or stops on a fatal answer), or a coordinator move
+                // before the removal was written loads the group with it still in.
+                let back = events[i..].iter().any(|n| match &n.kind {
+                    EventKind::Member { member: m, event } => {
+                        m == member
+                            && matches!(
+                                event,
+                                MemberEvent::Joined { .. }
+                                    | MemberEvent::MemberEpochChanged { previous: 0, .. }
+                                    | MemberEvent::Fatal { .. }
+                            )
+                    }
+                    EventKind::Coordinator {
+                        event: CoordinatorEvent::GroupLoaded { members, .. },
+                        ..
+                    } => members.contains(&id),
+                    _ => false,
+                });
+                assert!(
+                    back,
+                    "{world:?} seed {seed}: {member} ({id}) never came back after its expel"
+                );
+            }
+        }
+    }
+    assert!(expelled >= 4, "only {expelled} expels applied");
+}

@@ -184,7 +184,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind a simulated run draws and applies (the rest are real-time only).
-    pub const ALL: [FaultKind; 19] = [
+    pub const ALL: [FaultKind; 20] = [
         FaultKind::ConnectionDrop,
         FaultKind::NetworkPartition,
         FaultKind::LatencySpike,
@@ -204,6 +204,7 @@ impl FaultKind {
         FaultKind::SlowBatch,
         FaultKind::OneWayPartition,
         FaultKind::FrameLoss,
+        FaultKind::ExpelMember,
     ];
 
     /// snake_case name.

@@ -19,7 +19,8 @@ pub const OBSERVER: &str = "a0";
 /// its own describing the group and listing every broker's groups every second or so, as an
 /// operator's `kafka-consumer-groups.sh` loop would: it meets a classic group, a consumer group
 /// with classic members, and the downgrade back. Its own connections drop twice and it pauses
-/// once, so some answers arrive late.
+/// once, so some answers arrive late; twice the coordinator expels a live member (expires its
+/// session), which the answers must show.
 pub fn admin_observer(seed: u64) -> ScenarioSpec {
     let mut s = protocol_migration(seed);
     s.name = "admin_observer".into();
@@ -45,6 +46,13 @@ pub fn admin_observer(seed: u64) -> ScenarioSpec {
     let t = arng.random_range(5_000..safety_end - 4_000);
     let duration_ms = arng.random_range(500..3_000);
     faults.push(at(t, Fault::MemberPause { member: OBSERVER.into(), duration_ms }));
+    // Twice the coordinator expires a live member's session (as after heartbeats it did not
+    // see): the observer must see the member go, and the member must come back.
+    for _ in 0..2 {
+        let t = arng.random_range(5_000..safety_end - 4_000);
+        let member = format!("m{}", arng.random_range(0..4));
+        faults.push(at(t, Fault::ExpelMember { member }));
+    }
     s.faults = FaultSchedule::new(faults);
     s
 }

@@ -450,7 +450,6 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                     delay_ms: dur(rng, 5_500, 12_000),
                     within_ms: rng.random_range(1_000..=5_000),
                 }),
-                // Real-time-only kinds: no simulated swarm enables them.
                 // Broker-side BUGGIFY: an error Kafka's coordinator gives on that API.
                 FaultKind::InjectError => {
                     let apis = crate::faults::drawn_apis(ctx.protocol);
@@ -462,11 +461,16 @@ pub fn draw_schedule(rng: &mut ChaCha8Rng, swarm: &Swarm, ctx: &FaultContext) ->
                 FaultKind::ForceRebalance => {
                     Some(Fault::ForceRebalance { group: ctx.group.clone() })
                 }
+                // The coordinator expires a live member's session: it learns so at its next
+                // heartbeat or commit and joins again.
+                FaultKind::ExpelMember => {
+                    Some(Fault::ExpelMember { member: pick(rng, &ctx.members) })
+                }
+                // Real-time-only kinds: no simulated swarm enables them.
                 FaultKind::ConnectionReset
                 | FaultKind::ResponseDelay
                 | FaultKind::Unresponsive
-                | FaultKind::HoldResponse
-                | FaultKind::ExpelMember => None,
+                | FaultKind::HoldResponse => None,
             };
             if let Some(fault) = fault {
                 faults.push(ScheduledFault { at_ms: at, fault });

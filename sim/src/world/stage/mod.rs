@@ -298,6 +298,17 @@ impl<H: Hosts> ClusterOps for WorldCluster<'_, H> {
                     false => Err(ClusterError::BrokerDown(node)),
                 }
             }
+            ClusterOp::ExpelMember { group, member_id } => {
+                let node = self.cluster.coordinator_of(group);
+                let control = BrokerControl::ExpireMember {
+                    group: group.to_string(),
+                    member: member_id.to_string(),
+                };
+                match hosts.order(now, Order::Broker { node, control: control.into() }) {
+                    true => Ok(()),
+                    false => Err(ClusterError::BrokerDown(node)),
+                }
+            }
             ClusterOp::HoldRequest { group, member, api, delay_ms, until } => {
                 let node = self.cluster.coordinator_of(group);
                 let client_id = member.to_string();

@@ -20,7 +20,7 @@ use crate::rng::{self, Stream};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::watch::GroupWatch;
 use crate::world::orders::{Hosts, MemberCommand, Order, SharedHistory};
-use groupsim_history::{InjectedError, WorldEvent};
+use groupsim_history::{EventKind, InjectedError, MemberEvent, WorldEvent};
 
 /// A cluster-level operation a fault asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub enum ClusterOp<'a> {
     InjectError { group: &'a str, api: GroupApi, error: InjectedError, count: u32, until: Millis },
     /// Start a rebalance of the group at its coordinator, as a membership change would.
     ForceRebalance { group: &'a str },
+    /// Expire member `member_id`'s session at the group's coordinator now, as if it had gone
+    /// silent.
+    ExpelMember { group: &'a str, member_id: &'a str },
 }
 
 /// How long an injected error stays armed for a request to take it: well inside the safety
@@ -332,6 +335,30 @@ impl Nemesis {
         world.order(now, Order::Member { member: member.to_string(), command: cmd })
     }
 
+    /// The member id `member`'s running incarnation last learned (a classic join, a KIP-848
+    /// epoch), from the history; None before its first since it started.
+    fn member_id_of(&self, member: &str) -> Option<String> {
+        let history = self.history.borrow();
+        for e in history.events().iter().rev() {
+            match &e.kind {
+                EventKind::World(WorldEvent::MemberStarted { member: m, .. }) if m == member => {
+                    return None
+                }
+                EventKind::Member { member: m, event } if m == member => match event {
+                    MemberEvent::Joined { member_id, .. }
+                    | MemberEvent::MemberEpochChanged { member_id, .. }
+                        if !member_id.is_empty() =>
+                    {
+                        return Some(member_id.clone())
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        None
+    }
+
     fn apply<W: ClusterOps + Hosts>(&mut self, world: &mut W, now: Millis, fault: &Fault) -> bool {
         if let Some((member, command)) = member_command(fault) {
             if matches!(
@@ -415,6 +442,14 @@ impl Nemesis {
             )),
             Fault::ForceRebalance { .. } => {
                 report(world.apply(now, ClusterOp::ForceRebalance { group: &self.targets.group }))
+            }
+            Fault::ExpelMember { member } => {
+                let Some(member_id) = self.member_id_of(member) else {
+                    debug!(%member, "expel: the member has no member id yet");
+                    return false;
+                };
+                let group = &self.targets.group;
+                report(world.apply(now, ClusterOp::ExpelMember { group, member_id: &member_id }))
             }
             Fault::ConnectionDrop { .. }
             | Fault::MemberPause { .. }
