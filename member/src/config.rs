@@ -1,5 +1,6 @@
 //! Member configuration, named after the Java consumer's settings.
 
+use kafka_protocol::messages::ApiKey;
 use serde::{Deserialize, Serialize};
 
 use crate::AssignorKind;
@@ -156,6 +157,29 @@ impl ClientProfile {
             GroupProtocol::Consumer
         } else {
             GroupProtocol::Classic
+        }
+    }
+
+    /// The highest version of each group API this client sends, where it pins one below what
+    /// the broker offers (the rest it negotiates up to the highest both sides speak). kafka-go's
+    /// `ConsumerGroup` builds fixed request versions (FindCoordinator v0, JoinGroup v1,
+    /// SyncGroup v0, Heartbeat v0, LeaveGroup v0, OffsetCommit v2, OffsetFetch v1); brod sends
+    /// Heartbeat and LeaveGroup at v0 and negotiates the rest (as Elsa, on brod, does).
+    pub fn pinned_api_versions(self) -> &'static [(ApiKey, i16)] {
+        match self {
+            ClientProfile::KafkaGo => &[
+                (ApiKey::FindCoordinator, 0),
+                (ApiKey::JoinGroup, 1),
+                (ApiKey::SyncGroup, 0),
+                (ApiKey::Heartbeat, 0),
+                (ApiKey::LeaveGroup, 0),
+                (ApiKey::OffsetCommit, 2),
+                (ApiKey::OffsetFetch, 1),
+            ],
+            ClientProfile::Brod | ClientProfile::Elsa => {
+                &[(ApiKey::Heartbeat, 0), (ApiKey::LeaveGroup, 0)]
+            }
+            _ => &[],
         }
     }
 

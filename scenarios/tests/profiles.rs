@@ -118,6 +118,22 @@ fn profile_kafka_go_passes_the_checker() {
     check_profile_scenario("profile_kafka_go");
 }
 
+/// kafka-go's `ConsumerGroup` sends JoinGroup v1 (`ClientProfile::pinned_api_versions`), older
+/// than KIP-394's MEMBER_ID_REQUIRED (v4): the coordinator hands a new member its id in the
+/// first JoinGroup answer. The Java consumer negotiates the newest JoinGroup and meets
+/// MEMBER_ID_REQUIRED on every first join.
+#[test]
+fn kafka_go_joins_at_its_pinned_version_without_member_id_required() {
+    const PROBE: &str = "coordinator.join.member_id_required";
+    let asked = |r: &groupsim::runner::RunReport| r.probes.keys().any(|p| p.starts_with(PROBE));
+    for r in check_scenario("profile_kafka_go", 3) {
+        assert!(!asked(&r), "kafka-go seed {} was answered MEMBER_ID_REQUIRED", r.spec.seed);
+    }
+    for r in check_scenario("profile_java_eager", 3) {
+        assert!(asked(&r), "Java seed {} was never answered MEMBER_ID_REQUIRED", r.spec.seed);
+    }
+}
+
 #[test]
 fn mixed_profiles_pass_the_checker_and_vote_a_shared_protocol() {
     for r in check_profile_scenario("mixed_profiles") {

@@ -12,7 +12,7 @@ use groupsim_wire::codec::request_api_key;
 use groupsim_wire::conn::{ClientConn, Received};
 use groupsim_wire::probe::{self, Tap};
 use groupsim_wire::{Millis, RequestId};
-use kafka_protocol::messages::RequestKind;
+use kafka_protocol::messages::{ApiKey, RequestKind};
 
 use super::actions::{Action, ConnKey, Delivery};
 use crate::record::IntoHistory;
@@ -49,6 +49,8 @@ pub struct Incarnation {
     links: BTreeMap<Target, Link>,
     /// The member's name: the actor of every probe its core hits.
     name: Arc<str>,
+    /// The versions its client pins below what the broker offers.
+    pinned: &'static [(ApiKey, i16)],
 }
 
 /// Where an incarnation's actions go, and the process's connection-key counter.
@@ -68,8 +70,8 @@ impl Out<'_> {
 
 impl Incarnation {
     /// A member core that has not started yet.
-    pub fn new(member: GroupMember, name: &str) -> Self {
-        Self { member, links: BTreeMap::new(), name: Arc::from(name) }
+    pub fn new(member: GroupMember, name: &str, pinned: &'static [(ApiKey, i16)]) -> Self {
+        Self { member, links: BTreeMap::new(), name: Arc::from(name), pinned }
     }
 
     /// Hands the core one input (`f`), then collects the probes it hit.
@@ -134,7 +136,7 @@ impl Incarnation {
             link.queued.push((id, request, deadline));
             return;
         };
-        match write(client, request) {
+        match write(client, request, self.pinned) {
             Ok((correlation_id, frame)) => {
                 link.in_flight.push_back((correlation_id, id, deadline));
                 out.actions.push_back(Action::Transmit { conn: link.key, frame });
@@ -249,15 +251,22 @@ impl Incarnation {
     }
 }
 
-/// Encodes `request` at the version negotiated for its API (reshaped for that version, as the
-/// member builds requests in its newest shape). Fails, saying why, when no version both sides
+/// Encodes `request` at the version negotiated for its API, or the client's pinned one when
+/// lower (reshaped for that version, as the member builds requests in its newest shape). Fails, saying why, when no version both sides
 /// speak fits or the request does not encode at it.
-fn write(client: &mut ClientConn, request: RequestKind) -> Result<(i32, bytes::Bytes), String> {
-    let version =
-        client.versions().and_then(|v| request_api_key(&request).and_then(|k| v.version_for(k)));
-    let Some(version) = version else {
+fn write(
+    client: &mut ClientConn,
+    request: RequestKind,
+    pinned: &[(ApiKey, i16)],
+) -> Result<(i32, bytes::Bytes), String> {
+    let key = request_api_key(&request);
+    let version = client.versions().and_then(|v| key.and_then(|k| v.version_for(k)));
+    let Some(mut version) = version else {
         return Err("the broker serves no version of this API".to_string());
     };
+    if let Some(&(_, pin)) = pinned.iter().find(|(k, _)| Some(*k) == key) {
+        version = version.min(pin);
+    }
     let request = fit_request_to_version(request, version);
     client.write(&request, version).map_err(|e| e.to_string())
 }
