@@ -8,7 +8,11 @@ coordinator assigns (assignor=uniform|range is `group.remote.assignor`), and the
 and heartbeat interval are the broker's (librdkafka refuses `session.timeout.ms`,
 `heartbeat.interval.ms` and `partition.assignment.strategy` with it); `max.poll.interval.ms`
 is the rebalance timeout the member sends. GROUPSIM_RDKAFKA_DEBUG=cgrp,protocol in the
-environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log."""
+environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log.
+
+What a release offers is asked of librdkafka: a consumer is constructed (never connected)
+with each assignor, and with group.protocol=consumer; librdkafka refuses at construction what
+it does not know (cooperative-sticky before 1.6, group.protocol before 2.4)."""
 
 import logging
 import os
@@ -23,9 +27,30 @@ ASSIGNORS = {"range": "range", "roundrobin": "roundrobin", "cooperative-sticky":
 REMOTE_ASSIGNORS = ("uniform", "range")
 
 
+def accepts(extra):
+    """Whether librdkafka constructs a consumer with the settings `extra` (it is closed at once,
+    before it reaches any broker)."""
+    conf = {"group.id": "groupsim-capabilities", "bootstrap.servers": "127.0.0.1:9", "log_level": 0}
+    conf.update(extra)
+    try:
+        c = RdConsumer(conf)
+    except (KafkaException, ValueError, TypeError):
+        return False
+    c.close()
+    return True
+
+
 class Consumer:
     name = "confluent-kafka"
     version = "%s (librdkafka %s)" % (confluent_kafka.__version__, confluent_kafka.libversion()[0])
+
+    @staticmethod
+    def capabilities():
+        classic = [n for n in ASSIGNORS if accepts({"partition.assignment.strategy": ASSIGNORS[n]})]
+        protocols = {"classic": classic}
+        if accepts({"group.protocol": "consumer", "group.remote.assignor": REMOTE_ASSIGNORS[0]}):
+            protocols["consumer"] = list(REMOTE_ASSIGNORS)
+        return {"modes": ["sync", "async", "auto"], "group_protocols": protocols}
 
     def __init__(self, args, on_revoke):
         protocol = args.get("group_protocol", "classic")
