@@ -75,6 +75,7 @@ impl ReleaseCache {
         interp: &Interpreters,
     ) -> Result<Interpreters, CheckError> {
         let version = spec.version.as_deref().expect("a release names its version");
+        self.writable()?;
         let mut out = interp.clone();
         match spec.kind.runtime {
             Runtime::Python => {
@@ -100,15 +101,23 @@ impl ReleaseCache {
         Ok(out)
     }
 
-    /// The folder of release `name`-`version` under `group`, its parent created (the first
-    /// write: an unwritable cache is named here).
-    fn folder(&self, group: &str, name: &str, version: &str) -> Result<PathBuf, CheckError> {
-        let parent = self.root.join("clients").join(group);
+    /// Whether the cache can be written (created if need be): the first thing a release
+    /// needs, so an unwritable cache is named before any installer runs.
+    pub fn writable(&self) -> Result<(), CheckError> {
+        let dir = self.root.join("clients");
         let unwritable = |source| CheckError::CacheDir { path: self.root.clone(), source };
-        std::fs::create_dir_all(&parent).map_err(unwritable)?;
-        let probe = parent.join(format!(".write-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(unwritable)?;
+        let probe = dir.join(format!(".write-probe-{}", std::process::id()));
         std::fs::write(&probe, b"").map_err(unwritable)?;
         let _ = std::fs::remove_file(&probe);
+        Ok(())
+    }
+
+    /// The folder of release `name`-`version` under `group`, its parent created.
+    fn folder(&self, group: &str, name: &str, version: &str) -> Result<PathBuf, CheckError> {
+        let parent = self.root.join("clients").join(group);
+        std::fs::create_dir_all(&parent)
+            .map_err(|source| CheckError::CacheDir { path: self.root.clone(), source })?;
         Ok(parent.join(format!("{name}-{version}")))
     }
 
@@ -334,7 +343,7 @@ mod tests {
         let file = std::env::temp_dir().join(format!("groupsim-cache-file-{}", std::process::id()));
         std::fs::write(&file, "not a folder").unwrap();
         let cache = ReleaseCache::locate(Some(&file)).unwrap();
-        let e = cache.folder("node", "kafkajs", "1.16.0").unwrap_err().to_string();
+        let e = cache.writable().unwrap_err().to_string();
         assert!(e.contains("release cache") && e.contains("is not writable"), "{e}");
         std::fs::remove_file(&file).unwrap();
     }

@@ -10,18 +10,24 @@
 //!   "group_protocols": {"classic": [...], "consumer": [...]}}`.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use groupsim_member::GroupProtocol;
 use serde::Deserialize;
 
-use super::bounded::{run_bounded, tail};
+use super::bounded::tail;
 use super::clients::{protocol_name, ClientKind};
 use super::error::CheckError;
 
 /// Longest a capabilities probe may take (it imports the client, some construct a consumer).
 const PROBE: Duration = Duration::from_secs(60);
+
+/// Longest the probe waits, once the adapter is gone, for the rest of its stderr.
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
 /// The commit modes a campaign can run (`before`, the deliberately broken one, is every
 /// adapter's and not reported).
@@ -101,43 +107,93 @@ impl Capabilities {
     }
 }
 
-/// Runs `program script --capabilities` (bounded) and reads its report. A crash, a timeout, a
-/// line that is not the report or a report that makes no sense is a named error.
+/// Runs `program script --capabilities` and reads its report: the first line it prints. A
+/// crash, silence past the deadline, a line that is not the report or a report that makes no
+/// sense is a named error; the process is killed once its line is read (or the deadline
+/// passes), so a probe never hangs.
 pub fn probe(
     kind: ClientKind,
     program: &Path,
     script: &Path,
     env: &[(String, String)],
 ) -> Result<Capabilities, CheckError> {
-    let fail = |why: String, stderr: &str| CheckError::Capabilities {
+    let fail = |why: String, stderr: String| CheckError::Capabilities {
         client: kind.name.into(),
         script: script.to_path_buf(),
         why,
-        stderr: tail(stderr, 20),
+        stderr: tail(&stderr, 20),
     };
-    let script_arg = script.to_string_lossy();
-    let done = run_bounded(program, &[&script_arg, "--capabilities"], env, PROBE).map_err(|e| {
-        let why = if e.kind() == std::io::ErrorKind::TimedOut {
-            format!("did not answer within {} s", PROBE.as_secs())
-        } else {
-            format!("could not start {}: {e}", program.display())
-        };
-        fail(why, "")
-    })?;
-    if !done.status.success() {
-        return Err(fail(format!("failed ({})", done.status), &done.stderr));
+    let mut child = Command::new(program)
+        .arg(script)
+        .arg("--capabilities")
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("could not start {}: {e}", program.display()), String::new()))?;
+    let (tx, lines) = mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !line.trim().is_empty() && tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Read in chunks into a shared buffer: a grandchild that outlives the adapter may hold the
+    // pipe open, so the probe takes what arrived by then rather than waiting for its end.
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let mut stderr_pipe = child.stderr.take().expect("stderr is piped");
+    let sink = stderr.clone();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr_pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(&buf[..n]);
+        }
+    });
+    let first = lines.recv_timeout(PROBE);
+    let status = match &first {
+        Ok(_) => None,
+        Err(_) => {
+            // Silence: either it exited without a line, or it is still running.
+            let _ = child.kill();
+            child.wait().ok()
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let drained = Instant::now() + STDERR_DRAIN;
+    while !stderr_reader.is_finished() && Instant::now() < drained {
+        std::thread::sleep(Duration::from_millis(10));
     }
-    let line = done.stdout.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-    let report = serde_json::from_str::<serde_json::Value>(line)
+    let stderr = {
+        let bytes = stderr.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let line = match first {
+        Ok(line) => line,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            return Err(fail(format!("did not answer within {} s", PROBE.as_secs()), stderr))
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            let status = status.map_or("no status".into(), |s| s.to_string());
+            return Err(fail(format!("failed without a report ({status})"), stderr));
+        }
+    };
+    let report = serde_json::from_str::<serde_json::Value>(&line)
         .ok()
         .filter(|v| v["event"] == "capabilities")
         .ok_or_else(|| {
             let shown: String = line.chars().take(200).collect();
-            fail(format!("printed garbage instead of its capabilities: {shown:?}"), &done.stderr)
+            fail(format!("printed garbage instead of its capabilities: {shown:?}"), stderr.clone())
         })?;
     let caps: Capabilities = serde_json::from_value(report)
-        .map_err(|e| fail(format!("printed a report that does not parse: {e}"), &done.stderr))?;
-    caps.validate().map_err(|why| fail(why, &done.stderr))?;
+        .map_err(|e| fail(format!("printed a report that does not parse: {e}"), stderr.clone()))?;
+    caps.validate().map_err(|why| fail(why, stderr))?;
     Ok(caps)
 }
 
