@@ -3,9 +3,13 @@
 //! run: a virtualenv per Python release (per Python minor version, as wheels are), a
 //! `node_modules` per kafkajs release.
 //!
+//! A Rust client's release is the adapter's Cargo project (`clients/rust/member_<name>`) copied
+//! with its dependency pinned to that release and built (`cargo build --release`): the cache
+//! keeps the project, its build and the binary.
+//!
 //! Where: `--cache-dir`, else `$GROUPSIM_CACHE`, else `$XDG_CACHE_HOME/groupsim`, else
-//! `~/.cache/groupsim`; releases live under `clients/python3.<minor>/<name>-<version>/` and
-//! `clients/node/kafkajs-<version>/`. A release is installed beside its final folder and
+//! `~/.cache/groupsim`; releases live under `clients/python3.<minor>/<name>-<version>/`,
+//! `clients/node/kafkajs-<version>/` and `clients/rust/<name>-<version>/`. A release is installed beside its final folder and
 //! renamed into place once it imports, with a marker file, so a killed install leaves nothing
 //! that looks installed and two campaigns installing the same release at once both end with
 //! one good copy. Every installer step is bounded; the installer's log stays beside the release
@@ -33,6 +37,8 @@ const VENV_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest a release's install may take (an old release without a wheel for this Python is
 /// built from source).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// Longest a Rust adapter's build may take (its dependencies compile from source).
+const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Longest an interpreter probe may take.
 const PROBE: Duration = Duration::from_secs(30);
 /// Lines of the installer's output an error shows.
@@ -97,8 +103,25 @@ impl ReleaseCache {
                 out.node_modules = dir;
                 out.node_modules_given = true;
             }
+            Runtime::Rust => {
+                let dir = self.folder("rust", spec.kind.name, version)?;
+                let project = interp.clients_dir.join("rust").join(spec.kind.script);
+                if !is_installed(&dir) {
+                    self.install(spec, &dir, |partial, log| {
+                        build_rust(spec, &project, partial, log)
+                    })?;
+                }
+                out.adapter_binary = Some(rust_binary(spec, &dir));
+            }
         }
         Ok(out)
+    }
+
+    /// Where `spec`'s built adapter is, if the cache has it (nothing is built).
+    pub fn built(&self, spec: &ClientSpec) -> Option<PathBuf> {
+        let version = spec.version.as_deref()?;
+        let dir = self.root.join("clients/rust").join(format!("{}-{version}", spec.kind.name));
+        is_installed(&dir).then(|| rust_binary(spec, &dir))
     }
 
     /// Whether the cache can be written (created if need be): the first thing a release
@@ -170,6 +193,7 @@ impl ReleaseCache {
         let registry = match spec.kind.runtime {
             Runtime::Python => "PyPI",
             Runtime::Node => "the npm registry",
+            Runtime::Rust => "crates.io",
         }
         .to_string();
         let (spec, log) = (spec.to_string(), log.to_path_buf());
@@ -285,6 +309,51 @@ fn install_node(spec: &ClientSpec, dir: &Path, log: &Path) -> Result<(), Step> {
     Ok(())
 }
 
+/// The adapter binary of `spec`'s release folder `dir`.
+fn rust_binary(spec: &ClientSpec, dir: &Path) -> PathBuf {
+    dir.join("target/release").join(spec.kind.script)
+}
+
+/// The adapter's Cargo project `project` copied to `dir` with its `spec.kind.module`
+/// requirement pinned to `spec`'s release, then built there.
+fn build_rust(spec: &ClientSpec, project: &Path, dir: &Path, log: &Path) -> Result<(), Step> {
+    let version = spec.version.as_deref().unwrap_or_default();
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).map_err(Step::Io)?;
+    let crate_line = format!("{} = ", spec.kind.module);
+    let mut pinned = false;
+    let manifest: String = manifest
+        .lines()
+        .map(|line| {
+            if line.starts_with(&crate_line) && !pinned {
+                pinned = true;
+                format!("{crate_line}\"={version}\"\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    if !pinned {
+        let why = format!("the adapter's Cargo.toml has no `{crate_line}` line to pin");
+        return Err(Step::Failed(why));
+    }
+    std::fs::create_dir_all(dir.join("src")).map_err(Step::Io)?;
+    std::fs::write(dir.join("Cargo.toml"), manifest).map_err(Step::Io)?;
+    for file in ["Cargo.lock", "src/main.rs"] {
+        let from = project.join(file);
+        if from.is_file() {
+            std::fs::copy(&from, dir.join(file)).map_err(Step::Io)?;
+        }
+    }
+    let mut cargo = Command::new("cargo");
+    cargo
+        .args(["build", "--release", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env("GROUPSIM_CLIENT_VERSION", version)
+        .env_remove("RUSTFLAGS");
+    step(&mut cargo, log, BUILD_TIMEOUT, "cargo build")
+}
+
 /// Whether an installer's log shows the registry could not be reached.
 fn unreachable(log: &str) -> bool {
     [
@@ -299,6 +368,8 @@ fn unreachable(log: &str) -> bool {
         "ECONNREFUSED",
         "ETIMEDOUT",
         "ENETUNREACH",
+        "Could not resolve host",
+        "failed to download from",
     ]
     .iter()
     .any(|s| log.contains(s))
@@ -306,9 +377,14 @@ fn unreachable(log: &str) -> bool {
 
 /// Whether an installer's log says the registry has no such version.
 fn no_such_release(log: &str) -> bool {
-    ["No matching distribution found", "ETARGET", "No matching version found"]
-        .iter()
-        .any(|s| log.contains(s))
+    [
+        "No matching distribution found",
+        "ETARGET",
+        "No matching version found",
+        "failed to select a version for the requirement",
+    ]
+    .iter()
+    .any(|s| log.contains(s))
 }
 
 #[cfg(test)]

@@ -107,24 +107,24 @@ impl Capabilities {
     }
 }
 
-/// Runs `program script --capabilities` and reads its report: the first line it prints. A
+/// Runs `program [script] --capabilities` and reads its report: the first line it prints. A
 /// crash, silence past the deadline, a line that is not the report or a report that makes no
 /// sense is a named error; the process is killed once its line is read (or the deadline
 /// passes), so a probe never hangs.
 pub fn probe(
     kind: ClientKind,
     program: &Path,
-    script: &Path,
+    script: Option<&Path>,
     env: &[(String, String)],
 ) -> Result<Capabilities, CheckError> {
     let fail = |why: String, stderr: String| CheckError::Capabilities {
         client: kind.name.into(),
-        script: script.to_path_buf(),
+        script: script.unwrap_or(program).to_path_buf(),
         why,
         stderr: tail(&stderr, 20),
     };
     let mut child = Command::new(program)
-        .arg(script)
+        .args(script)
         .arg("--capabilities")
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())

@@ -21,6 +21,9 @@ pub enum Runtime {
     Python,
     /// `node member_kafkajs.js …`, loading the library from a `node_modules` folder.
     Node,
+    /// A binary built from the adapter's Cargo project (`clients/rust/member_<client>`) against
+    /// one release of a Rust client crate, kept in the release cache.
+    Rust,
 }
 
 /// One client of the catalogue.
@@ -30,9 +33,10 @@ pub struct ClientKind {
     pub name: &'static str,
     /// How its adapter runs.
     pub runtime: Runtime,
-    /// The adapter script, under `clients/python` or `clients/node`.
+    /// The adapter script, under `clients/python` or `clients/node`, or the adapter's Cargo
+    /// project under `clients/rust`.
     pub script: &'static str,
-    /// The module to import (Python) or require (Node) to see whether it is installed.
+    /// The module to import (Python), require (Node) or depend on (Rust: the crate).
     pub module: &'static str,
 }
 
@@ -44,8 +48,11 @@ pub fn protocol_name(protocol: GroupProtocol) -> &'static str {
     }
 }
 
+/// The release of samsa a bare `samsa` means (the adapter's Cargo.toml pins it too).
+pub const SAMSA_DEFAULT: &str = "0.1.8";
+
 /// Every client, in table order.
-pub const CLIENTS: [ClientKind; 4] = [
+pub const CLIENTS: [ClientKind; 5] = [
     ClientKind {
         name: "kafka-python",
         runtime: Runtime::Python,
@@ -70,6 +77,7 @@ pub const CLIENTS: [ClientKind; 4] = [
         script: "member_kafkajs.js",
         module: "kafkajs",
     },
+    ClientKind { name: "samsa", runtime: Runtime::Rust, script: "member_samsa", module: "samsa" },
 ];
 
 /// The clients a command line names (`all`: every one).
@@ -106,6 +114,8 @@ pub struct Interpreters {
     pub node_modules_given: bool,
     /// The folder of the adapter scripts: the repository's `clients/`, or `--clients-dir`.
     pub clients_dir: PathBuf,
+    /// A built adapter binary (a Rust client's release from the cache), if one was built.
+    pub adapter_binary: Option<PathBuf>,
 }
 
 impl Interpreters {
@@ -117,6 +127,7 @@ impl Interpreters {
             node_modules: root.join("clients/node"),
             node_modules_given: false,
             clients_dir: root.join("clients"),
+            adapter_binary: None,
         }
     }
 }
@@ -126,10 +137,10 @@ impl Interpreters {
 pub struct Launcher {
     /// The client.
     pub kind: ClientKind,
-    /// The program (`python` or `node`).
+    /// The program (`python`, `node`, or a built adapter binary).
     pub program: PathBuf,
-    /// The adapter script (absolute).
-    pub script: PathBuf,
+    /// The adapter script (absolute) the program runs; `None` for a built adapter.
+    pub script: Option<PathBuf>,
     /// Extra environment (NODE_PATH).
     pub env: Vec<(String, String)>,
     /// What the installed release offers, as the adapter reported it.
@@ -144,9 +155,14 @@ pub fn adapter_script(kind: ClientKind, interp: &Interpreters) -> Result<PathBuf
     let sub = match kind.runtime {
         Runtime::Python => "python",
         Runtime::Node => "node",
+        Runtime::Rust => "rust",
     };
     let script = interp.clients_dir.join(sub).join(kind.script);
-    if !script.is_file() {
+    let present = match kind.runtime {
+        Runtime::Rust => script.join("Cargo.toml").is_file(),
+        Runtime::Python | Runtime::Node => script.is_file(),
+    };
+    if !present {
         return Err(CheckError::MissingAdapter {
             client: kind.name.into(),
             path: script,
@@ -163,13 +179,13 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
     let Some((program, script, env)) = located(kind, interp)? else {
         return Ok(None);
     };
-    let capabilities = capabilities::probe(kind, &program, &script, &env)?;
+    let capabilities = capabilities::probe(kind, &program, script.as_deref(), &env)?;
     Ok(Some(Launcher { kind, program, script, env, capabilities }))
 }
 
 /// The program, adapter script and environment that run `kind`, or `Ok(None)` when it is not
 /// installed.
-type Located = (PathBuf, PathBuf, Vec<(String, String)>);
+type Located = (PathBuf, Option<PathBuf>, Vec<(String, String)>);
 
 fn located(kind: ClientKind, interp: &Interpreters) -> Result<Option<Located>, CheckError> {
     let script = adapter_script(kind, interp)?;
@@ -190,7 +206,7 @@ fn located(kind: ClientKind, interp: &Interpreters) -> Result<Option<Located>, C
             let ok = run_bounded(&interp.python, &["-c", &code], &[], PROBE)
                 .is_ok_and(|done| done.status.success());
             let env = vec![("PYTHONUNBUFFERED".to_string(), "1".to_string())];
-            Ok(ok.then(|| (interp.python.clone(), script, env)))
+            Ok(ok.then(|| (interp.python.clone(), Some(script), env)))
         }
         Runtime::Node => {
             let modules = interp.node_modules.join("node_modules");
@@ -216,8 +232,13 @@ fn located(kind: ClientKind, interp: &Interpreters) -> Result<Option<Located>, C
                 });
             }
             let env = vec![("NODE_PATH".to_string(), modules.display().to_string())];
-            Ok(Some(("node".into(), script, env)))
+            Ok(Some(("node".into(), Some(script), env)))
         }
+        Runtime::Rust => Ok(interp
+            .adapter_binary
+            .as_ref()
+            .filter(|b| b.is_file())
+            .map(|b| (b.clone(), None, Vec::new()))),
     }
 }
 
@@ -228,7 +249,7 @@ mod tests {
     #[test]
     fn clients_are_named_by_package_and_unknown_names_are_refused() {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(find(&names(&["all"])).unwrap().len(), 4);
+        assert_eq!(find(&names(&["all"])).unwrap().len(), CLIENTS.len());
         assert_eq!(find(&names(&["kafkajs"])).unwrap()[0].runtime, Runtime::Node);
         let e = find(&names(&["kafka-pyton"])).unwrap_err().to_string();
         assert!(e.contains("unknown client \"kafka-pyton\"") && e.contains("aiokafka"), "{e}");

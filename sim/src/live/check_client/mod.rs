@@ -36,10 +36,10 @@ use self::spec::ClientSpec;
 /// `groupsim check-client`: command-line arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Clients to check, by package name (kafka-python, confluent-kafka, aiokafka, kafkajs), or
-    /// `all` (clients not installed are skipped); or releases to install into the cache and
-    /// check: `kafka-python==2.2.8`, `confluent-kafka==2.9.0`, `aiokafka==0.7.1`,
-    /// `kafkajs@1.16.0`.
+    /// Clients to check, by package name (kafka-python, confluent-kafka, aiokafka, kafkajs,
+    /// samsa), or `all` (clients not installed are skipped); or releases to install into the
+    /// cache and check: `kafka-python==2.2.8`, `confluent-kafka==2.9.0`, `aiokafka==0.7.1`,
+    /// `kafkajs@1.16.0`, `samsa@0.1.8`.
     #[arg(required_unless_present = "compare")]
     pub clients: Vec<String>,
     /// Run two releases of one client (A, then B) on the same seeds, modes and fault schedules
@@ -248,6 +248,21 @@ fn prepare(
     args: &CheckArgs,
     cache: &mut Option<ReleaseCache>,
 ) -> Result<Option<Launcher>, CheckError> {
+    if spec.kind.runtime == clients::Runtime::Rust && spec.version.is_none() {
+        // A bare Rust client is its default release: built on first use when named, run by
+        // `all` only once built.
+        let pinned =
+            ClientSpec { kind: spec.kind, version: Some(clients::SAMSA_DEFAULT.to_string()) };
+        if !args.clients.iter().any(|c| c == spec.kind.name) {
+            let Ok(cache) = ReleaseCache::locate(args.cache_dir.as_deref()) else {
+                return Ok(None);
+            };
+            let mut interp = base.clone();
+            interp.adapter_binary = cache.built(&pinned);
+            return clients::launcher(spec.kind, &interp);
+        }
+        return prepare(&pinned, base, args, cache);
+    }
     if spec.version.is_none() {
         return clients::launcher(spec.kind, base);
     }

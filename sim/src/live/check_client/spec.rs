@@ -1,6 +1,6 @@
 //! What a command line names as a client: a package name (`kafka-python`), or a release of it
 //! in the notation of its own package manager (`kafka-python==2.2.8` as pip writes it,
-//! `kafkajs@1.16.0` as npm does). A release is installed into the release cache
+//! `kafkajs@1.16.0` as npm does, `samsa@0.1.8` as `cargo add` does). A release is installed into the release cache
 //! ([`super::cache`]) and run from there; a bare name runs the client the interpreter at hand
 //! has.
 
@@ -26,7 +26,7 @@ impl ClientSpec {
     pub fn separator(runtime: Runtime) -> &'static str {
         match runtime {
             Runtime::Python => "==",
-            Runtime::Node => "@",
+            Runtime::Node | Runtime::Rust => "@",
         }
     }
 }
@@ -40,7 +40,8 @@ impl fmt::Display for ClientSpec {
     }
 }
 
-/// Reads one spec: `NAME`, `NAME==VERSION` (Python clients) or `NAME@VERSION` (kafkajs). An
+/// Reads one spec: `NAME`, `NAME==VERSION` (Python clients) or `NAME@VERSION` (kafkajs, Rust
+/// crates). An
 /// unknown name, the other runtime's separator, an empty or odd version is a named error.
 pub fn parse(text: &str) -> Result<ClientSpec, CheckError> {
     let malformed = |why: String| CheckError::MalformedSpec { spec: text.to_string(), why };
@@ -51,7 +52,7 @@ pub fn parse(text: &str) -> Result<ClientSpec, CheckError> {
     } else if text.contains('=') || text.contains(['<', '>', '~', '^', '!']) {
         return Err(malformed(
             "a release is named exactly: NAME==VERSION for a Python client, NAME@VERSION for \
-             kafkajs (no ranges)"
+             kafkajs and Rust crates (no ranges)"
                 .into(),
         ));
     } else {
