@@ -16,6 +16,13 @@
 
 const fs = require('fs');
 
+// kafkajs from the folder groupsim names (GROUPSIM_NODE_MODULES: the folder whose node_modules
+// holds it) before any node_modules beside this script, so the release asked for is the one run.
+const fromChosen = (name) => {
+  const chosen = process.env.GROUPSIM_NODE_MODULES;
+  return require(chosen ? require.resolve(name, { paths: [chosen] }) : name);
+};
+
 const emit = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 const log = (msg) => process.stderr.write(`[member ${Date.now() / 1000}] ${msg}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -40,12 +47,12 @@ function parseArgs(argv) {
 const ASSIGNERS = { roundRobin: 'roundrobin', range: 'range' };
 
 function capabilities() {
-  const { PartitionAssigners } = require('kafkajs');
+  const { PartitionAssigners } = fromChosen('kafkajs');
   const classic = Object.keys(PartitionAssigners || {}).filter((k) => k in ASSIGNERS).map((k) => ASSIGNERS[k]);
   return {
     event: 'capabilities',
     client: 'kafkajs',
-    version: require('kafkajs/package.json').version,
+    version: fromChosen('kafkajs/package.json').version,
     modes: ['sync', 'auto'],
     group_protocols: { classic },
   };
@@ -57,14 +64,14 @@ async function main() {
     return;
   }
   const args = parseArgs(process.argv.slice(2));
-  const { Kafka, logLevel, PartitionAssigners } = require('kafkajs');
+  const { Kafka, logLevel, PartitionAssigners } = fromChosen('kafkajs');
   const assignor = args.assignor || 'roundrobin';
   const assigner = Object.keys(ASSIGNERS).find((k) => ASSIGNERS[k] === assignor);
   if (!assigner || !PartitionAssigners[assigner]) {
     throw new Error(`assignor=${assignor}: this kafkajs offers ${capabilities().group_protocols.classic.join(', ')}`);
   }
   log(`chose commit=${args.commit} assignor=${assignor} group_protocol=classic`);
-  const version = require('kafkajs/package.json').version;
+  const version = fromChosen('kafkajs/package.json').version;
   const workMs = Number(args.work_ms || '2');
   const out = fs.openSync(args.out, 'a');
   const kafka = new Kafka({

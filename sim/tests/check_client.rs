@@ -210,13 +210,20 @@ fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_i
 }
 
 /// The oldest release of each family the adapters support (confluent-kafka: the oldest with a
-/// wheel for the CI's Python), installed into the release cache on first use.
-const OLD_RELEASES: [&str; 4] =
-    ["kafka-python==2.0.2", "aiokafka==0.7.1", "confluent-kafka==2.0.2", "kafkajs@1.16.0"];
+/// wheel for the CI's Python), installed into the release cache on first use; samsa's only if
+/// the cache has it built already (its build takes minutes).
+const OLD_RELEASES: [&str; 5] = [
+    "kafka-python==2.0.2",
+    "aiokafka==0.7.1",
+    "confluent-kafka==2.0.2",
+    "kafkajs@1.16.0",
+    "samsa@0.1.8",
+];
 
 /// Each family's oldest supported release runs a short faulted seed to a verdict: the adapter
 /// reports what the release offers, every member starts, processes records and stays up (an
-/// adapter that exited by itself would be an incompatibility, not a finding). The verdict
+/// adapter that exited by itself would be an incompatibility, not a finding; samsa's members
+/// exit on coordinator errors by design, so for it only the start and the processing count). The verdict
 /// itself is printed, not asserted: an old release may have bugs of its own. A release that
 /// cannot be fetched because the registry is unreachable is skipped, saying so.
 #[test]
@@ -228,9 +235,19 @@ fn the_oldest_supported_release_of_each_family_runs_a_short_seed_to_a_verdict() 
     base.python = "python3".into();
     for text in OLD_RELEASES {
         let spec = spec::parse(text).unwrap();
-        let runtime = Runtime::of(spec.kind.runtime).expect("a Python or Node client");
-        if !real_clients::ready(TEST, runtime) {
-            continue;
+        match Runtime::of(spec.kind.runtime) {
+            Some(runtime) if !real_clients::ready(TEST, runtime) => continue,
+            Some(_) => {}
+            None if cache.built(&spec).is_none() => {
+                let why = format!(
+                    "{text}: not built in the release cache {} (`groupsim check-client {text}` \
+                     builds it, in minutes)",
+                    cache.root().display()
+                );
+                real_clients::skipped(TEST, &why);
+                continue;
+            }
+            None => {}
         }
         let started = Instant::now();
         let interp = match cache.provide(&spec, &base) {
@@ -244,11 +261,21 @@ fn the_oldest_supported_release_of_each_family_runs_a_short_seed_to_a_verdict() 
         let launcher = clients::launcher(spec.kind, &interp)
             .unwrap_or_else(|e| panic!("{text}: {e}"))
             .unwrap_or_else(|| panic!("{text} was installed but does not load"));
+        let version = spec.version.as_deref().unwrap();
+        assert!(
+            spec::same_release(version, &launcher.capabilities.version),
+            "{text}: the adapter runs {}",
+            launcher.capabilities.version
+        );
         let mode = launcher.capabilities.modes[0].clone();
         let short = Settings { fault_ms: 4_000, ..settings(2) };
         let outcome = run::run_seed(&launcher, &mode, CI_SEED, &short)
             .unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert!(outcome.exits.is_empty(), "{text}: an adapter exited: {:?}", outcome.exits);
+        // samsa's stream ends on the first coordinator error (docs/findings.md): its members
+        // exiting is its verdict, not an incompatibility.
+        if spec.kind.runtime != clients::Runtime::Rust {
+            assert!(outcome.exits.is_empty(), "{text}: an adapter exited: {:?}", outcome.exits);
+        }
         assert!(outcome.verdict.processed > 0, "{text}: nothing processed");
         println!(
             "{text} ({}, offers {}) {mode} {} seed {CI_SEED}: {:?}, {} processed, {:.1} s",

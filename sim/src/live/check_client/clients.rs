@@ -231,7 +231,12 @@ fn located(kind: ClientKind, interp: &Interpreters) -> Result<Option<Located>, C
                     hint: "node is not on the PATH".into(),
                 });
             }
-            let env = vec![("NODE_PATH".to_string(), modules.display().to_string())];
+            // The adapter loads kafkajs from GROUPSIM_NODE_MODULES first: a node_modules beside
+            // the script would otherwise shadow the release asked for.
+            let env = vec![
+                ("NODE_PATH".to_string(), modules.display().to_string()),
+                ("GROUPSIM_NODE_MODULES".to_string(), interp.node_modules.display().to_string()),
+            ];
             Ok(Some(("node".into(), Some(script), env)))
         }
         Runtime::Rust => Ok(interp

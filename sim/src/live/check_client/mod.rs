@@ -280,12 +280,24 @@ fn prepare(
         base.python = "python3".into();
     }
     let interp = cache.provide(spec, &base)?;
-    clients::launcher(spec.kind, &interp)?.map(Some).ok_or_else(|| CheckError::InstallFailed {
+    let failed = |why: String| CheckError::InstallFailed {
         spec: spec.to_string(),
-        why: format!("installed in {}, but it does not load", cache.root().display()),
+        why,
         tail: String::new(),
         log: cache.root().to_path_buf(),
-    })
+    };
+    let launcher = clients::launcher(spec.kind, &interp)?.ok_or_else(|| {
+        failed(format!("installed in {}, but it does not load", cache.root().display()))
+    })?;
+    let reported = &launcher.capabilities.version;
+    if !spec::same_release(spec.version.as_deref().unwrap_or_default(), reported) {
+        return Err(failed(format!(
+            "installed in {}, but the adapter runs {} {reported} (another copy shadows it)",
+            cache.root().display(),
+            spec.kind.name
+        )));
+    }
+    Ok(Some(launcher))
 }
 
 /// The commit modes to run for `launcher`'s release.

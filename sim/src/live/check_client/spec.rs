@@ -104,6 +104,20 @@ pub fn numbers(version: &str) -> Vec<u64> {
     version.split(['.', '-', '+']).map_while(|part| part.parse().ok()).collect()
 }
 
+/// Whether a client reporting version `reported` (`2.0.2`, or `2.3.0 (librdkafka 2.3.0)`: its
+/// first word counts) is release `version`, numbers compared with trailing zeros ignored.
+pub fn same_release(version: &str, reported: &str) -> bool {
+    let first = reported.split_whitespace().next().unwrap_or_default();
+    let trimmed = |v: &str| {
+        let mut n = numbers(v);
+        while n.last() == Some(&0) {
+            n.pop();
+        }
+        n
+    };
+    first == version || (!numbers(version).is_empty() && trimmed(first) == trimmed(version))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +149,15 @@ mod tests {
         }
         let e = parse("kafka-pyton==2.0.2").unwrap_err().to_string();
         assert!(e.contains("unknown client \"kafka-pyton\""), "{e}");
+    }
+
+    #[test]
+    fn a_reported_version_is_matched_to_the_release_asked_for() {
+        assert!(same_release("2.3.0", "2.3.0 (librdkafka 2.3.0)"));
+        assert!(same_release("2.2", "2.2.0"));
+        assert!(same_release("1.16.0-beta.7", "1.16.0-beta.7"));
+        assert!(!same_release("1.16.0", "2.2.4"));
+        assert!(!same_release("2.0.2", "2.0.20"));
     }
 
     #[test]
