@@ -20,11 +20,18 @@ use groupsim_member::GroupProtocol;
 use serde::Deserialize;
 
 use super::bounded::tail;
-use super::clients::{protocol_name, ClientKind};
 use super::error::CheckError;
 
 /// Longest a capabilities probe may take (it imports the client, some construct a consumer).
 const PROBE: Duration = Duration::from_secs(60);
+
+/// Kafka's name for a group protocol (`group.protocol`), as reports and command lines spell it.
+pub fn protocol_name(protocol: GroupProtocol) -> &'static str {
+    match protocol {
+        GroupProtocol::Classic => "classic",
+        GroupProtocol::Consumer => "consumer",
+    }
+}
 
 /// Longest the probe waits, once the adapter is gone, for the rest of its stderr.
 const STDERR_DRAIN: Duration = Duration::from_secs(1);
@@ -112,13 +119,13 @@ impl Capabilities {
 /// sense is a named error; the process is killed once its line is read (or the deadline
 /// passes), so a probe never hangs.
 pub fn probe(
-    kind: ClientKind,
+    client: &str,
     program: &Path,
     script: Option<&Path>,
     env: &[(String, String)],
 ) -> Result<Capabilities, CheckError> {
     let fail = |why: String, stderr: String| CheckError::Capabilities {
-        client: kind.name.into(),
+        client: client.into(),
         script: script.unwrap_or(program).to_path_buf(),
         why,
         stderr: tail(&stderr, 20),

@@ -8,9 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use groupsim_member::GroupProtocol;
-
 use super::bounded::run_bounded;
+pub use super::capabilities::protocol_name;
 use super::capabilities::{self, Capabilities};
 use super::error::CheckError;
 
@@ -38,14 +37,6 @@ pub struct ClientKind {
     pub script: &'static str,
     /// The module to import (Python), require (Node) or depend on (Rust: the crate).
     pub module: &'static str,
-}
-
-/// Kafka's name for a group protocol (`group.protocol`).
-pub fn protocol_name(protocol: GroupProtocol) -> &'static str {
-    match protocol {
-        GroupProtocol::Classic => "classic",
-        GroupProtocol::Consumer => "consumer",
-    }
 }
 
 /// The release of samsa a bare `samsa` means (the adapter's Cargo.toml pins it too).
@@ -179,7 +170,7 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
     let Some((program, script, env)) = located(kind, interp)? else {
         return Ok(None);
     };
-    let capabilities = capabilities::probe(kind, &program, script.as_deref(), &env)?;
+    let capabilities = capabilities::probe(kind.name, &program, script.as_deref(), &env)?;
     Ok(Some(Launcher { kind, program, script, env, capabilities }))
 }
 
