@@ -293,7 +293,8 @@ fn the_oldest_supported_release_of_each_family_runs_a_short_seed_to_a_verdict() 
 /// test's own (so nothing is installed: the cache is reused as a campaign reuses it): both run
 /// the real kafka-python adapter on the real kafka-python, and B commits each batch before
 /// processing it. On the `before` check's seed, A passes, B loses records: the report shows
-/// both verdicts and B's first anomaly, and the command exits 1.
+/// both verdicts and B's first anomaly, and the command exits 1. A third fake release whose
+/// adapter reports the real kafka-python's version (as a shadowed install would) is refused.
 #[test]
 fn compare_shows_where_b_fails_a_seed_a_passed_and_exits_1() {
     const TEST: &str = "compare_shows_where_b_fails_a_seed_a_passed_and_exits_1";
@@ -313,7 +314,13 @@ fn compare_shows_where_b_fails_a_seed_a_passed_and_exits_1() {
     )
     .unwrap();
     let releases = scratch.join(format!("cache/clients/python{}", tag.trim()));
-    for (version, env) in [("0.0.1", ""), ("0.0.2", "GROUPSIM_FAKE_COMMIT_BEFORE=1 ")] {
+    // 0.0.1 and 0.0.2 report their own versions; 0.0.3's interpreter reports the real one, as
+    // a shadowed install would.
+    for (version, env) in [
+        ("0.0.1", "GROUPSIM_FAKE_VERSION=0.0.1 "),
+        ("0.0.2", "GROUPSIM_FAKE_VERSION=0.0.2 GROUPSIM_FAKE_COMMIT_BEFORE=1 "),
+        ("0.0.3", ""),
+    ] {
         let dir = releases.join(format!("kafka-python-{version}"));
         std::fs::create_dir_all(dir.join("bin")).unwrap();
         let python = dir.join("bin/python");
@@ -347,5 +354,27 @@ fn compare_shows_where_b_fails_a_seed_a_passed_and_exits_1() {
     assert!(stdout.contains("<- B fails a seed A passed"), "{stdout}");
     assert!(stdout.contains("B first anomaly: lost-record at t="), "{stdout}");
     assert!(stdout.contains(&format!("B fails 1 that A passed (sync seed {seed})")), "{stdout}");
+    assert!(
+        stdout.contains("compare A kafka-python==0.0.1 (0.0.1) with B kafka-python==0.0.2 (0.0.2)"),
+        "each side ran the release it named:\n{stdout}"
+    );
     println!("compare: {:.1} s", started.elapsed().as_secs_f64());
+
+    // A release whose adapter reports another version is refused by name, not run.
+    let o = Command::new(env!("CARGO_BIN_EXE_groupsim"))
+        .args(["check-client", "kafka-python==0.0.3", "--seeds", "1"])
+        .arg("--cache-dir")
+        .arg(scratch.join("cache"))
+        .arg("--clients-dir")
+        .arg(&fakes)
+        .env("CARGO_TARGET_DIR", &scratch)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("kafka-python==0.0.3: installed in")
+            && stderr.contains("but the adapter runs kafka-python 3."),
+        "{stderr}"
+    );
 }

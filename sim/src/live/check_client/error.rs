@@ -59,6 +59,10 @@ pub enum CheckError {
     /// A release exists but does not install (or does not import once installed).
     #[error("{spec}: cannot install: {why}; the installer's output ends:\n{tail}\n(log: {log})")]
     InstallFailed { spec: String, why: String, tail: String, log: PathBuf },
+    /// A release in the cache that the adapter does not run as asked (it does not load, or
+    /// the adapter reports another version).
+    #[error("{spec}: installed in {dir}, but {why}")]
+    ReleaseNotRun { spec: String, dir: PathBuf, why: String },
     /// The adapter could not say what its client offers (`--capabilities`).
     #[error("{client}: adapter {script} --capabilities {why}; its stderr ends:\n{stderr}")]
     Capabilities { client: String, script: PathBuf, why: String, stderr: String },

@@ -280,20 +280,17 @@ fn prepare(
         base.python = "python3".into();
     }
     let interp = cache.provide(spec, &base)?;
-    let failed = |why: String| CheckError::InstallFailed {
+    let failed = |why: String| CheckError::ReleaseNotRun {
         spec: spec.to_string(),
+        dir: cache.root().to_path_buf(),
         why,
-        tail: String::new(),
-        log: cache.root().to_path_buf(),
     };
-    let launcher = clients::launcher(spec.kind, &interp)?.ok_or_else(|| {
-        failed(format!("installed in {}, but it does not load", cache.root().display()))
-    })?;
+    let launcher =
+        clients::launcher(spec.kind, &interp)?.ok_or_else(|| failed("it does not load".into()))?;
     let reported = &launcher.capabilities.version;
     if !spec::same_release(spec.version.as_deref().unwrap_or_default(), reported) {
         return Err(failed(format!(
-            "installed in {}, but the adapter runs {} {reported} (another copy shadows it)",
-            cache.root().display(),
+            "the adapter runs {} {reported} (another copy shadows it)",
             spec.kind.name
         )));
     }
