@@ -209,26 +209,27 @@ fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_i
     }
 }
 
-/// The oldest release of each family the adapters support (confluent-kafka: the oldest with a
-/// wheel for the CI's Python), installed into the release cache on first use; samsa's only if
-/// the cache has it built already (its build takes minutes).
+/// An old release of each family, installed into the release cache on first use: the oldest
+/// the adapters support that installs from a wheel on the CI's Python (aiokafka 0.7.1, older
+/// still, builds from source and runs too: docs/findings.md); samsa's only if the cache has it
+/// built already (its build takes minutes).
 const OLD_RELEASES: [&str; 5] = [
     "kafka-python==2.0.2",
-    "aiokafka==0.7.1",
+    "aiokafka==0.8.0",
     "confluent-kafka==2.0.2",
     "kafkajs@1.16.0",
     "samsa@0.1.8",
 ];
 
-/// Each family's oldest supported release runs a short faulted seed to a verdict: the adapter
+/// An old release of each family runs a short faulted seed to a verdict: the adapter
 /// reports what the release offers, every member starts, processes records and stays up (an
 /// adapter that exited by itself would be an incompatibility, not a finding; samsa's members
 /// exit on coordinator errors by design, so for it only the start and the processing count). The verdict
 /// itself is printed, not asserted: an old release may have bugs of its own. A release that
 /// cannot be fetched because the registry is unreachable is skipped, saying so.
 #[test]
-fn the_oldest_supported_release_of_each_family_runs_a_short_seed_to_a_verdict() {
-    const TEST: &str = "the_oldest_supported_release_of_each_family_runs_a_short_seed_to_a_verdict";
+fn an_old_release_of_each_family_runs_a_short_seed_to_a_verdict() {
+    const TEST: &str = "an_old_release_of_each_family_runs_a_short_seed_to_a_verdict";
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let cache = ReleaseCache::locate(None).expect("a release cache");
     let mut base = real_clients::interpreters();
