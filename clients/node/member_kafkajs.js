@@ -7,10 +7,21 @@
 //   before  WRONG on purpose: commits the batch's offsets before processing it
 // Each batch's processed lines are written with fs.writeSync (straight to the kernel) before any
 // commit covering them. Arguments key=value: bootstrap topic group client_id commit out
-// [work_ms] [session_timeout_ms]. SIGTERM disconnects (leaves the group) and exits.
+// [work_ms] [session_timeout_ms] [assignor]. SIGTERM disconnects (leaves the group) and exits.
+// `node member_kafkajs.js --capabilities` prints what the installed kafkajs offers as one JSON
+// line (see clients/python/member.py): its commit modes, and as classic assignors the partition
+// assigners it ships (PartitionAssigners; roundRobin is "roundrobin"). kafkajs speaks only the
+// classic group protocol. Works with kafkajs 1.16 to 2.x.
 'use strict';
 
 const fs = require('fs');
+
+// kafkajs from the folder groupsim names (GROUPSIM_NODE_MODULES: the folder whose node_modules
+// holds it) before any node_modules beside this script, so the release asked for is the one run.
+const fromChosen = (name) => {
+  const chosen = process.env.GROUPSIM_NODE_MODULES;
+  return require(chosen ? require.resolve(name, { paths: [chosen] }) : name);
+};
 
 const emit = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 const log = (msg) => process.stderr.write(`[member ${Date.now() / 1000}] ${msg}\n`);
@@ -32,10 +43,35 @@ function parseArgs(argv) {
   return args;
 }
 
+// groupsim's assignor names for kafkajs's built-in partition assigners.
+const ASSIGNERS = { roundRobin: 'roundrobin', range: 'range' };
+
+function capabilities() {
+  const { PartitionAssigners } = fromChosen('kafkajs');
+  const classic = Object.keys(PartitionAssigners || {}).filter((k) => k in ASSIGNERS).map((k) => ASSIGNERS[k]);
+  return {
+    event: 'capabilities',
+    client: 'kafkajs',
+    version: fromChosen('kafkajs/package.json').version,
+    modes: ['sync', 'auto'],
+    group_protocols: { classic },
+  };
+}
+
 async function main() {
+  if (process.argv.length === 3 && process.argv[2] === '--capabilities') {
+    emit(capabilities());
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
-  const { Kafka, logLevel } = require('kafkajs');
-  const version = require('kafkajs/package.json').version;
+  const { Kafka, logLevel, PartitionAssigners } = fromChosen('kafkajs');
+  const assignor = args.assignor || 'roundrobin';
+  const assigner = Object.keys(ASSIGNERS).find((k) => ASSIGNERS[k] === assignor);
+  if (!assigner || !PartitionAssigners[assigner]) {
+    throw new Error(`assignor=${assignor}: this kafkajs offers ${capabilities().group_protocols.classic.join(', ')}`);
+  }
+  log(`chose commit=${args.commit} assignor=${assignor} group_protocol=classic`);
+  const version = fromChosen('kafkajs/package.json').version;
   const workMs = Number(args.work_ms || '2');
   const out = fs.openSync(args.out, 'a');
   const kafka = new Kafka({
@@ -56,6 +92,7 @@ async function main() {
     // As every adapter: new partitions are seen within seconds, as a heal phase needs.
     metadataMaxAge: 2000,
     retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 100 },
+    partitionAssigners: [PartitionAssigners[assigner]],
   });
   consumer.on(consumer.events.CRASH, (e) => log(`crash: ${e.payload.error && e.payload.error.message}`));
   let stopping = false;
@@ -97,7 +134,7 @@ async function main() {
   setInterval(() => { commitPending(); }, 500).unref();
   await consumer.connect();
   await consumer.subscribe({ topic: args.topic, fromBeginning: true });
-  emit({ event: 'ready', client: 'kafkajs', version });
+  emit({ event: 'ready', client: 'kafkajs', version, assignor, commit: args.commit, group_protocol: 'classic' });
   await consumer.run({
     autoCommit: args.commit === 'auto',
     autoCommitInterval: 500,

@@ -21,9 +21,16 @@ makes a processed record look lost. Usage (all arguments key=value):
          [session_timeout_ms=N] [group_protocol=classic|consumer]
 (group_protocol=consumer: KIP-848, where the adapter offers it; the assignor is then the
 coordinator's, uniform or range.)
-Stdout gets JSON events ({"event": "ready", "client": ..., "version": ...} once the consumer
-exists, {"event": "closed"} after a graceful close on SIGTERM); errors go to stderr and a
-non-zero exit.
+Stdout gets JSON events ({"event": "ready", "client": ..., "version": ..., "assignor": ...,
+"commit": ..., "group_protocol": ...} once the consumer exists, {"event": "closed"} after a
+graceful close on SIGTERM); errors go to stderr and a non-zero exit.
+
+  python member_<client>.py --capabilities
+prints what the installed release offers, asked of the library itself, as one JSON line:
+{"event": "capabilities", "client": ..., "version": ..., "modes": [...],
+ "group_protocols": {"classic": [assignors...], "consumer": [server assignors...]}}.
+groupsim draws each seed's assignor from these lists, so a release is never given an assignor
+or protocol it lacks.
 """
 
 import json
@@ -142,6 +149,8 @@ def run(open_consumer, argv):
             except Exception as e:
                 log("commit on revoke: %s: %s" % (type(e).__name__, e))
 
+    log("chose commit=%s assignor=%s group_protocol=%s" % (
+        mode, args["assignor"], args.get("group_protocol", "classic")))
     parent = os.getppid()
     for attempt in range(3):  # a client that fails to start is retried, as a supervisor would
         try:
@@ -155,7 +164,9 @@ def run(open_consumer, argv):
                 raise
             time.sleep(0.5)
     holder["c"] = consumer
-    emit({"event": "ready", "client": consumer.name, "version": consumer.version})
+    emit({"event": "ready", "client": consumer.name, "version": consumer.version,
+          "assignor": args["assignor"], "commit": mode,
+          "group_protocol": args.get("group_protocol", "classic")})
     dirty = False  # processed records not yet known to be committed
     errors = 0  # poll() failures in a row
     while not stop.requested:
@@ -204,7 +215,22 @@ def run(open_consumer, argv):
     emit({"event": "closed"})
 
 
+def offsets_and_metadata(cls, offset):
+    """kafka-python's (and old aiokafka's) OffsetAndMetadata for `offset`: 2.0 has the fields
+    (offset, metadata), later releases add leader_epoch (-1: unknown)."""
+    extra = [-1] * (len(cls._fields) - 2)
+    return cls(offset, "", *extra)
+
+
+def print_capabilities(consumer_class):
+    caps = consumer_class.capabilities()
+    emit(dict(event="capabilities", client=consumer_class.name, version=consumer_class.version, **caps))
+
+
 def main(open_consumer):
+    if sys.argv[1:] == ["--capabilities"]:
+        print_capabilities(open_consumer)
+        return
     try:
         run(open_consumer, sys.argv[1:])
     except SystemExit:

@@ -8,7 +8,13 @@ coordinator assigns (assignor=uniform|range is `group.remote.assignor`), and the
 and heartbeat interval are the broker's (librdkafka refuses `session.timeout.ms`,
 `heartbeat.interval.ms` and `partition.assignment.strategy` with it); `max.poll.interval.ms`
 is the rebalance timeout the member sends. GROUPSIM_RDKAFKA_DEBUG=cgrp,protocol in the
-environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log."""
+environment writes librdkafka's own log to OUT.rdkafka.log beside the processed-record log.
+
+What a release offers is asked of librdkafka: a consumer is constructed (never connected)
+with each assignor, and with group.protocol=consumer; librdkafka refuses at construction what
+it does not know (cooperative-sticky before 1.6, group.protocol before 2.4) or, with the
+settings the member uses, cannot run. Before 2.10 librdkafka wants a client-side session timeout
+with group.protocol=consumer too (see consumer_protocol_settings)."""
 
 import logging
 import os
@@ -21,11 +27,48 @@ import member
 ASSIGNORS = {"range": "range", "roundrobin": "roundrobin", "cooperative-sticky": "cooperative-sticky"}
 # Server-side assignors of a consumer group (group.remote.assignor).
 REMOTE_ASSIGNORS = ("uniform", "range")
+# The rebalance timeout every adapter uses.
+MAX_POLL_INTERVAL_MS = 10000
+
+
+def accepts(extra):
+    """Whether librdkafka constructs a consumer with the settings `extra` (it is closed at once,
+    before it reaches any broker)."""
+    conf = {"group.id": "groupsim-capabilities", "bootstrap.servers": "127.0.0.1:9", "log_level": 0}
+    conf.update(extra)
+    try:
+        c = RdConsumer(conf)
+    except (KafkaException, ValueError, TypeError):
+        return False
+    c.close()
+    return True
+
+
+def consumer_protocol_settings(assignor, session_timeout_ms):
+    """The group.protocol=consumer settings this librdkafka takes with the member's
+    max.poll.interval.ms, or None. From 2.10 the session timeout is the broker's alone (librdkafka
+    refuses session.timeout.ms); before, librdkafka still checks max.poll.interval.ms against a
+    client-side session.timeout.ms (45 s by default), so it is given the broker's."""
+    base = {"group.protocol": "consumer", "group.remote.assignor": assignor,
+            "max.poll.interval.ms": MAX_POLL_INTERVAL_MS}
+    for extra in ({}, {"session.timeout.ms": session_timeout_ms}):
+        conf = dict(base, **extra)
+        if accepts(conf):
+            return conf
+    return None
 
 
 class Consumer:
     name = "confluent-kafka"
     version = "%s (librdkafka %s)" % (confluent_kafka.__version__, confluent_kafka.libversion()[0])
+
+    @staticmethod
+    def capabilities():
+        classic = [n for n in ASSIGNORS if accepts({"partition.assignment.strategy": ASSIGNORS[n]})]
+        protocols = {"classic": classic}
+        if consumer_protocol_settings(REMOTE_ASSIGNORS[0], 6000) is not None:
+            protocols["consumer"] = list(REMOTE_ASSIGNORS)
+        return {"modes": ["sync", "async", "auto"], "group_protocols": protocols}
 
     def __init__(self, args, on_revoke):
         protocol = args.get("group_protocol", "classic")
@@ -43,7 +86,7 @@ class Consumer:
             "auto.commit.interval.ms": 500,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
-            "max.poll.interval.ms": 10000,
+            "max.poll.interval.ms": MAX_POLL_INTERVAL_MS,
             "fetch.wait.max.ms": 200,
             "socket.timeout.ms": 10000,
             "reconnect.backoff.ms": 100,
@@ -52,7 +95,11 @@ class Consumer:
             "topic.metadata.refresh.interval.ms": 2000,
         }
         if protocol == "consumer":
-            conf.update({"group.protocol": "consumer", "group.remote.assignor": args["assignor"]})
+            settings = consumer_protocol_settings(args["assignor"], int(args["session_timeout_ms"]))
+            if settings is None:
+                raise SystemExit("group_protocol=consumer: librdkafka %s refuses it with this adapter's "
+                                 "settings" % confluent_kafka.libversion()[0])
+            conf.update(settings)
         else:
             conf.update({
                 "session.timeout.ms": int(args["session_timeout_ms"]),

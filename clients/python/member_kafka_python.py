@@ -2,7 +2,9 @@
 commits with commit() / commit_async(); auto mode is the consumer's own auto-commit, which
 kafka-python runs inside poll() for the records earlier polls returned (already processed).
 kafka-python 3 runs rebalance listeners on its IO thread, where a blocking commit() raises; the
-listener commits with commit_async() instead (the batch loop has committed synchronously already)."""
+listener commits with commit_async() instead (the batch loop has committed synchronously already).
+Works with kafka-python 2.0 to 3.x: the assignors offered are those the release ships
+(cooperative-sticky only from 3.0), asked by importing them."""
 
 import importlib
 
@@ -19,11 +21,19 @@ ASSIGNORS = {
 }
 
 
-def assignor_class(name):
-    if name not in ASSIGNORS:
-        raise SystemExit("assignor=%s: kafka-python offers %s" % (name, ", ".join(ASSIGNORS)))
+def importable(name):
     module, cls = ASSIGNORS[name]
-    return getattr(importlib.import_module(module), cls)
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except (ImportError, AttributeError):
+        return None
+
+
+def assignor_class(name):
+    offered = [n for n in ASSIGNORS if importable(n)]
+    if name not in offered:
+        raise SystemExit("assignor=%s: kafka-python %s offers %s" % (name, kafka.__version__, ", ".join(offered)))
+    return importable(name)
 
 
 class Listener(ConsumerRebalanceListener):
@@ -40,6 +50,11 @@ class Listener(ConsumerRebalanceListener):
 class Consumer:
     name = "kafka-python"
     version = kafka.__version__
+
+    @staticmethod
+    def capabilities():
+        modes = ["sync"] + (["async"] if hasattr(KafkaConsumer, "commit_async") else []) + ["auto"]
+        return {"modes": modes, "group_protocols": {"classic": [n for n in ASSIGNORS if importable(n)]}}
 
     def __init__(self, args, on_revoke):
         self.c = KafkaConsumer(
@@ -71,7 +86,8 @@ class Consumer:
         self.c.commit_async()
 
     def commit_offsets(self, ends):
-        self.c.commit({TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in ends.items()})
+        self.c.commit({TopicPartition(t, p): member.offsets_and_metadata(OffsetAndMetadata, o)
+                       for (t, p), o in ends.items()})
 
     def close(self):
         self.c.close(autocommit=True)

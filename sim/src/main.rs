@@ -214,7 +214,8 @@ enum Command {
     /// Serve the coordinator on real loopback sockets (127.0.0.1) for real Kafka clients.
     Serve(groupsim::live::serve::ServeArgs),
     /// Run real Kafka clients (one group member per process) under seeded client and broker
-    /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly.
+    /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly
+    /// (with --compare A B: when B fails a seed A passed).
     CheckClient(groupsim::live::check_client::CheckArgs),
 }
 
@@ -371,6 +372,20 @@ fn real_main() -> Result<ExitCode> {
                 .parent()
                 .map(std::path::Path::to_path_buf)
                 .unwrap_or_default();
+            if args.compare.is_some() {
+                let comparison = groupsim::live::check_client::compare::compare(
+                    &args,
+                    &root,
+                    runner::output_dir(),
+                    |l| out!("{l}"),
+                )?;
+                out!("{}", groupsim::live::check_client::compare::summary(&comparison));
+                return Ok(if comparison.regressed() {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
             let rows =
                 groupsim::live::check_client::campaign(&args, &root, runner::output_dir(), |l| {
                     out!("{l}")

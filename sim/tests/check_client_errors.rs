@@ -73,6 +73,23 @@ fn an_adapter_that_crashes_on_start_is_named_with_its_stderr() {
     let (o, took) = check_with(&python);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
+    assert!(
+        err.contains("member_kafka_python.py --capabilities failed without a report")
+            && err.contains("boom"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(20), "bounded: {took:?}");
+
+    // One that reports its capabilities, then crashes as a member.
+    let caps = r#"{"event":"capabilities","client":"f","version":"1","modes":["sync"],"group_protocols":{"classic":["range"]}}"#;
+    let body = format!(
+        "if [ \"$2\" = --capabilities ]; then echo '{caps}'; exit 0; fi\n\
+         echo 'Traceback: boom' >&2\nexit 1"
+    );
+    let python = fake_python("crashing-member", &body);
+    let (o, took) = check_with(&python);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
     assert!(err.contains("adapter m0 exited before it was ready") && err.contains("boom"), "{err}");
     assert!(took < Duration::from_secs(20), "bounded: {took:?}");
 }
@@ -197,5 +214,82 @@ fn a_missing_clients_dir_or_adapter_in_it_is_named() {
             && err.contains("python/member_kafka_python.py not found"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn malformed_specs_and_a_compare_of_two_clients_are_named() {
+    for (args, says) in [
+        (&["check-client", "kafka-python@2.0.2"][..], "kafka-python releases are named"),
+        (&["check-client", "kafkajs==1.16.0"][..], "kafkajs releases are named"),
+        (&["check-client", "aiokafka>=0.7"][..], "no ranges"),
+        (&["check-client", "kafka-python=="][..], "the version is empty"),
+        (&["check-client", "kafka-pyton==2.0.2"][..], "unknown client \"kafka-pyton\""),
+        (
+            &["check-client", "--compare", "kafka-python==2.0.2", "aiokafka==0.7.1"][..],
+            "compare two releases of one client",
+        ),
+    ] {
+        let started = Instant::now();
+        let o = groupsim(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{args:?}: nothing ran");
+    }
+}
+
+#[test]
+fn a_release_cache_that_cannot_be_written_is_named() {
+    let dir = scratch("unwritable-cache");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    for release in ["kafka-python==2.0.2", "kafkajs@1.16.0"] {
+        let o = groupsim(&["check-client", release, "--cache-dir", file.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("release cache {} is not writable", file.display())),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A version the registry does not have is named as such (the registry answers at once); when
+/// the registry cannot be reached the test says so and checks that this too is a named error.
+#[test]
+fn a_release_the_registry_does_not_have_is_named() {
+    let dir = scratch("no-such-release");
+    let cache = dir.join("cache");
+    for (release, runtime) in [("kafka-python==99.0.0", "python3"), ("kafkajs@99.0.0", "npm")] {
+        if !Command::new(runtime).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            eprintln!(
+                "SKIPPED: a_release_the_registry_does_not_have_is_named: {release}: no {runtime}"
+            );
+            continue;
+        }
+        let started = Instant::now();
+        let o = groupsim(&["check-client", release, "--cache-dir", cache.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        if err.contains("cannot be reached") {
+            eprintln!(
+                "SKIPPED: a_release_the_registry_does_not_have_is_named: {release}: the \
+                 registry is unreachable (a named error too: {})",
+                err.lines().next().unwrap_or_default()
+            );
+            continue;
+        }
+        assert!(err.contains(&format!("{release}: no such release on")), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(300), "bounded");
+        let leftovers: Vec<_> = std::fs::read_dir(cache.join("clients"))
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".install.log"))
+            .collect();
+        assert!(leftovers.is_empty(), "a failed install leaves only its log: {leftovers:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,9 +21,27 @@ use std::sync::{mpsc, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime};
 
-use groupsim::live::check_client::clients::Interpreters;
-pub use groupsim::live::check_client::clients::Runtime;
+use groupsim::live::check_client::clients::{self, Interpreters};
 use sha2::{Digest, Sha256};
+
+/// The runtimes whose clients the installer installs together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    Python,
+    Node,
+}
+
+impl Runtime {
+    /// The installer's runtime for a client of `runtime`; `None` for a built (Rust) adapter,
+    /// which the release cache builds instead.
+    pub fn of(runtime: clients::Runtime) -> Option<Runtime> {
+        match runtime {
+            clients::Runtime::Python => Some(Runtime::Python),
+            clients::Runtime::Node => Some(Runtime::Node),
+            clients::Runtime::Rust => None,
+        }
+    }
+}
 
 /// The installer, relative to the repository root.
 pub const INSTALLER: &str = ".ci/install-real-clients.sh";

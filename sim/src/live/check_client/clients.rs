@@ -1,15 +1,16 @@
 //! The clients `check-client` knows: their package names (what the command line takes), the
-//! adapter script that runs one group member of each, the commit modes it offers, and where the
-//! client library comes from (a Python interpreter or virtualenv, or a `node_modules` folder:
-//! the user's choice, so the version checked is the version they ship).
+//! adapter script that runs one group member of each, and where the client library comes from
+//! (a Python interpreter or virtualenv, or a `node_modules` folder: the user's choice or a
+//! release from the cache, so the version checked is the version they ship). What a release
+//! offers (commit modes, assignors, group protocols) its adapter reports
+//! ([`super::capabilities`]).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use groupsim_member::GroupProtocol;
-
+use super::bounded::run_bounded;
+pub use super::capabilities::protocol_name;
+use super::capabilities::{self, Capabilities};
 use super::error::CheckError;
 
 /// How an adapter runs.
@@ -19,6 +20,9 @@ pub enum Runtime {
     Python,
     /// `node member_kafkajs.js …`, loading the library from a `node_modules` folder.
     Node,
+    /// A binary built from the adapter's Cargo project (`clients/rust/member_<client>`) against
+    /// one release of a Rust client crate, kept in the release cache.
+    Rust,
 }
 
 /// One client of the catalogue.
@@ -28,75 +32,43 @@ pub struct ClientKind {
     pub name: &'static str,
     /// How its adapter runs.
     pub runtime: Runtime,
-    /// The adapter script, under `clients/python` or `clients/node`.
+    /// The adapter script, under `clients/python` or `clients/node`, or the adapter's Cargo
+    /// project under `clients/rust`.
     pub script: &'static str,
-    /// The module to import (Python) or require (Node) to see whether it is installed.
+    /// The module to import (Python), require (Node) or depend on (Rust: the crate).
     pub module: &'static str,
-    /// The commit modes a campaign runs (the broken `before` mode is only for tests).
-    pub modes: &'static [&'static str],
-    /// The partition assignors its adapter offers; each seed uses one (seed modulo the count).
-    pub assignors: &'static [&'static str],
-    /// With `group.protocol=consumer` (KIP-848): the server assignors a seed picks from
-    /// (`group.remote.assignor`); empty when the adapter has no consumer-protocol mode.
-    pub consumer_assignors: &'static [&'static str],
 }
 
-impl ClientKind {
-    /// The assignors a seed of `protocol` picks from (empty: the protocol is not offered).
-    pub fn assignors_for(&self, protocol: GroupProtocol) -> &'static [&'static str] {
-        match protocol {
-            GroupProtocol::Classic => self.assignors,
-            GroupProtocol::Consumer => self.consumer_assignors,
-        }
-    }
-}
-
-/// Kafka's name for a group protocol (`group.protocol`).
-pub fn protocol_name(protocol: GroupProtocol) -> &'static str {
-    match protocol {
-        GroupProtocol::Classic => "classic",
-        GroupProtocol::Consumer => "consumer",
-    }
-}
+/// The release of samsa a bare `samsa` means (the adapter's Cargo.toml pins it too).
+pub const SAMSA_DEFAULT: &str = "0.1.8";
 
 /// Every client, in table order.
-pub const CLIENTS: [ClientKind; 4] = [
+pub const CLIENTS: [ClientKind; 5] = [
     ClientKind {
         name: "kafka-python",
         runtime: Runtime::Python,
         script: "member_kafka_python.py",
         module: "kafka",
-        modes: &["sync", "async", "auto"],
-        assignors: &["range", "roundrobin", "cooperative-sticky"],
-        consumer_assignors: &[],
     },
     ClientKind {
         name: "confluent-kafka",
         runtime: Runtime::Python,
         script: "member_confluent.py",
         module: "confluent_kafka",
-        modes: &["sync", "async", "auto"],
-        assignors: &["range", "roundrobin", "cooperative-sticky"],
-        consumer_assignors: &["uniform", "range"],
     },
     ClientKind {
         name: "aiokafka",
         runtime: Runtime::Python,
         script: "member_aiokafka.py",
         module: "aiokafka",
-        modes: &["sync"],
-        assignors: &["range", "roundrobin"],
-        consumer_assignors: &[],
     },
     ClientKind {
         name: "kafkajs",
         runtime: Runtime::Node,
         script: "member_kafkajs.js",
         module: "kafkajs",
-        modes: &["sync", "auto"],
-        assignors: &["roundrobin"],
-        consumer_assignors: &[],
     },
+    ClientKind { name: "samsa", runtime: Runtime::Rust, script: "member_samsa", module: "samsa" },
 ];
 
 /// The clients a command line names (`all`: every one).
@@ -133,6 +105,8 @@ pub struct Interpreters {
     pub node_modules_given: bool,
     /// The folder of the adapter scripts: the repository's `clients/`, or `--clients-dir`.
     pub clients_dir: PathBuf,
+    /// A built adapter binary (a Rust client's release from the cache), if one was built.
+    pub adapter_binary: Option<PathBuf>,
 }
 
 impl Interpreters {
@@ -144,6 +118,7 @@ impl Interpreters {
             node_modules: root.join("clients/node"),
             node_modules_given: false,
             clients_dir: root.join("clients"),
+            adapter_binary: None,
         }
     }
 }
@@ -153,15 +128,17 @@ impl Interpreters {
 pub struct Launcher {
     /// The client.
     pub kind: ClientKind,
-    /// The program (`python` or `node`).
+    /// The program (`python`, `node`, or a built adapter binary).
     pub program: PathBuf,
-    /// The adapter script (absolute).
-    pub script: PathBuf,
+    /// The adapter script (absolute) the program runs; `None` for a built adapter.
+    pub script: Option<PathBuf>,
     /// Extra environment (NODE_PATH).
     pub env: Vec<(String, String)>,
+    /// What the installed release offers, as the adapter reported it.
+    pub capabilities: Capabilities,
 }
 
-/// Longest a version probe (`python -c 'import …'`) may take.
+/// Longest an installation probe (`python -c 'import …'`) may take.
 const PROBE: Duration = Duration::from_secs(30);
 
 /// The adapter script of `kind` in `interp`'s clients folder, which must be there.
@@ -169,9 +146,14 @@ pub fn adapter_script(kind: ClientKind, interp: &Interpreters) -> Result<PathBuf
     let sub = match kind.runtime {
         Runtime::Python => "python",
         Runtime::Node => "node",
+        Runtime::Rust => "rust",
     };
     let script = interp.clients_dir.join(sub).join(kind.script);
-    if !script.is_file() {
+    let present = match kind.runtime {
+        Runtime::Rust => script.join("Cargo.toml").is_file(),
+        Runtime::Python | Runtime::Node => script.is_file(),
+    };
+    if !present {
         return Err(CheckError::MissingAdapter {
             client: kind.name.into(),
             path: script,
@@ -181,10 +163,22 @@ pub fn adapter_script(kind: ClientKind, interp: &Interpreters) -> Result<PathBuf
     Ok(script)
 }
 
-/// The launcher for `kind`, or `Ok(None)` when the client is not installed (skipped). An
-/// interpreter the user named that is not there, or an adapter missing from the clients
-/// folder, is an error.
+/// The launcher for `kind`, with what its release offers, or `Ok(None)` when the client is not
+/// installed (skipped). An interpreter the user named that is not there, an adapter missing
+/// from the clients folder, or one that cannot report its capabilities is an error.
 pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launcher>, CheckError> {
+    let Some((program, script, env)) = located(kind, interp)? else {
+        return Ok(None);
+    };
+    let capabilities = capabilities::probe(kind.name, &program, script.as_deref(), &env)?;
+    Ok(Some(Launcher { kind, program, script, env, capabilities }))
+}
+
+/// The program, adapter script and environment that run `kind`, or `Ok(None)` when it is not
+/// installed.
+type Located = (PathBuf, Option<PathBuf>, Vec<(String, String)>);
+
+fn located(kind: ClientKind, interp: &Interpreters) -> Result<Option<Located>, CheckError> {
     let script = adapter_script(kind, interp)?;
     match kind.runtime {
         Runtime::Python => {
@@ -201,13 +195,9 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
             }
             let code = format!("import {}", kind.module);
             let ok = run_bounded(&interp.python, &["-c", &code], &[], PROBE)
-                .is_ok_and(|(status, _)| status.success());
-            Ok(ok.then(|| Launcher {
-                kind,
-                program: interp.python.clone(),
-                script,
-                env: vec![("PYTHONUNBUFFERED".into(), "1".into())],
-            }))
+                .is_ok_and(|done| done.status.success());
+            let env = vec![("PYTHONUNBUFFERED".to_string(), "1".to_string())];
+            Ok(ok.then(|| (interp.python.clone(), Some(script), env)))
         }
         Runtime::Node => {
             let modules = interp.node_modules.join("node_modules");
@@ -224,7 +214,7 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
                 return Ok(None);
             }
             let node_ok = run_bounded(Path::new("node"), &["--version"], &[], PROBE)
-                .is_ok_and(|(status, _)| status.success());
+                .is_ok_and(|done| done.status.success());
             if !node_ok {
                 return Err(CheckError::MissingInterpreter {
                     client: kind.name.into(),
@@ -232,50 +222,20 @@ pub fn launcher(kind: ClientKind, interp: &Interpreters) -> Result<Option<Launch
                     hint: "node is not on the PATH".into(),
                 });
             }
-            Ok(Some(Launcher {
-                kind,
-                program: "node".into(),
-                script,
-                env: vec![("NODE_PATH".into(), modules.display().to_string())],
-            }))
+            // The adapter loads kafkajs from GROUPSIM_NODE_MODULES first: a node_modules beside
+            // the script would otherwise shadow the release asked for.
+            let env = vec![
+                ("NODE_PATH".to_string(), modules.display().to_string()),
+                ("GROUPSIM_NODE_MODULES".to_string(), interp.node_modules.display().to_string()),
+            ];
+            Ok(Some(("node".into(), Some(script), env)))
         }
+        Runtime::Rust => Ok(interp
+            .adapter_binary
+            .as_ref()
+            .filter(|b| b.is_file())
+            .map(|b| (b.clone(), None, Vec::new()))),
     }
-}
-
-/// Runs `program args` to completion within `timeout` (killed past it); its exit status and
-/// stdout.
-pub fn run_bounded(
-    program: &Path,
-    args: &[&str],
-    env: &[(String, String)],
-    timeout: Duration,
-) -> std::io::Result<(ExitStatus, String)> {
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Ok((status, reader.join().unwrap_or_default()))
 }
 
 #[cfg(test)]
@@ -285,7 +245,7 @@ mod tests {
     #[test]
     fn clients_are_named_by_package_and_unknown_names_are_refused() {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(find(&names(&["all"])).unwrap().len(), 4);
+        assert_eq!(find(&names(&["all"])).unwrap().len(), CLIENTS.len());
         assert_eq!(find(&names(&["kafkajs"])).unwrap()[0].runtime, Runtime::Node);
         let e = find(&names(&["kafka-pyton"])).unwrap_err().to_string();
         assert!(e.contains("unknown client \"kafka-pyton\"") && e.contains("aiokafka"), "{e}");

@@ -40,6 +40,32 @@ pub enum CheckError {
     /// A processed-record log line that is not a processed record.
     #[error("{path}:{line}: not a processed record: {text:?}")]
     ProcessedGarbage { path: PathBuf, line: usize, text: String },
+    /// A client spec that names no release clearly.
+    #[error("malformed client spec {spec:?}: {why} (e.g. kafka-python==2.2.8, kafkajs@1.16.0)")]
+    MalformedSpec { spec: String, why: String },
+    /// The release cache cannot be used.
+    #[error("release cache {path} is not writable: {source} (choose another with --cache-dir or GROUPSIM_CACHE)")]
+    CacheDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The registry has no such release of the client.
+    #[error("{spec}: no such release on {registry} (the installer's log: {log})")]
+    NoSuchRelease { spec: String, registry: String, log: PathBuf },
+    /// The registry could not be reached to install a release.
+    #[error("{spec}: {registry} cannot be reached to install it; the installer's output ends:\n{tail}\n(log: {log})")]
+    RegistryUnreachable { spec: String, registry: String, tail: String, log: PathBuf },
+    /// A release exists but does not install (or does not import once installed).
+    #[error("{spec}: cannot install: {why}; the installer's output ends:\n{tail}\n(log: {log})")]
+    InstallFailed { spec: String, why: String, tail: String, log: PathBuf },
+    /// A release in the cache that the adapter does not run as asked (it does not load, or
+    /// the adapter reports another version).
+    #[error("{spec}: installed in {dir}, but {why}")]
+    ReleaseNotRun { spec: String, dir: PathBuf, why: String },
+    /// The adapter could not say what its client offers (`--capabilities`).
+    #[error("{client}: adapter {script} --capabilities {why}; its stderr ends:\n{stderr}")]
+    Capabilities { client: String, script: PathBuf, why: String, stderr: String },
     /// A campaign setting refused.
     #[error("{0}")]
     Setting(String),

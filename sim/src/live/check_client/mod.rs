@@ -7,13 +7,18 @@
 //! through the checker's black-box rules ([`groupsim_checker::black_box`]). Real clients and real
 //! time make a run repeatable (same seed, same schedule), not bit-exact.
 
+mod bounded;
+pub mod cache;
+pub mod capabilities;
 pub mod clients;
+pub mod compare;
 pub mod error;
 mod members;
 pub mod process;
 pub mod processed;
 pub mod run;
 pub mod schedule;
+pub mod spec;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,17 +27,29 @@ use std::time::Duration;
 
 use groupsim_member::GroupProtocol;
 
-use self::clients::{protocol_name, ClientKind, Interpreters};
+use self::cache::ReleaseCache;
+use self::clients::{protocol_name, ClientKind, Interpreters, Launcher};
 pub use self::error::CheckError;
 use self::run::{Outcome, Settings};
+use self::spec::ClientSpec;
 
 /// `groupsim check-client`: command-line arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Clients to check, by package name (kafka-python, confluent-kafka, aiokafka, kafkajs), or
-    /// `all` (clients not installed are skipped).
-    #[arg(required = true)]
+    /// Clients to check, by package name (kafka-python, confluent-kafka, aiokafka, kafkajs,
+    /// samsa), or `all` (clients not installed are skipped); or releases to install into the
+    /// cache and check: `kafka-python==2.2.8`, `confluent-kafka==2.9.0`, `aiokafka==0.7.1`,
+    /// `kafkajs@1.16.0`, `samsa@0.1.8`.
+    #[arg(required_unless_present = "compare")]
     pub clients: Vec<String>,
+    /// Run two releases of one client (A, then B) on the same seeds, modes and fault schedules
+    /// and show, per seed, where their verdicts differ; exit 1 when B fails a seed A passed.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "clients")]
+    pub compare: Option<Vec<String>>,
+    /// The release cache (default: $GROUPSIM_CACHE, else $XDG_CACHE_HOME/groupsim, else
+    /// ~/.cache/groupsim).
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
     /// Seeds per client and commit mode.
     #[arg(long, default_value_t = 5)]
     pub seeds: u64,
@@ -43,7 +60,8 @@ pub struct CheckArgs {
     /// default: every mode the client's adapter supports.
     #[arg(long)]
     pub mode: Option<String>,
-    /// Python interpreter (or a virtualenv's bin/python) whose packages hold the Python clients.
+    /// Python interpreter (or a virtualenv's bin/python) whose packages hold the Python clients;
+    /// with a release (NAME==VERSION), the Python its virtualenv is made with (default python3).
     #[arg(long)]
     pub python: Option<PathBuf>,
     /// Folder whose node_modules holds kafkajs.
@@ -102,7 +120,105 @@ pub fn campaign(
     out_dir: PathBuf,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<Row>, CheckError> {
-    let kinds = clients::find(&args.clients)?;
+    let specs = specs(&args.clients)?;
+    let base = base_interpreters(args, root)?;
+    let settings = settings(args, out_dir);
+    let protocol = protocol_name(args.group_protocol);
+    let named = !args.clients.iter().any(|c| c == "all");
+    let mut rows = Vec::new();
+    let mut cache = None;
+    for spec in specs {
+        let skip =
+            |why: String| Row { client: spec.to_string(), skipped: Some(why), ..Row::default() };
+        let Some(launcher) = prepare(&spec, &base, args, &mut cache)? else {
+            rows.push(skip("not installed".into()));
+            continue;
+        };
+        if launcher.capabilities.assignors(args.group_protocol).is_empty() {
+            if named {
+                return Err(CheckError::Setting(format!(
+                    "--group-protocol {protocol}: {spec} {} offers no group.protocol={protocol} \
+                     ({})",
+                    launcher.capabilities.version,
+                    launcher.capabilities.summary()
+                )));
+            }
+            rows.push(skip(format!("no group.protocol={protocol} mode")));
+            continue;
+        }
+        progress(&format!(
+            "{spec}: {} {} offers {}\n",
+            launcher.capabilities.client,
+            launcher.capabilities.version,
+            launcher.capabilities.summary()
+        ));
+        for mode in modes(&launcher, args.mode.as_deref())? {
+            let mut row = Row {
+                client: spec.kind.name.into(),
+                protocol: protocol.to_string(),
+                mode: mode.clone(),
+                ..Row::default()
+            };
+            for seed in args.start..args.start + args.seeds {
+                let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
+                progress(&seed_report(&launcher.kind, protocol, &mode, &outcome)?);
+                row.add(seed, &outcome);
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+impl Row {
+    /// Counts one seed's outcome.
+    fn add(&mut self, seed: u64, outcome: &Outcome) {
+        self.version = outcome.version.clone();
+        self.seeds += 1;
+        self.duplicates += outcome.verdict.duplicates;
+        self.processed += outcome.verdict.processed;
+        self.exits += outcome.exits.len() as u64;
+        self.time += outcome.elapsed;
+        let classes = run::classes(&outcome.verdict);
+        if !classes.is_empty() {
+            self.failed_seeds.push(seed);
+        }
+        for c in classes {
+            *self.failures.entry(c).or_default() += 1;
+        }
+    }
+}
+
+/// The clients a command line names, each a package name or a release; `all` is every client,
+/// as installed.
+pub fn specs(names: &[String]) -> Result<Vec<ClientSpec>, CheckError> {
+    if names.iter().any(|n| n == "all") {
+        let kinds = clients::find(&["all".to_string()])?;
+        return Ok(kinds.into_iter().map(|kind| ClientSpec { kind, version: None }).collect());
+    }
+    if names.is_empty() {
+        return Err(CheckError::Setting("name a client, a release or all".into()));
+    }
+    names.iter().map(|n| spec::parse(n)).collect()
+}
+
+/// The campaign's settings from the command line.
+fn settings(args: &CheckArgs, out_dir: PathBuf) -> Settings {
+    Settings {
+        fault_ms: args.fault_secs * 1000,
+        heal_ms: args.heal_secs * 1000,
+        session_timeout_ms: 6_000,
+        work_ms: args.work_ms,
+        out_dir,
+        protocol: args.group_protocol,
+        connections_max_idle_ms: (args.connections_max_idle_ms > 0)
+            .then_some(args.connections_max_idle_ms),
+    }
+}
+
+/// Where clients come from before any release is installed: the defaults under `root`, or
+/// the interpreter, modules folder and adapters the command line names.
+fn base_interpreters(args: &CheckArgs, root: &std::path::Path) -> Result<Interpreters, CheckError> {
     if args.seeds == 0 {
         return Err(CheckError::Setting("--seeds must be at least 1".into()));
     }
@@ -121,81 +237,78 @@ pub fn campaign(
         }
         interp.clients_dir = d.clone();
     }
-    let settings = Settings {
-        fault_ms: args.fault_secs * 1000,
-        heal_ms: args.heal_secs * 1000,
-        session_timeout_ms: 6_000,
-        work_ms: args.work_ms,
-        out_dir,
-        protocol: args.group_protocol,
-        connections_max_idle_ms: (args.connections_max_idle_ms > 0)
-            .then_some(args.connections_max_idle_ms),
-    };
-    let protocol = protocol_name(args.group_protocol);
-    let named = !args.clients.iter().any(|c| c == "all");
-    let mut rows = Vec::new();
-    for kind in kinds {
-        if kind.assignors_for(args.group_protocol).is_empty() {
-            if named {
-                return Err(CheckError::Setting(format!(
-                    "--group-protocol {protocol}: the {} adapter has no consumer-protocol mode \
-                     (confluent-kafka's has)",
-                    kind.name
-                )));
-            }
-            let skipped = Some(format!("no group.protocol={protocol} mode"));
-            rows.push(Row { client: kind.name.into(), skipped, ..Row::default() });
-            continue;
-        }
-        let Some(launcher) = clients::launcher(kind, &interp)? else {
-            rows.push(Row {
-                client: kind.name.into(),
-                skipped: Some("not installed".into()),
-                ..Row::default()
-            });
-            continue;
-        };
-        for mode in modes(kind, args.mode.as_deref())? {
-            let mut row = Row {
-                client: kind.name.into(),
-                protocol: protocol.to_string(),
-                mode: mode.clone(),
-                ..Row::default()
-            };
-            for seed in args.start..args.start + args.seeds {
-                let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
-                progress(&seed_report(&launcher.kind, protocol, &mode, &outcome)?);
-                row.version = outcome.version.clone();
-                row.seeds += 1;
-                row.duplicates += outcome.verdict.duplicates;
-                row.processed += outcome.verdict.processed;
-                row.exits += outcome.exits.len() as u64;
-                row.time += outcome.elapsed;
-                let mut classes: Vec<String> =
-                    outcome.verdict.anomalies.iter().map(|a| a.class.to_string()).collect();
-                classes.dedup();
-                if !classes.is_empty() {
-                    row.failed_seeds.push(seed);
-                }
-                for c in classes {
-                    *row.failures.entry(c).or_default() += 1;
-                }
-            }
-            rows.push(row);
-        }
-    }
-    Ok(rows)
+    Ok(interp)
 }
 
-/// The commit modes to run for `kind`.
-fn modes(kind: ClientKind, asked: Option<&str>) -> Result<Vec<String>, CheckError> {
+/// The launcher of `spec`: a release comes from the cache (installed on first use), a bare
+/// name from `base`; `Ok(None)` when a bare name is not installed.
+fn prepare(
+    spec: &ClientSpec,
+    base: &Interpreters,
+    args: &CheckArgs,
+    cache: &mut Option<ReleaseCache>,
+) -> Result<Option<Launcher>, CheckError> {
+    if spec.kind.runtime == clients::Runtime::Rust && spec.version.is_none() {
+        // A bare Rust client is its default release: built on first use when named, run by
+        // `all` only once built.
+        let pinned =
+            ClientSpec { kind: spec.kind, version: Some(clients::SAMSA_DEFAULT.to_string()) };
+        if !args.clients.iter().any(|c| c == spec.kind.name) {
+            let Ok(cache) = ReleaseCache::locate(args.cache_dir.as_deref()) else {
+                return Ok(None);
+            };
+            let mut interp = base.clone();
+            interp.adapter_binary = cache.built(&pinned);
+            return clients::launcher(spec.kind, &interp);
+        }
+        return prepare(&pinned, base, args, cache);
+    }
+    if spec.version.is_none() {
+        return clients::launcher(spec.kind, base);
+    }
+    if spec.kind.runtime == clients::Runtime::Node && args.node_modules.is_some() {
+        return Err(CheckError::Setting(format!(
+            "{spec} and --node-modules both choose the kafkajs to run: drop one"
+        )));
+    }
+    let cache = match cache {
+        Some(c) => c,
+        None => cache.insert(ReleaseCache::locate(args.cache_dir.as_deref())?),
+    };
+    let mut base = base.clone();
+    if spec.kind.runtime == clients::Runtime::Python && args.python.is_none() {
+        base.python = "python3".into();
+    }
+    let interp = cache.provide(spec, &base)?;
+    let failed = |why: String| CheckError::ReleaseNotRun {
+        spec: spec.to_string(),
+        dir: cache.root().to_path_buf(),
+        why,
+    };
+    let launcher =
+        clients::launcher(spec.kind, &interp)?.ok_or_else(|| failed("it does not load".into()))?;
+    let reported = &launcher.capabilities.version;
+    if !spec::same_release(spec.version.as_deref().unwrap_or_default(), reported) {
+        return Err(failed(format!(
+            "the adapter runs {} {reported} (another copy shadows it)",
+            spec.kind.name
+        )));
+    }
+    Ok(Some(launcher))
+}
+
+/// The commit modes to run for `launcher`'s release.
+fn modes(launcher: &Launcher, asked: Option<&str>) -> Result<Vec<String>, CheckError> {
+    let offered = &launcher.capabilities.modes;
     match asked {
-        None => Ok(kind.modes.iter().map(|m| m.to_string()).collect()),
-        Some(m) if m == "before" || kind.modes.contains(&m) => Ok(vec![m.to_string()]),
+        None => Ok(offered.clone()),
+        Some(m) if m == "before" || offered.iter().any(|o| o == m) => Ok(vec![m.to_string()]),
         Some(m) => Err(CheckError::Setting(format!(
-            "--mode {m}: the {} adapter offers {} (and `before`, the broken mode)",
-            kind.name,
-            kind.modes.join(", ")
+            "--mode {m}: the {} adapter with {} {} offers {} (and `before`, the broken mode)",
+            launcher.kind.name,
+            launcher.capabilities.client,
+            launcher.capabilities.version,
+            offered.join(", ")
         ))),
     }
 }

@@ -32,7 +32,7 @@ impl Adapter {
     /// Starts `launcher`'s adapter as member `member` with `args` (`key=value` strings).
     pub fn spawn(launcher: &Launcher, member: &str, args: &[String]) -> Result<Self, CheckError> {
         let mut child = Command::new(&launcher.program)
-            .arg(&launcher.script)
+            .args(&launcher.script)
             .args(args)
             .envs(launcher.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())

@@ -97,14 +97,14 @@ pub fn run_seed(
     let plan = schedule::draw(seed, shape);
     let name = launcher.kind.name;
     let protocol = settings.protocol;
-    let assignors = launcher.kind.assignors_for(protocol);
-    if assignors.is_empty() {
+    let Some(assignor) = launcher.capabilities.assignor_for(protocol, seed) else {
         return Err(CheckError::Setting(format!(
-            "the {name} adapter has no group.protocol={} mode",
+            "the {name} adapter with {} {} offers no group.protocol={}",
+            launcher.capabilities.client,
+            launcher.capabilities.version,
             protocol_name(protocol)
         )));
-    }
-    let assignor = assignors[(seed % assignors.len() as u64) as usize];
+    };
     let kind = match protocol {
         GroupProtocol::Classic => mode.to_string(),
         GroupProtocol::Consumer => format!("consumer-{mode}"),
@@ -308,6 +308,18 @@ impl Producer {
             })
             .collect()
     }
+}
+
+/// The anomaly classes of `verdict`, each once, in the order first found.
+pub fn classes(verdict: &BlackBoxVerdict) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in &verdict.anomalies {
+        let class = a.class.to_string();
+        if !out.contains(&class) {
+            out.push(class);
+        }
+    }
+    out
 }
 
 /// Every processed record of every incarnation's log.
