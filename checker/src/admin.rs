@@ -93,8 +93,7 @@ impl Timelines {
     }
 
     fn clear_node(&mut self, idx: usize, at: Millis, node: i32) {
-        for ((n, _), t) in self.by.iter_mut().filter(|((n, _), _)| *n == node) {
-            let _ = n;
+        for (_, t) in self.by.iter_mut().filter(|((n, _), _)| *n == node) {
             t.push(idx, at, Snapshot::default());
         }
     }

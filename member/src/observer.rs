@@ -193,13 +193,11 @@ impl AdminObserver {
         }
     }
 
-    /// Whether `code` means the coordinator is elsewhere or not ready: find it again.
-    fn forgets_coordinator(&mut self, code: i16) -> bool {
-        let moved = code == codes::NOT_COORDINATOR || code == codes::COORDINATOR_NOT_AVAILABLE;
-        if moved {
+    /// When `code` says the coordinator is elsewhere or not ready, it is found again next cycle.
+    fn forgets_coordinator(&mut self, code: i16) {
+        if code == codes::NOT_COORDINATOR || code == codes::COORDINATOR_NOT_AVAILABLE {
             self.coordinator = None;
         }
-        moved
     }
 
     fn consumer_group_described(
