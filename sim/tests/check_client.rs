@@ -338,17 +338,36 @@ fn compare_shows_where_b_fails_a_seed_a_passed_and_exits_1() {
     let fakes = real_clients::repo_root().join("sim/tests/fixtures/fake-clients/releases");
     let seed = BEFORE_SEEDS.start.to_string();
     let started = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_groupsim"))
-        .args(["check-client", "--compare", "kafka-python==0.0.1", "kafka-python==0.0.2"])
-        .args(["--seeds", "1", "--start", &seed, "--mode", "sync", "--work-ms", "50"])
-        .args(["--fault-secs", "6", "--heal-secs", "30"])
-        .arg("--cache-dir")
-        .arg(scratch.join("cache"))
-        .arg("--clients-dir")
-        .arg(&fakes)
-        .env("CARGO_TARGET_DIR", &scratch)
-        .output()
-        .expect("runs");
+    // `check-client` with `args`, on the scratch release cache and the fake adapters.
+    let check_client = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_groupsim"))
+            .arg("check-client")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(scratch.join("cache"))
+            .arg("--clients-dir")
+            .arg(&fakes)
+            .env("CARGO_TARGET_DIR", &scratch)
+            .output()
+            .expect("runs")
+    };
+    let o = check_client(&[
+        "--compare",
+        "kafka-python==0.0.1",
+        "kafka-python==0.0.2",
+        "--seeds",
+        "1",
+        "--start",
+        &seed,
+        "--mode",
+        "sync",
+        "--work-ms",
+        "50",
+        "--fault-secs",
+        "6",
+        "--heal-secs",
+        "30",
+    ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     println!("{stdout}");
@@ -366,15 +385,7 @@ fn compare_shows_where_b_fails_a_seed_a_passed_and_exits_1() {
     println!("compare: {:.1} s", started.elapsed().as_secs_f64());
 
     // A release whose adapter reports another version is refused by name, not run.
-    let o = Command::new(env!("CARGO_BIN_EXE_groupsim"))
-        .args(["check-client", "kafka-python==0.0.3", "--seeds", "1"])
-        .arg("--cache-dir")
-        .arg(scratch.join("cache"))
-        .arg("--clients-dir")
-        .arg(&fakes)
-        .env("CARGO_TARGET_DIR", &scratch)
-        .output()
-        .expect("runs");
+    let o = check_client(&["kafka-python==0.0.3", "--seeds", "1"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
