@@ -31,6 +31,10 @@ pub enum Hazard {
     /// and the rebalance that downgrade started; the next loaded the written generation as
     /// Stable and started none.
     LostDowngradeRebalance,
+    /// A classic group was converted to a consumer group while some partitions had no owner
+    /// (a rebalance was under way), and static members took their instances over without
+    /// bumping the group epoch: those partitions stayed unassigned.
+    StaticUpgradeOrphans,
 }
 
 impl Hazard {
@@ -42,6 +46,7 @@ impl Hazard {
             Hazard::UpgradeMidRebalance => "upgrade-mid-rebalance",
             Hazard::StaticMemberMissedRebalance => "static-member-missed-rebalance",
             Hazard::DowngradeStrandsMember => "downgrade-strands-member",
+            Hazard::StaticUpgradeOrphans => "static-upgrade-orphans",
         }
     }
 
@@ -74,6 +79,13 @@ impl Hazard {
                  memory only: a coordinator that takes the group over before it completes loads \
                  the written generation as Stable, the leaver's partitions unassigned and the \
                  members' targets unreconciled, until a membership change rebalances it"
+            }
+            Hazard::StaticUpgradeOrphans => {
+                "Kafka converts a classic group to a consumer group with each member's stored \
+                 assignment as its target, and a static member taking over its instance copies \
+                 the old member's subscription, which bumps no group epoch: partitions no member \
+                 held when the group converted (a rebalance was under way) stay unassigned \
+                 until a membership change computes a new target"
             }
         }
     }

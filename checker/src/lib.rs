@@ -150,7 +150,7 @@ pub fn check(history: &History) -> Verdict {
     }
     fenced_joins.finish(&mut anomalies);
     anomalies.extend(admin::check(history));
-    let mut stuck_explained = None;
+    let mut stuck_explained = Vec::new();
     if let Some(deadline) = views.liveness_deadline {
         let last = history.len().saturating_sub(1);
         // The run may end early, converged: a stall's bound can only pass while it runs.
@@ -323,5 +323,7 @@ fn rules(views: &Views, idx: usize, event: &Event) -> Vec<Anomaly> {
 mod consumer_tests;
 #[cfg(test)]
 mod migration_tests;
+#[cfg(test)]
+mod static_migration_tests;
 #[cfg(test)]
 mod tests;

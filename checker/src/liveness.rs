@@ -16,16 +16,22 @@ use super::views::{MemberView, Views};
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more. Problems a hazard explains make a `stuck` of their own,
-/// returned as explained (proved by the hazard's event too).
-pub(super) fn stuck(views: &Views, last_idx: usize) -> (Option<Anomaly>, Option<Explained>) {
+/// returned as explained (proved by the hazard's event too): one per hazard that acted.
+pub(super) fn stuck(views: &Views, last_idx: usize) -> (Option<Anomaly>, Vec<Explained>) {
     let deadline = views.liveness_deadline.unwrap_or(views.end_ms);
     let (problems, excused) = problems(views);
     let anomaly = stuck_of(problems, deadline, vec![last_idx]);
-    let explained = excused.first().map(|(cause, _)| *cause).and_then(|cause| {
-        let problems = excused.into_iter().map(|(_, p)| p).collect();
-        let anomaly = stuck_of(problems, deadline, vec![cause, last_idx])?;
-        Some(Explained { hazard: Hazard::LostDowngradeRebalance, cause, anomaly })
-    });
+    let mut by_hazard: BTreeMap<Hazard, (usize, Problems)> = BTreeMap::new();
+    for (hazard, cause, p) in excused {
+        by_hazard.entry(hazard).or_insert((cause, Vec::new())).1.push(p);
+    }
+    let explained = by_hazard
+        .into_iter()
+        .filter_map(|(hazard, (cause, problems))| {
+            let anomaly = stuck_of(problems, deadline, vec![cause, last_idx])?;
+            Some(Explained { hazard, cause, anomaly })
+        })
+        .collect();
     (anomaly, explained)
 }
 
@@ -56,11 +62,12 @@ pub(super) fn holds(views: &Views) -> bool {
 /// Ways the views fall short of convergence, each with the partition it concerns.
 type Problems = Vec<(Option<TopicPartition>, String)>;
 
-/// Problems a hazard Kafka allows explains, each with the event where the hazard acted.
-type Excused = Vec<(usize, (Option<TopicPartition>, String))>;
+/// Problems a hazard Kafka allows explains, each with the hazard and the event where it acted.
+type Excused = Vec<(Hazard, usize, (Option<TopicPartition>, String))>;
 
 /// Every way the views fall short of convergence, each with the partition it concerns: those no
-/// hazard explains, and those the `lost-downgrade-rebalance` hazard does.
+/// hazard explains, and those the `lost-downgrade-rebalance` or `static-upgrade-orphans` hazard
+/// does.
 fn problems(views: &Views) -> (Problems, Excused) {
     let mut problems: Problems = Vec::new();
     let mut excused: Excused = Vec::new();
@@ -69,7 +76,9 @@ fn problems(views: &Views) -> (Problems, Excused) {
         let live: BTreeMap<&String, &MemberView> =
             views.members.iter().filter(|(_, m)| m.group == group && m.live).collect();
         if let Some(cg) = views.consumer_group(&group) {
-            consumer_problems(views, &group, cg, &live, &mut problems);
+            let mut group_problems = Problems::new();
+            consumer_problems(views, &group, cg, &live, &mut group_problems);
+            excuse_orphans(views, &group, group_problems, &mut problems, &mut excused);
             continue;
         }
         let Some(g) = views.groups.get(&group) else {
@@ -125,11 +134,38 @@ fn problems(views: &Views) -> (Problems, Excused) {
         // The generation a downgrade wrote, loaded after its rebalance was lost: its assignment
         // stays as written until a membership change starts another rebalance.
         match g.lost_rebalance {
-            Some(cause) => excused.extend(partition_problems.into_iter().map(|p| (cause, p))),
-            None => problems.extend(partition_problems),
+            Some(cause) => excused.extend(
+                partition_problems.into_iter().map(|p| (Hazard::LostDowngradeRebalance, cause, p)),
+            ),
+            None => excuse_orphans(views, &group, partition_problems, &mut problems, &mut excused),
         }
     }
     (problems, excused)
+}
+
+/// Sorts `group`'s problems: those about a partition an upgrade left to nobody, while no target
+/// assignment or generation has covered it since, are the `static-upgrade-orphans` hazard's (a
+/// static member that takes its instance over bumps no group epoch, so nothing hands them out
+/// until the membership changes); the rest are problems.
+fn excuse_orphans(
+    views: &Views,
+    group: &str,
+    found: Problems,
+    problems: &mut Problems,
+    excused: &mut Excused,
+) {
+    let Some((cause, orphans)) = views.orphaned.get(group) else {
+        problems.extend(found);
+        return;
+    };
+    for p in found {
+        match &p.0 {
+            Some(tp) if orphans.contains(tp) => {
+                excused.push((Hazard::StaticUpgradeOrphans, *cause, p))
+            }
+            _ => problems.push(p),
+        }
+    }
 }
 
 /// Every partition of every topic, in order.

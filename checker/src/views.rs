@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_history::{
-    ConsumerGroupEvent, CoordinatorEvent, Event, EventKind, Fault, GroupState, MemberEvent,
-    RemovalReason, WorldEvent,
+    ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, Event, EventKind, Fault,
+    GroupState, MemberEvent, RemovalReason, WorldEvent,
 };
 use groupsim_wire::{Millis, TopicPartition};
 
@@ -309,6 +309,13 @@ pub(super) struct Views {
     /// (member id, generation or member epoch) -> when (and by which event) the coordinator
     /// started that generation with it, or moved it to that epoch.
     started_with: BTreeMap<(String, i32), (Millis, usize)>,
+    /// The consumer-group member a coordinator last replaced with a static member of the same
+    /// instance id (a downgrade right after it is the replacement's, which starts no rebalance).
+    replaced_member: Option<String>,
+    /// Groups upgraded to the consumer protocol with partitions no converted member held, by
+    /// group id: the upgrade (event index) and those partitions, until a target assignment or a
+    /// classic generation covers them again (the `static-upgrade-orphans` hazard).
+    pub(super) orphaned: BTreeMap<String, (usize, BTreeSet<TopicPartition>)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -761,6 +768,7 @@ impl Views {
                 for m in members {
                     self.started_with.insert((m.clone(), *generation), (at, idx));
                 }
+                self.orphaned.remove(group);
                 let g = self.groups.entry(group.clone()).or_default();
                 g.begin_generation(at, idx, *generation, members);
             }
@@ -817,12 +825,29 @@ impl Views {
                 }
             }
             CoordinatorEvent::ConsumerGroup(e) => {
-                if let ConsumerGroupEvent::TargetAssignmentComputed { .. } = e {
+                if let ConsumerGroupEvent::TargetAssignmentComputed { group, .. } = e {
+                    self.orphaned.remove(group);
                     metrics.stats.rebalances += 1;
                     metrics.stats.last_generation_at_ms = Some(at);
                 }
                 if let ConsumerGroupEvent::MemberEpochChanged { member_id, to, .. } = e {
                     self.started_with.insert((member_id.clone(), *to), (at, idx));
+                }
+                // A static member of a consumer group keeps its instance id in the classic
+                // group a downgrade makes of it (where a static replacement looks it up).
+                if let ConsumerGroupEvent::MemberJoined {
+                    group,
+                    member_id,
+                    group_instance_id: Some(instance),
+                    ..
+                } = e
+                {
+                    let g = self.groups.entry(group.clone()).or_default();
+                    g.instance_of.insert(member_id.clone(), instance.clone());
+                }
+                if let ConsumerGroupEvent::MemberRemoved { member_id, reason, .. } = e {
+                    let replaced = *reason == ConsumerRemovalReason::Replaced;
+                    self.replaced_member = replaced.then(|| member_id.clone());
                 }
                 self.convert(idx, at, broker, e);
                 self.consumer_groups.entry(e.group().to_string()).or_default().apply(idx, at, e)
@@ -837,21 +862,43 @@ impl Views {
     /// conversion makes it a consumer group again.
     fn convert(&mut self, idx: usize, at: Millis, broker: i32, e: &ConsumerGroupEvent) {
         match e {
-            ConsumerGroupEvent::GroupUpgraded { group, .. } => {
+            ConsumerGroupEvent::GroupUpgraded { group, members, .. } => {
+                // Kafka converts the members' stored assignments into both their assignment and
+                // the target; a rebalance in progress may have left partitions to nobody, and
+                // only a new target assignment (a group epoch bump) hands them out.
+                let held: BTreeSet<&TopicPartition> =
+                    members.iter().flat_map(|m| &m.partitions).collect();
+                let orphans: BTreeSet<TopicPartition> = (self.topics.iter())
+                    .flat_map(|(t, n)| (0..*n).map(move |p| TopicPartition::new(t.clone(), p)))
+                    .filter(|tp| !held.contains(tp))
+                    .collect();
+                if !orphans.is_empty() {
+                    self.orphaned.insert(group.clone(), (idx, orphans));
+                }
                 self.switch_protocol(group, at, Protocol::Consumer, true);
                 let g = self.groups.entry(group.clone()).or_default();
                 for m in std::mem::take(&mut g.members) {
                     g.close(&m, at, idx);
                 }
             }
-            ConsumerGroupEvent::GroupDowngraded { group, group_epoch, members, .. } => {
+            ConsumerGroupEvent::GroupDowngraded {
+                group,
+                group_epoch,
+                members,
+                leaving_member,
+                ..
+            } => {
                 self.switch_protocol(group, at, Protocol::Classic, true);
                 let g = self.groups.entry(group.clone()).or_default();
                 let ids: Vec<String> = members.iter().map(|m| m.member_id.clone()).collect();
                 let stored = members.iter().map(|m| (&m.member_id, &m.partitions));
                 g.take_over(at, idx, broker, GroupState::Stable, *group_epoch, &ids, stored);
-                // A member left: Kafka starts a rebalance, in memory only.
-                g.downgrade_rebalance = Some(idx);
+                // A member left: Kafka starts a rebalance, in memory only. A classic static
+                // member that replaced the last consumer-protocol member takes its place in the
+                // Stable classic group instead (convertToClassicGroup with a joining member).
+                if self.replaced_member.as_ref() != Some(leaving_member) {
+                    g.downgrade_rebalance = Some(idx);
+                }
             }
             ConsumerGroupEvent::GroupLoaded { group, .. } => {
                 self.switch_protocol(group, at, Protocol::Consumer, false);

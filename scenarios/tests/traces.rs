@@ -90,4 +90,5 @@ trace_tests!(
     static_churn,
     group_limits,
     admin_observer,
+    static_migration,
 );

@@ -159,3 +159,19 @@ pub fn migration_faults(seed: u64) -> ScenarioSpec {
     s.faults = FaultSchedule::new(faults);
     s
 }
+
+/// `protocol_migration` with static members: every member keeps its `group.instance.id` across
+/// the roll-over and the roll-back, as a deployment with static membership upgrades. A classic
+/// static member sends no LeaveGroup when it stops for its upgrade (the Java consumer since
+/// 2.3), so its consumer-protocol successor takes its instance over in the consumer group at
+/// once (Kafka checks an instance's release only between consumer-protocol members); rolled
+/// back, a consumer-protocol static member leaves temporarily (epoch -2) and its classic
+/// successor joins the consumer group with that instance id.
+pub fn static_migration(seed: u64) -> ScenarioSpec {
+    let mut s = protocol_migration(seed);
+    s.name = "static_migration".into();
+    for m in &mut s.members {
+        m.config.group_instance_id = Some(format!("instance-{}", m.name));
+    }
+    s
+}

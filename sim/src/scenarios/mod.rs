@@ -175,6 +175,13 @@ pub fn catalogue() -> Vec<Scenario> {
             limits::group_limits,
         ),
         Scenario::new(
+            "static_migration",
+            "protocol_migration with static members: each keeps its group.instance.id through \
+             the roll-over to the consumer protocol and back (instances taken over from \
+             classic members at once, consumer-protocol members leaving temporarily)",
+            migration::static_migration,
+        ),
+        Scenario::new(
             "admin_observer",
             "protocol_migration with an admin client describing the group and listing every \
              broker's groups every second or so (ConsumerGroupDescribe, falling back to \
