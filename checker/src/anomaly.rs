@@ -46,11 +46,14 @@ pub enum AnomalyClass {
     /// An admin client was told something about the group (its members, state or assignment)
     /// that was not true on that broker at any instant while it asked.
     AdminMismatch,
+    /// The coordinator accepted a request Kafka refuses in every group state (a misbehaving
+    /// client's: malformed, or from a member id the group never gave).
+    InvalidRequestAccepted,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 17] = [
+    pub const ALL: [AnomalyClass; 18] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -68,6 +71,7 @@ impl AnomalyClass {
         AnomalyClass::MemberGaveUp,
         AnomalyClass::StalledMember,
         AnomalyClass::AdminMismatch,
+        AnomalyClass::InvalidRequestAccepted,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -90,6 +94,7 @@ impl AnomalyClass {
             AnomalyClass::MemberGaveUp => "member-gave-up",
             AnomalyClass::StalledMember => "stalled-member",
             AnomalyClass::AdminMismatch => "admin-mismatch",
+            AnomalyClass::InvalidRequestAccepted => "invalid-request-accepted",
         }
     }
 

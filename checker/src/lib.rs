@@ -69,6 +69,7 @@ mod consumer_view;
 mod gave_up;
 mod hazard;
 mod hazards;
+mod invalid_requests;
 mod liveness;
 mod metrics;
 mod ownership;
@@ -150,6 +151,7 @@ pub fn check(history: &History) -> Verdict {
     }
     fenced_joins.finish(&mut anomalies);
     anomalies.extend(admin::check(history));
+    anomalies.extend(invalid_requests::check(history));
     let mut stuck_explained = Vec::new();
     if let Some(deadline) = views.liveness_deadline {
         let last = history.len().saturating_sub(1);

@@ -100,6 +100,9 @@ pub enum MemberEvent {
     /// An admin client's ListGroups, answered by broker `node_id` to the request it sent at
     /// `sent_at`.
     GroupsListed { node_id: i32, sent_at: Millis, error: Option<String>, groups: Vec<ListedGroup> },
+    /// A misbehaving client's request that Kafka refuses in every group state (`case` names
+    /// it), sent at `sent_at` and answered by broker `node_id` with `error` (None: accepted).
+    InvalidRequestAnswered { node_id: i32, sent_at: Millis, case: String, error: Option<String> },
 }
 
 /// The member id and generation a request was sent under.

@@ -53,11 +53,6 @@ impl AssignorKind {
         }
     }
 
-    /// The shipped assignor with this protocol name, if any.
-    pub fn from_protocol_name(name: &str) -> Option<AssignorKind> {
-        Self::ALL.into_iter().find(|k| k.protocol_name() == name)
-    }
-
     /// A fresh instance of this assignor.
     pub fn assignor(self) -> Box<dyn Assignor> {
         match self {
@@ -522,10 +517,8 @@ mod tests {
     #[test]
     fn protocol_names_round_trip() {
         for kind in AssignorKind::ALL {
-            assert_eq!(AssignorKind::from_protocol_name(kind.protocol_name()), Some(kind));
             assert_eq!(kind.assignor().name(), kind.protocol_name());
         }
-        assert_eq!(AssignorKind::from_protocol_name("uniform"), None);
     }
 
     #[test]

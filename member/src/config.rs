@@ -62,6 +62,10 @@ pub struct MemberConfig {
     /// ([`AdminObserver`](crate::AdminObserver)).
     #[serde(default, skip_serializing_if = "is_false")]
     pub admin_observer: bool,
+    /// Not a group member but a misbehaving client sending requests Kafka must refuse
+    /// ([`InvalidRequestProber`](crate::InvalidRequestProber)).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invalid_request_prober: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -398,6 +402,7 @@ impl MemberConfig {
             server_assignor: None,
             bugs: MemberBugs::default(),
             admin_observer: false,
+            invalid_request_prober: false,
         }
     }
 

@@ -6,6 +6,7 @@
 use kafka_protocol::messages::ResponseKind;
 
 use crate::observer::AdminObserver;
+use crate::prober::InvalidRequestProber;
 use crate::{
     ConsumerGroupMember, GroupProtocol, Member, MemberConfig, MemberFault, MemberOutput, Millis,
     RequestFailure, RequestId,
@@ -20,6 +21,8 @@ pub enum GroupMember {
     Consumer(Box<ConsumerGroupMember>),
     /// Not a member: an admin client describing and listing the group.
     Observer(Box<AdminObserver>),
+    /// Not a member: a client sending requests Kafka must refuse.
+    Prober(Box<InvalidRequestProber>),
 }
 
 /// Calls `$call` on whichever member `$self` holds.
@@ -29,6 +32,7 @@ macro_rules! each {
             GroupMember::Classic($m) => $call,
             GroupMember::Consumer($m) => $call,
             GroupMember::Observer($m) => $call,
+            GroupMember::Prober($m) => $call,
         }
     };
 }
@@ -38,6 +42,9 @@ impl GroupMember {
     pub fn new(config: MemberConfig, seed: u64) -> Self {
         if config.admin_observer {
             return GroupMember::Observer(Box::new(AdminObserver::new(config, seed)));
+        }
+        if config.invalid_request_prober {
+            return GroupMember::Prober(Box::new(InvalidRequestProber::new(config, seed)));
         }
         match config.profile.group_protocol() {
             GroupProtocol::Classic => GroupMember::Classic(Box::new(Member::new(config, seed))),

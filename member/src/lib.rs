@@ -15,6 +15,7 @@ pub mod consumer;
 pub mod event;
 mod group_member;
 pub mod observer;
+pub mod prober;
 pub mod probes;
 mod shared;
 
@@ -30,3 +31,4 @@ pub use event::{DescribedMember, ListedGroup, MemberEvent, SentUnder};
 pub use group_member::GroupMember;
 pub use groupsim_wire::{Millis, RequestId, TopicPartition};
 pub use observer::AdminObserver;
+pub use prober::{InvalidCase, InvalidRequestProber};

@@ -91,4 +91,5 @@ trace_tests!(
     group_limits,
     admin_observer,
     static_migration,
+    invalid_requests,
 );

@@ -139,10 +139,6 @@ impl Group {
     pub fn pending_members(&self) -> impl Iterator<Item = &str> {
         self.pending_members.keys().map(String::as_str)
     }
-    /// Members of this generation that have not sent SyncGroup yet.
-    pub fn pending_sync_members(&self) -> impl Iterator<Item = &str> {
-        self.pending_sync.iter().map(String::as_str)
-    }
     /// Whether `member_id` is the leader.
     pub fn is_leader(&self, member_id: &str) -> bool {
         self.leader_id.as_deref() == Some(member_id)

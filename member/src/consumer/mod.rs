@@ -132,11 +132,6 @@ impl ConsumerGroupMember {
         &self.membership.member_id
     }
 
-    /// The member epoch (0 while joining).
-    pub fn member_epoch(&self) -> i32 {
-        self.membership.epoch
-    }
-
     /// The earliest instant at which [`Self::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Millis> {
         self.core.poll_timeout()

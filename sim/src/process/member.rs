@@ -164,7 +164,7 @@ impl MemberProcess {
             self.plan.config.group_id.clone(),
             client_host(self.plan.host),
         );
-        self.record(if self.config.admin_observer {
+        self.record(if self.config.admin_observer || self.config.invalid_request_prober {
             WorldEvent::ObserverStarted { observer: name, group, host }
         } else {
             WorldEvent::MemberStarted { member: name, group, host }

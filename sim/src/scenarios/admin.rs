@@ -56,3 +56,38 @@ pub fn admin_observer(seed: u64) -> ScenarioSpec {
     s.faults = FaultSchedule::new(faults);
     s
 }
+
+/// The misbehaving client's name in the history.
+pub const PROBER: &str = "x0";
+
+/// `protocol_migration` with a misbehaving client on a host of its own that sends the group's
+/// coordinator, every second or so, a request Kafka refuses in every group state: malformed
+/// ConsumerGroupHeartbeats (an empty member, group, instance or rack id, a join without a
+/// rebalance timeout or subscription or claiming partitions, a bad epoch, an unknown assignor),
+/// a JoinGroup with an empty group id or a session timeout below the minimum, group requests
+/// from a member id the group never gave, FindCoordinator with an unknown key type. It meets a
+/// classic group, a consumer group and the downgrade back; its connection drops once. Every
+/// answer must be a refusal (`invalid-request-accepted`), and the group must not notice.
+pub fn invalid_requests(seed: u64) -> ScenarioSpec {
+    let mut s = protocol_migration(seed);
+    s.name = "invalid_requests".into();
+    let safety_end: Millis = s.liveness_start_ms;
+    let mut config = member_config(PROBER, groupsim_member::ClientProfile::JavaConsumer);
+    config.invalid_request_prober = true;
+    config.assignors = Vec::new();
+    s.client_hosts += 1;
+    let mut prng = rng::stream(seed, Stream::Hazards);
+    s.members.push(MemberPlan {
+        name: PROBER.into(),
+        host: s.client_hosts - 1,
+        start_ms: prng.random_range(0..3_000),
+        leave_ms: None,
+        config,
+        seed: seed ^ 0x1e7a,
+    });
+    let mut faults = std::mem::take(&mut s.faults.faults);
+    let t = prng.random_range(5_000..safety_end - 2_000);
+    faults.push(at(t, Fault::ConnectionDrop { member: PROBER.into() }));
+    s.faults = FaultSchedule::new(faults);
+    s
+}

@@ -188,6 +188,13 @@ pub fn catalogue() -> Vec<Scenario> {
              DescribeGroups for a classic group): each answer is checked against the history",
             admin::admin_observer,
         ),
+        Scenario::new(
+            "invalid_requests",
+            "protocol_migration with a misbehaving client sending the coordinator requests Kafka \
+             refuses in every group state (malformed heartbeats, bad joins, strangers' requests); \
+             each must be refused and the group must not notice",
+            admin::invalid_requests,
+        ),
     ]
 }
 

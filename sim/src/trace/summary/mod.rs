@@ -30,8 +30,8 @@ pub fn summary(history: &History, verdict: &Verdict) -> String {
     out
 }
 
-/// A closing line per admin client: how many answers of each API it got, and how many were
-/// errors (empty when the run had none).
+/// A closing line per client beside the group (an admin client, a misbehaving one): how many
+/// answers of each kind it got, and how many were errors (empty when the run had none).
 fn admin_answers(history: &History) -> String {
     let mut by: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
     for e in history.events() {
@@ -39,6 +39,9 @@ fn admin_answers(history: &History) -> String {
         let (api, error) = match event {
             MemberEvent::GroupDescribed { api, error, .. } => (api.as_str(), error.is_some()),
             MemberEvent::GroupsListed { error, .. } => ("ListGroups", error.is_some()),
+            MemberEvent::InvalidRequestAnswered { error, .. } => {
+                ("requests Kafka refuses", error.is_some())
+            }
             _ => continue,
         };
         let n = by.entry(member.as_str()).or_default().entry(api).or_default();
@@ -49,7 +52,7 @@ fn admin_answers(history: &History) -> String {
     for (member, apis) in by {
         let each: Vec<String> =
             apis.iter().map(|(api, (n, errors))| format!("{api} {n} ({errors} errors)")).collect();
-        out.push_str(&format!("admin client {member}: {}\n", each.join(", ")));
+        out.push_str(&format!("client {member} beside the group: {}\n", each.join(", ")));
     }
     out
 }

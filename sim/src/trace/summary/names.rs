@@ -121,7 +121,8 @@ fn member_id(e: &MemberEvent) -> Option<&str> {
         | MemberEvent::CoordinatorLost { .. }
         | MemberEvent::AssignmentComputed { .. }
         | MemberEvent::GroupDescribed { .. }
-        | MemberEvent::GroupsListed { .. } => None,
+        | MemberEvent::GroupsListed { .. }
+        | MemberEvent::InvalidRequestAnswered { .. } => None,
     }
 }
 
