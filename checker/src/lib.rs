@@ -58,6 +58,7 @@
 //! millisecond of a conversion by either rule.
 
 mod admin;
+mod admin_offsets;
 mod anomaly;
 pub mod black_box;
 mod black_box_consumer;
@@ -151,6 +152,7 @@ pub fn check(history: &History) -> Verdict {
     }
     fenced_joins.finish(&mut anomalies);
     anomalies.extend(admin::check(history));
+    anomalies.extend(admin_offsets::check(history));
     anomalies.extend(invalid_requests::check(history));
     let mut stuck_explained = Vec::new();
     if let Some(deadline) = views.liveness_deadline {

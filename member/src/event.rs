@@ -101,6 +101,14 @@ pub enum MemberEvent {
     /// An admin client's ListGroups, answered by broker `node_id` to the request it sent at
     /// `sent_at`.
     GroupsListed { node_id: i32, sent_at: Millis, error: Option<String>, groups: Vec<ListedGroup> },
+    /// An admin client's OffsetFetch of every committed offset of the group, answered by
+    /// broker `node_id` to the request it sent at `sent_at`: the offsets without error.
+    OffsetsFetched {
+        node_id: i32,
+        sent_at: Millis,
+        error: Option<String>,
+        offsets: Vec<(TopicPartition, i64)>,
+    },
     /// A misbehaving client's request that Kafka refuses in every group state (`case` names
     /// it), sent at `sent_at` and answered by broker `node_id` with `error` (None: accepted).
     InvalidRequestAnswered { node_id: i32, sent_at: Millis, case: String, error: Option<String> },

@@ -7,16 +7,18 @@
 //! Describing follows Kafka 4's admin client (KIP-1043): ConsumerGroupDescribe first; a group
 //! that is not a consumer group (GROUP_ID_NOT_FOUND) is described again with DescribeGroups.
 //! NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and a failed request make it find the coordinator
-//! again next cycle. It joins no group and never commits.
+//! again next cycle. With each describe it fetches every committed offset of the group
+//! (OffsetFetch naming no topics), as `--describe` does. It joins no group and never commits.
 
 use std::collections::BTreeMap;
 
 use groupsim_wire::consumer_protocol::decode_assignment;
 use groupsim_wire::error_codes::{self as codes, error_name};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
     DescribeGroupsResponse, GroupId, ListGroupsRequest, ListGroupsResponse, MetadataRequest,
-    RequestKind, ResponseKind,
+    OffsetFetchRequest, RequestKind, ResponseKind,
 };
 use rand::{RngExt, SeedableRng};
 
@@ -24,6 +26,7 @@ use crate::compat::sb;
 use crate::event::{DescribedMember, ListedGroup};
 use crate::shared::discovery::Discovery;
 use crate::shared::outputs::Outputs;
+use crate::shared::positions::offset_fetch_answers;
 use crate::{probes, TopicPartition};
 use crate::{
     MemberConfig, MemberEvent, MemberFault, MemberOutput, Millis, RequestFailure, RequestId, Target,
@@ -40,6 +43,7 @@ enum Asked {
     ConsumerGroupDescribe { node: i32, sent_at: Millis },
     DescribeGroups { node: i32, sent_at: Millis },
     ListGroups { node: i32, sent_at: Millis },
+    OffsetFetch { node: i32, sent_at: Millis },
 }
 
 /// The admin client (see the module docs).
@@ -151,6 +155,13 @@ impl AdminObserver {
             .with_group_ids(vec![GroupId(sb(&self.config.group_id))]);
         let asked = Asked::ConsumerGroupDescribe { node, sent_at: now };
         self.send(Target::Coordinator(node), RequestKind::ConsumerGroupDescribe(req), asked);
+        // Every committed offset of the group (no topics named), as `--describe` shows them.
+        let req =
+            OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
+                .with_group_id(GroupId(sb(&self.config.group_id)))
+                .with_topics(None)]);
+        let asked = Asked::OffsetFetch { node, sent_at: now };
+        self.send(Target::Coordinator(node), RequestKind::OffsetFetch(req), asked);
     }
 
     /// The answer to request `id`.
@@ -179,6 +190,22 @@ impl AdminObserver {
             }
             (Asked::ListGroups { node, sent_at }, ResponseKind::ListGroups(r)) => {
                 self.listed(node, sent_at, r)
+            }
+            (Asked::OffsetFetch { node, sent_at }, ResponseKind::OffsetFetch(r)) => {
+                let (code, answers) = offset_fetch_answers(&r, &self.config.group_id);
+                self.forgets_coordinator(code);
+                let offsets = answers
+                    .into_iter()
+                    .filter(|(_, (offset, error))| *error == codes::NONE && *offset >= 0)
+                    .map(|(tp, (offset, _))| (tp, offset))
+                    .collect();
+                let error = error(code);
+                self.out.emit(MemberEvent::OffsetsFetched {
+                    node_id: node,
+                    sent_at,
+                    error,
+                    offsets,
+                });
             }
             _ => self.coordinator = None,
         }

@@ -187,3 +187,33 @@ fn an_expelled_member_is_removed_at_once_and_comes_back() {
     }
     assert!(expelled >= 4, "only {expelled} expels applied");
 }
+
+/// The admin client also fetches every committed offset of the group with each describe; the
+/// `admin-mismatch` rule holds each offset shown against the commits the coordinators accepted
+/// while it asked. Real answers pass; one offset moved past anything committed is caught.
+#[test]
+fn committed_offsets_shown_to_the_admin_client_are_judged() {
+    let reports = check_scenario("admin_observer", 2);
+    let history = &reports[0].history;
+    let shown = |e: &groupsim_history::Event| {
+        matches!(&e.kind, EventKind::Member {
+            event: MemberEvent::OffsetsFetched { error: None, offsets, .. }, ..
+        } if !offsets.is_empty())
+    };
+    let answers = history.events().iter().filter(|e| shown(e)).count();
+    assert!(answers > 10, "only {answers} OffsetFetch answers showed offsets");
+    let mut events = history.events().to_vec();
+    let idx = events.iter().position(shown).expect("counted above");
+    if let EventKind::Member { event: MemberEvent::OffsetsFetched { offsets, .. }, .. } =
+        &mut events[idx].kind
+    {
+        offsets[0].1 += 1_000_000;
+    }
+    let verdict = groupsim_checker::check(&History::from_events(events));
+    let caught = verdict
+        .anomalies
+        .iter()
+        .find(|a| a.class == AnomalyClass::AdminMismatch)
+        .unwrap_or_else(|| panic!("not caught: {:?}", verdict.anomalies));
+    assert_eq!(caught.events, vec![idx], "{}", caught.message);
+}

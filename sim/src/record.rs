@@ -338,6 +338,9 @@ impl IntoHistory for MemberEvent {
                     .collect();
                 H::GroupsListed { node_id, sent_at, error, groups }
             }
+            M::OffsetsFetched { node_id, sent_at, error, offsets } => {
+                H::OffsetsFetched { node_id, sent_at, error, offsets }
+            }
             M::InvalidRequestAnswered { node_id, sent_at, case, error } => {
                 H::InvalidRequestAnswered { node_id, sent_at, case, error }
             }

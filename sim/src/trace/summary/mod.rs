@@ -39,6 +39,7 @@ fn admin_answers(history: &History) -> String {
         let (api, error) = match event {
             MemberEvent::GroupDescribed { api, error, .. } => (api.as_str(), error.is_some()),
             MemberEvent::GroupsListed { error, .. } => ("ListGroups", error.is_some()),
+            MemberEvent::OffsetsFetched { error, .. } => ("OffsetFetch", error.is_some()),
             MemberEvent::InvalidRequestAnswered { error, .. } => {
                 ("requests Kafka refuses", error.is_some())
             }

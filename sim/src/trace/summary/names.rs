@@ -122,6 +122,7 @@ fn member_id(e: &MemberEvent) -> Option<&str> {
         | MemberEvent::AssignmentComputed { .. }
         | MemberEvent::GroupDescribed { .. }
         | MemberEvent::GroupsListed { .. }
+        | MemberEvent::OffsetsFetched { .. }
         | MemberEvent::InvalidRequestAnswered { .. } => None,
     }
 }
