@@ -2,7 +2,7 @@
 //! the group must be stable: every live member's last group answer NONE, all of them in one
 //! generation (classic) or at one member epoch (consumer protocol), and their assignments
 //! disjoint and covering every partition of the topic. A live member is one the harness started
-//! and had not stopped.
+//! and had not stopped by the end mark.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +28,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut live: BTreeSet<String> = BTreeSet::new();
     for e in &log.entries {
         match e {
+            Entry::Mark { mark: Mark::End, .. } => break,
             Entry::Mark { mark: Mark::Started(a), .. } => {
                 live.insert(a.clone());
             }
