@@ -5,12 +5,12 @@
 //! assignment for the generation that revokes it).
 //!
 //! Consumer protocol (KIP-848): the coordinator may give a partition to a member only once its
-//! previous owner has released it (or been removed). The proof of a split: member Y was given a
-//! partition (answer read before X's request was written), member X was then given it too, and
-//! a later heartbeat of Y (written after X's answer was read, not a rejoin) was answered NONE
-//! with Y still holding it — while every answer X got to requests written before that one was
-//! answered kept it with X. A member the broker had removed meanwhile would have been answered
-//! an error, not NONE.
+//! previous owner has released it — acknowledged the revocation in a heartbeat listing its
+//! partitions without it — or been removed. The proof of a split: member Y was given a
+//! partition (answer read before X's request was written); X was given it too, before Y wrote
+//! any heartbeat releasing it; and Y's next heartbeat, written after X's answer was read, was
+//! answered NONE (not a rejoin; releasing it then is too late). A member the broker had removed
+//! meanwhile would have been answered an error, not NONE.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,6 +71,10 @@ pub(crate) struct Holding {
     pub(crate) member: bool,
     /// Whether the request was a join (member epoch 0).
     pub(crate) rejoin: bool,
+    /// Whether the request was a leave (member epoch -1 or -2).
+    pub(crate) leave: bool,
+    /// The partitions the request said the member owns, when it said.
+    pub(crate) owned: Option<BTreeSet<TopicPartition>>,
 }
 
 /// Each member id's heartbeat answers in order, with what each left it holding.
@@ -78,7 +82,7 @@ pub(crate) fn holdings(log: &AnswerLog) -> BTreeMap<String, Vec<Holding>> {
     let mut by_member: BTreeMap<String, Vec<Holding>> = BTreeMap::new();
     for (i, x) in log.exchanges() {
         let (
-            Request::ConsumerHeartbeat { member_id: asked, epoch: sent_epoch, .. },
+            Request::ConsumerHeartbeat { member_id: asked, epoch: sent_epoch, owned },
             Answer::ConsumerHeartbeat { error, member_id, epoch: _, assignment },
         ) = (&x.request, &x.answer)
         else {
@@ -100,6 +104,8 @@ pub(crate) fn holdings(log: &AnswerLog) -> BTreeMap<String, Vec<Holding>> {
             held,
             member,
             rejoin: *sent_epoch == 0,
+            leave: *sent_epoch < 0,
+            owned: owned.as_ref().map(|o| o.iter().cloned().collect()),
         });
     }
     by_member
@@ -117,24 +123,18 @@ fn consumer(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                     if y_id == x_id || reported.contains(&key) {
                         continue;
                     }
-                    let Some(confirm) = held_across(y_list, &tp, grant) else { continue };
-                    // X kept it in every answer to a request written before Y's was answered.
-                    let x_kept = x_list[k..]
-                        .iter()
-                        .filter(|h| h.sent_ms < confirm.answered_ms)
-                        .all(|h| h.member && h.held.contains(&tp));
-                    if x_kept {
-                        found.push(BrokerAnomaly {
-                            rule: BrokerRule::SplitAssignment,
-                            at_ms: confirm.answered_ms,
-                            partition: Some(tp.clone()),
-                            summary: format!(
-                                "{tp} given to member {x_id} while member {y_id} still held it"
-                            ),
-                            evidence: vec![grant.entry, confirm.entry],
-                        });
-                        reported.insert(key);
-                    }
+                    let Some((given, still)) = unreleased(y_list, &tp, grant) else { continue };
+                    found.push(BrokerAnomaly {
+                        rule: BrokerRule::SplitAssignment,
+                        at_ms: grant.answered_ms,
+                        partition: Some(tp.clone()),
+                        summary: format!(
+                            "{tp} given to member {x_id} before member {y_id}, still in the \
+                             group, released it"
+                        ),
+                        evidence: vec![given.entry, grant.entry, still.entry],
+                    });
+                    reported.insert(key);
                 }
             }
         }
@@ -148,27 +148,32 @@ fn acquired(list: &[Holding], k: usize) -> Vec<TopicPartition> {
     list[k].held.difference(&before).cloned().collect()
 }
 
-/// A holding of `tp` by this member that spans `grant`: the member acquired `tp` in an answer
-/// read before `grant`'s request was written and kept it in every answer until one to a
-/// request written after `grant`'s answer was read (returned).
-fn held_across<'a>(
+/// Proof that this member still owned `tp` when `grant` gave it to another: it was given `tp`
+/// in an answer read before `grant`'s request was written, wrote no heartbeat releasing it (one
+/// listing its partitions without `tp`, or a leave) before `grant`'s answer was read, and its
+/// first heartbeat written after that was answered NONE (not a rejoin): the broker had not
+/// removed it. The answer that gave it and that answer are returned.
+fn unreleased<'a>(
     list: &'a [Holding],
     tp: &TopicPartition,
     grant: &Holding,
-) -> Option<&'a Holding> {
-    let mut since: Option<Millis> = None;
-    for (k, h) in list.iter().enumerate() {
-        if !(h.member && h.held.contains(tp)) {
-            since = None;
-            continue;
-        }
-        if acquired(list, k).contains(tp) {
-            since = Some(h.answered_ms);
-        }
-        let early = since.is_some_and(|t| t < grant.sent_ms);
-        if early && h.sent_ms > grant.answered_ms && !h.rejoin {
-            return Some(h);
-        }
+) -> Option<(&'a Holding, &'a Holding)> {
+    let given = list
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(k, h)| h.answered_ms < grant.sent_ms && acquired(list, *k).contains(tp))?;
+    let after = &list[given.0..];
+    let released = after.iter().any(|h| {
+        h.sent_ms <= grant.answered_ms
+            && (h.leave || !h.member || h.owned.as_ref().is_some_and(|o| !o.contains(tp)))
+    });
+    if released {
+        return None;
     }
-    None
+    let still = after
+        .iter()
+        .find(|h| h.sent_ms > grant.answered_ms)
+        .filter(|h| h.member && !h.rejoin && !h.leave)?;
+    Some((given.1, still))
 }

@@ -57,6 +57,15 @@ fn heartbeat(
     x(actor, t, t + 1, request, answer)
 }
 
+/// A heartbeat that lists the partitions the member owns, answered NONE with no new assignment.
+fn ack(actor: &str, t: u64, id: &str, epoch: i32, owned: &[i32]) -> Entry {
+    let owned = Some(owned.iter().map(|&p| tp(p)).collect());
+    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch, owned };
+    let answer =
+        Answer::ConsumerHeartbeat { error: NONE, member_id: id.into(), epoch, assignment: None };
+    x(actor, t, t + 1, request, answer)
+}
+
 fn mark(at_ms: u64, mark: Mark) -> Entry {
     Entry::Mark { at_ms, mark }
 }
@@ -99,6 +108,7 @@ fn a_consumer_partition_moved_after_its_release_passes() {
     let entries = vec![
         heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
         heartbeat("m0.0", 100, "a", 1, 2, NONE, Some(&[0])), // told to release 1
+        ack("m0.0", 110, "a", 2, &[0]),                      // released it
         heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
         heartbeat("m0.0", 200, "a", 2, 2, NONE, None),
     ];
@@ -106,24 +116,41 @@ fn a_consumer_partition_moved_after_its_release_passes() {
 }
 
 #[test]
-fn a_consumer_partition_given_while_its_owner_still_holds_it_is_a_split_assignment() {
+fn a_consumer_partition_given_before_its_owner_released_it_is_a_split_assignment() {
     let entries = vec![
         heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
-        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
-        heartbeat("m0.0", 200, "a", 1, 2, NONE, None), // still holds 0 and 1
+        heartbeat("m0.0", 100, "a", 1, 2, NONE, Some(&[0])), // told to release 1
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])), // given 1 before the release
+        ack("m0.0", 200, "a", 2, &[0]),                      // the release, too late
     ];
     let found = check(&log(Protocol::Consumer, 2, entries));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].rule, BrokerRule::SplitAssignment);
     assert_eq!(found[0].partition, Some(tp(1)));
+    assert_eq!(
+        found[0].evidence,
+        vec![0, 2, 3],
+        "the owner's grant, the other's, the owner's next"
+    );
 }
 
-/// The first owner was expired (it never heartbeats again) before its partitions moved.
+#[test]
+fn a_consumer_partition_given_while_its_owner_goes_on_holding_it_is_a_split_assignment() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
+        ack("m0.0", 200, "a", 1, &[0, 1]), // still holds 0 and 1, and the broker agrees
+    ];
+    assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), vec![BrokerRule::SplitAssignment]);
+}
+
+/// The first owner was expired (its next heartbeat is fenced) before its partitions moved.
 #[test]
 fn a_consumer_partition_moved_from_an_expired_owner_passes() {
     let entries = vec![
         heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
         heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 200, "a", 1, 0, UNKNOWN_MEMBER_ID, None),
     ];
     assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
 }

@@ -1,7 +1,8 @@
 //! A seed's plan for one `check-broker` run: the members and their client profiles, the topic's
 //! partitions, the producer's pace, and the fault schedule on the client side (the local proxy's
 //! drops, one-way stalls and latency; member pauses across the timeout range, crashes and
-//! restarts, graceful leaves). Members are named `m0`, `m1`, … as the simulation names them.
+//! restarts, graceful leaves). Every fault starts inside the fault phase; the proxy's end there
+//! (the heal lifts them), a pause runs its length. Members are named `m0`, `m1`, … as the simulation names them.
 //! The same seed and protocol draw the same plan.
 
 use std::fmt;
@@ -169,7 +170,9 @@ fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis
                 latency_ms: rng.random_range(5..=200),
                 ms: rng.random_range(1_000..=5_000).min(room),
             },
-            5..=7 => Fault::Pause { member, ms: pause_length(rng).min(room) },
+            // A pause may outlast the fault phase: the member comes back on its own, a zombie
+            // when it outslept its session.
+            5..=7 => Fault::Pause { member, ms: pause_length(rng) },
             8..=9 => Fault::Crash { member, restart_after_ms: rng.random_range(300..=3_000) },
             _ => Fault::Leave { member, restart_after_ms: rng.random_range(300..=3_000) },
         };
@@ -179,9 +182,10 @@ fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis
     out
 }
 
-/// A pause across the timeout range: a GC-like blip, one inside the session, one just past it.
+/// A pause across the timeout range: a GC-like blip, one inside the session, or (as often as
+/// both together) one just past it, which makes the member a zombie when it wakes.
 fn pause_length(rng: &mut ChaCha8Rng) -> Millis {
-    match rng.random_range(0..3u32) {
+    match rng.random_range(0..4u32) {
         0 => rng.random_range(50..=800),
         1 => rng.random_range(SESSION_TIMEOUT_MS / 4..=SESSION_TIMEOUT_MS * 3 / 4),
         _ => rng.random_range(SESSION_TIMEOUT_MS + 500..=SESSION_TIMEOUT_MS + 3_000),
