@@ -18,6 +18,9 @@ use kafka_protocol::protocol::StrBytes;
 use super::admin::Admin;
 use super::host::Shared;
 
+/// Kafka's NOT_COORDINATOR error code.
+const NOT_COORDINATOR: i16 = 16;
+
 /// How often the observer reads the committed offsets.
 const EVERY: Duration = Duration::from_millis(400);
 
@@ -73,19 +76,15 @@ async fn session(
         let sent_ms = shared.now();
         let answer = admin.call("OffsetFetch", RequestKind::OffsetFetch(request)).await?;
         let answered_ms = shared.now();
-        let tap = shared.tap.borrow();
-        let answer = tap.summarize_answer(&answer);
-        drop(tap);
-        if let Some(answer @ Answer::OffsetFetch { .. }) = answer {
-            if let Answer::OffsetFetch { offsets } = &answer {
-                if offsets.iter().any(|(_, _, e)| *e == 16) {
-                    return Ok(()); // NOT_COORDINATOR: find it again
-                }
-            }
-            let request = Request::OffsetFetch { partitions: partitions.to_vec() };
-            let x = Exchange { actor: "observer".into(), sent_ms, answered_ms, request, answer };
-            shared.tap.borrow_mut().push(Entry::Exchange(x));
+        let answer = shared.tap.borrow().summarize_answer(&answer);
+        let Some(Answer::OffsetFetch { offsets }) = answer else { return Ok(()) };
+        if offsets.iter().any(|(_, _, e)| *e == NOT_COORDINATOR) {
+            return Ok(()); // find the coordinator again
         }
+        let request = Request::OffsetFetch { partitions: partitions.to_vec() };
+        let answer = Answer::OffsetFetch { offsets };
+        let x = Exchange { actor: "observer".into(), sent_ms, answered_ms, request, answer };
+        shared.tap.borrow_mut().push(Entry::Exchange(x));
         tokio::time::sleep(EVERY).await;
     }
 }
