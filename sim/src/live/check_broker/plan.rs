@@ -1,7 +1,7 @@
 //! A seed's plan for one `check-broker` run: the members and their client profiles, the topic's
 //! partitions, the producer's pace, and the fault schedule on the client side (the local proxy's
 //! drops, one-way stalls and latency; member pauses across the timeout range, crashes and
-//! restarts, graceful leaves). Every fault starts inside the fault phase; the proxy's end there
+//! restarts, graceful leaves, late acks and slow revoke callbacks). Every fault starts inside the fault phase; the proxy's end there
 //! (the heal lifts them), a pause runs its length. Members are named `m0`, `m1`, … as the simulation names them.
 //! The same seed and protocol draw the same plan.
 
@@ -41,6 +41,11 @@ pub enum Fault {
     Crash { member: usize, restart_after_ms: Millis },
     /// The member leaves the group gracefully and starts again as a new member later.
     Leave { member: usize, restart_after_ms: Millis },
+    /// The processing under way finishes this late, detached from the next revoke (its ack
+    /// may arrive in a later generation).
+    StaleAck { member: usize, delay_ms: Millis },
+    /// The member's next revoke callback takes this much longer.
+    SlowRevoke { member: usize, extra_ms: Millis },
 }
 
 impl Fault {
@@ -52,7 +57,9 @@ impl Fault {
             | Fault::Latency { member, .. }
             | Fault::Pause { member, .. }
             | Fault::Crash { member, .. }
-            | Fault::Leave { member, .. } => *member,
+            | Fault::Leave { member, .. }
+            | Fault::StaleAck { member, .. }
+            | Fault::SlowRevoke { member, .. } => *member,
         }
     }
 }
@@ -77,6 +84,12 @@ impl fmt::Display for Fault {
             }
             Fault::Leave { member, restart_after_ms } => {
                 write!(f, "member_leave m{member}, restart after {restart_after_ms} ms")
+            }
+            Fault::StaleAck { member, delay_ms } => {
+                write!(f, "stale_ack m{member}, {delay_ms} ms late")
+            }
+            Fault::SlowRevoke { member, extra_ms } => {
+                write!(f, "slow_revoke m{member}, {extra_ms} ms slower")
             }
         }
     }
@@ -154,7 +167,7 @@ fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis
     while at < fault_ms {
         let member = rng.random_range(0..members);
         let room = fault_ms - at;
-        let fault = match rng.random_range(0..12u32) {
+        let fault = match rng.random_range(0..14u32) {
             0..=1 => Fault::Drop { member },
             2..=3 => Fault::Stall {
                 member,
@@ -174,7 +187,9 @@ fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis
             // when it outslept its session.
             5..=7 => Fault::Pause { member, ms: pause_length(rng) },
             8..=9 => Fault::Crash { member, restart_after_ms: rng.random_range(300..=3_000) },
-            _ => Fault::Leave { member, restart_after_ms: rng.random_range(300..=3_000) },
+            10..=11 => Fault::Leave { member, restart_after_ms: rng.random_range(300..=3_000) },
+            12 => Fault::StaleAck { member, delay_ms: rng.random_range(500..=SESSION_TIMEOUT_MS) },
+            _ => Fault::SlowRevoke { member, extra_ms: rng.random_range(500..=SESSION_TIMEOUT_MS) },
         };
         out.push((at, fault));
         at += rng.random_range(gap / 2..=gap * 3 / 2);

@@ -145,3 +145,73 @@ async fn pump(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An upstream that echoes what it reads.
+    async fn echo() -> String {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::task::spawn_local(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                tokio::task::spawn_local(async move {
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n) = s.read(&mut buf).await {
+                        if n == 0 || s.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    fn local(f: impl std::future::Future<Output = ()>) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        tokio::task::LocalSet::new().block_on(&rt, f);
+    }
+
+    async fn round_trip(client: &mut TcpStream) -> Duration {
+        let started = Instant::now();
+        client.write_all(b"ping").await.unwrap();
+        let mut buf = [0u8; 4];
+        client.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"ping");
+        started.elapsed()
+    }
+
+    #[test]
+    fn a_proxy_forwards_both_ways_and_a_stall_of_answers_holds_them() {
+        local(async {
+            let link = Link::new();
+            let proxy = start(echo().await, link.clone()).await.unwrap();
+            let mut client = TcpStream::connect(proxy).await.unwrap();
+            assert!(round_trip(&mut client).await < Duration::from_millis(300));
+            link.stall(Direction::Answers, Duration::from_millis(400));
+            assert!(round_trip(&mut client).await >= Duration::from_millis(350), "held");
+            link.slow(Duration::from_millis(150), Duration::from_secs(5));
+            assert!(round_trip(&mut client).await >= Duration::from_millis(250), "two chunks late");
+            link.heal();
+            assert!(round_trip(&mut client).await < Duration::from_millis(300), "healed");
+        });
+    }
+
+    #[test]
+    fn dropping_a_link_resets_its_connections_and_new_ones_work() {
+        local(async {
+            let link = Link::new();
+            let proxy = start(echo().await, link.clone()).await.unwrap();
+            let mut client = TcpStream::connect(proxy).await.unwrap();
+            round_trip(&mut client).await;
+            link.drop_all();
+            let mut buf = [0u8; 4];
+            let read = tokio::time::timeout(Duration::from_secs(2), client.read(&mut buf)).await;
+            assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "closed: {read:?}");
+            let mut again = TcpStream::connect(proxy).await.unwrap();
+            round_trip(&mut again).await;
+        });
+    }
+}

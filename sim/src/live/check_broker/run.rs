@@ -202,6 +202,12 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
             Fault::Leave { restart_after_ms, .. } => {
                 let _ = command.send(MemberCommand::Leave { restart_after_ms, upgrade: None });
             }
+            Fault::StaleAck { delay_ms, .. } => {
+                let _ = command.send(MemberCommand::StaleAck { delay_ms });
+            }
+            Fault::SlowRevoke { extra_ms, .. } => {
+                let _ = command.send(MemberCommand::SlowRevoke { extra_ms });
+            }
         }
     }
     sleep_until(&shared, plan.fault_ms).await;

@@ -304,3 +304,98 @@ pub fn record_offsets(records: Option<Bytes>) -> Vec<i64> {
     }
     offsets
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groupsim_checker::broker::Protocol;
+    use groupsim_wire::codec::{encode_request, encode_response, request_header};
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::offset_commit_response::{
+        OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+    use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    fn commit_frames(correlation_id: i32) -> (Bytes, Bytes) {
+        let name = TopicName(StrBytes::from_static_str("orders"));
+        let request = OffsetCommitRequest::default()
+            .with_generation_id_or_member_epoch(4)
+            .with_member_id(StrBytes::from_static_str("m0-1"))
+            .with_topics(vec![OffsetCommitRequestTopic::default()
+                .with_name(name.clone())
+                .with_partitions(vec![OffsetCommitRequestPartition::default()
+                    .with_partition_index(2)
+                    .with_committed_offset(17)])]);
+        let header = request_header(
+            ApiKey::OffsetCommit,
+            8,
+            correlation_id,
+            &StrBytes::from_static_str("m0"),
+        );
+        let request = encode_request(&header, &RequestKind::OffsetCommit(request)).unwrap();
+        let answer =
+            OffsetCommitResponse::default().with_topics(vec![OffsetCommitResponseTopic::default()
+                .with_name(name)
+                .with_partitions(vec![OffsetCommitResponsePartition::default()
+                    .with_partition_index(2)
+                    .with_error_code(22)])]);
+        let answer = encode_response(
+            correlation_id,
+            ApiKey::OffsetCommit,
+            8,
+            &ResponseKind::OffsetCommit(answer),
+        )
+        .unwrap();
+        (request, answer)
+    }
+
+    fn tap() -> Tap {
+        Tap::new(AnswerLog::new(Protocol::Classic, Vec::new()), TopicNames::new())
+    }
+
+    #[test]
+    fn a_commit_written_and_answered_is_logged_with_both_sides() {
+        let mut tap = tap();
+        let (request, answer) = commit_frames(7);
+        tap.sent("m0.0", 1, 10, &request);
+        tap.answered("m0.0", 1, 15, &answer);
+        let tp = TopicPartition::new("orders", 2);
+        assert_eq!(
+            tap.finish().entries,
+            vec![Entry::Exchange(Exchange {
+                actor: "m0.0".into(),
+                sent_ms: 10,
+                answered_ms: 15,
+                request: Request::Commit {
+                    member_id: "m0-1".into(),
+                    generation: 4,
+                    offsets: vec![(tp.clone(), 17)]
+                },
+                answer: Answer::Commit { errors: vec![(tp, 22)] },
+            })]
+        );
+    }
+
+    #[test]
+    fn a_request_whose_connection_closed_is_logged_unanswered() {
+        let mut tap = tap();
+        let (request, answer) = commit_frames(3);
+        tap.sent("m0.0", 1, 10, &request);
+        tap.closed("m0.0", 1);
+        tap.answered("m0.0", 1, 15, &answer); // too late: nothing waits for it
+        let entries = tap.finish().entries;
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        assert!(matches!(&entries[0], Entry::Unanswered { sent_ms: 10, .. }), "{entries:?}");
+    }
+
+    #[test]
+    fn record_offsets_keep_repeats_and_order() {
+        let mut bytes = groupsim_wire::test_util::record_batch(3..6).to_vec();
+        bytes.extend_from_slice(&groupsim_wire::test_util::record_batch(5..7));
+        assert_eq!(record_offsets(Some(Bytes::from(bytes))), vec![3, 4, 5, 5, 6]);
+        assert_eq!(record_offsets(None), Vec::<i64>::new());
+    }
+}
