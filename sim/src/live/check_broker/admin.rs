@@ -105,6 +105,11 @@ impl Admin {
         }
     }
 
+    /// The address connected to.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
     /// Which group protocols the broker offers; an error naming what is missing when it offers
     /// neither (the APIs every consumer group needs are FindCoordinator, OffsetCommit,
     /// OffsetFetch, Metadata and Fetch).

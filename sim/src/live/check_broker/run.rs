@@ -285,6 +285,7 @@ async fn topic_ready(
         return Ok(info);
     }
     admin.create_topic(topic, partitions).await?;
+    let addr = admin.addr().to_string();
     let deadline = Instant::now() + STEP;
     loop {
         let info = admin.metadata(topic).await?;
@@ -294,7 +295,7 @@ async fn topic_ready(
         }
         if Instant::now() > deadline {
             return Err(CheckBrokerError::TopicNotCreatable {
-                addr: String::new(),
+                addr,
                 topic: topic.into(),
                 reason: "created, but Metadata did not list it with leaders in time".into(),
             });
