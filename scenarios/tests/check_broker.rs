@@ -99,6 +99,24 @@ fn check_broker_catches_a_coordinator_that_assigns_unreleased_partitions_within_
     panic!("the broken coordinator passed five seeds: {tried:?}");
 }
 
+/// `coordinator-skips-generation-check` accepts a commit whatever its member id and
+/// generation; the observer's stale-commit probe (and any zombie member) meets it.
+#[test]
+fn check_broker_catches_a_coordinator_that_skips_the_generation_check_within_five_seeds() {
+    let _one = one_at_a_time();
+    let cluster = cluster(1, Some("coordinator-skips-generation-check"));
+    let mut tried = Vec::new();
+    for seed in 0..5 {
+        let report = run_seed(&config(&cluster, seed, GroupProtocol::Classic, "orders")).unwrap();
+        let rules: Vec<BrokerRule> = report.anomalies.iter().map(|a| a.rule).collect();
+        if rules.contains(&BrokerRule::ZombieCommit) {
+            return;
+        }
+        tried.push((seed, rules));
+    }
+    panic!("the broken coordinator passed five seeds: {tried:?}");
+}
+
 fn error_of(bootstrap: String) -> CheckBrokerError {
     let config = RunConfig {
         bootstrap,
