@@ -202,3 +202,65 @@ async fn probe(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groupsim_checker::broker::Protocol;
+
+    fn x(request: Request, answer: Answer) -> Entry {
+        let actor = "m0.0".to_string();
+        Entry::Exchange(Exchange { actor, sent_ms: 1, answered_ms: 2, request, answer })
+    }
+
+    fn join(generation: i32) -> Entry {
+        let answer = Answer::Join {
+            error: 0,
+            generation,
+            member_id: "a".into(),
+            leader: "a".into(),
+            members: Vec::new(),
+        };
+        x(Request::Join { member_id: "a".into() }, answer)
+    }
+
+    fn sync(member_id: &str, generation: i32) -> Entry {
+        let request = Request::Sync { member_id: member_id.into(), generation };
+        x(request, Answer::Sync { error: 0, assignment: Vec::new() })
+    }
+
+    #[test]
+    fn a_generation_is_probed_once_a_later_one_was_answered_and_only_once() {
+        let mut log = AnswerLog::new(Protocol::Classic, Vec::new());
+        log.entries = vec![join(1), sync("a", 1), sync("b", 1)];
+        let mut probed = BTreeSet::new();
+        assert_eq!(stale_member(&log, &probed), None, "generation 1 is current");
+        log.entries.push(join(2));
+        let first = stale_member(&log, &probed).expect("generation 1 is over");
+        assert_eq!(first, ("a".to_string(), 1));
+        probed.insert(first);
+        assert_eq!(stale_member(&log, &probed), Some(("b".to_string(), 1)));
+        probed.insert(("b".to_string(), 1));
+        assert_eq!(stale_member(&log, &probed), None, "each pair once");
+    }
+
+    #[test]
+    fn a_consumer_member_is_probed_at_its_last_epoch_once_its_leave_was_accepted() {
+        let heartbeat = |sent: i32, epoch: i32| {
+            let request =
+                Request::ConsumerHeartbeat { member_id: "a".into(), epoch: sent, owned: None };
+            let answer = Answer::ConsumerHeartbeat {
+                error: 0,
+                member_id: "a".into(),
+                epoch,
+                assignment: None,
+            };
+            x(request, answer)
+        };
+        let mut log = AnswerLog::new(Protocol::Consumer, Vec::new());
+        log.entries = vec![heartbeat(0, 3), heartbeat(3, 4)];
+        assert_eq!(stale_member(&log, &BTreeSet::new()), None, "still a member");
+        log.entries.push(heartbeat(-1, -1));
+        assert_eq!(stale_member(&log, &BTreeSet::new()), Some(("a".to_string(), 4)));
+    }
+}
