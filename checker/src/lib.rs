@@ -64,6 +64,7 @@ pub mod black_box;
 mod black_box_consumer;
 mod black_box_positions;
 mod black_box_stalls;
+pub mod broker;
 mod commits;
 mod consumer;
 mod consumer_view;

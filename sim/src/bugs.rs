@@ -34,6 +34,44 @@ impl BugSwitch {
         (self.apply)(spec)
     }
 
+    /// Turns the bug on in a coordinator's settings alone (for `serve --bug`); refused, naming
+    /// the switch, when it changes anything beyond the coordinator (a member's behaviour).
+    pub fn apply_to_coordinator(
+        &self,
+        config: &mut groupsim_coordinator::CoordinatorConfig,
+    ) -> Result<(), NotACoordinatorBug> {
+        let spec = ScenarioSpec {
+            name: String::new(),
+            seed: 0,
+            tick_ms: 1,
+            latency_ms: (0, 0),
+            brokers: 1,
+            offsets_topic_partitions: 1,
+            coordinator: config.clone(),
+            topics: Vec::new(),
+            client_hosts: 0,
+            members: Vec::new(),
+            producer: crate::scenario::ProducerPlan {
+                records_per_sec: (0, 0),
+                stop_ms: 0,
+                lulls: Vec::new(),
+            },
+            liveness_start_ms: 0,
+            liveness_bound_ms: 0,
+            swarm: None,
+            faults: Default::default(),
+            network: Default::default(),
+        };
+        let mut changed = spec.clone();
+        self.apply(&mut changed);
+        let coordinator = std::mem::replace(&mut changed.coordinator, config.clone());
+        if changed != spec || !self.name.starts_with("coordinator-") {
+            return Err(NotACoordinatorBug { name: self.name.to_string() });
+        }
+        *config = coordinator;
+        Ok(())
+    }
+
     /// Whether a verdict shows this bug (one of its expected classes occurred).
     pub fn caught_by(&self, classes: &[AnomalyClass]) -> bool {
         classes.iter().any(|c| self.expected.contains(c))
@@ -48,6 +86,14 @@ pub struct UnknownBug {
     pub name: String,
     /// Known names, comma-separated.
     pub known: String,
+}
+
+/// A switch `serve --bug` cannot apply: it changes more than the coordinator.
+#[derive(Debug, thiserror::Error)]
+#[error("bug switch {name:?} is not the coordinator's alone (serve runs only the coordinator)")]
+pub struct NotACoordinatorBug {
+    /// The switch asked for.
+    pub name: String,
 }
 
 /// Every bug switch.

@@ -217,6 +217,10 @@ enum Command {
     /// faults and judge each run with the checker's black-box rules; exit 1 on any anomaly
     /// (with --compare A B: when B fails a seed A passed).
     CheckClient(groupsim::live::check_client::CheckArgs),
+    /// Run the simulation's members (client profiles, both group protocols) in real time
+    /// against an external Kafka-compatible broker under seeded client-side faults, and judge
+    /// its group coordinator with the broker-side rules; exit 1 on any anomaly.
+    CheckBroker(groupsim::live::check_broker::CheckBrokerArgs),
 }
 
 /// Which seeds a sweep runs, and on how many threads.
@@ -393,6 +397,15 @@ fn real_main() -> Result<ExitCode> {
             out!("{}", groupsim::live::check_client::table(&rows));
             let failed = groupsim::live::check_client::any_failed(&rows);
             Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+        Command::CheckBroker(args) => {
+            let reports =
+                groupsim::live::check_broker::campaign(&args, &runner::output_dir(), |l| {
+                    outln!("{l}")
+                })?;
+            let failed = reports.iter().filter(|r| !r.anomalies.is_empty()).count();
+            outln!("{} run(s), {failed} with anomalies", reports.len());
+            Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Serve(args) => {
             groupsim::live::serve::run(&args)?;

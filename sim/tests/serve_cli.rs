@@ -59,6 +59,7 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
             consumer_heartbeat_interval_ms: 5_000,
             group_protocol: groupsim_member::GroupProtocol::Classic,
             connections_max_idle_ms: 600_000,
+            bug: None,
         };
         args.schedule_shape(1)
     });

@@ -5,5 +5,6 @@
 //! - [`check_client`]: real client processes run against [`serve`] under seeded faults and
 //!   judged by the black-box checker.
 
+pub mod check_broker;
 pub mod check_client;
 pub mod serve;

@@ -19,6 +19,9 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
     config.seed = args.seed.unwrap_or(0);
     let cluster = Cluster::start(config.clone())?;
     println!("groupsim serve: {} broker(s) on {}", config.brokers, cluster.bootstrap());
+    if let Some(bug) = &args.bug {
+        println!("  the coordinator runs with bug switch {bug} on: deliberately broken");
+    }
     for t in &config.topics {
         println!(
             "  topic {} ({} partitions, {} records each)",

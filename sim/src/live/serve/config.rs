@@ -175,6 +175,11 @@ pub struct ServeArgs {
     /// long while none was in service (0: never). Kafka's default is 10 minutes.
     #[arg(long, default_value_t = KAFKA_CONNECTIONS_MAX_IDLE_MS)]
     pub connections_max_idle_ms: u64,
+    /// Run the coordinator with this bug switch on (`groupsim bugs` lists them; only the
+    /// coordinator's, named `coordinator-…`): a deliberately broken broker, to see a checker
+    /// catch it.
+    #[arg(long, value_name = "SWITCH")]
+    pub bug: Option<String>,
 }
 
 /// `classic` or `consumer`, as Kafka's `group.protocol` names them.
@@ -219,6 +224,10 @@ impl ServeArgs {
                 .then_some(self.connections_max_idle_ms),
             ..ClusterConfig::default()
         };
+        let mut config = config;
+        if let Some(name) = &self.bug {
+            crate::bugs::find(name)?.apply_to_coordinator(&mut config.coordinator)?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -243,6 +252,7 @@ mod tests {
             consumer_heartbeat_interval_ms: 5_000,
             group_protocol: GroupProtocol::Classic,
             connections_max_idle_ms: KAFKA_CONNECTIONS_MAX_IDLE_MS,
+            bug: None,
         }
     }
 
@@ -276,12 +286,27 @@ mod tests {
                 ServeArgs { consumer_heartbeat_interval_ms: 0, ..args(1, 9092, &[]) },
                 "--consumer-heartbeat-interval-ms 0 must be at least 1",
             ),
+            (
+                ServeArgs { bug: Some("no-such-switch".into()), ..args(1, 9092, &[]) },
+                "unknown bug switch \"no-such-switch\"",
+            ),
+            (
+                ServeArgs { bug: Some("member-keeps-stale-acks".into()), ..args(1, 9092, &[]) },
+                "is not the coordinator's alone",
+            ),
         ];
         for (a, expected) in cases {
             let message = error_of(a.clone());
             assert!(message.contains(expected), "{a:?}: {message:?} lacks {expected:?}");
         }
         let ok = args(3, 9092, &["orders:6", "audit:1"]).cluster_config().unwrap();
+        assert!(!ok.coordinator.bugs.skip_commit_generation_check, "no bug unless asked for");
+        let broken = ServeArgs {
+            bug: Some("coordinator-skips-generation-check".into()),
+            ..args(1, 9092, &[])
+        };
+        let broken = broken.cluster_config().unwrap();
+        assert!(broken.coordinator.bugs.skip_commit_generation_check, "--bug turns it on");
         assert_eq!((ok.brokers, ok.port, ok.topics.len()), (3, 9092, 2));
         let fast = ServeArgs {
             consumer_session_timeout_ms: 6_000,

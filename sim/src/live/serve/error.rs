@@ -43,6 +43,11 @@ pub enum ServeError {
     )]
     ConsumerTimings { heartbeat_ms: i32, session_ms: i32 },
     /// No offsets topic partitions.
+    #[error(transparent)]
+    UnknownBug(#[from] crate::bugs::UnknownBug),
+    /// `--bug` names a switch that changes more than the coordinator.
+    #[error(transparent)]
+    NotACoordinatorBug(#[from] crate::bugs::NotACoordinatorBug),
     #[error("offsets_topic_partitions must be at least 1")]
     OffsetsTopicPartitions,
     /// A `--schedule` file that cannot be read or applied.

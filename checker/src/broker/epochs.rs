@@ -1,0 +1,107 @@
+//! Generations and member epochs.
+//!
+//! `generation-regression`: a JoinGroup answered NONE with a lower generation than one read
+//! before its request was written (a classic group's generation never goes back); a
+//! consumer-group member answered NONE with a lower member epoch than its member id was given
+//! before that heartbeat was written (a member's epoch never goes back, across fencing too: a
+//! rejoin gets the group's current epoch).
+//!
+//! `membership-without-generation`: two members of one classic generation told different member
+//! lists, or a SyncGroup answered NONE at a generation whose member list left the member out:
+//! the membership changed and the generation did not.
+
+use std::collections::BTreeMap;
+
+use groupsim_wire::Millis;
+
+use super::log::{Answer, AnswerLog, Request, NONE};
+use super::{BrokerAnomaly, BrokerRule};
+
+/// Finds every generation or member epoch that went back, and every membership change without
+/// a new generation.
+pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    let mut found = Vec::new();
+    // The highest generation read so far: (generation, read at, entry).
+    let mut highest: Vec<(i32, Millis, usize)> = Vec::new();
+    // generation -> (member list, entry) as told to its leader
+    let mut lists: BTreeMap<i32, (Vec<String>, usize)> = BTreeMap::new();
+    // member id -> epochs read: (epoch, read at, entry)
+    let mut epochs: BTreeMap<String, Vec<(i32, Millis, usize)>> = BTreeMap::new();
+    for (i, x) in log.exchanges() {
+        match (&x.request, &x.answer) {
+            (_, Answer::Join { error: NONE, generation, leader, member_id, members }) => {
+                let before = highest.iter().filter(|h| h.1 < x.sent_ms && h.0 > *generation);
+                if let Some(&(g, _, j)) = before.max_by_key(|h| h.0) {
+                    found.push(BrokerAnomaly {
+                        rule: BrokerRule::GenerationRegression,
+                        at_ms: x.answered_ms,
+                        partition: None,
+                        summary: format!(
+                            "JoinGroup answered generation {generation} after generation {g} \
+                             had been answered"
+                        ),
+                        evidence: vec![j, i],
+                    });
+                }
+                highest.push((*generation, x.answered_ms, i));
+                if leader == member_id && !members.is_empty() {
+                    let mut sorted = members.clone();
+                    sorted.sort();
+                    match lists.get(generation) {
+                        Some((other, j)) if *other != sorted => found.push(BrokerAnomaly {
+                            rule: BrokerRule::MembershipWithoutGeneration,
+                            at_ms: x.answered_ms,
+                            partition: None,
+                            summary: format!(
+                                "generation {generation} told two member lists: {other:?} and \
+                                 {sorted:?}"
+                            ),
+                            evidence: vec![*j, i],
+                        }),
+                        Some(_) => {}
+                        None => {
+                            lists.insert(*generation, (sorted, i));
+                        }
+                    }
+                }
+            }
+            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+                if let Some((list, j)) = lists.get(generation) {
+                    if !list.contains(member_id) {
+                        found.push(BrokerAnomaly {
+                            rule: BrokerRule::MembershipWithoutGeneration,
+                            at_ms: x.answered_ms,
+                            partition: None,
+                            summary: format!(
+                                "SyncGroup of {member_id} answered NONE at generation \
+                                 {generation}, whose member list left it out"
+                            ),
+                            evidence: vec![*j, i],
+                        });
+                    }
+                }
+            }
+            (
+                Request::ConsumerHeartbeat { epoch: sent, .. },
+                Answer::ConsumerHeartbeat { error: NONE, member_id, epoch, .. },
+            ) if *sent >= 0 && *epoch > 0 => {
+                let seen = epochs.entry(member_id.clone()).or_default();
+                let before = seen.iter().filter(|h| h.1 < x.sent_ms && h.0 > *epoch);
+                if let Some(&(e, _, j)) = before.max_by_key(|h| h.0) {
+                    found.push(BrokerAnomaly {
+                        rule: BrokerRule::GenerationRegression,
+                        at_ms: x.answered_ms,
+                        partition: None,
+                        summary: format!(
+                            "member {member_id} answered epoch {epoch} after epoch {e}"
+                        ),
+                        evidence: vec![j, i],
+                    });
+                }
+                seen.push((*epoch, x.answered_ms, i));
+            }
+            _ => {}
+        }
+    }
+    found
+}

@@ -1,0 +1,107 @@
+//! The broker-side checker: judges a Kafka-compatible broker's group coordinator from the
+//! outside, from the [`AnswerLog`] of what `check-broker`'s members and observer asked and were
+//! answered. It never sees the broker's state, so every rule is stated over answers and the
+//! order the harness saw them in: an answer read before a request was written was given before
+//! that request was taken. Each anomaly names the request and answer that prove it.
+//!
+//! Rules, one module each:
+//! - [`assignments`]: `split-assignment`, a partition given to two members at once.
+//! - [`commits`]: `zombie-commit`, an OffsetCommit from a removed member or a past generation
+//!   answered NONE; `offset-regression`, a committed offset read lower than one known committed
+//!   before, with no commit asking for the lower one that the broker could have applied since.
+//! - [`epochs`]: `generation-regression` and `membership-without-generation`, generations or
+//!   member epochs going back, or membership changing inside one generation.
+//! - [`convergence`]: `not-converged`, the group not stable with every partition assigned when
+//!   the run ends, after the heal.
+//! - [`fetches`]: `fetch-skip` and `fetch-repeat`, records fetched that skip or repeat offsets.
+
+pub mod assignments;
+pub mod commits;
+pub mod convergence;
+pub mod epochs;
+pub mod fetches;
+pub mod log;
+#[cfg(test)]
+mod tests;
+
+use groupsim_wire::{Millis, TopicPartition};
+use serde::{Deserialize, Serialize};
+
+pub use self::log::{Answer, AnswerLog, Entry, Exchange, Mark, Protocol, Request};
+
+/// The broker-side rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum BrokerRule {
+    /// A partition given to two members at once.
+    SplitAssignment,
+    /// An OffsetCommit from a removed member or a past generation answered NONE.
+    ZombieCommit,
+    /// A committed offset went back with no commit asking for it.
+    OffsetRegression,
+    /// A generation or member epoch went back.
+    GenerationRegression,
+    /// Membership changed inside one generation.
+    MembershipWithoutGeneration,
+    /// The group did not converge after the heal.
+    NotConverged,
+    /// Fetched records skipped an offset.
+    FetchSkip,
+    /// Fetched records repeated an offset.
+    FetchRepeat,
+}
+
+impl BrokerRule {
+    /// Its kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BrokerRule::SplitAssignment => "split-assignment",
+            BrokerRule::ZombieCommit => "zombie-commit",
+            BrokerRule::OffsetRegression => "offset-regression",
+            BrokerRule::GenerationRegression => "generation-regression",
+            BrokerRule::MembershipWithoutGeneration => "membership-without-generation",
+            BrokerRule::NotConverged => "not-converged",
+            BrokerRule::FetchSkip => "fetch-skip",
+            BrokerRule::FetchRepeat => "fetch-repeat",
+        }
+    }
+}
+
+/// One anomaly: the rule, what happened, and the log entries that prove it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerAnomaly {
+    /// The rule broken.
+    pub rule: BrokerRule,
+    /// When it was seen (the answer that completed the proof).
+    pub at_ms: Millis,
+    /// The partition concerned, if one.
+    pub partition: Option<TopicPartition>,
+    /// What happened, in a sentence.
+    pub summary: String,
+    /// Indexes of the log entries that prove it.
+    pub evidence: Vec<usize>,
+}
+
+impl BrokerAnomaly {
+    /// The anomaly with its evidence spelled out from `log`.
+    pub fn explain(&self, log: &AnswerLog) -> String {
+        let mut s = format!("{} at {} ms: {}", self.rule.name(), self.at_ms, self.summary);
+        for &i in &self.evidence {
+            s.push_str("\n    ");
+            s.push_str(&log.describe(i));
+        }
+        s
+    }
+}
+
+/// Checks `log` against every broker-side rule; anomalies in rule order, then time order.
+pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    let mut found = Vec::new();
+    found.extend(assignments::check(log));
+    found.extend(commits::zombie_commits(log));
+    found.extend(commits::regressions(log));
+    found.extend(epochs::check(log));
+    found.extend(convergence::check(log));
+    found.extend(fetches::check(log));
+    found.sort_by_key(|a| (a.rule, a.at_ms));
+    found
+}

@@ -1,0 +1,390 @@
+//! Each rule on hand-built answer logs: one log it must pass, one it must fail.
+
+use groupsim_wire::TopicPartition;
+
+use super::log::*;
+use super::{check, BrokerRule};
+
+fn tp(p: i32) -> TopicPartition {
+    TopicPartition::new("t", p)
+}
+
+fn x(actor: &str, sent_ms: u64, answered_ms: u64, request: Request, answer: Answer) -> Entry {
+    Entry::Exchange(Exchange { actor: actor.into(), sent_ms, answered_ms, request, answer })
+}
+
+fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &[&str]) -> Entry {
+    let members = members.iter().map(|m| m.to_string()).collect();
+    let answer = Answer::Join {
+        error: NONE,
+        generation,
+        member_id: id.into(),
+        leader: leader.into(),
+        members,
+    };
+    x(actor, t, t + 1, Request::Join { member_id: id.into() }, answer)
+}
+
+fn sync(actor: &str, t: u64, id: &str, generation: i32, parts: &[i32]) -> Entry {
+    let assignment = parts.iter().map(|&p| tp(p)).collect();
+    let request = Request::Sync { member_id: id.into(), generation };
+    x(actor, t, t + 1, request, Answer::Sync { error: NONE, assignment })
+}
+
+fn commit(actor: &str, t: u64, id: &str, generation: i32, offset: i64, error: i16) -> Entry {
+    let request =
+        Request::Commit { member_id: id.into(), generation, offsets: vec![(tp(0), offset)] };
+    x(actor, t, t + 1, request, Answer::Commit { errors: vec![(tp(0), error)] })
+}
+
+fn fetched(actor: &str, t: u64, offset: i64) -> Entry {
+    let request = Request::OffsetFetch { partitions: vec![tp(0)] };
+    x(actor, t, t + 1, request, Answer::OffsetFetch { offsets: vec![(tp(0), offset, NONE)] })
+}
+
+fn heartbeat(
+    actor: &str,
+    t: u64,
+    id: &str,
+    sent: i32,
+    epoch: i32,
+    error: i16,
+    parts: Option<&[i32]>,
+) -> Entry {
+    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch: sent, owned: None };
+    let assignment = parts.map(|ps| ps.iter().map(|&p| tp(p)).collect());
+    let answer = Answer::ConsumerHeartbeat { error, member_id: id.into(), epoch, assignment };
+    x(actor, t, t + 1, request, answer)
+}
+
+/// A heartbeat that lists the partitions the member owns, answered NONE with no new assignment.
+fn ack(actor: &str, t: u64, id: &str, epoch: i32, owned: &[i32]) -> Entry {
+    let owned = Some(owned.iter().map(|&p| tp(p)).collect());
+    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch, owned };
+    let answer =
+        Answer::ConsumerHeartbeat { error: NONE, member_id: id.into(), epoch, assignment: None };
+    x(actor, t, t + 1, request, answer)
+}
+
+fn mark(at_ms: u64, mark: Mark) -> Entry {
+    Entry::Mark { at_ms, mark }
+}
+
+fn log(protocol: Protocol, partitions: i32, entries: Vec<Entry>) -> AnswerLog {
+    AnswerLog { protocol, partitions: (0..partitions).map(tp).collect(), entries }
+}
+
+fn rules(log: &AnswerLog) -> Vec<BrokerRule> {
+    check(log).into_iter().map(|a| a.rule).collect()
+}
+
+/// Two members join generation 1 and split the partitions.
+fn classic_group() -> Vec<Entry> {
+    vec![
+        join("m0.0", 10, "a", 1, "a", &["a", "b"]),
+        join("m1.0", 10, "b", 1, "a", &[]),
+        sync("m0.0", 20, "a", 1, &[0]),
+        sync("m1.0", 20, "b", 1, &[1]),
+    ]
+}
+
+#[test]
+fn a_generation_that_gives_each_partition_once_passes() {
+    assert!(rules(&log(Protocol::Classic, 2, classic_group())).is_empty());
+}
+
+#[test]
+fn a_generation_that_gives_a_partition_twice_is_a_split_assignment() {
+    let mut entries = classic_group();
+    entries[3] = sync("m1.0", 20, "b", 1, &[0, 1]);
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].rule, BrokerRule::SplitAssignment);
+    assert_eq!(found[0].evidence, vec![2, 3], "both SyncGroup answers are the proof");
+}
+
+#[test]
+fn a_consumer_partition_moved_after_its_release_passes() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 100, "a", 1, 2, NONE, Some(&[0])), // told to release 1
+        ack("m0.0", 110, "a", 2, &[0]),                      // released it
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
+        heartbeat("m0.0", 200, "a", 2, 2, NONE, None),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_consumer_partition_given_before_its_owner_released_it_is_a_split_assignment() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 100, "a", 1, 2, NONE, Some(&[0])), // told to release 1
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])), // given 1 before the release
+        ack("m0.0", 200, "a", 2, &[0]),                      // the release, too late
+    ];
+    let found = check(&log(Protocol::Consumer, 2, entries));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].rule, BrokerRule::SplitAssignment);
+    assert_eq!(found[0].partition, Some(tp(1)));
+    assert_eq!(
+        found[0].evidence,
+        vec![0, 2, 3],
+        "the owner's grant, the other's, the owner's next"
+    );
+}
+
+#[test]
+fn a_consumer_partition_given_while_its_owner_goes_on_holding_it_is_a_split_assignment() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
+        ack("m0.0", 200, "a", 1, &[0, 1]), // still holds 0 and 1, and the broker agrees
+    ];
+    assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), vec![BrokerRule::SplitAssignment]);
+}
+
+/// The first owner was expired (its next heartbeat is fenced) before its partitions moved.
+#[test]
+fn a_consumer_partition_moved_from_an_expired_owner_passes() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 200, "a", 1, 0, UNKNOWN_MEMBER_ID, None),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_commit_at_the_current_generation_passes() {
+    let mut entries = classic_group();
+    entries.push(commit("m0.0", 30, "a", 1, 5, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_commit_of_a_past_generation_answered_none_is_a_zombie_commit() {
+    let mut entries = classic_group();
+    entries.push(join("m1.0", 30, "b", 2, "b", &["b"]));
+    entries.push(commit("m0.0", 40, "a", 1, 5, NONE));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), vec![BrokerRule::ZombieCommit]);
+    assert_eq!(found[0].evidence, vec![4, 5], "the later generation's answer and the commit");
+}
+
+#[test]
+fn a_commit_of_a_past_generation_refused_passes() {
+    let mut entries = classic_group();
+    entries.push(join("m1.0", 30, "b", 2, "b", &["b"]));
+    entries.push(commit("m0.0", 40, "a", 1, 5, ILLEGAL_GENERATION));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_commit_after_the_member_left_answered_none_is_a_zombie_commit() {
+    let mut entries = classic_group();
+    entries.push(x(
+        "m0.0",
+        30,
+        31,
+        Request::Leave { member_id: "a".into() },
+        Answer::Error { error: NONE },
+    ));
+    entries.push(commit("m0.0", 40, "a", 1, 5, NONE));
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)), vec![BrokerRule::ZombieCommit]);
+}
+
+#[test]
+fn a_consumer_commit_after_fencing_answered_none_is_a_zombie_commit() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])),
+        heartbeat("m0.0", 50, "a", 1, 0, FENCED_MEMBER_EPOCH, None),
+        commit("m0.0", 60, "a", 1, 5, NONE),
+        heartbeat("m0.0", 70, "a", 0, 3, NONE, Some(&[0])),
+        commit("m0.0", 80, "a", 3, 6, NONE),
+    ];
+    let found = check(&log(Protocol::Consumer, 1, entries));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), vec![BrokerRule::ZombieCommit]);
+    assert_eq!(found[0].evidence, vec![1, 2], "only the commit between fencing and rejoin");
+}
+
+#[test]
+fn a_committed_offset_lowered_by_a_commit_passes() {
+    let entries = vec![
+        commit("m0.0", 10, "a", 1, 10, NONE),
+        fetched("observer", 20, 10),
+        commit("m1.0", 30, "b", 2, 4, NONE),
+        fetched("observer", 40, 4),
+    ];
+    assert!(rules(&log(Protocol::Classic, 1, entries)).is_empty());
+}
+
+#[test]
+fn a_committed_offset_that_goes_back_unasked_is_an_offset_regression() {
+    let entries = vec![
+        commit("m0.0", 10, "a", 1, 4, NONE),
+        commit("m0.0", 20, "a", 1, 10, NONE),
+        fetched("observer", 40, 4), // the commit of 4 was answered before 10 was asked
+    ];
+    let found = check(&log(Protocol::Classic, 1, entries));
+    assert_eq!(
+        found.iter().map(|a| a.rule).collect::<Vec<_>>(),
+        vec![BrokerRule::OffsetRegression]
+    );
+    assert_eq!(found[0].evidence, vec![1, 2]);
+}
+
+#[test]
+fn a_committed_offset_lowered_by_an_unanswered_commit_passes() {
+    let unanswered = Entry::Unanswered {
+        actor: "m1.0".into(),
+        sent_ms: 15,
+        call: Request::Commit { member_id: "b".into(), generation: 1, offsets: vec![(tp(0), 4)] },
+    };
+    let entries =
+        vec![commit("m0.0", 20, "a", 1, 10, NONE), unanswered, fetched("observer", 40, 4)];
+    assert!(rules(&log(Protocol::Classic, 1, entries)).is_empty());
+}
+
+#[test]
+fn a_generation_that_goes_back_is_a_generation_regression() {
+    let mut entries = classic_group();
+    entries.push(join("m0.0", 30, "a", 3, "a", &["a", "b"]));
+    entries.push(join("m1.0", 40, "b", 2, "a", &[]));
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)), vec![BrokerRule::GenerationRegression]);
+}
+
+#[test]
+fn a_rejoin_answered_the_current_generation_passes() {
+    let mut entries = classic_group();
+    entries.push(join("m1.0", 30, "b", 1, "a", &[]));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_generation_told_two_member_lists_is_membership_without_generation() {
+    let mut entries = classic_group();
+    entries.push(join("m0.0", 30, "a", 1, "a", &["a", "b", "c"]));
+    assert_eq!(
+        rules(&log(Protocol::Classic, 2, entries)),
+        vec![BrokerRule::MembershipWithoutGeneration]
+    );
+}
+
+#[test]
+fn a_sync_of_a_member_left_out_of_its_generation_is_membership_without_generation() {
+    let mut entries = classic_group();
+    entries.push(sync("m2.0", 25, "c", 1, &[]));
+    assert_eq!(
+        rules(&log(Protocol::Classic, 2, entries)),
+        vec![BrokerRule::MembershipWithoutGeneration]
+    );
+}
+
+#[test]
+fn a_member_epoch_that_goes_back_is_a_generation_regression() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 5, NONE, Some(&[0])),
+        heartbeat("m0.0", 20, "a", 5, 4, NONE, None),
+    ];
+    assert_eq!(rules(&log(Protocol::Consumer, 1, entries)), vec![BrokerRule::GenerationRegression]);
+}
+
+fn ended(mut entries: Vec<Entry>) -> Vec<Entry> {
+    entries.insert(0, mark(0, Mark::Started("m1.0".into())));
+    entries.insert(0, mark(0, Mark::Started("m0.0".into())));
+    entries.push(mark(50, Mark::Heal));
+    entries.push(x(
+        "m0.0",
+        60,
+        61,
+        Request::Heartbeat { member_id: "a".into(), generation: 1 },
+        Answer::Error { error: NONE },
+    ));
+    entries.push(mark(100, Mark::End));
+    entries
+}
+
+#[test]
+fn a_stable_group_at_the_end_passes() {
+    assert!(rules(&log(Protocol::Classic, 2, ended(classic_group()))).is_empty());
+}
+
+#[test]
+fn a_partition_nobody_holds_at_the_end_is_not_converged() {
+    let mut entries = classic_group();
+    entries[3] = sync("m1.0", 20, "b", 1, &[]);
+    let found = check(&log(Protocol::Classic, 2, ended(entries)));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), vec![BrokerRule::NotConverged]);
+    assert!(found[0].summary.contains("t-1"), "{}", found[0].summary);
+}
+
+#[test]
+fn a_live_member_fenced_at_the_end_is_not_converged() {
+    let mut entries = ended(classic_group());
+    let end = entries.pop().expect("end mark");
+    entries.push(x(
+        "m1.0",
+        70,
+        71,
+        Request::Heartbeat { member_id: "b".into(), generation: 1 },
+        Answer::Error { error: UNKNOWN_MEMBER_ID },
+    ));
+    entries.push(end);
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)), vec![BrokerRule::NotConverged]);
+}
+
+#[test]
+fn a_consumer_group_reconciled_at_the_end_passes() {
+    let entries = vec![
+        mark(0, Mark::Started("m0.0".into())),
+        mark(0, Mark::Started("m1.0".into())),
+        heartbeat("m0.0", 10, "a", 0, 2, NONE, Some(&[0])),
+        heartbeat("m1.0", 10, "b", 0, 2, NONE, Some(&[1])),
+        mark(100, Mark::End),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
+}
+
+#[test]
+fn a_consumer_group_at_two_epochs_at_the_end_is_not_converged() {
+    let entries = vec![
+        mark(0, Mark::Started("m0.0".into())),
+        mark(0, Mark::Started("m1.0".into())),
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])),
+        heartbeat("m1.0", 10, "b", 0, 2, NONE, Some(&[1])),
+        mark(100, Mark::End),
+    ];
+    assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), vec![BrokerRule::NotConverged]);
+}
+
+fn fetch(from: i64, offsets: &[i64]) -> Entry {
+    let request = Request::Fetch { partitions: vec![(tp(0), from)] };
+    let answer = Answer::Fetch { partitions: vec![(tp(0), NONE, offsets.to_vec())] };
+    x("m0.0", 10, 11, request, answer)
+}
+
+#[test]
+fn fetched_records_in_order_from_a_batch_start_before_the_offset_pass() {
+    assert!(rules(&log(Protocol::Classic, 1, vec![fetch(5, &[3, 4, 5, 6, 7])])).is_empty());
+}
+
+#[test]
+fn fetched_records_that_skip_an_offset_are_a_fetch_skip() {
+    assert_eq!(
+        rules(&log(Protocol::Classic, 1, vec![fetch(5, &[5, 7])])),
+        vec![BrokerRule::FetchSkip]
+    );
+    assert_eq!(
+        rules(&log(Protocol::Classic, 1, vec![fetch(5, &[6])])),
+        vec![BrokerRule::FetchSkip]
+    );
+}
+
+#[test]
+fn fetched_records_that_repeat_an_offset_are_a_fetch_repeat() {
+    assert_eq!(
+        rules(&log(Protocol::Classic, 1, vec![fetch(5, &[5, 6, 6, 7])])),
+        vec![BrokerRule::FetchRepeat]
+    );
+}
