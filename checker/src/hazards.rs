@@ -10,11 +10,12 @@
 //! the next owner resuming below what was acknowledged, records committed twice — comes from
 //! the same hazard. A late commit shows in the history one of two ways: the world names the
 //! hazard when it plays it as a fault (`WorldEvent::RequestProcessedLate`), or the member
-//! recorded the commit as lost with its connection (DISCONNECTED or TIMEOUT, no answer) and never
-//! sent it again, yet the coordinator accepted it afterwards — a frame already on its way when
-//! the connection went, overtaken within the network's jitter by the member's newer commit on a
-//! new connection. A commit refused by the coordinator, or sent again by the member, is no late
-//! request: its anomalies are the client's.
+//! recorded the commit as lost with its connection (DISCONNECTED or TIMEOUT, no answer), yet the
+//! coordinator accepted it afterwards — a frame already on its way when the connection went
+//! (a lossy link retransmits it after the close), overtaken by the member's newer commits on a
+//! new connection. The member may have sent the same offsets again: each acceptance is matched
+//! to a send the member still awaits first, so only an acceptance beyond those is the given-up
+//! one. A commit refused by the coordinator is no late request: its anomalies are the client's.
 //!
 //! An anomaly is explained when one of its proving events is a late commit that moved its
 //! partition's offset back, or when it concerns that partition and one of its proving events
@@ -61,15 +62,32 @@ pub(crate) fn explain(
     (kept, explained)
 }
 
+/// Takes one from `key`'s count, if it has any.
+fn take(
+    counts: &mut BTreeMap<(String, TopicPartition, i64), usize>,
+    key: &(String, TopicPartition, i64),
+) -> bool {
+    match counts.get_mut(key) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            true
+        }
+        Some(_) => {
+            counts.remove(key);
+            true
+        }
+        None => false,
+    }
+}
+
 /// The late commits that moved a partition's committed offset back, each with its window.
 fn late_commit_windows(history: &History) -> Vec<Window> {
     // (member id, instant) of every late OffsetCommit processed.
     let mut late: Vec<(String, u64)> = Vec::new();
-    // (member id, partition, offset) of commits sent and not answered, and of those the member
-    // gave up with their connection (and did not send again).
-    let mut sent: std::collections::BTreeSet<(String, TopicPartition, i64)> = Default::default();
-    let mut given_up: std::collections::BTreeSet<(String, TopicPartition, i64)> =
-        Default::default();
+    // (member id, partition, offset) -> how many such commits the member sent and still
+    // awaits, and how many it gave up with their connection (that may still be processed).
+    let mut sent: BTreeMap<(String, TopicPartition, i64), usize> = BTreeMap::new();
+    let mut given_up: BTreeMap<(String, TopicPartition, i64), usize> = BTreeMap::new();
     // What each member reports owning; commits sent while the sender owned their partition.
     let mut owning = crate::taken_partitions::ReportedOwnership::default();
     let mut sent_owned: std::collections::BTreeSet<(String, TopicPartition, i64)> =
@@ -92,28 +110,22 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                 ..
             } => {
                 let key = (member_id.clone(), partition.clone(), *offset);
-                given_up.remove(&key);
                 if owning.held(member_id).is_some_and(|o| o.contains(partition)) {
                     sent_owned.insert(key.clone());
                 } else {
                     sent_owned.remove(&key);
                 }
-                sent.insert(key);
+                *sent.entry(key).or_default() += 1;
             }
             EventKind::Member {
                 event: MemberEvent::CommitFailed { member_id, partition, offset, error, .. },
                 ..
             } => {
                 let key = (member_id.clone(), partition.clone(), *offset);
-                if sent.remove(&key) && matches!(error.as_str(), "DISCONNECTED" | "TIMEOUT") {
-                    given_up.insert(key);
+                // Refused, it was processed; lost with its connection, it may still be.
+                if take(&mut sent, &key) && matches!(error.as_str(), "DISCONNECTED" | "TIMEOUT") {
+                    *given_up.entry(key).or_default() += 1;
                 }
-            }
-            EventKind::Member {
-                event: MemberEvent::CommitAcked { member_id, partition, offset, .. },
-                ..
-            } => {
-                sent.remove(&(member_id.clone(), partition.clone(), *offset));
             }
             EventKind::Coordinator {
                 event:
@@ -127,8 +139,9 @@ fn late_commit_windows(history: &History) -> Vec<Window> {
                 ..
             } => {
                 let key = (member_id.clone(), partition.clone(), *offset);
-                let is_late = late.iter().any(|(id, at)| id == member_id && at == validated_at_ms)
-                    || given_up.remove(&key);
+                let played = late.iter().any(|(id, at)| id == member_id && at == validated_at_ms);
+                // A send the member still awaits answers for this acceptance first.
+                let is_late = played || (!take(&mut sent, &key) && take(&mut given_up, &key));
                 let before = high.get(partition).copied();
                 if let Some((cause, from, reach)) = open.get(partition).copied() {
                     if *offset >= reach {
@@ -236,6 +249,70 @@ mod tests {
         let at = h.t + 10;
         h.commit_validated_at("a", 1, 0, 4, at);
         let v = check(&h.finish(&[(0, 10), (1, 10)]));
+        assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+        assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
+    }
+
+    /// swarm seed 78537 (the 100,000-seed campaign): m0 sent a commit of orders-0 at 192 just
+    /// as it closed its coordinator connection (a heartbeat said NOT_COORDINATOR), and recorded it
+    /// lost (DISCONNECTED); it sent the same offset again on a new connection, which was accepted
+    /// and acknowledged, then committed 203. The first frame, retransmitted on a lossy link after
+    /// the close, reached the broker 1.4 s later and was processed: the offset went back to 192.
+    /// With `resent` false the member never sent 192 again (the case handled before); with it,
+    /// the resend's acceptance answers the resend, and the extra one is the late original.
+    fn given_up_then(resent: bool) -> crate::Verdict {
+        let mut h = clean();
+        h.produced(0, 5).processed("m0", "a", 1, 0, 10, 14);
+        let event = |offset| MemberEvent::CommitSent {
+            member_id: "a".into(),
+            generation: 1,
+            partition: tp(0),
+            offset,
+        };
+        h.member("m0", event(12));
+        h.member(
+            "m0",
+            MemberEvent::CommitFailed {
+                member_id: "a".into(),
+                generation: 1,
+                partition: tp(0),
+                offset: 12,
+                error: "DISCONNECTED".into(),
+            },
+        );
+        if resent {
+            h.member("m0", event(12));
+            h.commit("a", 1, 0, 12);
+        }
+        h.member("m0", event(15));
+        h.commit("a", 1, 0, 15);
+        h.commit("a", 1, 0, 12);
+        check(&h.finish(&[(0, 15), (1, 10)]))
+    }
+
+    #[test]
+    fn a_given_up_commit_processed_after_its_resend_and_a_newer_one_is_the_hazard() {
+        for resent in [false, true] {
+            let v = given_up_then(resent);
+            assert!(v.is_ok(), "resent {resent}: {:?}", v.anomalies);
+            let e = v.hazards.first().expect("the regression is shown as a hazard");
+            assert_eq!(e.hazard, Hazard::LateRequest);
+        }
+    }
+
+    #[test]
+    fn a_commit_the_member_sent_twice_and_saw_accepted_twice_is_no_hazard() {
+        // Both sends awaited, both accepted, then a lower one nobody gave up: the client's.
+        let mut h = clean();
+        let event = MemberEvent::CommitSent {
+            member_id: "a".into(),
+            generation: 1,
+            partition: tp(0),
+            offset: 12,
+        };
+        h.member("m0", event.clone()).member("m0", event);
+        h.commit("a", 1, 0, 12).commit("a", 1, 0, 12).commit("a", 1, 0, 11);
+        let v = check(&h.finish(&[(0, 12), (1, 10)]));
         assert!(v.hazards.is_empty(), "{:?}", v.hazards);
         assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::OffsetRegression));
     }

@@ -194,6 +194,7 @@ fn joining_sends_epoch_zero_with_a_client_chosen_member_id_and_every_field() {
     assert_eq!(hb.subscribed_topic_names.as_ref().map(Vec::len), Some(1));
     assert_eq!(hb.topic_partitions.as_deref(), Some(&[][..]), "owns nothing yet");
     assert_eq!(c.m.state(), MemberState::Joining);
+    assert_eq!(c.m.coordinator(), Some(1), "the node FindCoordinator named");
 }
 
 #[test]

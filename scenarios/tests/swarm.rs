@@ -163,6 +163,28 @@ fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
     assert!(!named, "the named fault did not act in this seed");
 }
 
+/// Regression: swarm seed 78537 (the 100,000-seed campaign) reported offset regressions and
+/// duplicate commits for the same hazard. Mechanism: m0 sent its commit of orders-0 at 192 on its
+/// coordinator connection just as a NOT_COORDINATOR heartbeat answer made it close that
+/// connection; it recorded the commit lost (DISCONNECTED), sent the same offsets again on a new
+/// connection (accepted, acknowledged), then committed 203. The first frame, lost on broker-1's
+/// lossy link and retransmitted after the close, reached the broker 1.4 s later and was
+/// processed: 203 went back to 192. The checker matched the resend to that old frame's offsets
+/// and no longer counted the old one as given up; it now matches each acceptance to a send the
+/// member still awaits first, so the acceptance beyond those is the given-up frame.
+#[test]
+fn a_given_up_commit_landing_after_its_own_resend_is_the_late_request_hazard() {
+    // The swarm of today (its lossy links are the mechanism), not a recorded schedule.
+    let spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(78537);
+    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    assert!(
+        r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression),
+        "seed 78537 still shows the regression, as a hazard: {:?}",
+        r.verdict.hazards
+    );
+}
+
 /// Regression: swarm seeds 9864 and 10455 reported `lost-commit` for the late-request hazard's
 /// aftermath. Mechanism (9864): a late commit moved orders-2 back from 295 to 259; m2, given the
 /// partition while 259 was in force, fetched it, then was held up and started from 259 only after
