@@ -185,6 +185,20 @@ fn a_given_up_commit_landing_after_its_own_resend_is_the_late_request_hazard() {
     );
 }
 
+/// Regression: swarm seed 83345 (the 100,000-seed campaign) reported `stalled-member`. Mechanism:
+/// a stale-ack fault (27.6 s) and a slow-batch fault (24.4 s) were drawn for m3 at 26.8 s and
+/// 29.3 s while it had nothing to process; both waited for its next batch, the first of orders-5
+/// at 59.99 s, 6 ms before the heal, and added up: the batch finished at 112.2 s, and m3 (which
+/// processes a partition's batches in order) processed nothing more of orders-5 for 52 s after
+/// the heal. Faults taken up by one batch now describe that batch, the longer holding, as slow
+/// revokes before one callback do: no fault outlives the heal by more than it was drawn to last.
+#[test]
+fn a_slow_batch_and_a_stale_ack_on_one_batch_do_not_add_up() {
+    let spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(83345);
+    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+}
+
 /// Regression: swarm seeds 9864 and 10455 reported `lost-commit` for the late-request hazard's
 /// aftermath. Mechanism (9864): a late commit moved orders-2 back from 295 to 259; m2, given the
 /// partition while 259 was in force, fetched it, then was held up and started from 259 only after

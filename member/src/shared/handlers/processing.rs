@@ -62,19 +62,23 @@ pub(crate) trait Processing: Protocol {
                 generation,
                 member_id: member_id.clone(),
             };
-            if let Some(extra) = core.processor.slow_batch_ms.take() {
-                p.done_at += extra;
-            }
+            // A slow batch and a stale ack taken up by one batch describe that batch: the longer
+            // holds, so faults drawn before the heal never add up to a delay neither was drawn
+            // to be (as slow revokes before one callback do not).
+            let slow = core.processor.slow_batch_ms.take().unwrap_or(0);
             match core.processor.stale_ack_ms.take() {
                 Some(delay) => {
-                    p.done_at += delay + ack_delay;
+                    p.done_at += delay.max(slow) + ack_delay;
                     core.processor.detached.push(p);
                 }
                 None if ack_delay > 0 => {
-                    p.done_at += ack_delay;
+                    p.done_at += slow + ack_delay;
                     core.processor.detached.push(p);
                 }
-                None => core.processor.processing.push(p),
+                None => {
+                    p.done_at += slow;
+                    core.processor.processing.push(p);
+                }
             }
             probes::PROCESSING_STARTED.hit();
         }
