@@ -35,6 +35,9 @@ pub enum Hazard {
     /// (a rebalance was under way), and static members took their instances over without
     /// bumping the group epoch: those partitions stayed unassigned.
     StaticUpgradeOrphans,
+    /// A group loaded from the offsets log knows each member by the protocol it chose only: a
+    /// client not offering that protocol is refused until a loaded member rejoins.
+    LoadedGroupRefusesProtocol,
 }
 
 impl Hazard {
@@ -47,6 +50,7 @@ impl Hazard {
             Hazard::StaticMemberMissedRebalance => "static-member-missed-rebalance",
             Hazard::DowngradeStrandsMember => "downgrade-strands-member",
             Hazard::StaticUpgradeOrphans => "static-upgrade-orphans",
+            Hazard::LoadedGroupRefusesProtocol => "loaded-group-refuses-protocol",
         }
     }
 
@@ -86,6 +90,13 @@ impl Hazard {
                  the old member's subscription, which bumps no group epoch: partitions no member \
                  held when the group converted (a rebalance was under way) stay unassigned \
                  until a membership change computes a new target"
+            }
+            Hazard::LoadedGroupRefusesProtocol => {
+                "Kafka rebuilds a classic group loaded from the offsets log with each member \
+                 supporting only the protocol the group chose: a client that does not offer it \
+                 is refused INCONSISTENT_GROUP_PROTOCOL, which starts no rebalance, so it stays \
+                 out until a loaded member rejoins with its full protocol list (the Java \
+                 consumer stops on the error; kafka-go, brod and Elsa retry)"
             }
         }
     }

@@ -12,7 +12,7 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::{ConsumerGroupView, STABLE};
 use super::hazard::{Explained, Hazard};
-use super::views::{MemberView, Views};
+use super::views::{GroupView, MemberView, Views};
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more. Problems a hazard explains make a `stuck` of their own,
@@ -102,16 +102,19 @@ fn problems(views: &Views) -> (Problems, Excused) {
         let live_ids: BTreeSet<String> =
             live.values().filter_map(|m| m.member_id.clone()).collect();
         for (name, m) in &live {
-            match &m.member_id {
-                Some(id) if g.members.contains(id) && m.generation == g.generation => {}
-                Some(id) => problems.push((
-                    None,
-                    format!(
-                        "live member {name} ({id}, generation {}) is not in generation {}",
-                        m.generation, g.generation
-                    ),
-                )),
-                None => problems.push((None, format!("live member {name} never joined"))),
+            let problem = match &m.member_id {
+                Some(id) if g.members.contains(id) && m.generation == g.generation => continue,
+                Some(id) => format!(
+                    "live member {name} ({id}, generation {}) is not in generation {}",
+                    m.generation, g.generation
+                ),
+                None => format!("live member {name} never joined"),
+            };
+            match locked_out(g, m) {
+                Some(load) => {
+                    excused.push((Hazard::LoadedGroupRefusesProtocol, load, (None, problem)))
+                }
+                None => problems.push((None, problem)),
             }
         }
         for id in g.members.difference(&live_ids) {
@@ -166,6 +169,17 @@ fn excuse_orphans(
             _ => problems.push(p),
         }
     }
+}
+
+/// The load (event index) that locks member `m` out of group `g`: the group, loaded from the
+/// offsets log and not rebalanced since, knows its members by the protocol it chose only, and
+/// the member's last JoinGroup since, not offering that protocol, was refused
+/// INCONSISTENT_GROUP_PROTOCOL (the `loaded-group-refuses-protocol` hazard).
+fn locked_out(g: &GroupView, m: &MemberView) -> Option<usize> {
+    let (protocol, load) = g.loaded_protocol.as_ref()?;
+    let (error, offered, refused) = m.join_refused.as_ref()?;
+    (error == "INCONSISTENT_GROUP_PROTOCOL" && refused > load && !offered.contains(protocol))
+        .then_some(*load)
 }
 
 /// Every partition of every topic, in order.
@@ -259,5 +273,51 @@ fn consumer_problems(
             problems.push((Some(tp.clone()), format!("{tp} is owned by no member")));
         }
         commits_at_log_end(views, &tp, problems);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use groupsim_history::MemberEvent;
+
+    use crate::tests::{clean, loaded_generation_1};
+    use crate::{check, AnomalyClass, Hazard};
+
+    /// Swarm_mixed 649: a Java cooperative member alone formed the group on cooperative-sticky;
+    /// the coordinator moved, and the new one loaded the group knowing that member by
+    /// cooperative-sticky only (Kafka's loadGroup keeps each member's subscription for the
+    /// chosen protocol). kafka-go, brod and Elsa members, offering roundrobin and not
+    /// cooperative-sticky, were refused INCONSISTENT_GROUP_PROTOCOL on every retry, and the
+    /// refusals start no rebalance that would let the loaded member offer roundrobin again:
+    /// they never joined. Kafka allows it, so it is the `loaded-group-refuses-protocol` hazard;
+    /// a refusal the load does not explain (the member offered the loaded protocol, or was
+    /// refused before the load) is not.
+    #[test]
+    fn a_member_the_loaded_group_refuses_for_its_protocols_is_the_hazard_not_stuck() {
+        let run = |offered: &[&str], refused_before_load: bool| {
+            let mut h = clean();
+            h.started("m2");
+            let refusal = MemberEvent::JoinRefused {
+                error: "INCONSISTENT_GROUP_PROTOCOL".into(),
+                protocols: offered.iter().map(|p| p.to_string()).collect(),
+            };
+            if refused_before_load {
+                h.member("m2", refusal.clone());
+            }
+            h.coord(loaded_generation_1(0));
+            if !refused_before_load {
+                h.member("m2", refusal);
+            }
+            check(&h.finish(&[(0, 10), (1, 10)]))
+        };
+        let v = run(&["roundrobin"], false);
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        assert_eq!(v.hazards.len(), 1, "{:?}", v.hazards);
+        assert_eq!(v.hazards[0].hazard, Hazard::LoadedGroupRefusesProtocol);
+        assert!(v.hazards[0].anomaly.message.contains("m2 never joined"));
+
+        let stuck = |v: crate::Verdict| v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck);
+        assert!(stuck(run(&["range", "roundrobin"], false)), "it offered the loaded protocol");
+        assert!(stuck(run(&["roundrobin"], true)), "the refusal came before the load");
     }
 }

@@ -254,6 +254,37 @@ mod tests {
         );
     }
 
+    /// Swarm_mixed 149: brod and Elsa give their member id up when they lose the coordinator
+    /// (brod's `should_reset_member_id` on a lost connection or NOT_COORDINATOR) and rejoin
+    /// without one; the old id stays in the group until its session expires. That expiry,
+    /// after a commit validated on a working path, is no stall: the member said it gave the id
+    /// up. Without that word, it is.
+    #[test]
+    fn the_session_of_a_member_id_its_client_gave_up_expires_without_a_stall() {
+        let run = |abandoned: bool| {
+            let mut h = healed(1_000);
+            h.t = 1_200;
+            h.generation(2, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+            h.processed("m1", "b", 2, 1, 10, 19);
+            if abandoned {
+                h.member(
+                    "m0",
+                    groupsim_history::MemberEvent::GenerationReset {
+                        member_id: "a".into(),
+                        generation: 2,
+                        error: "COORDINATOR_LOST".into(),
+                        reset_member_id: true,
+                        answer_about: None,
+                    },
+                );
+            }
+            at(&mut h, 1_900, expired("a"));
+            stalls(&end(&mut h, 2_000))
+        };
+        assert_eq!(run(true), [], "m0 gave member id a up before it expired");
+        assert_eq!(run(false).len(), 1, "m0 still held a: its expiry is a stall");
+    }
+
     /// Swarm 10968: a member paused across the heal gets the answer to its SyncGroup (sent
     /// before the pause) when the pause ends; its session expires before it could heartbeat.
     #[test]

@@ -46,6 +46,10 @@ pub(super) struct GroupView {
     /// The unload (event index) that lost a downgrade's rebalance, while the generation the
     /// downgrade wrote lasts: the `lost-downgrade-rebalance` hazard.
     pub(super) lost_rebalance: Option<usize>,
+    /// The protocol of a non-empty group its coordinator loaded from the offsets log, and the
+    /// load (event index), until a generation starts: until then the group's members support
+    /// only that protocol.
+    pub(super) loaded_protocol: Option<(String, usize)>,
 }
 
 impl GroupView {
@@ -132,6 +136,7 @@ impl GroupView {
     fn begin_generation(&mut self, at: Millis, idx: usize, generation: i32, members: &[String]) {
         self.downgrade_rebalance = None;
         self.lost_rebalance = None;
+        self.loaded_protocol = None;
         for m in std::mem::take(&mut self.members) {
             self.close(&m, at, idx);
         }
@@ -195,6 +200,9 @@ pub(super) struct MemberView {
     /// incarnation before (a crashed process's id lives on at the coordinator until its
     /// session expires).
     pub(super) id_at: Millis,
+    /// Its last JoinGroup refused with an error no retry cures while the group stays as it is,
+    /// since it last joined: (error, the protocols it offered, event index).
+    pub(super) join_refused: Option<(String, Vec<String>, usize)>,
 }
 
 /// A commit the coordinator accepted, as the commit rules read it.
@@ -530,6 +538,11 @@ impl Views {
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
                 m.generation = *generation;
+                m.join_refused = None;
+            }
+            MemberEvent::JoinRefused { error, protocols } => {
+                let m = self.members.entry(name.to_string()).or_default();
+                m.join_refused = Some((error.clone(), protocols.clone(), idx));
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
                 for tp in partitions {
@@ -620,6 +633,12 @@ impl Views {
                 for tp in partitions.iter().filter(|tp| !m.owned.contains(*tp)) {
                     m.pending.entry(tp.clone()).or_insert(at);
                 }
+            }
+            MemberEvent::GenerationReset { reset_member_id: true, .. } => {
+                // The process gave its member id up: it holds none until its next join answer.
+                let m = self.members.entry(name.to_string()).or_default();
+                m.pending.clear();
+                m.member_id = None;
             }
             MemberEvent::Fenced { .. }
             | MemberEvent::GenerationReset { .. }
@@ -803,6 +822,7 @@ impl Views {
                 group,
                 state,
                 generation,
+                protocol,
                 members,
                 assignments,
                 ..
@@ -815,6 +835,10 @@ impl Views {
                 let lost = g.lost_rebalance.or(g.downgrade_rebalance.map(|_| idx));
                 g.take_over(at, idx, broker, *state, *generation, members, stored);
                 g.lost_rebalance = lost;
+                g.loaded_protocol = match protocol {
+                    Some(p) if !members.is_empty() => Some((p.clone(), idx)),
+                    _ => None,
+                };
             }
             // A coordinator gave the group up: a downgrade's rebalance it had not completed is
             // lost with its memory (the offsets log holds the converted group only).

@@ -67,6 +67,9 @@ pub enum MemberEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answer_about: Option<SentUnder>,
     },
+    /// A JoinGroup refused with an error the client retries though no retry cures it while the
+    /// group stays as it is; `protocols`: the assignors the request offered.
+    JoinRefused { error: String, protocols: Vec<String> },
     /// LeaveGroup was answered (or gave up) and the member stopped.
     Left { member_id: String },
     /// A fatal error stopped the member without leaving.

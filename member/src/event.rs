@@ -66,6 +66,10 @@ pub enum MemberEvent {
         /// when they are the same, or when no answer caused the reset.
         answer_about: Option<SentUnder>,
     },
+    /// A JoinGroup was refused with an error the client retries after a backoff though no retry
+    /// cures it while the group stays as it is (INCONSISTENT_GROUP_PROTOCOL,
+    /// GROUP_MAX_SIZE_REACHED); `protocols`: the assignors the request offered.
+    JoinRefused { error: String, protocols: Vec<String> },
     /// LeaveGroup was answered (or gave up) and the member stopped.
     Left { member_id: String },
     /// A fatal error (FENCED_INSTANCE_ID): the member stopped without leaving the group.

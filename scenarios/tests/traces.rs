@@ -62,6 +62,7 @@ trace_tests!(
     coordinator_moves,
     swarm,
     swarm_cooperative,
+    swarm_mixed,
     steady_state,
     scale_up_down,
     rolling_restart,

@@ -303,6 +303,7 @@ impl IntoHistory for MemberEvent {
                 });
                 H::GenerationReset { member_id, generation, error, reset_member_id, answer_about }
             }
+            M::JoinRefused { error, protocols } => H::JoinRefused { error, protocols },
             M::Left { member_id } => H::Left { member_id },
             M::Fatal { member_id, generation, error } => H::Fatal { member_id, generation, error },
             M::MemberEpochChanged { member_id, previous, epoch } => {

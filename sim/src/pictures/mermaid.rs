@@ -247,6 +247,9 @@ pub(crate) fn render(history: &History, generation: Option<i32>) -> Result<Strin
                     MemberEvent::CoordinatorLost { reason } => {
                         format!("Note over {m}: t={t} lost its coordinator: {reason}")
                     }
+                    MemberEvent::JoinRefused { error, .. } => {
+                        format!("Note over {m}: t={t} JoinGroup refused: {error}")
+                    }
                     MemberEvent::Left { member_id } => {
                         format!("{m}->>{bn}: t={t} LeaveGroup as {member_id}")
                     }

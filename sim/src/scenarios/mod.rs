@@ -60,6 +60,12 @@ pub fn catalogue() -> Vec<Scenario> {
              (cooperative-sticky, KIP-429): failed SyncGroups while members keep their partitions",
             swarm::swarm_cooperative,
         ),
+        Scenario::new(
+            "swarm_mixed",
+            "the swarm's fault kinds and event triggers on one classic group mixing Java eager, \
+             Java cooperative, brod, Elsa and kafka-go members, all sharing roundrobin",
+            swarm::swarm_mixed,
+        ),
         Scenario::new("steady_state", "four members, no faults: one rebalance, then steady commits", churn::steady_state),
         Scenario::new("scale_up_down", "2 members, scale to 8, then down to 3: many join- and leave-driven rebalances", churn::scale_up_down),
         Scenario::new("rolling_restart", "five dynamic members restart one by one (LeaveGroup, rejoin as new members)", rolling::rolling_restart),

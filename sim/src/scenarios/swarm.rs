@@ -3,11 +3,13 @@
 use std::collections::BTreeMap;
 
 use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{ClientProfile, GroupProtocol};
+use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig};
 use groupsim_wire::Millis;
+use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use super::profiles::mixed_member_config;
 use super::shape::start_members;
 use crate::faults::{Fault, FaultKind, FaultSchedule, ScheduledFault, Swarm};
 use crate::rng::{self, Stream};
@@ -40,7 +42,8 @@ pub const SWARM_KINDS: &[FaultKind] = &[
 /// they strike during a 60 s safety phase; then faults stop, everything heals, and the group must
 /// converge. Six Java eager members on three client hosts, three brokers.
 pub fn swarm(seed: u64) -> ScenarioSpec {
-    swarm_of("swarm", seed, CoordinatorConfig::default(), |_| vec![ClientProfile::JavaEager; 6])
+    let profiles = |_: &mut ChaCha8Rng| vec![ClientProfile::JavaEager; 6];
+    swarm_of("swarm", seed, CoordinatorConfig::default(), profiles, member_config)
 }
 
 /// The swarm run by Java cooperative consumers (cooperative-sticky, KIP-429): the same fault
@@ -51,7 +54,24 @@ pub fn swarm(seed: u64) -> ScenarioSpec {
 /// mishandles a failed SyncGroup (KAFKA-13419) keeps claiming what it no longer owns.
 pub fn swarm_cooperative(seed: u64) -> ScenarioSpec {
     let profiles = |_: &mut ChaCha8Rng| vec![ClientProfile::JavaCooperative; 6];
-    swarm_of("swarm_cooperative", seed, CoordinatorConfig::default(), profiles)
+    swarm_of("swarm_cooperative", seed, CoordinatorConfig::default(), profiles, member_config)
+}
+
+/// The swarm on one classic group mixing the five classic clients: every one of Java eager,
+/// Java cooperative, brod, Elsa and kafka-go, and a sixth drawn among them, in a drawn order,
+/// all offering `roundrobin` (the one assignor they share, so the Java cooperative member runs
+/// eagerly). The clients answer the same faults differently — kafka-go sends fixed old request
+/// versions and backs off before rejoining, brod and Elsa acknowledge asynchronously and rejoin
+/// with an empty member id when they lose the coordinator, the Java consumer commits on revoke —
+/// and the coordinator must serve them all at once, in every state the faults reach.
+pub fn swarm_mixed(seed: u64) -> ScenarioSpec {
+    let profiles = |rng: &mut ChaCha8Rng| {
+        let mut drawn = ClientProfile::CLASSIC.to_vec();
+        drawn.push(ClientProfile::CLASSIC[rng.random_range(0..ClientProfile::CLASSIC.len())]);
+        drawn.shuffle(rng);
+        drawn
+    };
+    swarm_of("swarm_mixed", seed, CoordinatorConfig::default(), profiles, mixed_member_config)
 }
 
 /// The swarm on KIP-848's consumer group protocol: the same fault kinds, on six members each
@@ -74,17 +94,18 @@ pub fn consumer_protocol_swarm(seed: u64) -> ScenarioSpec {
         };
         (0..6).map(|_| draw(rng)).collect()
     };
-    swarm_of("consumer_protocol_swarm", seed, coordinator, profiles)
+    swarm_of("consumer_protocol_swarm", seed, coordinator, profiles, member_config)
 }
 
 /// The swarm recipe: `coordinator` with a drawn offsets-log replication delay, members running
-/// the profiles `profiles` draws (one per member, with their client's default assignors), and
-/// the trigger events of their group protocol.
+/// the profiles `profiles` draws (one per member, configured by `config`), and the trigger
+/// events of their group protocol.
 fn swarm_of(
     name: &str,
     seed: u64,
     coordinator: CoordinatorConfig,
     profiles: impl FnOnce(&mut ChaCha8Rng) -> Vec<ClientProfile>,
+    config: fn(&str, ClientProfile) -> MemberConfig,
 ) -> ScenarioSpec {
     let mut rng = rng::stream(seed, Stream::Workload);
     // Offsets-log replication takes a few to tens of milliseconds, as an ISR round trip does.
@@ -99,7 +120,7 @@ fn swarm_of(
     let count = profiles.len() as u32;
     let members = start_members(&mut rng, seed, count, client_hosts, |name| {
         let i: usize = name[1..].parse().expect("members are named m0, m1, ...");
-        member_config(name, profiles[i])
+        config(name, profiles[i])
     });
     let mut session = members[0].config.clone();
     let consumer = session.profile.group_protocol() == GroupProtocol::Consumer;

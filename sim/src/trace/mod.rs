@@ -203,6 +203,11 @@ pub fn text(history: &History) -> String {
                 MemberEvent::CoordinatorLost { reason } => {
                     line(&mut out, at, format!("{member} lost its coordinator: {reason}"))
                 }
+                MemberEvent::JoinRefused { error, protocols } => line(
+                    &mut out,
+                    at,
+                    format!("{member}'s JoinGroup offering [{}] refused: {error}", protocols.join(", ")),
+                ),
                 MemberEvent::RecordsProcessed { generation, first_offset, last_offset, .. } => {
                     tallies.entry((member.clone(), *generation)).or_default().processed +=
                         (last_offset - first_offset + 1).max(0) as u64;

@@ -71,6 +71,17 @@ impl Member {
         }
         if self.membership.reset_member_id_on_join {
             self.membership.reset_member_id_on_join = false;
+            if !self.membership.member_id.is_empty() {
+                // The old member id stays in the group until its session expires; the history
+                // says the client gave it up, so that expiry is no stall.
+                self.emit(MemberEvent::GenerationReset {
+                    member_id: self.membership.member_id.clone(),
+                    generation: self.membership.generation,
+                    error: "COORDINATOR_LOST".to_string(),
+                    reset_member_id: true,
+                    answer_about: None,
+                });
+            }
             self.membership.member_id.clear();
             self.membership.generation = NO_GENERATION;
         }
@@ -218,6 +229,13 @@ impl Member {
                 self.fatal(resp.error_code);
             }
             code => {
+                if matches!(
+                    code,
+                    codes::GROUP_MAX_SIZE_REACHED | codes::INCONSISTENT_GROUP_PROTOCOL
+                ) {
+                    let protocols = self.assignors.iter().map(|a| a.name().to_string()).collect();
+                    self.emit(MemberEvent::JoinRefused { error: error_name(code), protocols });
+                }
                 let error = self.rebalance_failed(now, sent, code, "JoinGroup");
                 if matches!(error, None | Some(GroupError::RebalanceInProgress)) {
                     // REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS and the rest: back

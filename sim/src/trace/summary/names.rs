@@ -119,6 +119,7 @@ fn member_id(e: &MemberEvent) -> Option<&str> {
         | MemberEvent::GenerationReset { member_id, .. } => Some(member_id),
         MemberEvent::CoordinatorFound { .. }
         | MemberEvent::CoordinatorLost { .. }
+        | MemberEvent::JoinRefused { .. }
         | MemberEvent::AssignmentComputed { .. }
         | MemberEvent::GroupDescribed { .. }
         | MemberEvent::GroupsListed { .. }
