@@ -63,6 +63,9 @@ pub(super) fn unowned_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<An
     let mut ev = vec![c.idx];
     let who = match g.owners.get(&generation).and_then(|o| o.get(tp)) {
         Some((owner, _)) if owner == member_id => return None,
+        // A static replacement took the committer's place after the coordinator validated
+        // the commit: the assignment it committed under was its own then.
+        Some((owner, _)) if g.held_place_of(owner, member_id, c.validated_at) => return None,
         Some((owner, a)) => {
             ev.push(*a);
             format!("it is owned by {owner}")

@@ -50,6 +50,9 @@ pub(super) struct GroupView {
     /// load (event index), until a generation starts: until then the group's members support
     /// only that protocol.
     pub(super) loaded_protocol: Option<(String, usize)>,
+    /// Static replacements within a generation: new member id -> (the fenced member id whose
+    /// place and assignment it took, when).
+    pub(super) took_over: BTreeMap<String, (String, Millis)>,
 }
 
 impl GroupView {
@@ -60,6 +63,21 @@ impl GroupView {
         self.belonged
             .get(&(member_id.to_string(), generation))
             .is_some_and(|spans| spans.iter().any(|b| b.covers(at)))
+    }
+
+    /// Whether `member_id` held the place `owner` has in the current generation at `at`: `owner`
+    /// took it over (a static replacement, perhaps one of several in a row) from `member_id` at
+    /// or after `at`. Within the millisecond of the replacement either side counts, as for
+    /// belonging.
+    pub(super) fn held_place_of(&self, owner: &str, member_id: &str, at: Millis) -> bool {
+        let mut current = owner;
+        while let Some((old, when)) = self.took_over.get(current) {
+            if old == member_id {
+                return at <= *when;
+            }
+            current = old;
+        }
+        false
     }
 
     /// The event that last ended `member_id`'s belonging to `generation` before `at`, if any.
@@ -759,6 +777,7 @@ impl Views {
                 // (Kafka replaces the member without a rebalance).
                 if let Some((old, in_generation)) = g.fenced_static.remove(instance) {
                     if in_generation {
+                        g.took_over.insert(member_id.clone(), (old.clone(), at));
                         g.enter(member_id, at);
                         let generation = g.generation;
                         if let Some(owners) = g.owners.get_mut(&generation) {

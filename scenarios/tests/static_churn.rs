@@ -16,8 +16,10 @@ fn static_members_are_replaced_within_their_session_and_the_group_converges() {
     let (mut replaced, mut never_synced) = (0, 0);
     for r in &reports {
         let seed = r.spec.seed;
-        let statics = r.spec.members.iter().filter(|m| m.config.group_instance_id.is_some());
-        assert_eq!(statics.count(), 5, "seed {seed}");
+        // Five static instances (a twin shares one).
+        let instances: std::collections::BTreeSet<_> =
+            r.spec.members.iter().filter_map(|m| m.config.group_instance_id.as_ref()).collect();
+        assert_eq!(instances.len(), 5, "seed {seed}");
         for e in r.history.events() {
             if let EventKind::Coordinator {
                 event: CoordinatorEvent::MemberRemoved { reason, .. },
@@ -59,4 +61,86 @@ fn a_static_member_that_missed_a_rebalance_is_named_as_a_hazard() {
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::StaticMemberMissedRebalance);
     assert!(named, "{:?}", r.verdict.hazards);
+}
+
+/// Twins: in half the seeds a second process starts on a static member's `group.instance.id`
+/// while the first still runs (a replacement pod started before the old one is gone). Kafka
+/// gives the instance to one process and fences or refuses the other, which stops for good on
+/// FENCED_INSTANCE_ID or UNRELEASED_INSTANCE_ID; the run passes and the group converges with the
+/// survivor. Scenarios with twins: `static_churn` (classic: both live, the twin's join replaces
+/// the member, which is fenced on its next request) and `consumer_protocol_static` (KIP-848:
+/// the twin starts while the member is paused past its session).
+#[test]
+fn of_two_processes_on_one_instance_id_one_is_fenced_or_refused_and_stops() {
+    use groupsim_history::MemberEvent;
+    let mut twins = 0;
+    for scenario in ["static_churn", "consumer_protocol_static"] {
+        for r in check_scenario(scenario, 12) {
+            let seed = r.spec.seed;
+            let Some(twin) = r.spec.members.iter().find(|m| {
+                m.config.group_instance_id.is_some()
+                    && r.spec.members.iter().any(|o| {
+                        o.name != m.name && o.config.group_instance_id == m.config.group_instance_id
+                    })
+                    && m.start_ms > 0
+                    && m.name.as_str() > "m4"
+            }) else {
+                continue;
+            };
+            twins += 1;
+            let instance = twin.config.group_instance_id.clone();
+            let pair: Vec<&str> = r
+                .spec
+                .members
+                .iter()
+                .filter(|m| m.config.group_instance_id == instance)
+                .map(|m| m.name.as_str())
+                .collect();
+            // Which of the pair ended stopped on the instance's fencing or refusal.
+            let mut stopped_on_instance = Vec::new();
+            for e in r.history.events() {
+                if let EventKind::Member { member, event } = &e.kind {
+                    let error = match event {
+                        MemberEvent::Fatal { error, .. } => Some(error),
+                        MemberEvent::Lost { reason, .. } => Some(reason),
+                        _ => None,
+                    };
+                    if pair.contains(&member.as_str())
+                        && error.is_some_and(|e| {
+                            e == "FENCED_INSTANCE_ID" || e == "UNRELEASED_INSTANCE_ID"
+                        })
+                    {
+                        stopped_on_instance.push(member.clone());
+                    }
+                }
+            }
+            assert!(
+                !stopped_on_instance.is_empty(),
+                "{scenario} seed {seed}: neither of {pair:?} was fenced or refused"
+            );
+        }
+    }
+    assert!(twins > 0, "no seed started a twin");
+}
+
+/// Regression: static_churn seed 105 (with twins) reported `unowned-commit`. Mechanism: m2's
+/// commit was validated at 44,650 ms, and in the same millisecond its twin's JoinGroup replaced
+/// m2's member id with a new one (which takes the old one's place and assignment); the commit's
+/// append landed after, when the checker's view of the generation's assignment already named
+/// the new id. Kafka validated the commit while m2 held the place (else it would have refused
+/// it FENCED_INSTANCE_ID): a commit is judged by who held the place when it was validated.
+#[test]
+fn a_commit_validated_before_a_static_replacement_is_the_replaced_members() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    let s = groupsim::scenarios::find("static_churn").expect("in catalogue");
+    let r = run_spec_in(s.build(105), WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let commit_then_fenced = r.history.events().iter().any(|e| {
+        matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::OffsetCommitAccepted {
+            member_id, validated_at_ms, .. }, .. } if member_id == "instance-m2-9" && *validated_at_ms == 44_650)
+    });
+    assert!(
+        commit_then_fenced,
+        "the situation is still played: m2's commit in the millisecond of its replacement"
+    );
 }

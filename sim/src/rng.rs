@@ -36,6 +36,9 @@ pub enum Stream {
     Breadth,
     /// The order of events due at the same instant, when a scenario shuffles it.
     Ties,
+    /// A static member's twin (a second process on its `group.instance.id`), beside the faults
+    /// so adding it shifts no fault draw.
+    Twins,
 }
 
 impl Stream {
@@ -53,6 +56,7 @@ impl Stream {
             Stream::Pauses => 8,
             Stream::Breadth => 9,
             Stream::Ties => 10,
+            Stream::Twins => 11,
         }
     }
 }

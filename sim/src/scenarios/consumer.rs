@@ -15,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::churn::churn_spec;
 use super::shape::{at, base};
+use super::static_members::{add_twin, TwinTiming};
 use crate::faults::{Fault, FaultSchedule};
 use crate::rng::{self, Stream};
 use crate::scenario::{member_config, ScenarioSpec};
@@ -191,6 +192,7 @@ pub fn consumer_protocol_static(seed: u64) -> ScenarioSpec {
         })
         .collect();
     s.faults = FaultSchedule::new(faults);
+    add_twin(&mut s, seed, 0..5, 62_000, TwinTiming::AfterRemoval { session_ms });
     s
 }
 

@@ -3,12 +3,13 @@
 
 use groupsim_member::{AssignorKind, ClientProfile};
 use groupsim_wire::Millis;
+use rand::seq::SliceRandom;
 use rand::RngExt;
 
 use super::shape::{at, base};
 use crate::faults::{Fault, FaultSchedule};
 use crate::rng::{self, Stream};
-use crate::scenario::{widest_liveness_bound, ScenarioSpec, GROUP_ID};
+use crate::scenario::{widest_liveness_bound, MemberPlan, ScenarioSpec, GROUP_ID};
 use crate::triggers::{Trigger, TriggerAction, TriggerEvent};
 use crate::world::orders::{broker_host, client_host};
 
@@ -100,5 +101,97 @@ pub fn static_churn(seed: u64) -> ScenarioSpec {
         },
     ];
     s.faults = FaultSchedule::new(faults).with_triggers(triggers);
+    add_twin(&mut s, seed, 0..5, 50_000, TwinTiming::Alongside { within_ms: SESSION_MS as Millis });
     s
+}
+
+/// When a static member's twin starts, against the member it doubles.
+pub(super) enum TwinTiming {
+    /// While the member runs, or is paused within its session (`within_ms`): both processes
+    /// are live, and the coordinator gives the instance to the twin's join (a classic static
+    /// replacement) and fences the member on its next request.
+    Alongside { within_ms: Millis },
+    /// While the member is paused past its session (`session_ms`): the coordinator removed it,
+    /// so the twin takes the instance over, and the member, resumed, is fenced (a consumer
+    /// group refuses a second live member on an instance id: UNRELEASED_INSTANCE_ID).
+    AfterRemoval { session_ms: Millis },
+}
+
+/// In half the seeds, a twin of one of the static members `among`: a second process with the
+/// member's configuration (its `group.instance.id`) started on another client host by
+/// `latest_ms`, once the member is clear of its own faults, as when a deployment starts a
+/// replacement before the old process is gone (a pod rescheduled while the old one is
+/// partitioned or stalled). Kafka gives the instance to one of them and fences or refuses the
+/// other, which stops for good.
+pub(super) fn add_twin(
+    s: &mut ScenarioSpec,
+    seed: u64,
+    among: std::ops::Range<usize>,
+    latest_ms: Millis,
+    timing: TwinTiming,
+) {
+    let mut trng = rng::stream(seed, Stream::Twins);
+    if !trng.random_bool(0.5) {
+        return;
+    }
+    // The pause (if any) starts this long before the twin does.
+    let lead = match timing {
+        TwinTiming::Alongside { .. } => 500,
+        TwinTiming::AfterRemoval { session_ms } => session_ms + 3_000,
+    };
+    let mut candidates: Vec<usize> = among.collect();
+    candidates.shuffle(&mut trng);
+    let Some((index, earliest)) = candidates.into_iter().find_map(|i| {
+        let earliest = (busy_until(s, &s.members[i].name) + 2_000 + lead).max(20_000);
+        (earliest < latest_ms).then_some((i, earliest))
+    }) else {
+        return;
+    };
+    let original = s.members[index].clone();
+    let start = trng.random_range(earliest..latest_ms);
+    let pause = match timing {
+        TwinTiming::Alongside { within_ms } => {
+            trng.random_bool(0.5).then(|| trng.random_range(2_000..within_ms.saturating_sub(5_000)))
+        }
+        TwinTiming::AfterRemoval { session_ms } => {
+            Some(session_ms + trng.random_range(6_000..12_000))
+        }
+    };
+    if let Some(duration_ms) = pause {
+        let mut faults = s.faults.faults.clone();
+        let pause = Fault::MemberPause { member: original.name.clone(), duration_ms };
+        faults.push(at(start - lead, pause));
+        s.faults = FaultSchedule::new(faults).with_triggers(s.faults.triggers.clone());
+    }
+    let twin = s.members.len() as u32;
+    let name = format!("m{twin}");
+    let mut config = original.config.clone();
+    config.client_id = name.clone();
+    s.members.push(MemberPlan {
+        host: (original.host + 1) % s.client_hosts,
+        start_ms: start,
+        leave_ms: None,
+        config,
+        seed: rng::sub_seed(seed, Stream::Member(twin)),
+        name,
+    });
+}
+
+/// When member `name`'s own timed faults are over (its restarts, its pauses' ends).
+fn busy_until(s: &ScenarioSpec, name: &str) -> Millis {
+    s.faults
+        .faults
+        .iter()
+        .filter_map(|f| match &f.fault {
+            Fault::MemberPause { member, duration_ms: d }
+            | Fault::MemberCrash { member, restart_after_ms: d }
+            | Fault::MemberLeave { member, restart_after_ms: d }
+                if member == name =>
+            {
+                Some(f.at_ms + d)
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
