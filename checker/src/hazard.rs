@@ -38,6 +38,9 @@ pub enum Hazard {
     /// A group loaded from the offsets log knows each member by the protocol it chose only: a
     /// client not offering that protocol is refused until a loaded member rejoins.
     LoadedGroupRefusesProtocol,
+    /// A consumer group re-created a classic member rejoining under the id it had removed: the
+    /// member still owned partitions given to others, and its commits on them were accepted.
+    RemovedClassicMemberRejoins,
 }
 
 impl Hazard {
@@ -51,6 +54,7 @@ impl Hazard {
             Hazard::DowngradeStrandsMember => "downgrade-strands-member",
             Hazard::StaticUpgradeOrphans => "static-upgrade-orphans",
             Hazard::LoadedGroupRefusesProtocol => "loaded-group-refuses-protocol",
+            Hazard::RemovedClassicMemberRejoins => "removed-classic-member-rejoins",
         }
     }
 
@@ -97,6 +101,13 @@ impl Hazard {
                  is refused INCONSISTENT_GROUP_PROTOCOL, which starts no rebalance, so it stays \
                  out until a loaded member rejoins with its full protocol list (the Java \
                  consumer stops on the error; kafka-go, brod and Elsa retry)"
+            }
+            Hazard::RemovedClassicMemberRejoins => {
+                "Kafka's consumer group creates the member a classic JoinGroup names when it does \
+                 not know it, so a classic member removed while cut off (its session expired) \
+                 that rejoins under its old id never hears UNKNOWN_MEMBER_ID: a cooperative \
+                 member still owns the partitions its removal released, which others may hold \
+                 by now, and its commits on revoking them are accepted under its new epoch"
             }
         }
     }

@@ -462,3 +462,63 @@ fn a_member_stranded_by_a_downgrade_stopping_is_the_hazard_not_a_failure() {
     let v = stranded(false);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::MemberGaveUp), "{v:?}");
 }
+
+/// migration_faults seed 937: b, a cooperative classic member of a consumer group, was cut off
+/// long enough that its session expired; the group removed it, released t-1 and gave it to a.
+/// b, which heard nothing, rejoined under its old member id, and Kafka's consumer group created
+/// a member with that id (a classic join names the member to create); its assignment empty, b
+/// revoked t-1, committing it under its new member epoch after a had committed it higher. Kafka
+/// allows it: the `removed-classic-member-rejoins` hazard. A member that rejoins under a new id
+/// (as after an UNKNOWN_MEMBER_ID) was told, so its commit is its own fault.
+fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
+    let mut h = upgraded();
+    h.cg(ConsumerGroupEvent::PartitionsReleased {
+        group: G.into(),
+        member_id: "b".into(),
+        member_epoch: 1,
+        partitions: parts(&[1]),
+    });
+    h.cg(ConsumerGroupEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "b".into(),
+        member_epoch: 1,
+        reason: ConsumerRemovalReason::SessionTimeout,
+    });
+    h.epoch_of("a", 2, 3).cg(ConsumerGroupEvent::PartitionsAssigned {
+        group: G.into(),
+        member_id: "a".into(),
+        member_epoch: 3,
+        partitions: parts(&[0, 1]),
+    });
+    h.classic_member_at("m0", "a", 3, &[0, 1]);
+    h.produced(1, 10).processed("m0", "a", 3, 1, 10, 19).commit("a", 3, 1, 20);
+    let id = if same_id { "b" } else { "b2" };
+    h.cg(ConsumerGroupEvent::MemberJoined {
+        group: G.into(),
+        member_id: id.into(),
+        group_instance_id: None,
+        client_id: "m1".into(),
+        classic_protocol: true,
+    });
+    h.epoch_of(id, 0, 4).classic_member_at("m1", id, 4, &[]);
+    h.commit(id, 4, 1, 15);
+    h.member(
+        "m1",
+        MemberEvent::Revoked { member_id: id.into(), generation: 4, partitions: parts(&[1]) },
+    );
+    check(&h.h.clone())
+}
+
+#[test]
+fn a_removed_classic_member_rejoining_under_its_old_id_is_the_hazard_not_a_failure() {
+    let v = removed_then_rejoined(true);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    assert!(!v.hazards.is_empty(), "the commit's anomalies are shown as the hazard's");
+    for e in &v.hazards {
+        assert_eq!(e.hazard, crate::Hazard::RemovedClassicMemberRejoins);
+        assert_eq!(e.anomaly.partition, Some(tp(1)));
+    }
+    let v = removed_then_rejoined(false);
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(!v.anomalies.is_empty(), "a member rejoining under a new id was told it was out");
+}

@@ -18,8 +18,15 @@
 //!   the current generation after its new owner did. The history shows it: a generation's stored
 //!   assignment gives another member a partition a static member of that generation, which had
 //!   not joined it, reports owning.
+//! - `removed-classic-member-rejoins`: a consumer group that removes a classic member (its
+//!   session expired while it was cut off) re-creates it when it rejoins under the same member
+//!   id (Kafka's classic join to a consumer group creates an unknown member id it is given). The
+//!   client hears no UNKNOWN_MEMBER_ID, so a cooperative member still owns the partitions its
+//!   removal released, which others may hold by now, and its commits on revoking them are
+//!   accepted under its new member epoch. The history shows it: a classic member joins a
+//!   consumer group under an id the group removed, reporting partitions it owns.
 //!
-//! Either way the member must have heard no error since its last assignment that told it its
+//! Each way the member must have heard no error since its last assignment that told it its
 //! generation was gone (a member that keeps partitions then is at fault, not Kafka). For each
 //! partition the effect lasts until the member gives the partition up (or stops) and, when the
 //! member committed the partition meanwhile, until the partition's committed offset is back at
@@ -117,6 +124,8 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
     // generation starts a generation number again).
     let mut joined: BTreeMap<String, (i32, usize)> = BTreeMap::new();
     let mut statics: BTreeSet<String> = BTreeSet::new();
+    // Member ids a consumer group removed (their classic clients may rejoin under them).
+    let mut removed: BTreeSet<String> = BTreeSet::new();
     let mut generation_members: BTreeMap<i32, (usize, Vec<String>)> = BTreeMap::new();
     let mut windows = Vec::new();
     let close = |windows: &mut Vec<Window>, tp: TopicPartition, o: Open, to: usize| {
@@ -170,6 +179,32 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 ..
             } => {
                 statics.insert(member_id.clone());
+            }
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
+                        member_id, ..
+                    }),
+                ..
+            } => {
+                removed.insert(member_id.clone());
+            }
+            // A consumer group re-creates a classic member that rejoins under the id it was
+            // removed with: whatever that member still holds was released at the removal.
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
+                        member_id,
+                        classic_protocol: true,
+                        ..
+                    }),
+                ..
+            } => {
+                let rejoined = removed.remove(member_id) && !reset.contains(member_id);
+                if let Some(held) = owned.held(member_id).filter(|_| rejoined) {
+                    let hazard = Hazard::RemovedClassicMemberRejoins;
+                    take(&mut open, held.iter(), hazard, idx, member_id);
+                }
             }
             EventKind::Coordinator {
                 event: CoordinatorEvent::GenerationStarted { generation, members, .. },

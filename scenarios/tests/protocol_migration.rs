@@ -105,6 +105,20 @@ fn a_member_stranded_by_a_downgrade_is_named_as_a_hazard() {
     passes_naming("migration_faults", &[8], groupsim_checker::Hazard::DowngradeStrandsMember);
 }
 
+/// Regression: migration_faults seed 937 (in the first 10,000-seed campaign at 89a5a4e) was
+/// flagged `unowned-commit`, `offset-regression` and `duplicate-commit` on orders-3. Mechanism:
+/// m3, a Java cooperative member of the upgraded group, was cut off with a JoinGroup in flight
+/// until its session expired; the consumer group removed m3-1, released orders-3 and gave it to
+/// m2. m3 rejoined under m3-1, which Kafka's consumer group creates again (a classic join to a
+/// consumer group creates the member id it names), so m3 never heard UNKNOWN_MEMBER_ID; given an
+/// empty assignment it revoked orders-3, committing it under its new member epoch below m2's
+/// commit, and Kafka accepted it. The run passes with `removed-classic-member-rejoins` named.
+#[test]
+fn a_removed_classic_member_rejoining_under_its_old_id_is_named_as_a_hazard() {
+    let hazard = groupsim_checker::Hazard::RemovedClassicMemberRejoins;
+    passes_naming("migration_faults", &[937], hazard);
+}
+
 /// `static_migration`: protocol_migration with every member static. Each upgrade and roll-back
 /// bounce takes its instance over (a replacement, not a new member), in both directions, and
 /// the checker finds no anomaly.
