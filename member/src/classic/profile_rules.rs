@@ -65,6 +65,10 @@ pub(crate) struct ProfileRules {
     /// kafka-go's partition watcher: every member (not only the leader) watches partition
     /// counts and rejoins when one changes, refreshing Metadata at least this often.
     pub(crate) partition_watch_ms: Option<Millis>,
+    /// The leader reads the subscribed topics' partitions from a broker before it assigns
+    /// (kafka-go's `assignTopicPartitions` calls `readPartitions`), rather than from its
+    /// cached metadata, which a pause may have left stale.
+    pub(crate) fresh_partitions_for_assignment: bool,
     /// How many batches may be processed at once: one (the poll loop), or one per partition
     /// for Elsa's per-partition workers.
     pub(crate) max_concurrent_batches: usize,
@@ -97,6 +101,7 @@ impl ProfileRules {
             rejoin_on_coordinator_loss: asynchronous,
             partition_watch_ms: (profile == ClientProfile::KafkaGo)
                 .then_some(KAFKA_GO_PARTITION_WATCH_MS),
+            fresh_partitions_for_assignment: profile == ClientProfile::KafkaGo,
             max_concurrent_batches: if profile == ClientProfile::Elsa { usize::MAX } else { 1 },
         }
     }
@@ -117,6 +122,7 @@ mod tests {
         assert_eq!(r.join_retry, JoinRetry::RetryBackoff);
         assert!(!r.rejoin_on_coordinator_loss);
         assert_eq!(r.partition_watch_ms, None);
+        assert!(!r.fresh_partitions_for_assignment);
         assert_eq!(r.max_concurrent_batches, 1);
     }
 
@@ -163,6 +169,7 @@ mod tests {
         assert_eq!(r.in_progress_on_revoke, InProgressOnRevoke::Wait);
         assert_eq!(r.join_retry, JoinRetry::After(5_000));
         assert_eq!(r.partition_watch_ms, Some(5_000));
+        assert!(r.fresh_partitions_for_assignment);
         assert!(!r.rejoin_on_coordinator_loss);
     }
 }

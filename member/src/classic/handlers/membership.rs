@@ -179,10 +179,13 @@ impl Member {
                         (m.member_id.to_string(), sub)
                     })
                     .collect();
+                // Topics to read before assigning: those the cached metadata lacks, or every
+                // subscribed one for a client that reads them fresh.
+                let fresh = self.rules.fresh_partitions_for_assignment;
                 let missing: BTreeSet<String> = members
                     .values()
                     .flat_map(|s| s.topics.iter())
-                    .filter(|t| !self.core.metadata.topics.contains_key(*t))
+                    .filter(|t| fresh || !self.core.metadata.topics.contains_key(*t))
                     .cloned()
                     .collect();
                 if missing.is_empty() {
