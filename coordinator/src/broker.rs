@@ -516,10 +516,18 @@ impl Broker {
             }
             other => other,
         };
-        // A consumer group is assigned from the topics that exist now (Kafka's metadata image).
+        // A consumer group is assigned from the topics that exist now (Kafka's metadata image,
+        // current on every broker): refreshed before any group request, since a classic member's
+        // join, sync, heartbeat or leave may reach a consumer group first on a coordinator that
+        // just took the group over.
         if matches!(
             request,
-            RequestKind::ConsumerGroupHeartbeat(_) | RequestKind::ConsumerGroupDescribe(_)
+            RequestKind::ConsumerGroupHeartbeat(_)
+                | RequestKind::ConsumerGroupDescribe(_)
+                | RequestKind::JoinGroup(_)
+                | RequestKind::SyncGroup(_)
+                | RequestKind::Heartbeat(_)
+                | RequestKind::LeaveGroup(_)
         ) {
             self.refresh_topics();
         }

@@ -119,6 +119,28 @@ fn a_removed_classic_member_rejoining_under_its_old_id_is_named_as_a_hazard() {
     passes_naming("migration_faults", &[937], hazard);
 }
 
+/// Regression: static_migration seed 1717 (in the 10,000-seed campaign at 89a5a4e) was flagged
+/// `stuck`: every partition unassigned after the roll-back. Mechanism: the coordinator moved to
+/// broker-2, which loaded the consumer group; the first request to reach it there was a classic
+/// JoinGroup (m0, back from a crash, taking its static instance over), and the broker refreshed
+/// its coordinator's view of the topics only before consumer-protocol requests, so the target
+/// computed for the new group epoch saw no topics and assigned nothing; the downgrade then
+/// converted those empty assignments. Kafka's metadata image is current on every broker: the
+/// view is now refreshed before any group request.
+#[test]
+fn a_classic_join_first_on_a_new_coordinator_assigns_from_the_current_topics() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    let s = groupsim::scenarios::find("static_migration").expect("in catalogue");
+    let r = run_spec_in(s.build(1717), WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let empty_target = r.history.events().iter().any(|e| {
+        matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(
+            ConsumerGroupEvent::TargetAssignmentComputed { assignments, .. }), .. }
+            if !assignments.is_empty() && assignments.iter().all(|a| a.partitions.is_empty()))
+    });
+    assert!(!empty_target, "no target assignment gives nobody anything");
+}
+
 /// `static_migration`: protocol_migration with every member static. Each upgrade and roll-back
 /// bounce takes its instance over (a replacement, not a new member), in both directions, and
 /// the checker finds no anomaly.
