@@ -518,17 +518,8 @@ impl Broker {
         };
         // A consumer group is assigned from the topics that exist now (Kafka's metadata image,
         // current on every broker): refreshed before any group request, since a classic member's
-        // join, sync, heartbeat or leave may reach a consumer group first on a coordinator that
-        // just took the group over.
-        if matches!(
-            request,
-            RequestKind::ConsumerGroupHeartbeat(_)
-                | RequestKind::ConsumerGroupDescribe(_)
-                | RequestKind::JoinGroup(_)
-                | RequestKind::SyncGroup(_)
-                | RequestKind::Heartbeat(_)
-                | RequestKind::LeaveGroup(_)
-        ) {
+        // request may reach a consumer group first on a coordinator that just took it over.
+        if GroupCoordinator::handles(&request) {
             self.refresh_topics();
         }
         // Member ids are unique cluster-wide: a coordinator that took a group over must not hand

@@ -77,13 +77,11 @@ fn of_two_processes_on_one_instance_id_one_is_fenced_or_refused_and_stops() {
     for scenario in ["static_churn", "consumer_protocol_static"] {
         for r in check_scenario(scenario, 12) {
             let seed = r.spec.seed;
-            let Some(twin) = r.spec.members.iter().find(|m| {
-                m.config.group_instance_id.is_some()
-                    && r.spec.members.iter().any(|o| {
-                        o.name != m.name && o.config.group_instance_id == m.config.group_instance_id
-                    })
-                    && m.start_ms > 0
-                    && m.name.as_str() > "m4"
+            // The twin is the later of two members on one instance id.
+            let Some(twin) = r.spec.members.iter().enumerate().find_map(|(i, m)| {
+                let id = m.config.group_instance_id.as_ref()?;
+                let earlier = &r.spec.members[..i];
+                earlier.iter().any(|o| o.config.group_instance_id.as_ref() == Some(id)).then_some(m)
             }) else {
                 continue;
             };
