@@ -183,7 +183,8 @@ impl Timelines {
             | ConsumerGroupEvent::MemberEpochChanged { .. }
             | ConsumerGroupEvent::PartitionsAssigned { .. }
             | ConsumerGroupEvent::PartitionsRevoking { .. }
-            | ConsumerGroupEvent::PartitionsReleased { .. } => {}
+            | ConsumerGroupEvent::PartitionsReleased { .. }
+            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
         }
     }
 }

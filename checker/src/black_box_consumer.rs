@@ -128,7 +128,8 @@ impl ConsumerGroupBox {
                     }
                 }
             }
-            ConsumerGroupEvent::PartitionsRevoking { .. } => {}
+            ConsumerGroupEvent::PartitionsRevoking { .. }
+            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
             ConsumerGroupEvent::PartitionsReleased { member_id, partitions, .. } => {
                 for tp in partitions {
                     self.release(tp, member_id, at);

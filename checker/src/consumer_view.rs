@@ -210,6 +210,8 @@ impl ConsumerGroupView {
             // An online downgrade: the group is a classic group now; nobody holds an epoch or
             // owns a partition here any more.
             ConsumerGroupEvent::GroupDowngraded { .. } => self.end_all(at, idx),
+            // The classic group stays as it was.
+            ConsumerGroupEvent::UpgradeRefused { .. } => {}
         }
     }
 

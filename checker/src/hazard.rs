@@ -24,8 +24,9 @@ pub enum Hazard {
     /// the owned partitions of its last subscription: the assignor gave one it held since to
     /// another member.
     StaticMemberMissedRebalance,
-    /// A consumer-protocol member removed while cut off came back to a group downgraded to the
-    /// classic protocol meanwhile and stopped on GROUP_ID_NOT_FOUND.
+    /// A consumer-protocol member removed while cut off came back to a group that became classic
+    /// meanwhile (downgraded, or emptied and taken by a classic join) and stopped on
+    /// GROUP_ID_NOT_FOUND.
     DowngradeStrandsMember,
     /// A coordinator gave a group up between the downgrade to the classic protocol it wrote
     /// and the rebalance that downgrade started; the next loaded the written generation as
@@ -41,6 +42,9 @@ pub enum Hazard {
     /// A consumer group re-created a classic member rejoining under the id it had removed: the
     /// member still owned partitions given to others, and its commits on them were accepted.
     RemovedClassicMemberRejoins,
+    /// A consumer-protocol member joined a classic group the coordinator may not convert
+    /// (migration policy, size, protocol type) and stopped on GROUP_ID_NOT_FOUND.
+    RefusedUpgradeStopsMember,
 }
 
 impl Hazard {
@@ -55,6 +59,7 @@ impl Hazard {
             Hazard::StaticUpgradeOrphans => "static-upgrade-orphans",
             Hazard::LoadedGroupRefusesProtocol => "loaded-group-refuses-protocol",
             Hazard::RemovedClassicMemberRejoins => "removed-classic-member-rejoins",
+            Hazard::RefusedUpgradeStopsMember => "refused-upgrade-stops-member",
         }
     }
 
@@ -80,7 +85,8 @@ impl Hazard {
             Hazard::DowngradeStrandsMember => {
                 "Kafka answers a consumer-protocol heartbeat for a group downgraded to the \
                  classic protocol GROUP_ID_NOT_FOUND, which the Java consumer treats as fatal: \
-                 a member removed while cut off that comes back after the downgrade stops"
+                 a member removed while cut off that comes back after the group became classic \
+                 (downgraded, or emptied and replaced by a classic member's join) stops"
             }
             Hazard::LostDowngradeRebalance => {
                 "Kafka starts the rebalance of a group downgraded to the classic protocol in \
@@ -108,6 +114,13 @@ impl Hazard {
                  that rejoins under its old id never hears UNKNOWN_MEMBER_ID: a cooperative \
                  member still owns the partitions its removal released, which others may hold \
                  by now, and its commits on revoking them are accepted under its new epoch"
+            }
+            Hazard::RefusedUpgradeStopsMember => {
+                "Kafka answers a consumer-protocol member joining a classic group it may not \
+                 convert (group.consumer.migration.policy forbids upgrades, the group is larger \
+                 than group.consumer.max.size, or its members' embedded protocol does not parse) \
+                 GROUP_ID_NOT_FOUND, which the Java consumer and librdkafka treat as fatal: the \
+                 member stops while the classic group goes on without it"
             }
         }
     }

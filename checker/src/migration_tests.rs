@@ -418,7 +418,11 @@ fn a_dynamic_member_committing_a_partition_given_away_fails() {
 /// the last other consumer-protocol member left and the group was downgraded. Back, c's
 /// heartbeat was answered GROUP_ID_NOT_FOUND and the Java consumer stopped. Kafka does this:
 /// the `downgrade-strands-member` hazard. Without the downgrade the same stop is a failure.
-fn stranded(downgrade: bool) -> crate::Verdict {
+/// With `emptied`, the group became classic another way: every member was removed and a
+/// classic member's join found it empty (Kafka replaces it by a classic group); with
+/// `recorded_after`, that classic group's first event is recorded after the fatal error, in the
+/// same millisecond.
+fn stranded_by(downgrade: bool, emptied: bool, recorded_after: bool) -> crate::Verdict {
     let mut h = upgraded();
     h.started("m2");
     h.cg(ConsumerGroupEvent::MemberJoined {
@@ -442,6 +446,15 @@ fn stranded(downgrade: bool) -> crate::Verdict {
             members: converted(&[("a", 3, &[0]), ("b", 3, &[1])]),
         });
     }
+    let emptied_event = CoordinatorEvent::GroupStateChanged {
+        group: G.into(),
+        from: GroupState::Empty,
+        to: GroupState::PreparingRebalance,
+        generation: 0,
+    };
+    if emptied && !recorded_after {
+        h.coord(emptied_event.clone());
+    }
     h.member(
         "m2",
         MemberEvent::Fatal {
@@ -450,7 +463,31 @@ fn stranded(downgrade: bool) -> crate::Verdict {
             error: "GROUP_ID_NOT_FOUND".into(),
         },
     );
+    if emptied && recorded_after {
+        let at = h.h.events().last().expect("the fatal error").at_ms;
+        h.h.record(
+            at,
+            groupsim_history::EventKind::Coordinator { broker: 0, event: emptied_event },
+        );
+    }
     check(&h.h.clone())
+}
+
+fn stranded(downgrade: bool) -> crate::Verdict {
+    stranded_by(downgrade, false, false)
+}
+
+#[test]
+fn a_member_stranded_by_a_group_emptied_and_taken_by_a_classic_join_is_the_hazard() {
+    // mixed_protocol_swarm seed 171: every member's session expired behind a partition, a
+    // classic join turned the empty group classic, and the returning member stopped.
+    // Seed 408: the classic group's first event is recorded after the fatal error, in the
+    // same millisecond.
+    for recorded_after in [false, true] {
+        let v = stranded_by(false, true, recorded_after);
+        let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::MemberGaveUp);
+        assert_eq!(e.map(|e| e.hazard), Some(crate::Hazard::DowngradeStrandsMember), "{v:?}");
+    }
 }
 
 #[test]
@@ -460,6 +497,40 @@ fn a_member_stranded_by_a_downgrade_stopping_is_the_hazard_not_a_failure() {
     let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::MemberGaveUp);
     assert_eq!(e.map(|e| e.hazard), Some(crate::Hazard::DowngradeStrandsMember), "{v:?}");
     let v = stranded(false);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::MemberGaveUp), "{v:?}");
+}
+
+/// mixed_protocol_swarm seed 25: with `group.consumer.migration.policy=downgrade`, the group's
+/// only consumer-protocol member left, a classic member's join turned the empty consumer group
+/// into a classic group, and a consumer-protocol member joining next was refused the upgrade:
+/// GROUP_ID_NOT_FOUND, fatal to the Java consumer. Kafka does this: the
+/// `refused-upgrade-stops-member` hazard. The same stop with no refusal naming the member fails.
+fn refused_upgrade(refusal_for: &str) -> crate::Verdict {
+    let mut h = upgraded();
+    h.started("m2");
+    h.cg(ConsumerGroupEvent::UpgradeRefused {
+        group: G.into(),
+        member_id: refusal_for.into(),
+        reason: "policy".into(),
+    });
+    h.member(
+        "m2",
+        MemberEvent::Fatal {
+            member_id: "c".into(),
+            generation: 0,
+            error: "GROUP_ID_NOT_FOUND".into(),
+        },
+    );
+    check(&h.h.clone())
+}
+
+#[test]
+fn a_member_refused_the_upgrade_stopping_is_the_hazard_not_a_failure() {
+    let v = refused_upgrade("c");
+    assert!(v.anomalies.iter().all(|a| a.class != AnomalyClass::MemberGaveUp), "{v:?}");
+    let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::MemberGaveUp);
+    assert_eq!(e.map(|e| e.hazard), Some(crate::Hazard::RefusedUpgradeStopsMember), "{v:?}");
+    let v = refused_upgrade("someone-else");
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::MemberGaveUp), "{v:?}");
 }
 

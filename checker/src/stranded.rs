@@ -4,12 +4,23 @@
 //! migration, KIP-848). When the stranded member comes back, its ConsumerGroupHeartbeat (a
 //! member epoch above 0) finds a classic group and is answered GROUP_ID_NOT_FOUND ("not a
 //! consumer group"), which the Java consumer treats as fatal: the process stops consuming until
-//! the application restarts it. The history shows it: the member's fatal GROUP_ID_NOT_FOUND
-//! comes after its removal from the consumer group and after a downgrade.
+//! the application restarts it. The same happens when every member was removed and a classic
+//! member's JoinGroup found the consumer group empty: Kafka replaces an empty consumer group by
+//! a classic group. The history shows it: the member's fatal GROUP_ID_NOT_FOUND comes after its
+//! removal from the consumer group and after the group became classic (a downgrade, or a classic
+//! group state change of that group id).
+//!
+//! The `refused-upgrade-stops-member` hazard: a consumer-protocol member joining a classic group
+//! with members asks the coordinator to convert it (online upgrade); when Kafka may not
+//! (`group.consumer.migration.policy` forbids upgrades, the group exceeds
+//! `group.consumer.max.size`, its protocol type is not `consumer`, or a member's embedded
+//! protocol does not parse) the member is answered the same GROUP_ID_NOT_FOUND and stops. The
+//! history shows the coordinator's refusal naming that member id before its fatal error.
 
 use std::collections::BTreeMap;
 
 use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent};
+use groupsim_wire::Millis;
 
 use crate::hazard::{Explained, Hazard};
 use crate::{Anomaly, AnomalyClass};
@@ -20,53 +31,109 @@ pub(crate) fn explain(
     anomalies: Vec<Anomaly>,
 ) -> (Vec<Anomaly>, Vec<Explained>) {
     let stranded = stranded_fatals(history);
-    if stranded.is_empty() {
+    let refused = refused_fatals(history);
+    if stranded.is_empty() && refused.is_empty() {
         return (anomalies, Vec::new());
     }
     let mut kept = Vec::new();
     let mut explained = Vec::new();
     for anomaly in anomalies {
-        let cause = (anomaly.class == AnomalyClass::MemberGaveUp)
-            .then(|| anomaly.events.iter().find_map(|i| stranded.get(i).copied()))
-            .flatten();
-        match cause {
-            Some(cause) => {
-                explained.push(Explained { hazard: Hazard::DowngradeStrandsMember, cause, anomaly })
-            }
+        let gave_up = anomaly.class == AnomalyClass::MemberGaveUp;
+        let cause = |by: &BTreeMap<usize, usize>, hazard: Hazard| {
+            gave_up
+                .then(|| anomaly.events.iter().find_map(|i| by.get(i).map(|c| (hazard, *c))))
+                .flatten()
+        };
+        let found = cause(&stranded, Hazard::DowngradeStrandsMember)
+            .or_else(|| cause(&refused, Hazard::RefusedUpgradeStopsMember));
+        match found {
+            Some((hazard, cause)) => explained.push(Explained { hazard, cause, anomaly }),
             None => kept.push(anomaly),
         }
     }
     (kept, explained)
 }
 
-/// Fatal GROUP_ID_NOT_FOUND events of members a consumer group had removed, when a downgrade
-/// came after the removal: event index -> the downgrade's.
+/// Fatal GROUP_ID_NOT_FOUND events of members a consumer group had removed, when the group
+/// became classic after the removal and no later than the fatal error's millisecond (events of
+/// one millisecond on different hosts are recorded in no causal order): event index -> the
+/// event that shows it classic.
 fn stranded_fatals(history: &History) -> BTreeMap<usize, usize> {
-    // Member id -> when the consumer group removed it; the latest downgrade.
-    let mut removed: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut downgraded: Option<usize> = None;
-    let mut stranded = BTreeMap::new();
-    for (idx, e) in history.events().iter().enumerate() {
-        match &e.kind {
-            EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(c), .. } => match c {
-                ConsumerGroupEvent::MemberRemoved { member_id, .. } => {
-                    removed.insert(member_id, idx);
+    let events = history.events();
+    // Signs of a classic group: a downgrade, or a classic group's state change.
+    let classic: Vec<(usize, Millis)> = (events.iter().enumerate())
+        .filter(|(_, e)| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(
+                        ConsumerGroupEvent::GroupDowngraded { .. }
+                    ),
+                    ..
+                } | EventKind::Coordinator {
+                    event: CoordinatorEvent::GroupStateChanged { .. },
+                    ..
                 }
-                ConsumerGroupEvent::GroupDowngraded { .. } => downgraded = Some(idx),
-                _ => {}
-            },
+            )
+        })
+        .map(|(idx, e)| (idx, e.at_ms))
+        .collect();
+    // Member id -> when the consumer group last removed it.
+    let mut removed: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut stranded = BTreeMap::new();
+    for (idx, e) in events.iter().enumerate() {
+        match &e.kind {
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
+                        member_id, ..
+                    }),
+                ..
+            } => {
+                removed.insert(member_id, idx);
+            }
             EventKind::Member { event: MemberEvent::Fatal { member_id, error, .. }, .. }
                 if error == "GROUP_ID_NOT_FOUND" =>
             {
-                let gone = removed.get(member_id.as_str()).copied();
-                if let (Some(gone), Some(down)) = (gone, downgraded) {
-                    if gone <= down {
-                        stranded.insert(idx, down);
-                    }
+                let Some(&gone) = removed.get(member_id.as_str()) else { continue };
+                if let Some(&(sign, _)) = classic.iter().find(|&&(c, at)| c > gone && at <= e.at_ms)
+                {
+                    stranded.insert(idx, sign);
                 }
             }
             _ => {}
         }
     }
     stranded
+}
+
+/// Fatal GROUP_ID_NOT_FOUND events of members whose join a coordinator refused to convert a
+/// classic group for (the latest refusal naming the member before its fatal error): event index
+/// -> the refusal's.
+fn refused_fatals(history: &History) -> BTreeMap<usize, usize> {
+    let mut refusals: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut refused = BTreeMap::new();
+    for (idx, e) in history.events().iter().enumerate() {
+        match &e.kind {
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::UpgradeRefused {
+                        member_id,
+                        ..
+                    }),
+                ..
+            } => {
+                refusals.insert(member_id, idx);
+            }
+            EventKind::Member { event: MemberEvent::Fatal { member_id, error, .. }, .. }
+                if error == "GROUP_ID_NOT_FOUND" =>
+            {
+                if let Some(cause) = refusals.get(member_id.as_str()) {
+                    refused.insert(idx, *cause);
+                }
+            }
+            _ => {}
+        }
+    }
+    refused
 }

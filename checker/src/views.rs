@@ -946,19 +946,37 @@ impl Views {
             ConsumerGroupEvent::GroupLoaded { group, .. } => {
                 self.switch_protocol(group, at, Protocol::Consumer, false);
             }
+            ConsumerGroupEvent::MemberJoined { group, .. } => self.consumer_again(group, at),
             _ => {}
         }
     }
 
-    /// A group that converted and speaks the consumer protocol is a classic group again without
-    /// a downgrade (a coordinator loaded its classic form, or its empty consumer group gave way
-    /// to a classic join): its consumer view ends at event `idx`.
+    /// A member joined the consumer group of a group that speaks the classic protocol: its empty
+    /// classic group gave way to a consumer group (Kafka keeps the offsets), which speaks the
+    /// consumer protocol from `at` on, as after a conversion.
+    fn consumer_again(&mut self, group: &str, at: Millis) {
+        let classic = match self.protocols.get(group).and_then(ProtocolHistory::current) {
+            Some(p) => p == Protocol::Classic,
+            None => self.groups.get(group).is_some_and(|g| !g.generations.is_empty()),
+        };
+        if classic {
+            self.switch_protocol(group, at, Protocol::Consumer, true);
+        }
+    }
+
+    /// A group that speaks the consumer protocol is a classic group again without a downgrade
+    /// (a coordinator loaded its classic form, or its empty consumer group gave way to a classic
+    /// join): its consumer view ends at event `idx`. A group that began as a consumer group and
+    /// never converted starts its protocol history here, as a conversion would.
     fn back_to_classic(&mut self, group: &str, at: Millis, idx: usize) {
-        if self.protocols.get(group).and_then(ProtocolHistory::current) != Some(Protocol::Consumer)
-        {
+        let consumer = match self.protocols.get(group).and_then(ProtocolHistory::current) {
+            Some(p) => p == Protocol::Consumer,
+            None => self.consumer_groups.contains_key(group),
+        };
+        if !consumer {
             return;
         }
-        self.switch_protocol(group, at, Protocol::Classic, false);
+        self.switch_protocol(group, at, Protocol::Classic, true);
         if let Some(cg) = self.consumer_groups.get_mut(group) {
             cg.end_all(at, idx);
         }

@@ -144,6 +144,12 @@ pub enum ConsumerGroupEvent {
         leaving_member: String,
         members: Vec<ConvertedMember>,
     },
+    /// Kafka's validateOnlineUpgrade (or the conversion itself) refused to make classic group
+    /// `group` a consumer group for joining consumer-protocol member `member_id`, which was
+    /// answered GROUP_ID_NOT_FOUND; `reason` is `policy` (group.consumer.migration.policy),
+    /// `protocol` (not the consumer protocol type), `size` (above group.consumer.max.size) or
+    /// `malformed` (an embedded assignment or subscription that does not parse).
+    UpgradeRefused { group: String, member_id: String, reason: String },
 }
 
 impl ConsumerGroupEvent {
@@ -160,7 +166,8 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::MemberRemoved { group, .. }
             | ConsumerGroupEvent::GroupLoaded { group, .. }
             | ConsumerGroupEvent::GroupUpgraded { group, .. }
-            | ConsumerGroupEvent::GroupDowngraded { group, .. } => group,
+            | ConsumerGroupEvent::GroupDowngraded { group, .. }
+            | ConsumerGroupEvent::UpgradeRefused { group, .. } => group,
         }
     }
 }

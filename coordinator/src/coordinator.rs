@@ -153,6 +153,8 @@ pub(crate) struct PendingAppend {
 #[derive(Debug)]
 pub struct GroupCoordinator {
     pub(crate) config: CoordinatorConfig,
+    /// Classic groups. Never a Dead one: a group becomes Dead only as it is unloaded, and it is
+    /// taken out of the map first, so the request handlers need no Dead-group answer.
     pub(crate) groups: BTreeMap<String, Group>,
     /// KIP-848 consumer groups. A group id names a classic group or a consumer group, never both.
     pub(crate) consumer_groups: BTreeMap<String, ConsumerGroup>,

@@ -202,6 +202,29 @@ fn upgrade_during_a_rebalance_answers_the_parked_join_rebalance_in_progress() {
     assert_eq!((r.error_code, r.protocol_name.as_deref()), (0, Some("range")));
 }
 
+/// KAFKA-17733: a classic member that joined and never synced has an empty assignment. Kafka
+/// before the fix parsed it as a consumer-protocol assignment, failed on the buffer underflow and
+/// refused the consumer-protocol member GROUP_ID_NOT_FOUND ("the embedded consumer protocol is
+/// malformed"), which the Java consumer treats as fatal; since the fix an empty assignment is no
+/// partitions and the group converts. A consumer-protocol member joining a classic group in its
+/// first join phase upgrades it, and the classic member, holding nothing, is asked to rejoin.
+#[test]
+fn a_member_that_never_synced_does_not_stop_the_upgrade() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let parked = h.send(3, classic_join("", &["t"], &[], &["range"]));
+    assert_eq!(h.c.group_state(GROUP), Some(GroupState::PreparingRebalance));
+    assert!(h.join_answer(parked).is_none(), "parked in the initial delay");
+    let r = h.hb(join("n", &["t"]));
+    assert_eq!(r.error_code, 0, "the upgrade goes ahead: {r:?}");
+    assert!(h.c.group_state(GROUP).is_none(), "the classic group is gone");
+    let answer = h.join_answer(parked).expect("the parked join is answered by the upgrade");
+    assert_eq!(answer.error_code, E::RebalanceInProgress.code());
+    let g = h.group();
+    assert_eq!(g.members().count(), 2, "the classic member is kept");
+    let classic = g.members().find(|m| m.member_id != "n").expect("the classic member");
+    assert!(classic.assigned.is_empty(), "it held nothing: {classic:?}");
+}
+
 #[test]
 fn classic_members_catch_up_and_the_new_member_gets_what_they_released() {
     let mut h = harness(MigrationPolicy::Bidirectional);

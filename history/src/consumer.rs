@@ -138,6 +138,9 @@ pub enum ConsumerGroupEvent {
         leaving_member: String,
         members: Vec<ConvertedMember>,
     },
+    /// A classic group was not converted for a joining consumer-protocol member, which was
+    /// answered GROUP_ID_NOT_FOUND (`reason`: policy, protocol, size or malformed).
+    UpgradeRefused { group: String, member_id: String, reason: String },
 }
 
 impl ConsumerGroupEvent {
@@ -154,7 +157,8 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::MemberRemoved { group, .. }
             | ConsumerGroupEvent::GroupLoaded { group, .. }
             | ConsumerGroupEvent::GroupUpgraded { group, .. }
-            | ConsumerGroupEvent::GroupDowngraded { group, .. } => group,
+            | ConsumerGroupEvent::GroupDowngraded { group, .. }
+            | ConsumerGroupEvent::UpgradeRefused { group, .. } => group,
         }
     }
 }

@@ -63,6 +63,7 @@ trace_tests!(
     swarm,
     swarm_cooperative,
     swarm_mixed,
+    mixed_protocol_swarm,
     steady_state,
     scale_up_down,
     rolling_restart,

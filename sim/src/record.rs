@@ -243,6 +243,9 @@ impl IntoHistory for ConsumerGroupEvent {
                 let members = members.into_history();
                 H::GroupDowngraded { group, group_epoch, leaving_member, members }
             }
+            C::UpgradeRefused { group, member_id, reason } => {
+                H::UpgradeRefused { group, member_id, reason }
+            }
         }
     }
 }

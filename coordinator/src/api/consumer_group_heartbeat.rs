@@ -222,7 +222,7 @@ impl GroupCoordinator {
             None if epoch != 0 => return Err(not_found()),
             // A classic group with members: an online upgrade, if allowed.
             None if self.groups.get(&group_id).is_some_and(|g| g.members().next().is_some()) => {
-                self.upgrade(now, &group_id)?
+                self.upgrade(now, &group_id, &req.member_id)?
             }
             None => ConsumerGroup::new(group_id.clone()),
         };

@@ -37,7 +37,6 @@ impl GroupCoordinator {
         let fx = &mut self.fx;
         let error = match self.groups.get_mut(req.group_id.as_str()) {
             None => ResponseError::UnknownMemberId.code(),
-            Some(g) if g.state == GroupState::Dead => ResponseError::CoordinatorNotAvailable.code(),
             Some(g) if g.is_static_member_fenced(&member_id, instance.as_deref()) => {
                 ResponseError::FencedInstanceId.code()
             }
@@ -45,18 +44,16 @@ impl GroupCoordinator {
             Some(g) if req.generation_id != g.generation_id => {
                 ResponseError::IllegalGeneration.code()
             }
-            Some(g) => match g.state {
-                GroupState::Empty | GroupState::Dead => ResponseError::UnknownMemberId.code(),
-                GroupState::PreparingRebalance | GroupState::CompletingRebalance => {
-                    probes::HEARTBEAT_REBALANCE_IN_PROGRESS.hit();
-                    g.touch(&member_id, now, fx);
-                    ResponseError::RebalanceInProgress.code()
-                }
-                GroupState::Stable => {
-                    g.touch(&member_id, now, fx);
-                    0
-                }
-            },
+            // A group holding the member is not Empty (and no Dead group is held).
+            Some(g) if g.state == GroupState::Stable => {
+                g.touch(&member_id, now, fx);
+                0
+            }
+            Some(g) => {
+                probes::HEARTBEAT_REBALANCE_IN_PROGRESS.hit();
+                g.touch(&member_id, now, fx);
+                ResponseError::RebalanceInProgress.code()
+            }
         };
         fx.respond(id, HeartbeatResponse::default().with_error_code(error));
     }

@@ -194,11 +194,6 @@ impl GroupCoordinator {
             return;
         }
 
-        if group.state == GroupState::Dead {
-            let r = JoinResult::error(&p.member_id, ResponseError::CoordinatorNotAvailable);
-            fx.respond(id, response(version, r));
-            return;
-        }
         if !group.supports_protocols(&p.protocol_type, &p.protocol_names) {
             let r = JoinResult::error(&p.member_id, ResponseError::InconsistentGroupProtocol);
             fx.respond(id, response(version, r));
@@ -284,8 +279,9 @@ fn join_known_member(
             fx.respond(id, response(version, r));
             group.touch(member_id, now, fx);
         }
-        // PreparingRebalance, or a changed member (or the leader) in a settled generation.
-        GroupState::PreparingRebalance | GroupState::CompletingRebalance | GroupState::Stable => {
+        // PreparingRebalance, or a changed member (or the leader) in a settled generation. A
+        // group holding the member is not Empty, and no Dead group is held.
+        _ => {
             group.update_member_and_rebalance(
                 member_id,
                 p.protocols.clone(),
@@ -295,7 +291,6 @@ fn join_known_member(
                 fx,
             );
         }
-        GroupState::Empty | GroupState::Dead => fail(fx, ResponseError::UnknownMemberId),
     }
 }
 
@@ -327,12 +322,9 @@ fn join_static_member_takeover(
             // loads the group fences the old id too.
             fx.store_group(group.snapshot(None, now));
         }
-        GroupState::PreparingRebalance | GroupState::CompletingRebalance | GroupState::Stable => {
+        // A group holding the instance is not Empty, and no Dead group is held.
+        _ => {
             group.update_member_and_rebalance(new_id, p.protocols.clone(), p.parked, now, cfg, fx);
-        }
-        GroupState::Empty | GroupState::Dead => {
-            let r = JoinResult::error(new_id, ResponseError::UnknownMemberId);
-            fx.respond(p.parked.id, response(p.parked.version, r));
         }
     }
 }

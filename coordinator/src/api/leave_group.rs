@@ -16,7 +16,6 @@ use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use crate::group::GroupState;
 use crate::{GroupCoordinator, Millis, RemovalReason, RequestId};
 
 impl GroupCoordinator {
@@ -34,9 +33,6 @@ impl GroupCoordinator {
         let (top_error, results): (i16, Vec<i16>) = match self.groups.get_mut(req.group_id.as_str())
         {
             None => (0, leaving.iter().map(|_| ResponseError::UnknownMemberId.code()).collect()),
-            Some(g) if g.state == GroupState::Dead => {
-                (ResponseError::CoordinatorNotAvailable.code(), Vec::new())
-            }
             Some(g) => {
                 let mut errors = Vec::with_capacity(leaving.len());
                 for (member_id, instance) in &leaving {

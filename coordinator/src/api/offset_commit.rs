@@ -184,9 +184,7 @@ impl GroupCoordinator {
             }
             None => Err(ResponseError::IllegalGeneration),
             Some(g) => {
-                if g.state == GroupState::Dead {
-                    Err(ResponseError::CoordinatorNotAvailable)
-                } else if bugs.skip_commit_generation_check {
+                if bugs.skip_commit_generation_check {
                     // Deliberate bug: no member or generation fence at all.
                     if g.has(member_id) {
                         g.touch(member_id, now, &mut self.fx);

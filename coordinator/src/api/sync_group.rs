@@ -66,9 +66,6 @@ impl GroupCoordinator {
         let Some(group) = self.groups.get_mut(req.group_id.as_str()) else {
             return fail(fx, ResponseError::UnknownMemberId);
         };
-        if group.state == GroupState::Dead {
-            return fail(fx, ResponseError::CoordinatorNotAvailable);
-        }
         if group.is_static_member_fenced(&member_id, instance.as_deref()) {
             return fail(fx, ResponseError::FencedInstanceId);
         }
@@ -91,11 +88,8 @@ impl GroupCoordinator {
                 return fail(fx, ResponseError::InconsistentGroupProtocol);
             }
         }
+        // A group holding the member is not Empty (and no Dead group is held).
         let store = match group.state {
-            GroupState::Empty | GroupState::Dead => {
-                fail(fx, ResponseError::UnknownMemberId);
-                None
-            }
             GroupState::PreparingRebalance => {
                 probes::SYNC_IN_PREPARING_REBALANCE.hit();
                 fail(fx, ResponseError::RebalanceInProgress);
@@ -116,7 +110,7 @@ impl GroupCoordinator {
                     None
                 }
             }
-            GroupState::Stable => {
+            GroupState::Stable | GroupState::Empty | GroupState::Dead => {
                 let assignment =
                     group.member(&member_id).map(|m| m.assignment.clone()).unwrap_or_default();
                 fx.answer_sync(Parked { id, version }, group.sync_result(assignment));

@@ -162,7 +162,7 @@ impl ConsumerGroup {
             protocols: req.protocols.clone(),
         });
         let owned: BTreeSet<TopicPartition> = subscription.owned_partitions.into_iter().collect();
-        let updated = self.step_towards_target(&member, &updated, Some(&owned), ctx, fx)?;
+        let updated = self.step_towards_target(&member, &updated, Some(&owned), ctx, fx);
         probes::CLASSIC_IN_CONSUMER_JOIN.hit_as(format_args!(
             "{}{}",
             updated.state.kafka_name(),

@@ -110,7 +110,7 @@ impl ConsumerGroup {
         // It speaks the consumer protocol now (Kafka clears the classic metadata).
         updated.classic = None;
         // 2 and 3: a new target if the group moved on, one reconciliation step.
-        let next = self.step_towards_target(&member, &updated, req.owned.as_ref(), ctx, fx)?;
+        let next = self.step_towards_target(&member, &updated, req.owned.as_ref(), ctx, fx);
         if next != updated {
             count_step(&updated, &next);
             updated = next;
@@ -135,8 +135,7 @@ impl ConsumerGroup {
     /// What follows a member's report of itself in either protocol (`member` as stored,
     /// `updated` as it reports itself now): the group epoch bumped if its subscription changed,
     /// a new target if the group moved on, and one reconciliation step with what it reports
-    /// `owned`; the member after the step (`updated` itself when it is reconciled). Owned
-    /// partitions that do not fit its state are FENCED_MEMBER_EPOCH.
+    /// `owned`; the member after the step (`updated` itself when it is reconciled).
     pub(super) fn step_towards_target(
         &mut self,
         member: &ConsumerMember,
@@ -144,22 +143,17 @@ impl ConsumerGroup {
         owned: Option<&BTreeSet<TopicPartition>>,
         ctx: HeartbeatContext<'_>,
         fx: &mut Effects,
-    ) -> Result<ConsumerMember, ResponseError> {
+    ) -> ConsumerMember {
         self.maybe_bump_for(member, updated, ctx.topics, fx);
         if self.group_epoch > self.assignment_epoch {
             self.compute_target(updated, ctx.topics, fx);
         }
         if updated.is_reconciled_to(self.assignment_epoch) {
-            return Ok(updated.clone());
+            return updated.clone();
         }
         let target = self.target_of(&updated.member_id);
         let owners = Owners::under(ctx.bugs);
-        reconcile(updated, self.assignment_epoch, &target, owned, &self.epochs, owners).map_err(
-            |_| {
-                probes::CONSUMER_FENCED_MEMBER_EPOCH.hit();
-                ResponseError::FencedMemberEpoch
-            },
-        )
+        reconcile(updated, self.assignment_epoch, &target, owned, &self.epochs, owners)
     }
 }
 
@@ -169,7 +163,7 @@ fn count_step(before: &ConsumerMember, after: &ConsumerMember) {
     match after.state {
         UnrevokedPartitions => probes::CONSUMER_RECONCILE_REVOKE.hit(),
         UnreleasedPartitions => probes::CONSUMER_RECONCILE_UNRELEASED.hit(),
-        Stable | Unknown => {}
+        Stable => {}
     }
     if before.state == UnrevokedPartitions && after.state != UnrevokedPartitions {
         probes::CONSUMER_RECONCILE_REVOKED.hit();

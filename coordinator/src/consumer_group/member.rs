@@ -24,9 +24,6 @@ pub enum MemberState {
     UnrevokedPartitions,
     /// It is at the target epoch but some target partitions are still owned by others.
     UnreleasedPartitions,
-    /// A state this coordinator does not know (Kafka: after a downgrade); the member is fenced
-    /// unless it owns nothing.
-    Unknown,
 }
 
 impl MemberState {
@@ -36,7 +33,6 @@ impl MemberState {
             MemberState::Stable => "STABLE",
             MemberState::UnrevokedPartitions => "UNREVOKED_PARTITIONS",
             MemberState::UnreleasedPartitions => "UNRELEASED_PARTITIONS",
-            MemberState::Unknown => "UNKNOWN",
         }
     }
 }

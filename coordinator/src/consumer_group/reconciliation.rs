@@ -11,17 +11,15 @@
 //!   not -1) is *unreleased*: the member waits for it in UNRELEASED_PARTITIONS and gets it on a
 //!   later heartbeat, after the previous owner released it.
 //! - A member that reports nothing (no owned list) is assumed to still own everything.
-//! - UNKNOWN (a state this coordinator does not know) is fenced unless the member owns nothing.
+//!
+//! Kafka's UNKNOWN state (a state read back after a downgrade) has no counterpart: this
+//! coordinator reads only the states it writes.
 
 use std::collections::BTreeSet;
 
 use super::epochs::PartitionEpochs;
 use super::member::{ConsumerMember, MemberState};
 use crate::TopicPartition;
-
-/// Why reconciliation refuses the member: it must rejoin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MustRejoin;
 
 /// Whether a target partition another member owns is withheld until its release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +49,9 @@ pub fn reconcile(
     owned: Option<&BTreeSet<TopicPartition>>,
     epochs: &PartitionEpochs,
     owners: Owners,
-) -> Result<ConsumerMember, MustRejoin> {
+) -> ConsumerMember {
     let step = Step { member, target_epoch, target, owned, epochs, owners };
-    Ok(match member.state {
+    match member.state {
         MemberState::Stable if member.member_epoch != target_epoch => {
             step.next(member.member_epoch)
         }
@@ -64,13 +62,7 @@ pub fn reconcile(
         MemberState::UnrevokedPartitions | MemberState::UnreleasedPartitions => {
             step.next(member.member_epoch)
         }
-        MemberState::Unknown => {
-            if owned.is_none_or(|o| !o.is_empty()) {
-                return Err(MustRejoin);
-            }
-            step.next(target_epoch)
-        }
-    })
+    }
 }
 
 struct Step<'a> {
@@ -244,14 +236,6 @@ mod tests {
                 &[1],
                 (Stable, 2, &[0, 1], &[]),
             ),
-            (
-                "unknown state owning nothing restarts",
-                member(1, Unknown, &[], &[]),
-                &[0],
-                Some(&[]),
-                &[],
-                (Stable, 2, &[0], &[]),
-            ),
         ];
         for (name, m, target, owned, others, (state, epoch, assigned, revoking)) in cases {
             let mut epochs = PartitionEpochs::default();
@@ -260,21 +244,12 @@ mod tests {
             other.assigned = set(others);
             epochs.update(None, Some(&other));
             let owned = owned.map(set);
-            let next = reconcile(&m, 2, &set(target), owned.as_ref(), &epochs, Owners::Respected)
-                .expect(name);
+            let next = reconcile(&m, 2, &set(target), owned.as_ref(), &epochs, Owners::Respected);
             assert_eq!(
                 (next.state, next.member_epoch, next.assigned, next.pending_revocation),
                 (state, epoch, set(assigned), set(revoking)),
                 "{name}"
             );
         }
-    }
-
-    #[test]
-    fn unknown_state_owning_partitions_must_rejoin() {
-        let m = member(1, MemberState::Unknown, &[0], &[]);
-        let epochs = PartitionEpochs::default();
-        let r = reconcile(&m, 2, &set(&[0]), Some(&set(&[0])), &epochs, Owners::Respected);
-        assert_eq!(r, Err(MustRejoin));
     }
 }

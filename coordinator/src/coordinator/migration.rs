@@ -24,7 +24,15 @@ impl GroupCoordinator {
         &mut self,
         now: Millis,
         group_id: &str,
+        member_id: &str,
     ) -> Result<ConsumerGroup, (ResponseError, String)> {
+        let refused = |fx: &mut crate::effects::Effects, reason: &str| {
+            fx.event(CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::UpgradeRefused {
+                group: group_id.to_string(),
+                member_id: member_id.to_string(),
+                reason: reason.to_string(),
+            }));
+        };
         let not_consumer = || {
             (ResponseError::GroupIdNotFound, format!("Group {group_id} is not a consumer group."))
         };
@@ -32,6 +40,7 @@ impl GroupCoordinator {
         let policy = self.config.consumer_migration_policy;
         if let Some(why) = upgrade_refusal(classic, policy, self.config.consumer_group_max_size) {
             probes::MIGRATION_UPGRADE_REFUSED.hit_as(why);
+            refused(&mut self.fx, why);
             return Err(not_consumer());
         }
         let state = classic.state();
@@ -42,6 +51,7 @@ impl GroupCoordinator {
         }
         let mut converted = ConsumerGroup::from_classic(classic, &self.topics).map_err(|e| {
             probes::MIGRATION_UPGRADE_REFUSED.hit_as("malformed");
+            refused(&mut self.fx, "malformed");
             let msg = format!("Cannot upgrade the classic group {group_id} to consumer group.");
             (e, msg)
         })?;

@@ -201,9 +201,6 @@ impl Group {
             probes::REMOVED_REBALANCE_TIMEOUT.hit();
             self.remove_raw(&id, RemovalReason::RebalanceTimeout, fx);
         }
-        if self.state == GroupState::Dead {
-            return;
-        }
         if !self.members.is_empty() && !self.maybe_elect_new_joined_leader() {
             // Only static members that have not rejoined are left: wait for them (or for their
             // sessions to expire) another rebalance timeout.

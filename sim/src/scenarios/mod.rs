@@ -66,6 +66,13 @@ pub fn catalogue() -> Vec<Scenario> {
              Java cooperative, brod, Elsa and kafka-go members, all sharing roundrobin",
             swarm::swarm_mixed,
         ),
+        Scenario::new(
+            "mixed_protocol_swarm",
+            "the swarm on one consumer group whose members speak both protocols throughout \
+             (classic Java members inside a KIP-848 group), with a drawn migration policy and \
+             size limits",
+            swarm::mixed_protocol_swarm,
+        ),
         Scenario::new("steady_state", "four members, no faults: one rebalance, then steady commits", churn::steady_state),
         Scenario::new("scale_up_down", "2 members, scale to 8, then down to 3: many join- and leave-driven rebalances", churn::scale_up_down),
         Scenario::new("rolling_restart", "five dynamic members restart one by one (LeaveGroup, rejoin as new members)", rolling::rolling_restart),

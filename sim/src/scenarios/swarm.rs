@@ -97,6 +97,59 @@ pub fn consumer_protocol_swarm(seed: u64) -> ScenarioSpec {
     swarm_of("consumer_protocol_swarm", seed, coordinator, profiles, member_config)
 }
 
+/// The swarm on one consumer group whose members speak both protocols for the whole run, as a
+/// deployment in the middle of a rolling migration that never finishes: a consumer-protocol
+/// member (Java consumer or librdkafka) starts first and creates the group; the other five run
+/// either that protocol or a classic Java client (all classic ones eager, or all cooperative,
+/// drawn per seed), so the coordinator serves classic JoinGroup, SyncGroup and Heartbeat from
+/// inside the consumer group under every fault the swarm plays. Per seed the broker's
+/// `group.consumer.migration.policy` is drawn (Kafka's default `bidirectional` in half the
+/// seeds), and in some seeds its group size limits are below the member count, so a group left
+/// with classic members only may be refused its downgrade and late members may find the group
+/// full.
+pub fn mixed_protocol_swarm(seed: u64) -> ScenarioSpec {
+    use groupsim_coordinator::MigrationPolicy;
+    let mut crng = rng::stream(seed, Stream::Clients);
+    let policy = match crng.random_range(0..8) {
+        0 => MigrationPolicy::Upgrade,
+        1 => MigrationPolicy::Downgrade,
+        2 => MigrationPolicy::Disabled,
+        _ => MigrationPolicy::Bidirectional,
+    };
+    let consumer_group_max_size =
+        if crng.random_bool(0.25) { crng.random_range(4..=5) } else { i32::MAX };
+    let group_max_size = if crng.random_bool(0.25) { crng.random_range(3..=5) } else { i32::MAX };
+    let coordinator = CoordinatorConfig {
+        consumer_session_timeout_ms: 10_000,
+        consumer_heartbeat_interval_ms: 3_000,
+        consumer_migration_policy: policy,
+        consumer_group_max_size,
+        group_max_size,
+        ..Default::default()
+    };
+    let eager = crng.random_bool(0.5);
+    let profiles = move |rng: &mut ChaCha8Rng| {
+        let consumer = |rng: &mut ChaCha8Rng| match rng.random_bool(0.5) {
+            true => ClientProfile::JavaConsumer,
+            false => ClientProfile::LibrdkafkaConsumer,
+        };
+        let classic = if eager { ClientProfile::JavaEager } else { ClientProfile::JavaCooperative };
+        let mut drawn = vec![consumer(rng)];
+        drawn.extend((1..6).map(|_| if rng.random_bool(0.5) { consumer(rng) } else { classic }));
+        // At least two classic members, so the group always holds both protocols.
+        drawn[1] = classic;
+        drawn[2] = classic;
+        drawn
+    };
+    let mut s = swarm_of("mixed_protocol_swarm", seed, coordinator, profiles, member_config);
+    // The consumer-protocol member creates the group: the others start once it is there.
+    s.members[0].start_ms = 0;
+    for m in &mut s.members[1..] {
+        m.start_ms = m.start_ms.max(1_500);
+    }
+    s
+}
+
 /// The swarm recipe: `coordinator` with a drawn offsets-log replication delay, members running
 /// the profiles `profiles` draws (one per member, configured by `config`), and the trigger
 /// events of their group protocol.

@@ -227,6 +227,11 @@ impl ConsumerTrace {
                     held.join(", ")
                 )]
             }
+            ConsumerGroupEvent::UpgradeRefused { group, member_id, reason } => vec![format!(
+                "{b} refuses to upgrade classic group {group} for {} ({reason}): \
+                 GROUP_ID_NOT_FOUND",
+                self.id(member_id)
+            )],
         }
     }
 

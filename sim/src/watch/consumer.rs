@@ -107,7 +107,8 @@ impl ConsumerWatch {
             }
             ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::MemberEpochChanged { .. }
-            | ConsumerGroupEvent::PartitionsReleased { .. } => {}
+            | ConsumerGroupEvent::PartitionsReleased { .. }
+            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
         }
     }
 }

@@ -89,6 +89,9 @@ impl Builder {
                 track.epochs.clear();
                 track.pending = None;
             }
+            ConsumerGroupEvent::UpgradeRefused { reason, .. } => {
+                self.item(at, Some(group), What::Text(format!("upgrade refused ({reason})")));
+            }
             ConsumerGroupEvent::PartitionsAssigned { .. }
             | ConsumerGroupEvent::PartitionsRevoking { .. }
             | ConsumerGroupEvent::PartitionsReleased { .. } => {}

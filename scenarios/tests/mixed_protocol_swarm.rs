@@ -1,0 +1,176 @@
+//! `mixed_protocol_swarm`: the swarm on one consumer group whose members speak both protocols
+//! for the whole run. A consumer-protocol member creates the group; classic Java members join it
+//! and are served through JoinGroup/SyncGroup/Heartbeat from inside the consumer group, under
+//! every fault the swarm plays, with the broker's migration policy and size limits drawn per
+//! seed. The checker must find no anomaly beyond the hazards Kafka allows, and the group must
+//! converge after the safety phase.
+//!
+//! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
+
+use groupsim::runner::{run_spec_in, RunReport, WorldKind};
+use groupsim::scenarios;
+use groupsim::testing::check_scenario;
+use groupsim_checker::Hazard;
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind};
+use groupsim_member::GroupProtocol;
+
+fn run(seed: u64) -> RunReport {
+    let spec = scenarios::find("mixed_protocol_swarm").expect("in the catalogue").build(seed);
+    run_spec_in(spec, WorldKind::Event).expect("runs")
+}
+
+fn classic_member_joined(r: &RunReport) -> bool {
+    r.history.events().iter().any(|e| {
+        matches!(
+            &e.kind,
+            EventKind::Coordinator {
+                event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
+                    classic_protocol: true,
+                    ..
+                }),
+                ..
+            }
+        )
+    })
+}
+
+#[test]
+fn mixed_protocol_swarm_passes_the_checker_with_classic_members_inside_the_consumer_group() {
+    let reports = check_scenario("mixed_protocol_swarm", 12);
+    for r in &reports {
+        let seed = r.spec.seed;
+        let m0 = &r.spec.members[0];
+        assert_eq!(m0.config.profile.group_protocol(), GroupProtocol::Consumer, "seed {seed}");
+        assert!(
+            r.spec.members[1..].iter().all(|m| m.start_ms > m0.start_ms),
+            "seed {seed}: the consumer-protocol member creates the group"
+        );
+        let classic = r
+            .spec
+            .members
+            .iter()
+            .filter(|m| m.config.profile.group_protocol() == GroupProtocol::Classic);
+        assert!(classic.count() >= 2, "seed {seed}: at least two classic members");
+        assert!(
+            classic_member_joined(r),
+            "seed {seed}: no classic member joined the consumer group"
+        );
+    }
+}
+
+/// Regression: mixed_protocol_swarm seed 25 reported `member-gave-up` for a consumer-protocol
+/// member doing what the Java consumer does. Mechanism: the broker ran with
+/// `group.consumer.migration.policy` forbidding upgrades; the group's only consumer-protocol
+/// member left, a classic member's JoinGroup found the consumer group empty and Kafka replaced
+/// it by a classic group; the next consumer-protocol member's heartbeat asked for an upgrade the
+/// policy forbids and was answered GROUP_ID_NOT_FOUND, which the Java consumer treats as fatal.
+/// The coordinator now records the refusal (`UpgradeRefused`), and the checker names the stop
+/// the `refused-upgrade-stops-member` hazard.
+#[test]
+fn a_member_refused_the_upgrade_by_the_migration_policy_is_the_named_hazard() {
+    let r = run(25);
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let refused = r.history.events().iter().any(|e| {
+        matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(
+            ConsumerGroupEvent::UpgradeRefused { reason, .. }), .. } if reason == "policy")
+    });
+    assert!(refused, "the coordinator refused an upgrade by its policy");
+    let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::RefusedUpgradeStopsMember);
+    assert!(named, "the hazard explains the stop: {:?}", r.verdict.hazards);
+}
+
+/// Regression: mixed_protocol_swarm seeds 171 and 408 reported `member-gave-up`. Mechanism: a
+/// partition cut every member off broker-0 past its session, so the consumer group was emptied;
+/// a classic member's JoinGroup then found it empty and Kafka replaced it by a classic group.
+/// A consumer-protocol member coming back with its old member epoch was answered
+/// GROUP_ID_NOT_FOUND and stopped, as after a downgrade: the `downgrade-strands-member` hazard,
+/// which now counts the empty group's replacement as a way to become classic, including when
+/// the classic group's first event is recorded after the fatal error in the same millisecond
+/// (seed 408).
+#[test]
+fn a_member_stranded_by_an_emptied_group_taken_by_a_classic_join_is_the_named_hazard() {
+    for seed in [171, 408] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::DowngradeStrandsMember);
+        assert!(named, "seed {seed}: the hazard explains the stop: {:?}", r.verdict.hazards);
+        let downgraded = r.history.events().iter().any(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(
+                        ConsumerGroupEvent::GroupDowngraded { .. }
+                    ),
+                    ..
+                }
+            )
+        });
+        assert!(!downgraded, "seed {seed}: no downgrade: the case this test exists for");
+    }
+}
+
+/// Regression: mixed_protocol_swarm seeds 51 and 94 were flagged `stuck` and `zombie-commit`.
+/// Mechanism: the group switched protocols without a conversion. In 51 a group that began as a
+/// consumer group was emptied, a classic member's join made it a classic group whose first
+/// generation was never stored, and the coordinator that took over loaded the consumer group
+/// last written: the group converged as a consumer group while the checker still judged it by
+/// the classic generation. In 94 the opposite: an empty classic group gave way to a
+/// consumer-protocol member's join, and its commits were judged by classic generations. The
+/// checker's views now switch protocol on both (an empty group giving way, a load of the other
+/// form) as on a conversion.
+#[test]
+fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_speaks() {
+    let position = |r: &RunReport, from: usize, is: &dyn Fn(&EventKind) -> bool| {
+        r.history.events().iter().skip(from).position(|e| is(&e.kind)).map(|p| p + from)
+    };
+    // 51: a classic generation, then the consumer group loaded by the next coordinator.
+    let r = run(51);
+    assert!(r.verdict.is_ok(), "seed 51: {}", r.failure_report());
+    let classic = position(&r, 0, &|k| {
+        matches!(
+            k,
+            EventKind::Coordinator { event: CoordinatorEvent::GenerationStarted { .. }, .. }
+        )
+    });
+    let classic = classic.expect("seed 51: a classic generation of the group");
+    let loaded = position(&r, classic, &|k| {
+        matches!(
+            k,
+            EventKind::Coordinator {
+                event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupLoaded { .. }),
+                ..
+            }
+        )
+    });
+    assert!(loaded.is_some(), "seed 51: the consumer group is loaded after the classic generation");
+    // 94: a classic group loaded, then a consumer-protocol member joining with no upgrade.
+    let r = run(94);
+    assert!(r.verdict.is_ok(), "seed 94: {}", r.failure_report());
+    let classic = position(&r, 0, &|k| {
+        matches!(k, EventKind::Coordinator { event: CoordinatorEvent::GroupLoaded { .. }, .. })
+    });
+    let classic = classic.expect("seed 94: the classic group is loaded");
+    let joined = position(&r, classic, &|k| {
+        matches!(
+            k,
+            EventKind::Coordinator {
+                event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
+                    classic_protocol: false,
+                    ..
+                }),
+                ..
+            }
+        )
+    });
+    let joined = joined.expect("seed 94: a consumer-protocol member joins after the load");
+    let upgraded = r.history.events()[classic..joined].iter().any(|e| {
+        matches!(
+            &e.kind,
+            EventKind::Coordinator {
+                event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupUpgraded { .. }),
+                ..
+            }
+        )
+    });
+    assert!(!upgraded, "seed 94: the empty classic group gave way, no upgrade");
+}
