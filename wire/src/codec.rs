@@ -155,11 +155,29 @@ pub fn peek_correlation_id(frame: &[u8]) -> Option<i32> {
 
 /// Decodes a response frame for a request of `api_key` sent at `version`; returns the
 /// correlation id and the body. Only APIs we serve can be decoded (their layouts are known).
+/// Bytes after the body make the frame malformed.
 pub fn decode_response(
     frame: Bytes,
     api_key: ApiKey,
     version: i16,
 ) -> Result<(i32, ResponseKind), WireError> {
+    match decode_response_prefix(frame, api_key, version)? {
+        (id, response, 0) => Ok((id, response)),
+        (_, _, trailing) => Err(WireError::MalformedResponse {
+            api_key,
+            version,
+            reason: format!("{trailing} trailing bytes"),
+        }),
+    }
+}
+
+/// [`decode_response`] as Kafka's clients read answers: bytes after a well-formed body are left
+/// unread, and their count is returned with the correlation id and the body.
+pub fn decode_response_prefix(
+    frame: Bytes,
+    api_key: ApiKey,
+    version: i16,
+) -> Result<(i32, ResponseKind, usize), WireError> {
     let malformed = |reason: String| WireError::MalformedResponse { api_key, version, reason };
     let header_version = api_key.response_header_version(version);
     let min_header = if header_version >= 1 { 5 } else { 4 };
@@ -169,13 +187,15 @@ pub fn decode_response(
     let mut buf = frame;
     let header = guarded(|| ResponseHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
-    shape::check_response(api_key, version, &buf).map_err(malformed)?;
+    let length = shape::response_length(api_key, version, &buf).map_err(malformed)?;
+    let trailing = buf.len() - length;
+    let mut body = buf.split_to(length);
     let response =
-        guarded(|| ResponseKind::decode(api_key, &mut buf, version)).map_err(malformed)?;
-    if buf.has_remaining() {
-        return Err(malformed(format!("{} trailing bytes", buf.remaining())));
+        guarded(|| ResponseKind::decode(api_key, &mut body, version)).map_err(malformed)?;
+    if body.has_remaining() {
+        return Err(malformed(format!("{} bytes the layout took were left", body.remaining())));
     }
-    Ok((header.correlation_id, response))
+    Ok((header.correlation_id, response, trailing))
 }
 
 /// Runs a kafka-protocol call, turning both its errors and any panic into a message.

@@ -5,7 +5,8 @@ use groupsim_wire::test_util as wire_support;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use groupsim_wire::codec::{
-    decode_request, decode_response, encode_api_versions_fallback, encode_request, encode_response,
+    decode_request, decode_response, decode_response_prefix, encode_api_versions_fallback,
+    encode_request, encode_response,
 };
 use groupsim_wire::versions::{served_apis, served_versions};
 use groupsim_wire::WireError;
@@ -175,4 +176,22 @@ fn api_versions_fallback_is_v0_layout_with_error_35() {
     v0.put_i32(3);
     response.encode(&mut v0, 0).unwrap();
     assert_eq!(frame, v0.freeze());
+}
+
+/// A strict read refuses bytes after a response; a client's read ignores them and counts them
+/// (librdkafka's mock cluster appends one to its Metadata v12 answers).
+#[test]
+fn bytes_after_a_response_are_malformed_strictly_and_counted_by_a_clients_read() {
+    let response = sample_response(ApiKey::Metadata, 12);
+    let frame = encode_response(7, ApiKey::Metadata, 12, &response).unwrap();
+    let mut longer = BytesMut::from(&frame[..]);
+    longer.put_u8(0);
+    let longer = longer.freeze();
+    let err = decode_response(longer.clone(), ApiKey::Metadata, 12).unwrap_err();
+    assert!(err.to_string().contains("1 trailing bytes"), "{err}");
+    let (id, decoded, trailing) = decode_response_prefix(longer, ApiKey::Metadata, 12).unwrap();
+    assert_eq!((id, trailing), (7, 1));
+    assert_eq!(decoded, response);
+    let (_, _, none) = decode_response_prefix(frame, ApiKey::Metadata, 12).unwrap();
+    assert_eq!(none, 0);
 }

@@ -56,7 +56,8 @@ pub use member::{
 pub(crate) use request::HeartbeatContext;
 pub use request::{HeartbeatAnswer, HeartbeatInput};
 
-/// Kafka's consumer group states, derived from the epochs and the members.
+/// Kafka's consumer group states, derived from the epochs and the members. Kafka's DEAD (a group
+/// being removed) has no counterpart: this coordinator takes a group out of its map at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ConsumerGroupState {
     /// No members.
@@ -67,8 +68,6 @@ pub enum ConsumerGroupState {
     Reconciling,
     /// Every member is reconciled to the target assignment.
     Stable,
-    /// The group is being unloaded.
-    Dead,
 }
 
 impl ConsumerGroupState {
@@ -79,7 +78,6 @@ impl ConsumerGroupState {
             ConsumerGroupState::Assigning => "Assigning",
             ConsumerGroupState::Reconciling => "Reconciling",
             ConsumerGroupState::Stable => "Stable",
-            ConsumerGroupState::Dead => "Dead",
         }
     }
 }

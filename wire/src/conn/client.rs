@@ -8,7 +8,8 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, Response
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 
 use crate::codec::{
-    decode_response, encode_request, peek_correlation_id, request_api_key, request_header,
+    decode_response, decode_response_prefix, encode_request, peek_correlation_id, request_api_key,
+    request_header,
 };
 use crate::error_name;
 use crate::versions::highest_common;
@@ -154,7 +155,13 @@ impl ClientConn {
         }
         match self.phase {
             Phase::Open => {
-                let (correlation_id, response) = decode_response(frame, api_key, version)?;
+                // As Kafka's clients do, bytes after a well-formed answer are ignored (librdkafka's
+                // mock cluster appends one to Metadata v12).
+                let (correlation_id, response, trailing) =
+                    decode_response_prefix(frame, api_key, version)?;
+                if trailing > 0 {
+                    tracing::warn!(?api_key, version, trailing, "bytes after the answer ignored");
+                }
                 Ok(Received::Response { correlation_id, response: Box::new(response) })
             }
             Phase::Handshake { version } => self.handshake_answer(frame, version),
@@ -164,10 +171,29 @@ impl ClientConn {
 
     fn handshake_answer(&mut self, frame: Bytes, version: i16) -> Result<Received, WireError> {
         // The error code is the first body field in every version; a broker that does not serve
-        // our version answers in the v0 layout.
+        // our version answers in the v0 layout, as Kafka does. Like the Java client, read the
+        // other layout when the first does not decode. librdkafka's mock cluster answers in a
+        // layout of its own (a one-byte count before v1 entries): when neither layout reads, an
+        // UNSUPPORTED_VERSION answer still says to retry, at v0, which every broker serves.
         let error = frame.get(4..6).map(|b| i16::from_be_bytes([b[0], b[1]]));
-        let layout = if error == Some(UNSUPPORTED_VERSION) { 0 } else { version };
-        let (_, response) = decode_response(frame, ApiKey::ApiVersions, layout)?;
+        let unsupported = error == Some(UNSUPPORTED_VERSION);
+        let layouts = if unsupported { [0, version] } else { [version, 0] };
+        let decoded =
+            decode_response(frame.clone(), ApiKey::ApiVersions, layouts[0]).or_else(|first| {
+                match layouts[1] != layouts[0] {
+                    true => {
+                        decode_response(frame, ApiKey::ApiVersions, layouts[1]).map_err(|_| first)
+                    }
+                    false => Err(first),
+                }
+            });
+        let response = match decoded {
+            Ok((_, response)) => response,
+            Err(_) if unsupported && version > 0 && self.next_correlation_id == 1 => {
+                return self.api_versions(0).map(Received::Retry);
+            }
+            Err(e) => return Err(e),
+        };
         let ResponseKind::ApiVersions(answer) = response else {
             return Err(WireError::Handshake("ApiVersions answer of another kind".into()));
         };
@@ -230,5 +256,67 @@ impl ClientConn {
         self.next_correlation_id = correlation_id.wrapping_add(1);
         self.expected.push_back((correlation_id, api_key, version));
         Ok((correlation_id, frame))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+    use kafka_protocol::messages::ApiVersionsResponse;
+
+    use super::*;
+    use crate::codec::encode_response;
+
+    fn answer(error: i16, layout: i16, max: i16) -> Bytes {
+        let r = ApiVersionsResponse::default().with_error_code(error).with_api_keys(vec![
+            ApiVersion::default().with_api_key(ApiKey::ApiVersions as i16).with_max_version(max),
+        ]);
+        encode_response(0, ApiKey::ApiVersions, layout, &ResponseKind::ApiVersions(r))
+            .expect("encodes")
+    }
+
+    fn conn(max: i16) -> ClientConn {
+        let ours = vec![(ApiKey::ApiVersions, VersionRange { min: 0, max })];
+        let mut c = ClientConn::new("t", ours);
+        c.hello().expect("hello");
+        c
+    }
+
+    /// Kafka answers an ApiVersions version it does not serve UNSUPPORTED_VERSION in the v0
+    /// layout; librdkafka's mock cluster answers in the layout of the version asked. Either way
+    /// the client retries at the highest version both speak.
+    #[test]
+    fn an_unsupported_version_answer_in_either_layout_gets_a_retry() {
+        for layout in [0, 4] {
+            let mut c = conn(4);
+            match c.on_frame(answer(UNSUPPORTED_VERSION, layout, 3)) {
+                Ok(Received::Retry(_)) => {}
+                other => panic!("layout {layout}: {other:?}"),
+            }
+            assert_eq!(c.phase, Phase::Handshake { version: 3 }, "layout {layout}");
+        }
+    }
+
+    /// librdkafka's mock cluster (2.16) answers ApiVersions v4 with error 35, a one-byte entry
+    /// count and v1 entries: neither layout reads it, and the client retries at v0.
+    #[test]
+    fn an_unsupported_version_answer_in_neither_layout_gets_a_retry_at_v0() {
+        let mut c = conn(4);
+        let mock = [0, 0, 0, 0, 0, 0x23, 1, 0, 0x12, 0, 0, 0, 2, 0, 0, 0, 0];
+        match c.on_frame(Bytes::copy_from_slice(&mock)) {
+            Ok(Received::Retry(_)) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.phase, Phase::Handshake { version: 0 });
+    }
+
+    #[test]
+    fn another_answer_in_neither_layout_is_a_clear_error() {
+        let mut c = conn(4);
+        let mut garbage = answer(0, 4, 3).to_vec();
+        garbage.truncate(8);
+        garbage.extend_from_slice(&[0xff; 3]);
+        let e = c.on_frame(Bytes::from(garbage)).expect_err("does not decode");
+        assert!(e.to_string().contains("ApiVersions"), "{e}");
     }
 }

@@ -29,19 +29,33 @@ pub(crate) fn check_request(api_key: ApiKey, version: i16, body: &[u8]) -> Resul
 }
 
 /// Checks a response body of `api_key` at `version` (see [`check_request`]).
+#[cfg(test)]
 pub(crate) fn check_response(api_key: ApiKey, version: i16, body: &[u8]) -> Result<(), String> {
     let (shape, flexible_from) = table::response_shape(api_key)
         .ok_or_else(|| format!("no layout for {api_key:?} responses"))?;
     check(shape, version, version >= flexible_from, body)
 }
 
-fn check(shape: &Shape, version: i16, flexible: bool, body: &[u8]) -> Result<(), String> {
+/// How many bytes of `body` a well-formed response of `api_key` at `version` takes, leaving
+/// any bytes after it unread.
+pub(crate) fn response_length(api_key: ApiKey, version: i16, body: &[u8]) -> Result<usize, String> {
+    let (shape, flexible_from) = table::response_shape(api_key)
+        .ok_or_else(|| format!("no layout for {api_key:?} responses"))?;
+    walk(shape, version, version >= flexible_from, body)
+}
+
+fn walk(shape: &Shape, version: i16, flexible: bool, body: &[u8]) -> Result<usize, String> {
     let mut walker = Walker { buf: body, pos: 0, version, flexible };
     walker.walk_struct(shape)?;
-    if walker.pos != body.len() {
+    Ok(walker.pos)
+}
+
+fn check(shape: &Shape, version: i16, flexible: bool, body: &[u8]) -> Result<(), String> {
+    let length = walk(shape, version, flexible, body)?;
+    if length != body.len() {
         return Err(format!(
             "{} trailing bytes after {} v{version}",
-            body.len() - walker.pos,
+            body.len() - length,
             shape.name
         ));
     }
