@@ -60,9 +60,17 @@ pub(super) struct ConsumerGroupView {
     /// new member id joins (Kafka hands the replacement the target of the member it replaces,
     /// without computing a new one).
     replaced: BTreeMap<String, BTreeSet<TopicPartition>>,
+    /// Member ids the group ever held as classic-protocol members (a member id never changes
+    /// protocol).
+    classic: BTreeSet<String>,
 }
 
 impl ConsumerGroupView {
+    /// Whether the group holds members and every one of them speaks the classic protocol.
+    pub(super) fn all_classic(&self) -> bool {
+        !self.members.is_empty() && self.members.keys().all(|m| self.classic.contains(m))
+    }
+
     /// Whether `member_id` held member epoch `epoch` at some moment of millisecond `at` (within
     /// the millisecond of a change either side counts, as for classic generations).
     pub(super) fn held_epoch_at(&self, member_id: &str, epoch: i32, at: Millis) -> bool {
@@ -90,11 +98,24 @@ impl ConsumerGroupView {
             .is_some_and(|spans| spans.iter().any(|b| b.covers(at)))
     }
 
+    /// Member `member_id` holds `instance` (a static classic member an upgrade converts).
+    pub(super) fn learn_instance(&mut self, member_id: &str, instance: &str) {
+        self.instance_of.insert(member_id.to_string(), instance.to_string());
+    }
+
     /// Reads one event about this group (event `idx`, at `at`).
     pub(super) fn apply(&mut self, idx: usize, at: Millis, event: &ConsumerGroupEvent) {
         match event {
-            ConsumerGroupEvent::MemberJoined { member_id, group_instance_id, .. } => {
+            ConsumerGroupEvent::MemberJoined {
+                member_id,
+                group_instance_id,
+                classic_protocol,
+                ..
+            } => {
                 self.known.insert(member_id.clone());
+                if *classic_protocol {
+                    self.classic.insert(member_id.clone());
+                }
                 self.members.entry(member_id.clone()).or_default();
                 if let Some(instance) = group_instance_id {
                     self.instance_of.insert(member_id.clone(), instance.clone());
@@ -198,6 +219,7 @@ impl ConsumerGroupView {
                 self.assignment_epoch = *generation;
                 for m in members {
                     self.known.insert(m.member_id.clone());
+                    self.classic.insert(m.member_id.clone());
                     let view = ConsumerMemberView { epoch: m.member_epoch, state: STABLE.into() };
                     self.members.insert(m.member_id.clone(), view);
                     self.begin_epoch(&m.member_id, m.member_epoch, at);

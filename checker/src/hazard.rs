@@ -45,6 +45,9 @@ pub enum Hazard {
     /// A consumer-protocol member joined a classic group the coordinator may not convert
     /// (migration policy, size, protocol type) and stopped on GROUP_ID_NOT_FOUND.
     RefusedUpgradeStopsMember,
+    /// Partitions were added while a consumer group held classic-protocol members only: no
+    /// target assignment covered them.
+    ClassicMembersMissNewPartitions,
 }
 
 impl Hazard {
@@ -60,6 +63,7 @@ impl Hazard {
             Hazard::LoadedGroupRefusesProtocol => "loaded-group-refuses-protocol",
             Hazard::RemovedClassicMemberRejoins => "removed-classic-member-rejoins",
             Hazard::RefusedUpgradeStopsMember => "refused-upgrade-stops-member",
+            Hazard::ClassicMembersMissNewPartitions => "classic-members-miss-new-partitions",
         }
     }
 
@@ -121,6 +125,13 @@ impl Hazard {
                  than group.consumer.max.size, or its members' embedded protocol does not parse) \
                  GROUP_ID_NOT_FOUND, which the Java consumer and librdkafka treat as fatal: the \
                  member stops while the classic group goes on without it"
+            }
+            Hazard::ClassicMembersMissNewPartitions => {
+                "Kafka refreshes a consumer group's view of its topics on consumer-protocol \
+                 heartbeats and on classic JoinGroups, not on classic Heartbeats, and answers a \
+                 classic member's JoinGroup naming no leader, so its client watches no partition \
+                 counts: a consumer group whose members all speak the classic protocol leaves \
+                 partitions added to its topics unassigned until a member joins or rejoins"
             }
         }
     }

@@ -157,16 +157,17 @@ fn excuse_orphans(
     problems: &mut Problems,
     excused: &mut Excused,
 ) {
-    let Some((cause, orphans)) = views.orphaned.get(group) else {
-        problems.extend(found);
-        return;
-    };
+    let orphaned = views.orphaned.get(group).map(|o| (Hazard::StaticUpgradeOrphans, o));
+    let unseen =
+        views.unseen_growth.get(group).map(|o| (Hazard::ClassicMembersMissNewPartitions, o));
     for p in found {
-        match &p.0 {
-            Some(tp) if orphans.contains(tp) => {
-                excused.push((Hazard::StaticUpgradeOrphans, *cause, p))
-            }
-            _ => problems.push(p),
+        let hazard = [orphaned, unseen]
+            .into_iter()
+            .flatten()
+            .find(|(_, (_, partitions))| p.0.as_ref().is_some_and(|tp| partitions.contains(tp)));
+        match hazard {
+            Some((hazard, (cause, _))) => excused.push((hazard, *cause, p)),
+            None => problems.push(p),
         }
     }
 }

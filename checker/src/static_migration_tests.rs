@@ -248,3 +248,47 @@ fn a_member_added_for_an_instance_nobody_held_does_not_inherit_the_partition() {
     let v = classic_replacement_after_downgrade(false);
     assert!(!v.anomalies.is_empty(), "a commit from outside the generation passed");
 }
+
+/// mixed_protocol_swarm seed 624: a consumer group held classic-protocol members only when its
+/// topic grew. Kafka refreshes a consumer group's view of the topics on consumer-protocol
+/// heartbeats and classic JoinGroups, not on classic Heartbeats, and names no leader in a
+/// classic member's JoinGroup answer, so no client watches the partition count: the new
+/// partition stays unassigned, the `classic-members-miss-new-partitions` hazard. With a
+/// consumer-protocol member in the group the same end is stuck.
+fn grown_with(consumer_member: bool) -> Verdict {
+    let mut h = clean();
+    cg(
+        &mut h,
+        ConsumerGroupEvent::GroupUpgraded {
+            group: G.into(),
+            generation: 1,
+            members: vec![converted("a", 1, &[0]), converted("b", 1, &[1])],
+        },
+    );
+    if consumer_member {
+        cg(
+            &mut h,
+            ConsumerGroupEvent::MemberJoined {
+                group: G.into(),
+                member_id: "c".into(),
+                group_instance_id: None,
+                client_id: "m2".into(),
+                classic_protocol: false,
+            },
+        );
+    }
+    h.world(WorldEvent::PartitionsAdded { topic: "t".into(), partitions: 3 });
+    h.produced(2, 5);
+    check(&h.finish(&[(0, 10), (1, 10), (2, 5)]))
+}
+
+#[test]
+fn partitions_added_while_only_classic_members_hold_a_consumer_group_are_the_hazard() {
+    let v = grown_with(false);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("the stuck partition is shown as a hazard");
+    assert_eq!(e.hazard, Hazard::ClassicMembersMissNewPartitions);
+    assert!(e.anomaly.message.contains("t-2"), "{:?}", e.anomaly);
+    let v = grown_with(true);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{v:?}");
+}

@@ -342,6 +342,10 @@ pub(super) struct Views {
     /// group id: the upgrade (event index) and those partitions, until a target assignment or a
     /// classic generation covers them again (the `static-upgrade-orphans` hazard).
     pub(super) orphaned: BTreeMap<String, (usize, BTreeSet<TopicPartition>)>,
+    /// Partitions added to the topics while a consumer group held classic-protocol members
+    /// only, by group id: the growth (event index) and those partitions, until a target
+    /// assignment covers them (the `classic-members-miss-new-partitions` hazard).
+    pub(super) unseen_growth: BTreeMap<String, (usize, BTreeSet<TopicPartition>)>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -453,11 +457,11 @@ impl Views {
                 self.coordinator(idx, at, *broker, event, metrics)
             }
             EventKind::Member { member, event } => self.member(idx, at, member, event, metrics),
-            EventKind::World(w) => self.world(at, w, metrics),
+            EventKind::World(w) => self.world(idx, at, w, metrics),
         }
     }
 
-    fn world(&mut self, at: Millis, w: &WorldEvent, metrics: &mut Metrics) {
+    fn world(&mut self, idx: usize, at: Millis, w: &WorldEvent, metrics: &mut Metrics) {
         match w {
             WorldEvent::TopicCreated { topic, partitions } => {
                 self.topics.insert(topic.clone(), *partitions);
@@ -514,6 +518,17 @@ impl Views {
                 self.stall_ms = *stall_ms;
             }
             WorldEvent::PartitionsAdded { topic, partitions } => {
+                let before = self.topics.get(topic).copied().unwrap_or(0);
+                let added: BTreeSet<TopicPartition> =
+                    (before..*partitions).map(|p| TopicPartition::new(topic.clone(), p)).collect();
+                let groups: Vec<String> = (self.consumer_groups.iter())
+                    .filter(|(g, cg)| cg.all_classic() && self.consumer_group(g).is_some())
+                    .map(|(g, _)| g.clone())
+                    .collect();
+                for g in groups {
+                    let entry = self.unseen_growth.entry(g).or_insert((idx, BTreeSet::new()));
+                    entry.1.extend(added.iter().cloned());
+                }
                 self.topics.insert(topic.clone(), *partitions);
                 for p in 0..*partitions {
                     self.partitions.entry(TopicPartition::new(topic.clone(), p)).or_default();
@@ -870,6 +885,7 @@ impl Views {
             CoordinatorEvent::ConsumerGroup(e) => {
                 if let ConsumerGroupEvent::TargetAssignmentComputed { group, .. } = e {
                     self.orphaned.remove(group);
+                    self.unseen_growth.remove(group);
                     metrics.stats.rebalances += 1;
                     metrics.stats.last_generation_at_ms = Some(at);
                 }
@@ -893,7 +909,19 @@ impl Views {
                     self.replaced_member = replaced.then(|| member_id.clone());
                 }
                 self.convert(idx, at, broker, e);
-                self.consumer_groups.entry(e.group().to_string()).or_default().apply(idx, at, e)
+                let cg = self.consumer_groups.entry(e.group().to_string()).or_default();
+                // The classic members an upgrade converts keep their instance ids (where a
+                // static replacement later finds the target it inherits).
+                if let ConsumerGroupEvent::GroupUpgraded { group, members, .. } = e {
+                    if let Some(g) = self.groups.get(group) {
+                        for m in members {
+                            if let Some(instance) = g.instance_of.get(&m.member_id) {
+                                cg.learn_instance(&m.member_id, instance);
+                            }
+                        }
+                    }
+                }
+                cg.apply(idx, at, e)
             }
         }
     }

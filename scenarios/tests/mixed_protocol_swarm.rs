@@ -174,3 +174,45 @@ fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_s
     });
     assert!(!upgraded, "seed 94: the empty classic group gave way, no upgrade");
 }
+
+/// Regression: with static members (half the seeds), mixed_protocol_swarm seeds 350 and 444
+/// were flagged `stuck` ("owns … but its target is -"). Mechanism: a classic static member
+/// converted by an upgrade was later replaced by a new member id on its instance (it restarted
+/// and rejoined without one); Kafka hands the replacement the target of the member it replaces,
+/// but the checker's consumer-group view knew no instance id for members an upgrade converted.
+/// It now learns them from the classic group.
+#[test]
+fn a_static_replacement_of_a_converted_classic_member_inherits_its_target() {
+    for seed in [350, 444] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let replaced = r.history.events().iter().any(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
+                        reason: groupsim_history::ConsumerRemovalReason::Replaced,
+                        ..
+                    }),
+                    ..
+                }
+            )
+        });
+        assert!(replaced, "seed {seed}: a static member was replaced");
+    }
+}
+
+/// Regression: mixed_protocol_swarm seed 624 was flagged `stuck` (new partitions of orders and
+/// payments owned by no member). Mechanism: both topics grew while the consumer group held
+/// classic-protocol members only; Kafka refreshes a consumer group's topic metadata on
+/// consumer-protocol heartbeats and classic JoinGroups, not on classic Heartbeats, and the
+/// classic clients, named no leader, watch no partition counts, so nothing assigned the new
+/// partitions. The run passes with the `classic-members-miss-new-partitions` hazard named.
+#[test]
+fn partitions_added_to_a_group_of_classic_members_only_are_the_named_hazard() {
+    let r = run(624);
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let named =
+        r.verdict.hazards.iter().any(|e| e.hazard == Hazard::ClassicMembersMissNewPartitions);
+    assert!(named, "the hazard explains the unassigned partitions: {:?}", r.verdict.hazards);
+}

@@ -106,7 +106,7 @@ pub fn consumer_protocol_swarm(seed: u64) -> ScenarioSpec {
 /// `group.consumer.migration.policy` is drawn (Kafka's default `bidirectional` in half the
 /// seeds), and in some seeds its group size limits are below the member count, so a group left
 /// with classic members only may be refused its downgrade and late members may find the group
-/// full.
+/// full. In half the seeds every member is static.
 pub fn mixed_protocol_swarm(seed: u64) -> ScenarioSpec {
     use groupsim_coordinator::MigrationPolicy;
     let mut crng = rng::stream(seed, Stream::Clients);
@@ -141,11 +141,22 @@ pub fn mixed_protocol_swarm(seed: u64) -> ScenarioSpec {
         drawn[2] = classic;
         drawn
     };
+    let statics = crng.random_bool(0.5);
     let mut s = swarm_of("mixed_protocol_swarm", seed, coordinator, profiles, member_config);
     // The consumer-protocol member creates the group: the others start once it is there.
     s.members[0].start_ms = 0;
     for m in &mut s.members[1..] {
         m.start_ms = m.start_ms.max(1_500);
+    }
+    if statics {
+        // Static members of both protocols. No twins here: inside a consumer group a classic
+        // static member's twin is answered UNKNOWN_MEMBER_ID on its commits (Kafka's consumer
+        // group checks no instance id there), rejoins without a member id and takes the
+        // instance back, so with commits more frequent than heartbeats the two replace each
+        // other for good (docs/clean-runs.md).
+        for m in &mut s.members {
+            m.config.group_instance_id = Some(format!("instance-{}", m.name));
+        }
     }
     s
 }
