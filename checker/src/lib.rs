@@ -68,6 +68,7 @@ pub mod broker;
 mod commits;
 mod consumer;
 mod consumer_view;
+mod conversions;
 mod gave_up;
 mod hazard;
 mod hazards;

@@ -116,7 +116,7 @@ impl GroupView {
     }
 
     /// Ends `member_id`'s belonging to the current generation at `at` (event `idx`).
-    fn close(&mut self, member_id: &str, at: Millis, idx: usize) {
+    pub(super) fn close(&mut self, member_id: &str, at: Millis, idx: usize) {
         let key = (member_id.to_string(), self.generation);
         if let Some(b) = self.belonged.get_mut(&key).and_then(|spans| spans.last_mut()) {
             b.until.get_or_insert((at, idx));
@@ -126,7 +126,7 @@ impl GroupView {
     /// A coordinator (`broker`) holds the group as `state` at `generation` with `members` and
     /// their stored assignments (a load, or a downgrade from a consumer group; event `idx`).
     #[allow(clippy::too_many_arguments)]
-    fn take_over<'a>(
+    pub(super) fn take_over<'a>(
         &mut self,
         at: Millis,
         idx: usize,
@@ -337,7 +337,7 @@ pub(super) struct Views {
     started_with: BTreeMap<(String, i32), (Millis, usize)>,
     /// The consumer-group member a coordinator last replaced with a static member of the same
     /// instance id (a downgrade right after it is the replacement's, which starts no rebalance).
-    replaced_member: Option<String>,
+    pub(super) replaced_member: Option<String>,
     /// Groups upgraded to the consumer protocol with partitions no converted member held, by
     /// group id: the upgrade (event index) and those partitions, until a target assignment or a
     /// classic generation covers them again (the `static-upgrade-orphans` hazard).
@@ -427,18 +427,6 @@ impl Views {
             (Judged::Consumer, Some(cg))
         } else {
             (Judged::Classic, None)
-        }
-    }
-
-    /// The protocol a group that converted speaks from `at` on (a conversion, or a load of the
-    /// other form). A group that never converted has no history: only a conversion starts one.
-    fn switch_protocol(&mut self, group: &str, at: Millis, to: Protocol, conversion: bool) {
-        match self.protocols.get_mut(group) {
-            Some(h) => h.switch(at, to),
-            None if conversion => {
-                self.protocols.entry(group.to_string()).or_default().switch(at, to)
-            }
-            None => {}
         }
     }
 
@@ -923,90 +911,6 @@ impl Views {
                 }
                 cg.apply(idx, at, e)
             }
-        }
-    }
-
-    /// A conversion between the protocols seen from the classic side (event `idx` by `broker`):
-    /// an upgrade ends the classic generation (its members now hold member epochs); a downgrade
-    /// makes the group a classic group, Stable at generation = the group epoch, its members
-    /// holding their target assignments, like a load. A consumer group's load after a
-    /// conversion makes it a consumer group again.
-    fn convert(&mut self, idx: usize, at: Millis, broker: i32, e: &ConsumerGroupEvent) {
-        match e {
-            ConsumerGroupEvent::GroupUpgraded { group, members, .. } => {
-                // Kafka converts the members' stored assignments into both their assignment and
-                // the target; a rebalance in progress may have left partitions to nobody, and
-                // only a new target assignment (a group epoch bump) hands them out.
-                let held: BTreeSet<&TopicPartition> =
-                    members.iter().flat_map(|m| &m.partitions).collect();
-                let orphans: BTreeSet<TopicPartition> = (self.topics.iter())
-                    .flat_map(|(t, n)| (0..*n).map(move |p| TopicPartition::new(t.clone(), p)))
-                    .filter(|tp| !held.contains(tp))
-                    .collect();
-                if !orphans.is_empty() {
-                    self.orphaned.insert(group.clone(), (idx, orphans));
-                }
-                self.switch_protocol(group, at, Protocol::Consumer, true);
-                let g = self.groups.entry(group.clone()).or_default();
-                for m in std::mem::take(&mut g.members) {
-                    g.close(&m, at, idx);
-                }
-            }
-            ConsumerGroupEvent::GroupDowngraded {
-                group,
-                group_epoch,
-                members,
-                leaving_member,
-                ..
-            } => {
-                self.switch_protocol(group, at, Protocol::Classic, true);
-                let g = self.groups.entry(group.clone()).or_default();
-                let ids: Vec<String> = members.iter().map(|m| m.member_id.clone()).collect();
-                let stored = members.iter().map(|m| (&m.member_id, &m.partitions));
-                g.take_over(at, idx, broker, GroupState::Stable, *group_epoch, &ids, stored);
-                // A member left: Kafka starts a rebalance, in memory only. A classic static
-                // member that replaced the last consumer-protocol member takes its place in the
-                // Stable classic group instead (convertToClassicGroup with a joining member).
-                if self.replaced_member.as_ref() != Some(leaving_member) {
-                    g.downgrade_rebalance = Some(idx);
-                }
-            }
-            ConsumerGroupEvent::GroupLoaded { group, .. } => {
-                self.switch_protocol(group, at, Protocol::Consumer, false);
-            }
-            ConsumerGroupEvent::MemberJoined { group, .. } => self.consumer_again(group, at),
-            _ => {}
-        }
-    }
-
-    /// A member joined the consumer group of a group that speaks the classic protocol: its empty
-    /// classic group gave way to a consumer group (Kafka keeps the offsets), which speaks the
-    /// consumer protocol from `at` on, as after a conversion.
-    fn consumer_again(&mut self, group: &str, at: Millis) {
-        let classic = match self.protocols.get(group).and_then(ProtocolHistory::current) {
-            Some(p) => p == Protocol::Classic,
-            None => self.groups.get(group).is_some_and(|g| !g.generations.is_empty()),
-        };
-        if classic {
-            self.switch_protocol(group, at, Protocol::Consumer, true);
-        }
-    }
-
-    /// A group that speaks the consumer protocol is a classic group again without a downgrade
-    /// (a coordinator loaded its classic form, or its empty consumer group gave way to a classic
-    /// join): its consumer view ends at event `idx`. A group that began as a consumer group and
-    /// never converted starts its protocol history here, as a conversion would.
-    fn back_to_classic(&mut self, group: &str, at: Millis, idx: usize) {
-        let consumer = match self.protocols.get(group).and_then(ProtocolHistory::current) {
-            Some(p) => p == Protocol::Consumer,
-            None => self.consumer_groups.contains_key(group),
-        };
-        if !consumer {
-            return;
-        }
-        self.switch_protocol(group, at, Protocol::Classic, true);
-        if let Some(cg) = self.consumer_groups.get_mut(group) {
-            cg.end_all(at, idx);
         }
     }
 
