@@ -79,7 +79,8 @@ fn a_member_refused_the_upgrade_by_the_migration_policy_is_the_named_hazard() {
     assert!(named, "the hazard explains the stop: {:?}", r.verdict.hazards);
 }
 
-/// Regression: mixed_protocol_swarm seeds 171 and 408 reported `member-gave-up`. Mechanism: a
+/// Regression: mixed_protocol_swarm seeds 171 and 408 (90 since static members were drawn in
+/// half the seeds) reported `member-gave-up`. Mechanism: a
 /// partition cut every member off broker-0 past its session, so the consumer group was emptied;
 /// a classic member's JoinGroup then found it empty and Kafka replaced it by a classic group.
 /// A consumer-protocol member coming back with its old member epoch was answered
@@ -89,7 +90,7 @@ fn a_member_refused_the_upgrade_by_the_migration_policy_is_the_named_hazard() {
 /// (seed 408).
 #[test]
 fn a_member_stranded_by_an_emptied_group_taken_by_a_classic_join_is_the_named_hazard() {
-    for seed in [171, 408] {
+    for seed in [171, 90] {
         let r = run(seed);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::DowngradeStrandsMember);
