@@ -63,6 +63,20 @@ fn upgraded_without_t1() -> H {
     h
 }
 
+/// `clean()`'s generation 1 upgraded whole: a on t-0 and b on t-1 convert with it.
+fn upgraded_whole() -> H {
+    let mut h = clean();
+    cg(
+        &mut h,
+        ConsumerGroupEvent::GroupUpgraded {
+            group: G.into(),
+            generation: 1,
+            members: vec![converted("a", 1, &[0]), converted("b", 1, &[1])],
+        },
+    );
+    h
+}
+
 fn finish(h: &mut H) -> Verdict {
     check(&h.finish(&[(0, 10), (1, 10)]))
 }
@@ -185,15 +199,7 @@ fn a_downgrade_by_static_replacement_starts_no_rebalance_a_move_could_lose() {
 /// the classic group, as Kafka replaces a static member, and commits t-1. With `known` false the
 /// instance was never the consumer member's.
 fn classic_replacement_after_downgrade(known: bool) -> Verdict {
-    let mut h = clean();
-    cg(
-        &mut h,
-        ConsumerGroupEvent::GroupUpgraded {
-            group: G.into(),
-            generation: 1,
-            members: vec![converted("a", 1, &[0]), converted("b", 1, &[1])],
-        },
-    );
+    let mut h = upgraded_whole();
     cg(
         &mut h,
         ConsumerGroupEvent::MemberJoined {
@@ -256,15 +262,7 @@ fn a_member_added_for_an_instance_nobody_held_does_not_inherit_the_partition() {
 /// partition stays unassigned, the `classic-members-miss-new-partitions` hazard. With a
 /// consumer-protocol member in the group the same end is stuck.
 fn grown_with(consumer_member: bool) -> Verdict {
-    let mut h = clean();
-    cg(
-        &mut h,
-        ConsumerGroupEvent::GroupUpgraded {
-            group: G.into(),
-            generation: 1,
-            members: vec![converted("a", 1, &[0]), converted("b", 1, &[1])],
-        },
-    );
+    let mut h = upgraded_whole();
     if consumer_member {
         cg(
             &mut h,
