@@ -423,6 +423,12 @@ fn a_dynamic_member_committing_a_partition_given_away_fails() {
 /// `recorded_after`, that classic group's first event is recorded after the fatal error, in the
 /// same millisecond.
 fn stranded_by(downgrade: bool, emptied: bool, recorded_after: bool) -> crate::Verdict {
+    stranded_in(downgrade, emptied.then_some(G), recorded_after)
+}
+
+/// [`stranded_by`] with the classic state change in group `emptied` (another group's says
+/// nothing about this one).
+fn stranded_in(downgrade: bool, emptied: Option<&str>, recorded_after: bool) -> crate::Verdict {
     let mut h = upgraded();
     h.started("m2");
     h.cg(ConsumerGroupEvent::MemberJoined {
@@ -447,12 +453,12 @@ fn stranded_by(downgrade: bool, emptied: bool, recorded_after: bool) -> crate::V
         });
     }
     let emptied_event = CoordinatorEvent::GroupStateChanged {
-        group: G.into(),
+        group: emptied.unwrap_or(G).into(),
         from: GroupState::Empty,
         to: GroupState::PreparingRebalance,
         generation: 0,
     };
-    if emptied && !recorded_after {
+    if emptied.is_some() && !recorded_after {
         h.coord(emptied_event.clone());
     }
     h.member(
@@ -463,7 +469,7 @@ fn stranded_by(downgrade: bool, emptied: bool, recorded_after: bool) -> crate::V
             error: "GROUP_ID_NOT_FOUND".into(),
         },
     );
-    if emptied && recorded_after {
+    if emptied.is_some() && recorded_after {
         let at = h.h.events().last().expect("the fatal error").at_ms;
         h.h.record(
             at,
@@ -488,6 +494,9 @@ fn a_member_stranded_by_a_group_emptied_and_taken_by_a_classic_join_is_the_hazar
         let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::MemberGaveUp);
         assert_eq!(e.map(|e| e.hazard), Some(crate::Hazard::DowngradeStrandsMember), "{v:?}");
     }
+    // Another group turning classic strands nobody here.
+    let v = stranded_in(false, Some("other"), false);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::MemberGaveUp), "{v:?}");
 }
 
 #[test]

@@ -60,44 +60,47 @@ pub(crate) fn explain(
 /// event that shows it classic.
 fn stranded_fatals(history: &History) -> BTreeMap<usize, usize> {
     let events = history.events();
-    // Signs of a classic group: a downgrade, or a classic group's state change.
-    let classic: Vec<(usize, Millis)> = (events.iter().enumerate())
-        .filter(|(_, e)| {
-            matches!(
-                &e.kind,
-                EventKind::Coordinator {
-                    event: CoordinatorEvent::ConsumerGroup(
-                        ConsumerGroupEvent::GroupDowngraded { .. }
-                    ),
-                    ..
-                } | EventKind::Coordinator {
-                    event: CoordinatorEvent::GroupStateChanged { .. },
-                    ..
-                }
-            )
+    // Signs of a classic group: a downgrade, or a classic group's state change (event, group,
+    // when).
+    let classic: Vec<(usize, &str, Millis)> = (events.iter().enumerate())
+        .filter_map(|(idx, e)| match &e.kind {
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupDowngraded {
+                        group, ..
+                    }),
+                ..
+            }
+            | EventKind::Coordinator {
+                event: CoordinatorEvent::GroupStateChanged { group, .. },
+                ..
+            } => Some((idx, group.as_str(), e.at_ms)),
+            _ => None,
         })
-        .map(|(idx, e)| (idx, e.at_ms))
         .collect();
-    // Member id -> when the consumer group last removed it.
-    let mut removed: BTreeMap<&str, usize> = BTreeMap::new();
+    // Member id -> when, and from which group, a consumer group last removed it.
+    let mut removed: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     let mut stranded = BTreeMap::new();
     for (idx, e) in events.iter().enumerate() {
         match &e.kind {
             EventKind::Coordinator {
                 event:
                     CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
-                        member_id, ..
+                        group,
+                        member_id,
+                        ..
                     }),
                 ..
             } => {
-                removed.insert(member_id, idx);
+                removed.insert(member_id, (idx, group));
             }
             EventKind::Member { event: MemberEvent::Fatal { member_id, error, .. }, .. }
                 if error == "GROUP_ID_NOT_FOUND" =>
             {
-                let Some(&gone) = removed.get(member_id.as_str()) else { continue };
-                if let Some(&(sign, _)) = classic.iter().find(|&&(c, at)| c > gone && at <= e.at_ms)
-                {
+                let Some(&(gone, from)) = removed.get(member_id.as_str()) else { continue };
+                let sign =
+                    classic.iter().find(|&&(c, g, at)| c > gone && g == from && at <= e.at_ms);
+                if let Some(&(sign, _, _)) = sign {
                     stranded.insert(idx, sign);
                 }
             }
