@@ -32,6 +32,9 @@ pub(crate) struct JoinResult {
     pub leader: String,
     /// Only the leader gets the members with their metadata.
     pub members: Vec<JoinedMember>,
+    /// KIP-814 (JoinGroup v9+): the leader is told the group keeps its assignment, so it
+    /// sends an empty SyncGroup and only watches the members' metadata.
+    pub skip_assignment: bool,
 }
 
 /// One member as the leader sees it in its JoinGroup answer.

@@ -72,7 +72,7 @@ fn static_member_rejoining_with_unchanged_metadata_replaces_its_member_id_withou
 }
 
 #[test]
-fn static_leader_rejoining_keeps_the_group_and_is_not_told_it_leads() {
+fn static_leader_rejoining_below_v9_keeps_the_group_and_is_not_told_it_leads() {
     let mut h = Harness::default();
     let (ids, generation) = stable_static_group(&mut h, 2);
     let rejoin = h.send(5, static_join("i0", ""));
@@ -89,7 +89,58 @@ fn static_leader_rejoining_keeps_the_group_and_is_not_told_it_leads() {
         Some(new_id.as_str()),
         "leadership moves to the new id"
     );
+    assert!(!resp.skip_assignment, "SkipAssignment is a v9 field");
+    assert!(resp.members.is_empty());
     assert_eq!(h.state(), Some(GroupState::Stable));
+}
+
+/// KIP-814 (KAFKA-13435). Before it, a static leader's replacement in a Stable group with
+/// unchanged metadata was answered with the old leader id: the new process took itself for a
+/// follower, and since only the leader watches the topics' partition counts, partitions added
+/// later were never assigned until some other rebalance. From JoinGroup v9 the coordinator
+/// names the new member id as leader, lists the members and sets SkipAssignment, so the leader
+/// keeps the generation's assignment (no rebalance) and watches the metadata again.
+#[test]
+fn static_leader_rejoining_at_v9_is_told_it_leads_and_to_skip_the_assignment() {
+    let mut h = Harness::default();
+    let (ids, generation) = stable_static_group(&mut h, 2);
+    let rejoin = h.send(9, static_join("i0", ""));
+    let resp = h.join(rejoin).clone();
+    assert_eq!(resp.error_code, 0);
+    assert_eq!(resp.generation_id, generation, "no new generation");
+    let new_id = resp.member_id.to_string();
+    assert_ne!(new_id, ids[0]);
+    assert_eq!(resp.leader.as_str(), new_id, "the leader as it now is");
+    assert!(resp.skip_assignment);
+    let mut listed: Vec<(String, Option<String>)> = resp
+        .members
+        .iter()
+        .map(|m| (m.member_id.to_string(), m.group_instance_id.as_ref().map(|i| i.to_string())))
+        .collect();
+    listed.sort();
+    let mut expected =
+        vec![(new_id.clone(), Some("i0".to_string())), (ids[1].clone(), Some("i1".to_string()))];
+    expected.sort();
+    assert_eq!(listed, expected, "the members, under the new id");
+    // The leader's SyncGroup without assignments gets the assignment the group keeps.
+    let sy = h.send(5, sync_req(&new_id, generation, &[]).with_group_instance_id(Some(s("i0"))));
+    assert_eq!(h.sync(sy).assignment, assignment(&[("t", 0)]));
+    assert_eq!(h.state(), Some(GroupState::Stable));
+    assert_eq!(h.generations().len(), 1, "no rebalance");
+}
+
+/// KIP-814 tells only the leader to skip: a follower's replacement at v9 hears the current
+/// leader and no members.
+#[test]
+fn static_follower_rejoining_at_v9_hears_the_leader_and_no_skip() {
+    let mut h = Harness::default();
+    let (ids, generation) = stable_static_group(&mut h, 2);
+    let rejoin = h.send(9, static_join("i1", ""));
+    let resp = h.join(rejoin);
+    assert_eq!(resp.generation_id, generation);
+    assert_eq!(resp.leader.as_str(), ids[0]);
+    assert!(!resp.skip_assignment);
+    assert!(resp.members.is_empty());
 }
 
 #[test]

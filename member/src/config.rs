@@ -168,7 +168,9 @@ impl ClientProfile {
     /// the broker offers (the rest it negotiates up to the highest both sides speak). kafka-go's
     /// `ConsumerGroup` builds fixed request versions (FindCoordinator v0, JoinGroup v1,
     /// SyncGroup v0, Heartbeat v0, LeaveGroup v0, OffsetCommit v2, OffsetFetch v1); brod sends
-    /// Heartbeat and LeaveGroup at v0 and negotiates the rest (as Elsa, on brod, does).
+    /// Heartbeat and LeaveGroup at v0 and negotiates the rest (as Elsa, on brod, does) within
+    /// its `brod_kafka_apis` ranges, which stop JoinGroup at v6 and SyncGroup at v3 (so brod
+    /// never hears KIP-814's SkipAssignment).
     pub fn pinned_api_versions(self) -> &'static [(ApiKey, i16)] {
         match self {
             ClientProfile::KafkaGo => &[
@@ -180,9 +182,12 @@ impl ClientProfile {
                 (ApiKey::OffsetCommit, 2),
                 (ApiKey::OffsetFetch, 1),
             ],
-            ClientProfile::Brod | ClientProfile::Elsa => {
-                &[(ApiKey::Heartbeat, 0), (ApiKey::LeaveGroup, 0)]
-            }
+            ClientProfile::Brod | ClientProfile::Elsa => &[
+                (ApiKey::JoinGroup, 6),
+                (ApiKey::SyncGroup, 3),
+                (ApiKey::Heartbeat, 0),
+                (ApiKey::LeaveGroup, 0),
+            ],
             _ => &[],
         }
     }

@@ -47,6 +47,10 @@ groupsim_wire::probes! {
     /// subscribe to them) and waits for their metadata before it assigns.
     LEADER_AWAITS_METADATA = required "member.leader.awaits_metadata":
         "the leader fetched metadata for topics only other members subscribe to before assigning";
+    /// A replaced static leader was told to skip the assignment (KIP-814) and kept the
+    /// generation's, watching the members' topics.
+    LEADER_SKIPS_ASSIGNMENT = required "member.leader.skips_assignment":
+        "a replaced static leader skipped the assignment (KIP-814) and kept the generation's";
     /// A generation reset: the member forgets its generation (and maybe member id) and rejoins.
     GENERATION_RESET = required "member.generation.reset":
         "the member reset its generation after a group error";

@@ -692,6 +692,46 @@ fn leader_rejoins_when_a_partition_count_changes_but_not_when_leaders_move() {
     one(&o, "JoinGroup");
 }
 
+/// KIP-814 (KAFKA-13435): a replaced static leader answered with SkipAssignment (JoinGroup
+/// v9+) must not compute an assignment (the coordinator keeps the generation's) yet must lead:
+/// the Java consumer's `onLeaderElected` takes an assignment snapshot of the members' topics,
+/// so this process, not the old one, rebalances the group when a topic grows. Without the
+/// snapshot no member watches the partition counts and new partitions stay unassigned.
+#[test]
+fn leader_told_to_skip_the_assignment_syncs_empty_and_still_watches_partition_counts() {
+    let mut cfg = config();
+    cfg.metadata_max_age_ms = 1_000;
+    cfg.commit_interval_ms = 60_000;
+    let mut h = H::new(cfg);
+    let (id, _, _) = to_first_join(&mut h);
+    let kafka_protocol::messages::ResponseKind::JoinGroup(join) =
+        join_ok("m-0", 4, "m-0", "range", &[("m-0", &["t"]), ("m-1", &["t"])])
+    else {
+        unreachable!()
+    };
+    let o = h.respond(
+        id,
+        kafka_protocol::messages::ResponseKind::JoinGroup(join.with_skip_assignment(true)),
+    );
+    let ev = events(&o);
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, MemberEvent::Joined { is_leader: true, generation: 4, .. })));
+    assert!(!ev.iter().any(|e| matches!(e, MemberEvent::AssignmentComputed { .. })));
+    let (id, _, RequestKind::SyncGroup(sync)) = one(&o, "SyncGroup") else { unreachable!() };
+    assert!(sync.assignments.is_empty(), "the coordinator keeps the assignment");
+    let o = h.respond(id, sync_ok(&[tp("t", 0), tp("t", 1)]));
+    assert!(events(&o).contains(&MemberEvent::Assigned {
+        member_id: "m-0".into(),
+        generation: 4,
+        partitions: vec![tp("t", 0), tp("t", 1)]
+    }));
+    let o = h.advance_to(1000);
+    let (id, _, _) = one(&o, "Metadata");
+    let o = h.respond(id, metadata(&[("t", 6, 0)]));
+    one(&o, "JoinGroup");
+}
+
 #[test]
 fn join_answer_after_leave_is_ignored() {
     let mut h = H::new(config());

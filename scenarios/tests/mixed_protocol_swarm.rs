@@ -11,7 +11,7 @@ use groupsim::runner::{run_spec_in, RunReport, WorldKind};
 use groupsim::scenarios;
 use groupsim::testing::check_scenario;
 use groupsim_checker::Hazard;
-use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, MemberEvent};
 use groupsim_member::GroupProtocol;
 
 fn run(seed: u64) -> RunReport {
@@ -216,4 +216,33 @@ fn partitions_added_to_a_group_of_classic_members_only_are_the_named_hazard() {
     let named =
         r.verdict.hazards.iter().any(|e| e.hazard == Hazard::ClassicMembersMissNewPartitions);
     assert!(named, "the hazard explains the unassigned partitions: {:?}", r.verdict.hazards);
+}
+
+/// Regression: mixed_protocol_swarm seed 1234 reported a partition left unassigned after the
+/// topic grew. The group had turned classic; a static Java leader's process was replaced, and
+/// the coordinator answered the replacement with the old leader's member id (Kafka before
+/// KIP-814, KAFKA-13435), so the new process took itself for a follower. Only a Java leader
+/// watches the topics' partition counts, so no member noticed the new partitions. Kafka 3.2+
+/// answers a JoinGroup v9+ from a static leader's replacement naming it leader with
+/// SkipAssignment; the Java consumer then keeps the generation's assignment and watches the
+/// partition counts as leader, and rebalances the group when the topic grows.
+#[test]
+fn a_replaced_static_leader_is_told_to_skip_the_assignment_and_keeps_watching_the_topics() {
+    let r = run(1234);
+    assert!(r.verdict.is_ok(), "seed 1234: {}", r.failure_report());
+    // The mechanism: a second member id joins as leader of a generation another member id
+    // led (before KIP-814 the replacement heard the old id and joined as a follower).
+    let mut leaders: Vec<(i32, String)> = Vec::new();
+    let mut skipped = false;
+    for e in r.history.events() {
+        if let EventKind::Member {
+            event: MemberEvent::Joined { is_leader: true, generation, member_id, .. },
+            ..
+        } = &e.kind
+        {
+            skipped |= leaders.iter().any(|(g, id)| g == generation && id != member_id);
+            leaders.push((*generation, member_id.clone()));
+        }
+    }
+    assert!(skipped, "seed 1234: a replaced static leader joined a generation already assigned");
 }

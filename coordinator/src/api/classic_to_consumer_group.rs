@@ -136,6 +136,7 @@ impl GroupCoordinator {
                     protocol_name: Some(answer.protocol_name),
                     leader: String::new(),
                     members: Vec::new(),
+                    skip_assignment: false,
                 };
                 let then = AppendDone::ClassicJoin {
                     parked,

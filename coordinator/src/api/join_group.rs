@@ -16,7 +16,8 @@
 //!   member is added at once.
 //! - A static member (group.instance.id, v5+) rejoining with an empty member id takes over its
 //!   instance: the old member id is fenced; in a Stable group with unchanged metadata no
-//!   rebalance happens.
+//!   rebalance happens. From v9 the replacement of the leader is told it leads, with the
+//!   members and SkipAssignment (KIP-814); older versions hear the old leader id.
 //! - A follower rejoining a Stable group with unchanged metadata just gets the current
 //!   generation back; the leader (which may have seen topic metadata change) or anyone with
 //!   changed metadata starts a rebalance.
@@ -71,6 +72,7 @@ pub(crate) fn response(version: i16, r: JoinResult) -> JoinGroupResponse {
         .with_leader(StrBytes::from_string(r.leader))
         .with_member_id(StrBytes::from_string(r.member_id))
         .with_members(members)
+        .with_skip_assignment(version >= 9 && r.skip_assignment)
 }
 
 /// The fields of a JoinGroup request that matter, read according to its version.
@@ -316,7 +318,19 @@ fn join_static_member_takeover(
     }
     match group.state {
         GroupState::Stable if matches => {
-            let r = current_generation(group, new_id, old_leader, false);
+            // KIP-814 (KAFKA-13435): from v9 the answer names the leader as it now is, and a
+            // replaced leader learns it leads, with the members, and that the assignment
+            // stands. Older versions hear the old leader id, so a replaced leader takes
+            // itself for a follower and no member watches the topics' partition counts.
+            let r = if p.parked.version >= 9 {
+                let leader = group.leader_id.clone().unwrap_or_default();
+                let is_leader = leader == new_id;
+                let mut r = current_generation(group, new_id, leader, is_leader);
+                r.skip_assignment = is_leader;
+                r
+            } else {
+                current_generation(group, new_id, old_leader, false)
+            };
             fx.respond(p.parked.id, response(p.parked.version, r));
             // The instance now maps to the new member id: store it so a coordinator that
             // loads the group fences the old id too.

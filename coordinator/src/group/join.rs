@@ -41,6 +41,7 @@ impl Group {
             protocol_name: self.protocol_name.clone(),
             leader,
             members,
+            skip_assignment: false,
         }
     }
 

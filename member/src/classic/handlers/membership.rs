@@ -179,6 +179,10 @@ impl Member {
                         (m.member_id.to_string(), sub)
                     })
                     .collect();
+                if resp.skip_assignment {
+                    self.keep_leader_assignment(&members);
+                    return;
+                }
                 // Topics to read before assigning: those the cached metadata lacks, or every
                 // subscribed one for a client that reads them fresh.
                 let fresh = self.rules.fresh_partitions_for_assignment;
@@ -301,6 +305,28 @@ impl Member {
             })
             .collect();
         self.send_sync_group(assignments);
+    }
+
+    /// KIP-814: a static leader whose replacement the coordinator answered with SkipAssignment
+    /// (JoinGroup v9+) computes nothing; as the Java consumer's `onLeaderElected` does, it
+    /// takes the members' topics as the group's, snapshots their partition counts as it has
+    /// them (asking for the topics it lacks, without waiting), so it watches for new
+    /// partitions as leader, and sends SyncGroup without assignments: the coordinator keeps
+    /// the generation's.
+    fn keep_leader_assignment(&mut self, members: &BTreeMap<String, Subscription>) {
+        probes::LEADER_SKIPS_ASSIGNMENT.hit();
+        let topics: BTreeSet<String> =
+            members.values().flat_map(|s| s.topics.iter().cloned()).collect();
+        let missing: Vec<String> = topics
+            .iter()
+            .filter(|t| !self.core.metadata.topics.contains_key(*t))
+            .cloned()
+            .collect();
+        for t in &missing {
+            self.want_metadata_for(t);
+        }
+        self.membership.assignment_snapshot = self.core.metadata.partition_counts(&topics);
+        self.send_sync_group(Vec::new());
     }
 
     fn send_sync_group(&mut self, assignments: Vec<SyncGroupRequestAssignment>) {
