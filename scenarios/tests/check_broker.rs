@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use groupsim::bugs;
+use groupsim::live::check_broker::plan::Fault;
 use groupsim::live::check_broker::{run_seed, CheckBrokerError, RunConfig};
 use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_checker::broker::BrokerRule;
@@ -79,6 +80,28 @@ fn check_broker_finds_serve_clean_with_classic_members() {
 #[test]
 fn check_broker_finds_serve_clean_with_consumer_protocol_members() {
     clean_over_seeds(GroupProtocol::Consumer);
+}
+
+/// Static members replaced by new processes under the same instance id (KIP-345): a classic
+/// seed where the coordinator hands the instance over inside a Stable generation, and a KIP-848
+/// seed. The reference coordinator must come out clean, so the rules must take a replacement
+/// for what Kafka does, not for a membership change without a generation.
+#[test]
+fn check_broker_finds_serve_clean_through_static_replacements() {
+    let _one = one_at_a_time();
+    let cluster = cluster(3, None);
+    for (seed, protocol) in [(32, GroupProtocol::Classic), (2, GroupProtocol::Consumer)] {
+        let report = run_seed(&config(&cluster, seed, protocol, "orders")).unwrap();
+        assert!(report.plan.static_members, "seed {seed}: static members");
+        assert!(
+            report.plan.faults.iter().any(|(_, f)| matches!(f, Fault::Replace { .. })),
+            "seed {seed}: a replacement in the plan"
+        );
+        let explained: Vec<String> =
+            report.anomalies.iter().map(|a| a.explain(&report.log)).collect();
+        assert!(explained.is_empty(), "seed {seed}:\n{}\n{}", report.plan, explained.join("\n"));
+        assert!(report.converged_after_ms.is_some(), "seed {seed}: the group converged");
+    }
 }
 
 /// `coordinator-assigns-unreleased-partitions` hands a partition to its new owner while the

@@ -2,7 +2,8 @@
 //!
 //! Classic protocol: the SyncGroup answers of one generation must give each partition to one
 //! member at most (cooperative members included: a partition being moved is in nobody's
-//! assignment for the generation that revokes it).
+//! assignment for the generation that revokes it). A static member's replacement takes over
+//! the replaced id's assignment in the same generation ([`super::statics`]).
 //!
 //! Consumer protocol (KIP-848): the coordinator may give a partition to a member only once its
 //! previous owner has released it — acknowledged the revocation in a heartbeat listing its
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::log::{Answer, AnswerLog, Protocol, Request, NONE};
+use super::statics;
 use super::{BrokerAnomaly, BrokerRule};
 
 /// Finds every split assignment in `log`.
@@ -31,6 +33,7 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     // generation -> partition -> (member id, entry) of its first holder
     let mut holders: BTreeMap<i32, BTreeMap<TopicPartition, (String, usize)>> = BTreeMap::new();
     let mut found = Vec::new();
+    let replacements = statics::replacements(log);
     for (i, x) in log.exchanges() {
         let (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, assignment }) =
             (&x.request, &x.answer)
@@ -39,7 +42,13 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         };
         let of_generation = holders.entry(*generation).or_default();
         for tp in assignment {
+            let replaced = |old: &str| {
+                replacements.iter().any(|r| r.old == old && r.new == *member_id && r.entry < i)
+            };
             match of_generation.get(tp) {
+                Some((other, _)) if replaced(other) => {
+                    of_generation.insert(tp.clone(), (member_id.clone(), i));
+                }
                 Some((other, j)) if other != member_id => found.push(BrokerAnomaly {
                     rule: BrokerRule::SplitAssignment,
                     at_ms: x.answered_ms,

@@ -4,8 +4,9 @@
 //! had already said its sender was no longer that generation's member. Classic protocol: a
 //! JoinGroup answer of a later generation had been read (a generation never goes back, and
 //! Kafka accepts a commit only at the current one), or the member had been answered
-//! UNKNOWN_MEMBER_ID or its LeaveGroup accepted, or the leader's member list of that very
-//! generation left it out. Consumer protocol: the member had left (member epoch -1 answered) or
+//! UNKNOWN_MEMBER_ID or its LeaveGroup accepted, or its static instance given to another member
+//! id, or the leader's member list of that very generation left it out (unless the member took
+//! a static member's place in it). Consumer protocol: the member had left (member epoch -1 answered) or
 //! been fenced (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and not rejoined since. Commits without
 //! a generation (-1: an admin's commit) are not judged.
 //!
@@ -22,6 +23,7 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::log::{
     Answer, AnswerLog, Entry, Protocol, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID,
 };
+use super::statics::{self, Replacement};
 use super::{BrokerAnomaly, BrokerRule};
 
 /// Evidence that a member id stopped being a member at some instant.
@@ -35,6 +37,7 @@ struct Removal {
 /// Finds every commit accepted from a member the broker had already removed or moved past.
 pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
+    let replacements = statics::replacements(log);
     for (i, x) in log.exchanges() {
         let (Request::Commit { member_id, generation, offsets: _ }, Answer::Commit { errors }) =
             (&x.request, &x.answer)
@@ -48,7 +51,9 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             errors.iter().filter(|(_, e)| *e == NONE).map(|(tp, _)| tp).collect();
         let Some(&first) = accepted.first() else { continue };
         let removal = match log.protocol {
-            Protocol::Classic => classic_removal(log, member_id, *generation, x.sent_ms),
+            Protocol::Classic => {
+                classic_removal(log, &replacements, member_id, *generation, x.sent_ms)
+            }
             Protocol::Consumer => consumer_removal(log, member_id, x.sent_ms),
         };
         if let Some(r) = removal {
@@ -72,6 +77,7 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
 /// The first proof, read before `before_ms`, that `member_id` was not a member of `generation`.
 fn classic_removal(
     log: &AnswerLog,
+    replacements: &[Replacement],
     member_id: &str,
     generation: i32,
     before_ms: Millis,
@@ -79,6 +85,10 @@ fn classic_removal(
     for (i, x) in log.exchanges() {
         if x.answered_ms >= before_ms {
             continue;
+        }
+        if let Some(r) = statics::at_entry(replacements, i).filter(|r| r.old == member_id) {
+            let why = format!("its instance {} was given to {}", r.instance, r.new);
+            return Some(Removal { at_ms: x.answered_ms, entry: i, why });
         }
         let why = match (&x.request, &x.answer) {
             (_, Answer::Join { error: NONE, generation: g, .. }) if *g > generation => {
@@ -88,7 +98,8 @@ fn classic_removal(
                 if *g == generation
                     && leader == to
                     && !members.is_empty()
-                    && !members.iter().any(|m| m == member_id) =>
+                    && !members.iter().any(|m| m == member_id)
+                    && !statics::replaced_into(replacements, member_id, generation) =>
             {
                 format!("generation {g}'s member list without it")
             }
@@ -150,7 +161,7 @@ fn error_name(code: i16) -> &'static str {
 
 fn request_member(r: &Request) -> Option<&str> {
     match r {
-        Request::Join { member_id }
+        Request::Join { member_id, .. }
         | Request::Sync { member_id, .. }
         | Request::Heartbeat { member_id, .. }
         | Request::Leave { member_id }

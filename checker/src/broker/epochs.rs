@@ -8,13 +8,16 @@
 //!
 //! `membership-without-generation`: two members of one classic generation told different member
 //! lists, or a SyncGroup answered NONE at a generation whose member list left the member out:
-//! the membership changed and the generation did not.
+//! the membership changed and the generation did not. A static member's replacement inside a
+//! generation ([`super::statics`]) is Kafka's one exception: the new member id takes the old
+//! one's place in that generation's list.
 
 use std::collections::BTreeMap;
 
 use groupsim_wire::Millis;
 
 use super::log::{Answer, AnswerLog, Request, NONE};
+use super::statics;
 use super::{BrokerAnomaly, BrokerRule};
 
 /// Finds every generation or member epoch that went back, and every membership change without
@@ -27,7 +30,16 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut lists: BTreeMap<i32, (Vec<String>, usize)> = BTreeMap::new();
     // member id -> epochs read: (epoch, read at, entry)
     let mut epochs: BTreeMap<String, Vec<(i32, Millis, usize)>> = BTreeMap::new();
+    let replacements = statics::replacements(log);
     for (i, x) in log.exchanges() {
+        if let Some(r) = statics::at_entry(&replacements, i) {
+            if let Some((list, _)) = lists.get_mut(&r.generation) {
+                if let Some(old) = list.iter_mut().find(|m| **m == r.old) {
+                    *old = r.new.clone();
+                    list.sort();
+                }
+            }
+        }
         match (&x.request, &x.answer) {
             (_, Answer::Join { error: NONE, generation, leader, member_id, members }) => {
                 let before = highest.iter().filter(|h| h.1 < x.sent_ms && h.0 > *generation);

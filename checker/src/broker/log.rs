@@ -67,8 +67,12 @@ pub struct Exchange {
 /// The parts of a request the rules read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
-    /// JoinGroup.
-    Join { member_id: String },
+    /// JoinGroup, with the `group.instance.id` of a static member.
+    Join {
+        member_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
     /// SyncGroup.
     Sync { member_id: String, generation: i32 },
     /// Heartbeat.

@@ -14,6 +14,8 @@
 //! - [`convergence`]: `not-converged`, the group not stable with every partition assigned when
 //!   the run ends, after the heal.
 //! - [`fetches`]: `fetch-skip` and `fetch-repeat`, records fetched that skip or repeat offsets.
+//!
+//! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
 pub mod assignments;
 pub mod commits;
@@ -21,6 +23,7 @@ pub mod convergence;
 pub mod epochs;
 pub mod fetches;
 pub mod log;
+pub mod statics;
 #[cfg(test)]
 mod tests;
 

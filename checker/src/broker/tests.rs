@@ -22,7 +22,7 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
         leader: leader.into(),
         members,
     };
-    x(actor, t, t + 1, Request::Join { member_id: id.into() }, answer)
+    x(actor, t, t + 1, Request::Join { member_id: id.into(), instance: None }, answer)
 }
 
 fn sync(actor: &str, t: u64, id: &str, generation: i32, parts: &[i32]) -> Entry {
@@ -387,4 +387,75 @@ fn fetched_records_that_repeat_an_offset_are_a_fetch_repeat() {
         rules(&log(Protocol::Classic, 1, vec![fetch(5, &[5, 6, 6, 7])])),
         vec![BrokerRule::FetchRepeat]
     );
+}
+
+/// A static member's JoinGroup: `join` with its instance id.
+fn static_join(
+    actor: &str,
+    t: u64,
+    id: &str,
+    instance: &str,
+    generation: i32,
+    members: &[&str],
+) -> Entry {
+    let Entry::Exchange(mut e) = join(actor, t, id, generation, "a", members) else {
+        unreachable!()
+    };
+    e.request = Request::Join { member_id: String::new(), instance: Some(instance.into()) };
+    Entry::Exchange(e)
+}
+
+/// Static members `a` (instance i0, the leader) and `b` (instance i1) in generation 1.
+fn static_group() -> Vec<Entry> {
+    vec![
+        static_join("m0.0", 10, "a", "i0", 1, &["a", "b"]),
+        static_join("m1.0", 10, "b", "i1", 1, &[]),
+        sync("m0.0", 20, "a", 1, &[0]),
+        sync("m1.0", 20, "b", 1, &[1]),
+    ]
+}
+
+/// KIP-345: a static member's new process (`b2`) takes instance i1 over inside generation 1,
+/// with no rebalance: it syncs at generation 1, gets `b`'s partition and commits there. Then the
+/// leader is replaced too and, answered by KIP-814, hears the member list with both new ids.
+#[test]
+fn a_static_replacement_inside_a_generation_passes() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "b2", "i1", 1, &[]));
+    entries.push(sync("m1.1", 40, "b2", 1, &[1]));
+    entries.push(commit("m1.1", 50, "b2", 1, 7, NONE));
+    let mut leader = static_join("m0.1", 60, "a2", "i0", 1, &["a2", "b2"]);
+    if let Entry::Exchange(e) = &mut leader {
+        if let Answer::Join { leader, .. } = &mut e.answer {
+            *leader = "a2".into();
+        }
+    }
+    entries.push(leader);
+    entries.push(sync("m0.1", 70, "a2", 1, &[0]));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// Once the instance is given to `b2`, the coordinator fences `b` (FENCED_INSTANCE_ID): a
+/// commit from `b` accepted after that is a zombie's.
+#[test]
+fn a_commit_from_a_replaced_static_member_accepted_is_a_zombie_commit() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "b2", "i1", 1, &[]));
+    entries.push(commit("m1.0", 50, "b", 1, 7, NONE));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), vec![BrokerRule::ZombieCommit]);
+    assert!(found[0].summary.contains("instance i1 was given to b2"), "{}", found[0].summary);
+}
+
+/// The exception is for static replacements only: a dynamic newcomer synced into a generation
+/// whose list left it out is still membership without a generation, and it may not take a
+/// member's partition there.
+#[test]
+fn a_dynamic_member_slipped_into_a_generation_is_still_caught() {
+    let mut entries = static_group();
+    entries.push(join("m2.0", 30, "c", 1, "a", &[]));
+    entries.push(sync("m2.0", 40, "c", 1, &[1]));
+    let found = rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.contains(&BrokerRule::MembershipWithoutGeneration), "{found:?}");
+    assert!(found.contains(&BrokerRule::SplitAssignment), "{found:?}");
 }

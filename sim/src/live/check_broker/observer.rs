@@ -222,7 +222,7 @@ mod tests {
             leader: "a".into(),
             members: Vec::new(),
         };
-        x(Request::Join { member_id: "a".into() }, answer)
+        x(Request::Join { member_id: "a".into(), instance: None }, answer)
     }
 
     fn sync(member_id: &str, generation: i32) -> Entry {

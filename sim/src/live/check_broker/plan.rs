@@ -1,9 +1,11 @@
 //! A seed's plan for one `check-broker` run: the members and their client profiles, the topic's
 //! partitions, the producer's pace, and the fault schedule on the client side (the local proxy's
 //! drops, one-way stalls and latency; member pauses across the timeout range, crashes and
-//! restarts, graceful leaves, late acks and slow revoke callbacks). Every fault starts inside the fault phase; the proxy's end there
-//! (the heal lifts them), a pause runs its length. Members are named `m0`, `m1`, … as the simulation names them.
-//! The same seed and protocol draw the same plan.
+//! restarts, graceful leaves, late acks and slow revoke callbacks; in the seeds whose members are
+//! static, a member's process replaced by a new one under the same `group.instance.id`). Every
+//! fault starts inside the fault phase; the proxy's end there (the heal lifts them), a pause
+//! runs its length. Members are named `m0`, `m1`, … as the simulation names them. The same seed
+//! and protocol draw the same plan.
 
 use std::fmt;
 
@@ -46,6 +48,10 @@ pub enum Fault {
     StaleAck { member: usize, delay_ms: Millis },
     /// The member's next revoke callback takes this much longer.
     SlowRevoke { member: usize, extra_ms: Millis },
+    /// A static member's process is replaced, as a redeploy does it: the process dies (no
+    /// LeaveGroup) and a new one takes its `group.instance.id` over this soon after, well within
+    /// the session, so the coordinator hands the instance to the new member id.
+    Replace { member: usize, after_ms: Millis },
 }
 
 impl Fault {
@@ -59,7 +65,8 @@ impl Fault {
             | Fault::Crash { member, .. }
             | Fault::Leave { member, .. }
             | Fault::StaleAck { member, .. }
-            | Fault::SlowRevoke { member, .. } => *member,
+            | Fault::SlowRevoke { member, .. }
+            | Fault::Replace { member, .. } => *member,
         }
     }
 }
@@ -91,6 +98,9 @@ impl fmt::Display for Fault {
             Fault::SlowRevoke { member, extra_ms } => {
                 write!(f, "slow_revoke m{member}, {extra_ms} ms slower")
             }
+            Fault::Replace { member, after_ms } => {
+                write!(f, "static_replace m{member}, new process after {after_ms} ms")
+            }
         }
     }
 }
@@ -106,6 +116,9 @@ pub struct Plan {
     pub profiles: Vec<ClientProfile>,
     /// The server assignor a consumer group asks for (`uniform` or `range`).
     pub server_assignor: Option<&'static str>,
+    /// Whether the members are static (`group.instance.id` `groupsim-<seed>-m<i>`): in half
+    /// the seeds whose clients support it (not kafka-go, whose JoinGroup v1 has no instance id).
+    pub static_members: bool,
     /// Partitions of the topic when the harness creates it.
     pub partitions: i32,
     /// Records the producer appends to each partition per round.
@@ -143,12 +156,14 @@ pub fn draw(seed: u64, protocol: GroupProtocol, fault_ms: Millis) -> Plan {
     };
     let server_assignor = (protocol == GroupProtocol::Consumer)
         .then(|| ["uniform", "range"][clients.random_range(0..2usize)]);
-    let faults = faults(&mut rng::stream(seed, Stream::Faults), members, fault_ms);
+    let static_members = profiles.iter().all(|p| static_capable(*p)) && clients.random_bool(0.5);
+    let faults = faults(&mut rng::stream(seed, Stream::Faults), members, fault_ms, static_members);
     Plan {
         seed,
         protocol,
         profiles,
         server_assignor,
+        static_members,
         partitions,
         records_per_round,
         faults,
@@ -156,8 +171,21 @@ pub fn draw(seed: u64, protocol: GroupProtocol, fault_ms: Millis) -> Plan {
     }
 }
 
-/// A schedule of client-side faults over `fault_ms`, every one over before it ends.
-fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis, Fault)> {
+/// Whether the profile's client can be a static member as the harness runs it: the Java
+/// clients and both KIP-848 clients. kafka-go's JoinGroup v1 carries no instance id; the brod
+/// and Elsa profiles heartbeat at v0, which carries none either.
+fn static_capable(profile: ClientProfile) -> bool {
+    !matches!(profile, ClientProfile::KafkaGo | ClientProfile::Brod | ClientProfile::Elsa)
+}
+
+/// A schedule of client-side faults over `fault_ms`, every one over before it ends; with
+/// static members, half the crashes are replacements.
+fn faults(
+    rng: &mut ChaCha8Rng,
+    members: usize,
+    fault_ms: Millis,
+    static_members: bool,
+) -> Vec<(Millis, Fault)> {
     let mut out = Vec::new();
     if fault_ms == 0 {
         return out;
@@ -186,6 +214,7 @@ fn faults(rng: &mut ChaCha8Rng, members: usize, fault_ms: Millis) -> Vec<(Millis
             // A pause may outlast the fault phase: the member comes back on its own, a zombie
             // when it outslept its session.
             5..=7 => Fault::Pause { member, ms: pause_length(rng) },
+            8 if static_members => Fault::Replace { member, after_ms: rng.random_range(0..=1_000) },
             8..=9 => Fault::Crash { member, restart_after_ms: rng.random_range(300..=3_000) },
             10..=11 => Fault::Leave { member, restart_after_ms: rng.random_range(300..=3_000) },
             12 => Fault::StaleAck { member, delay_ms: rng.random_range(500..=SESSION_TIMEOUT_MS) },
@@ -220,6 +249,9 @@ impl fmt::Display for Plan {
         if let Some(a) = self.server_assignor {
             writeln!(f, "  server assignor: {a}")?;
         }
+        if self.static_members {
+            writeln!(f, "  static members: group.instance.id groupsim-{}-m<i>", self.seed)?;
+        }
         writeln!(
             f,
             "  workload: {} partitions (when created), {} record(s) per partition per round",
@@ -245,6 +277,29 @@ mod tests {
         let a = draw(7, GroupProtocol::Classic, 20_000);
         assert_eq!(a, draw(7, GroupProtocol::Classic, 20_000));
         assert_ne!(a, draw(8, GroupProtocol::Classic, 20_000), "another seed, another plan");
+    }
+
+    /// Static members come in half the seeds whose clients carry an instance id, and only
+    /// their seeds draw replacements; both protocols draw some.
+    #[test]
+    fn static_members_and_their_replacements_are_drawn_where_the_clients_support_them() {
+        for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+            let mut replaced = 0;
+            for seed in 0..200 {
+                let plan = draw(seed, protocol, 20_000);
+                let replaces =
+                    plan.faults.iter().filter(|(_, f)| matches!(f, Fault::Replace { .. })).count();
+                if plan.static_members {
+                    assert!(plan.profiles.iter().all(|p| static_capable(*p)), "seed {seed}");
+                    replaced += replaces;
+                } else {
+                    assert_eq!(replaces, 0, "seed {seed}: a replacement needs static members");
+                }
+            }
+            assert!(replaced >= 5, "{protocol:?}: {replaced} replacements in 200 seeds");
+        }
+        assert!(!static_capable(ClientProfile::KafkaGo));
+        assert!(static_capable(ClientProfile::JavaCooperative));
     }
 
     #[test]

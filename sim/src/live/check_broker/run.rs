@@ -167,6 +167,9 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
         c.topics = vec![topic.clone()];
         c.bootstrap_node = bootstrap_node;
         c.server_assignor = plan.server_assignor.map(str::to_string);
+        if plan.static_members {
+            c.group_instance_id = Some(format!("groupsim-{}-{name}", config.seed));
+        }
         let member = MemberPlan {
             name,
             host: i,
@@ -207,6 +210,10 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
             }
             Fault::SlowRevoke { extra_ms, .. } => {
                 let _ = command.send(MemberCommand::SlowRevoke { extra_ms });
+            }
+            // The new process starts with the member's config, instance id included.
+            Fault::Replace { after_ms, .. } => {
+                let _ = command.send(MemberCommand::Crash { restart_after_ms: after_ms });
             }
         }
     }

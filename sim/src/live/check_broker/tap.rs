@@ -114,7 +114,10 @@ impl Tap {
 
     fn request(&self, r: &RequestKind) -> Option<Request> {
         Some(match r {
-            RequestKind::JoinGroup(r) => Request::Join { member_id: r.member_id.to_string() },
+            RequestKind::JoinGroup(r) => Request::Join {
+                member_id: r.member_id.to_string(),
+                instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            },
             RequestKind::SyncGroup(r) => {
                 Request::Sync { member_id: r.member_id.to_string(), generation: r.generation_id }
             }

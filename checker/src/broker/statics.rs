@@ -1,0 +1,65 @@
+//! Static membership (KIP-345) as the classic rules need it. A JoinGroup naming a
+//! `group.instance.id`, answered NONE with a member id other than the one the instance had,
+//! hands the instance to the new id: the coordinator fences the old id from then on. Answered
+//! at the generation the group is in (Kafka's replacement in a Stable group: no rebalance), the
+//! new id takes the old one's place in that generation, its member list and its assignment.
+
+use std::collections::BTreeMap;
+
+use groupsim_wire::Millis;
+
+use super::log::{Answer, AnswerLog, Request, NONE};
+
+/// One static member id replaced by another under the same instance id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// The `group.instance.id`.
+    pub instance: String,
+    /// The member id the instance had, fenced from `at_ms`.
+    pub old: String,
+    /// The member id the coordinator gave the instance.
+    pub new: String,
+    /// The generation the new id's JoinGroup was answered at.
+    pub generation: i32,
+    /// When the harness read the answer.
+    pub at_ms: Millis,
+    /// The answer's entry.
+    pub entry: usize,
+}
+
+/// Every replacement in `log`, in answer order.
+pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
+    let mut current: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut found = Vec::new();
+    for (i, x) in log.exchanges() {
+        let (
+            Request::Join { instance: Some(instance), .. },
+            Answer::Join { error: NONE, member_id, generation, .. },
+        ) = (&x.request, &x.answer)
+        else {
+            continue;
+        };
+        if let Some(old) = current.get(instance.as_str()).filter(|old| **old != member_id) {
+            found.push(Replacement {
+                instance: instance.clone(),
+                old: old.to_string(),
+                new: member_id.clone(),
+                generation: *generation,
+                at_ms: x.answered_ms,
+                entry: i,
+            });
+        }
+        current.insert(instance, member_id);
+    }
+    found
+}
+
+/// The replacement that `entry` answered, if it answered one.
+pub fn at_entry(replacements: &[Replacement], entry: usize) -> Option<&Replacement> {
+    replacements.iter().find(|r| r.entry == entry)
+}
+
+/// Whether `member_id` took another id's place in `generation` by a replacement.
+pub fn replaced_into(replacements: &[Replacement], member_id: &str, generation: i32) -> bool {
+    replacements.iter().any(|r| r.new == member_id && r.generation == generation)
+}
