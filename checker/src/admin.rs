@@ -184,7 +184,8 @@ impl Timelines {
             | ConsumerGroupEvent::PartitionsAssigned { .. }
             | ConsumerGroupEvent::PartitionsRevoking { .. }
             | ConsumerGroupEvent::PartitionsReleased { .. }
-            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
+            | ConsumerGroupEvent::UpgradeRefused { .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { .. } => {}
         }
     }
 }

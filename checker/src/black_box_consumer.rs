@@ -129,7 +129,8 @@ impl ConsumerGroupBox {
                 }
             }
             ConsumerGroupEvent::PartitionsRevoking { .. }
-            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
+            | ConsumerGroupEvent::UpgradeRefused { .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { .. } => {}
             ConsumerGroupEvent::PartitionsReleased { member_id, partitions, .. } => {
                 for tp in partitions {
                     self.release(tp, member_id, at);

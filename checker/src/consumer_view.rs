@@ -233,7 +233,8 @@ impl ConsumerGroupView {
             // owns a partition here any more.
             ConsumerGroupEvent::GroupDowngraded { .. } => self.end_all(at, idx),
             // The classic group stays as it was.
-            ConsumerGroupEvent::UpgradeRefused { .. } => {}
+            ConsumerGroupEvent::UpgradeRefused { .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { .. } => {}
         }
     }
 

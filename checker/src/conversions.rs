@@ -51,6 +51,7 @@ impl Views {
                 }
                 self.switch_protocol(group, at, Protocol::Consumer, true);
                 let g = self.groups.entry(group.clone()).or_default();
+                g.downgrade_written = None;
                 for m in std::mem::take(&mut g.members) {
                     g.close(&m, at, idx);
                 }
@@ -72,10 +73,14 @@ impl Views {
                 // Stable classic group instead (convertToClassicGroup with a joining member).
                 if self.replaced_member.as_ref() != Some(leaving_member) {
                     g.downgrade_rebalance = Some(idx);
+                    g.downgrade_written = Some(*group_epoch);
                 }
             }
             ConsumerGroupEvent::GroupLoaded { group, .. } => {
                 self.switch_protocol(group, at, Protocol::Consumer, false);
+                if let Some(g) = self.groups.get_mut(group) {
+                    g.downgrade_written = None;
+                }
             }
             ConsumerGroupEvent::MemberJoined { group, .. } => self.consumer_again(group, at),
             _ => {}

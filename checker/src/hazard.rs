@@ -48,6 +48,9 @@ pub enum Hazard {
     /// Partitions were added while a consumer group held classic-protocol members only: no
     /// target assignment covered them.
     ClassicMembersMissNewPartitions,
+    /// A static leader's replacement, told to skip the assignment (KIP-814), snapshotted the
+    /// partition counts as they were then: partitions added before it joined stay unassigned.
+    StaticLeaderSkipsNewPartitions,
 }
 
 impl Hazard {
@@ -64,6 +67,7 @@ impl Hazard {
             Hazard::RemovedClassicMemberRejoins => "removed-classic-member-rejoins",
             Hazard::RefusedUpgradeStopsMember => "refused-upgrade-stops-member",
             Hazard::ClassicMembersMissNewPartitions => "classic-members-miss-new-partitions",
+            Hazard::StaticLeaderSkipsNewPartitions => "static-leader-skips-new-partitions",
         }
     }
 
@@ -132,6 +136,9 @@ impl Hazard {
                  classic member's JoinGroup naming no leader, so its client watches no partition \
                  counts: a consumer group whose members all speak the classic protocol leaves \
                  partitions added to its topics unassigned until a member joins or rejoins"
+            }
+            Hazard::StaticLeaderSkipsNewPartitions => {
+                "Kafka answers a static member that takes the leader's instance over in a Stable                  classic group with the current generation and SkipAssignment (KIP-814), and the                  Java consumer then snapshots the partition counts it sees: partitions added                  after the generation's assignment, whose leader stopped before it rejoined,                  stay unassigned until the membership changes"
             }
         }
     }

@@ -78,7 +78,7 @@ fn problems(views: &Views) -> (Problems, Excused) {
         if let Some(cg) = views.consumer_group(&group) {
             let mut group_problems = Problems::new();
             consumer_problems(views, &group, cg, &live, &mut group_problems);
-            excuse_orphans(views, &group, group_problems, &mut problems, &mut excused);
+            excuse_orphans(views, None, &group, group_problems, &mut problems, &mut excused);
             continue;
         }
         let Some(g) = views.groups.get(&group) else {
@@ -140,7 +140,10 @@ fn problems(views: &Views) -> (Problems, Excused) {
             Some(cause) => excused.extend(
                 partition_problems.into_iter().map(|p| (Hazard::LostDowngradeRebalance, cause, p)),
             ),
-            None => excuse_orphans(views, &group, partition_problems, &mut problems, &mut excused),
+            None => {
+                let skip = g.skip_leader.as_ref();
+                excuse_orphans(views, skip, &group, partition_problems, &mut problems, &mut excused)
+            }
         }
     }
     (problems, excused)
@@ -149,9 +152,13 @@ fn problems(views: &Views) -> (Problems, Excused) {
 /// Sorts `group`'s problems: those about a partition an upgrade left to nobody, while no target
 /// assignment or generation has covered it since, are the `static-upgrade-orphans` hazard's (a
 /// static member that takes its instance over bumps no group epoch, so nothing hands them out
-/// until the membership changes); the rest are problems.
+/// until the membership changes); those about partitions added while a consumer group held
+/// classic members only are `classic-members-miss-new-partitions`'; those about partitions
+/// added before a replaced static leader skipped the assignment (`skip_leader`) are
+/// `static-leader-skips-new-partitions`'; the rest are problems.
 fn excuse_orphans(
     views: &Views,
+    skip_leader: Option<&(usize, BTreeSet<TopicPartition>)>,
     group: &str,
     found: Problems,
     problems: &mut Problems,
@@ -160,8 +167,9 @@ fn excuse_orphans(
     let orphaned = views.orphaned.get(group).map(|o| (Hazard::StaticUpgradeOrphans, o));
     let unseen =
         views.unseen_growth.get(group).map(|o| (Hazard::ClassicMembersMissNewPartitions, o));
+    let skipped = skip_leader.map(|o| (Hazard::StaticLeaderSkipsNewPartitions, o));
     for p in found {
-        let hazard = [orphaned, unseen]
+        let hazard = [orphaned, unseen, skipped]
             .into_iter()
             .flatten()
             .find(|(_, (_, partitions))| p.0.as_ref().is_some_and(|tp| partitions.contains(tp)));

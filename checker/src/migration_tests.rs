@@ -303,6 +303,37 @@ fn the_lost_rebalance_explains_nothing_once_a_later_generation_forms() {
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
 }
 
+/// mixed_protocol_swarm seed 2430: the downgrade's rebalance was lost with its coordinator and
+/// the next loaded the written generation 3; a JoinGroup there started generation 4, whose
+/// leader left before its SyncGroup, so generation 4 was never stored, and the coordinator moved
+/// again: the next one loaded generation 3 once more. The hazard holds again: t-1 is still the
+/// leaver's partition nobody was given.
+#[test]
+fn a_second_load_of_the_downgrades_generation_after_a_lost_one_is_still_the_hazard() {
+    let mut h = clean();
+    h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
+    h.cg(ConsumerGroupEvent::GroupDowngraded {
+        group: G.into(),
+        group_epoch: 3,
+        leaving_member: "b".into(),
+        members: converted(&[("a", 3, &[0])]),
+    });
+    moved_and_loaded(&mut h, &["a"]);
+    h.coord(CoordinatorEvent::GenerationStarted {
+        group: G.into(),
+        generation: 4,
+        protocol: Some("range".into()),
+        leader: Some("a".into()),
+        members: vec!["a".into()],
+    });
+    moved_and_loaded(&mut h, &["a"]);
+    h.classic_member_at("m0", "a", 3, &[0]);
+    let v = check(&h.finish(&[(0, 10), (1, 10)]));
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("the stuck group is shown as a hazard");
+    assert_eq!(e.hazard, crate::Hazard::LostDowngradeRebalance);
+}
+
 /// protocol_migration seeds 1089 and 6159: generation 2 of a cooperative classic group went
 /// back to joining before its SyncGroup (a member left), which reset every stored assignment to
 /// empty; then a consumer-protocol member joined and the group was upgraded from those empty

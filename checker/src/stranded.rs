@@ -72,6 +72,11 @@ fn stranded_fatals(history: &History) -> BTreeMap<usize, usize> {
                 ..
             }
             | EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::EmptyGroupDeleted { group }),
+                ..
+            }
+            | EventKind::Coordinator {
                 event: CoordinatorEvent::GroupStateChanged { group, .. },
                 ..
             } => Some((idx, group.as_str(), e.at_ms)),

@@ -19,8 +19,8 @@
 //!   assignment gives another member a partition a static member of that generation, which had
 //!   not joined it, reports owning.
 //! - `removed-classic-member-rejoins`: a consumer group that removes a classic member (its
-//!   session expired while it was cut off) re-creates it when it rejoins under the same member
-//!   id (Kafka's classic join to a consumer group creates an unknown member id it is given). The
+//!   session expired while it was cut off), or was upgraded from a classic group that removed
+//!   it so, re-creates it when it rejoins under the same member id (Kafka's classic join to a consumer group creates an unknown member id it is given). The
 //!   client hears no UNKNOWN_MEMBER_ID, so a cooperative member still owns the partitions its
 //!   removal released, which others may hold by now, and its commits on revoking them are
 //!   accepted under its new member epoch. The history shows it: a classic member joins a
@@ -30,13 +30,15 @@
 //! generation was gone (a member that keeps partitions then is at fault, not Kafka). For each
 //! partition the effect lasts until the member gives the partition up (or stops) and, when the
 //! member committed the partition meanwhile, until the partition's committed offset is back at
-//! or past the highest of those commits (the new owner, started below them, commits lower
-//! offsets until then).
+//! or past the highest offset committed on it before those commits, or of the commits
+//! themselves: what they moved it back from (the new owner, started below, recommits records
+//! until then).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_history::{
-    ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent, WorldEvent,
+    ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent, RemovalReason,
+    WorldEvent,
 };
 use groupsim_wire::TopicPartition;
 
@@ -124,8 +126,12 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
     // generation starts a generation number again).
     let mut joined: BTreeMap<String, (i32, usize)> = BTreeMap::new();
     let mut statics: BTreeSet<String> = BTreeSet::new();
-    // Member ids a consumer group removed (their classic clients may rejoin under them).
+    // Member ids a consumer group removed, or a classic group removed on a session timeout
+    // before an upgrade (their classic clients may rejoin a consumer group under them).
     let mut removed: BTreeSet<String> = BTreeSet::new();
+    // The highest offset accepted on each partition so far: what a member's commits on a taken
+    // partition move the committed offset back from.
+    let mut high: BTreeMap<TopicPartition, i64> = BTreeMap::new();
     let mut generation_members: BTreeMap<i32, (usize, Vec<String>)> = BTreeMap::new();
     let mut windows = Vec::new();
     let close = |windows: &mut Vec<Window>, tp: TopicPartition, o: Open, to: usize| {
@@ -189,6 +195,19 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
             } => {
                 removed.insert(member_id.clone());
             }
+            // A classic group's expiry: a consumer group the group is upgraded to later keeps no
+            // memory of it, and re-creates the id if its client rejoins under it.
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::MemberRemoved {
+                        member_id,
+                        reason: RemovalReason::SessionTimeout,
+                        ..
+                    },
+                ..
+            } => {
+                removed.insert(member_id.clone());
+            }
             // A consumer group re-creates a classic member that rejoins under the id it was
             // removed with: whatever that member still holds was released at the removal.
             EventKind::Coordinator {
@@ -237,9 +256,15 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 event: CoordinatorEvent::OffsetCommitAccepted { member_id, partition, offset, .. },
                 ..
             } => {
+                let before = high.get(partition).copied();
+                let top = before.map_or(*offset, |h| h.max(*offset));
+                high.insert(partition.clone(), top);
                 let Some(o) = open.get_mut(partition) else { continue };
                 if &o.member_id == member_id && o.released.is_none() {
-                    o.reach = Some(o.reach.map_or(*offset, |r| r.max(*offset)));
+                    // The damage lasts until the committed offset is back where the member's
+                    // commits moved it back from (as for a late request).
+                    let back_from = before.map_or(*offset, |h| h.max(*offset));
+                    o.reach = Some(o.reach.map_or(back_from, |r| r.max(back_from)));
                 } else if o.released.is_some() && o.reach.is_none_or(|r| *offset >= r) {
                     if let Some(o) = open.remove(partition) {
                         close(&mut windows, partition.clone(), o, idx);

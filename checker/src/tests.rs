@@ -763,3 +763,68 @@ fn a_reset_on_an_answer_about_an_earlier_generation_is_a_stale_reset() {
         "proved by the reset event (three run-end events follow)"
     );
 }
+
+/// A static group where `a` (instance i0) leads generation 1 with `assign`, t grows to three
+/// partitions, and a2 takes i0 over in Stable generation 1 as its leader with SkipAssignment
+/// (KIP-814): it joins generation 1 as leader and assigns nothing.
+fn static_leader_replaced_after_growth(assign: &[(&str, &str, &[i32])]) -> crate::Verdict {
+    let mut h = H::new(2);
+    h.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "a".into(),
+        group_instance_id: Some("i0".into()),
+        client_id: "m0".into(),
+    });
+    h.started("m0").started("m1");
+    h.generation(1, assign);
+    h.produced(0, 10).produced(1, 10);
+    h.world(WorldEvent::PartitionsAdded { topic: "t".into(), partitions: 3 });
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_history::RemovalReason::Fenced,
+    });
+    h.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "a2".into(),
+        group_instance_id: Some("i0".into()),
+        client_id: "m0".into(),
+    });
+    h.member(
+        "m0",
+        MemberEvent::Joined {
+            member_id: "a2".into(),
+            generation: 1,
+            leader: "a2".into(),
+            protocol: "range".into(),
+            is_leader: true,
+        },
+    );
+    for (name, id, parts) in assign {
+        let id = if *id == "a" { "a2" } else { id };
+        for p in *parts {
+            h.processed(name, id, 1, *p, 0, 9).commit(id, 1, *p, 10);
+        }
+    }
+    check(&h.finish(&[(0, 10), (1, 10), (2, 0)]))
+}
+
+/// mixed_protocol_swarm seeds 3569, 3996 and 4628: a partition added after the generation's
+/// assignment, while its leader's process stopped before it rejoined, stays unassigned when the
+/// leader's replacement is told to skip the assignment: the named hazard.
+#[test]
+fn a_partition_added_before_a_static_leader_skipped_the_assignment_is_the_hazard() {
+    let v = static_leader_replaced_after_growth(&[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("t-2 unassigned is shown as a hazard");
+    assert_eq!(e.hazard, crate::Hazard::StaticLeaderSkipsNewPartitions);
+    assert!(e.anomaly.message.contains("t-2 is unassigned"), "{:?}", e.anomaly);
+}
+
+/// The hazard covers grown partitions only: a partition the generation's assignment lacks from
+/// the start is the assignor's fault, whoever leads.
+#[test]
+fn an_original_partition_missing_from_the_assignment_is_still_stuck() {
+    let v = static_leader_replaced_after_growth(&[("m0", "a", &[0]), ("m1", "b", &[])]);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
+}

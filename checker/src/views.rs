@@ -46,6 +46,10 @@ pub(super) struct GroupView {
     /// The unload (event index) that lost a downgrade's rebalance, while the generation the
     /// downgrade wrote lasts: the `lost-downgrade-rebalance` hazard.
     pub(super) lost_rebalance: Option<usize>,
+    /// The generation a downgrade wrote (starting a rebalance), while no later generation has
+    /// been stored: a generation formed in memory and lost before its SyncGroup stored it
+    /// leaves this one for the next coordinator to load.
+    pub(super) downgrade_written: Option<i32>,
     /// The protocol of a non-empty group its coordinator loaded from the offsets log, and the
     /// load (event index), until a generation starts: until then the group's members support
     /// only that protocol.
@@ -53,6 +57,10 @@ pub(super) struct GroupView {
     /// Static replacements within a generation: new member id -> (the fenced member id whose
     /// place and assignment it took, when).
     pub(super) took_over: BTreeMap<String, (String, Millis)>,
+    /// A replaced static leader that joined the current generation without assigning it
+    /// (KIP-814's SkipAssignment): its join (event index) and the partitions added to the
+    /// topics before it that the generation's assignment lacks, until the next generation.
+    pub(super) skip_leader: Option<(usize, BTreeSet<TopicPartition>)>,
 }
 
 impl GroupView {
@@ -155,6 +163,11 @@ impl GroupView {
         self.downgrade_rebalance = None;
         self.lost_rebalance = None;
         self.loaded_protocol = None;
+        self.skip_leader = None;
+        if members.is_empty() {
+            // Kafka writes an Empty generation.
+            self.downgrade_written = None;
+        }
         for m in std::mem::take(&mut self.members) {
             self.close(&m, at, idx);
         }
@@ -346,6 +359,8 @@ pub(super) struct Views {
     /// only, by group id: the growth (event index) and those partitions, until a target
     /// assignment covers them (the `classic-members-miss-new-partitions` hazard).
     pub(super) unseen_growth: BTreeMap<String, (usize, BTreeSet<TopicPartition>)>,
+    /// Every partition a topic grew by during the run.
+    pub(super) grown: BTreeSet<TopicPartition>,
     /// The time of the last event read.
     pub(super) end_ms: Millis,
 }
@@ -517,6 +532,7 @@ impl Views {
                     let entry = self.unseen_growth.entry(g).or_insert((idx, BTreeSet::new()));
                     entry.1.extend(added.iter().cloned());
                 }
+                self.grown.extend(added);
                 self.topics.insert(topic.clone(), *partitions);
                 for p in 0..*partitions {
                     self.partitions.entry(TopicPartition::new(topic.clone(), p)).or_default();
@@ -550,7 +566,22 @@ impl Views {
         metrics: &mut Metrics,
     ) {
         match event {
-            MemberEvent::Joined { member_id, generation, .. } => {
+            MemberEvent::Joined { member_id, generation, is_leader, .. } => {
+                // A static replacement joined as leader of the generation it took its place in
+                // (KIP-814): it assigns nothing and watches the counts from now on.
+                let grown: BTreeSet<TopicPartition> = self.grown.clone();
+                for g in self.groups.values_mut() {
+                    let Some(owners) = g.owners.get(generation) else { continue };
+                    if !*is_leader || g.generation != *generation {
+                        continue;
+                    }
+                    if !g.took_over.contains_key(member_id) {
+                        continue;
+                    }
+                    let missing: BTreeSet<TopicPartition> =
+                        grown.iter().filter(|tp| !owners.contains_key(*tp)).cloned().collect();
+                    g.skip_leader = Some((idx, missing));
+                }
                 let key = (member_id.clone(), *generation);
                 if let Some((started, by)) = self.started_with.remove(&key) {
                     self.contacted(member_id, started, by);
@@ -569,6 +600,15 @@ impl Views {
                 for tp in partitions {
                     let key = (member_id.clone(), tp.clone());
                     if !self.tenure_now.contains_key(&key) {
+                        // Generations only grow within one membership: entries of this id at
+                        // this generation or above come from an earlier one (a KIP-848 member
+                        // fenced keeps its id, and a recreated group counts epochs from 1).
+                        self.tenure_of.retain(|(m, g, t), _| {
+                            !(m == member_id && t == tp && *g >= *generation)
+                        });
+                        self.sent_in_tenure.retain(|(m, g, t, _), _| {
+                            !(m == member_id && t == tp && *g >= *generation)
+                        });
                         self.tenure_now.insert(key.clone(), idx);
                         self.tenures.entry(key).or_default().push((idx, at, None));
                     }
@@ -822,7 +862,9 @@ impl Views {
                         owners.entry(tp.clone()).or_insert_with(|| (a.member_id.clone(), idx));
                     }
                 }
-                self.groups.entry(group.clone()).or_default().owners.insert(*generation, owners);
+                let g = self.groups.entry(group.clone()).or_default();
+                g.owners.insert(*generation, owners);
+                g.downgrade_written = None;
             }
             CoordinatorEvent::OffsetCommitAccepted {
                 group, member_id, validated_at_ms, ..
@@ -854,9 +896,15 @@ impl Views {
                 let stored = assignments.iter().map(|a| (&a.member_id, &a.partitions));
                 // A load while a downgrade's rebalance is pending (its unload may be recorded
                 // after it) loses that rebalance too.
-                let lost = g.lost_rebalance.or(g.downgrade_rebalance.map(|_| idx));
+                // So does a load of the generation a downgrade wrote, with nothing stored since:
+                // the rebalances after it were lost with their coordinators.
+                let written = g.downgrade_written.filter(|w| w == generation).map(|_| idx);
+                let lost = g.lost_rebalance.or(g.downgrade_rebalance.map(|_| idx)).or(written);
                 g.take_over(at, idx, broker, *state, *generation, members, stored);
                 g.lost_rebalance = lost;
+                if g.downgrade_written != Some(*generation) {
+                    g.downgrade_written = None;
+                }
                 g.loaded_protocol = match protocol {
                     Some(p) if !members.is_empty() => Some((p.clone(), idx)),
                     _ => None,

@@ -150,6 +150,10 @@ pub enum ConsumerGroupEvent {
     /// `protocol` (not the consumer protocol type), `size` (above group.consumer.max.size) or
     /// `malformed` (an embedded assignment or subscription that does not parse).
     UpgradeRefused { group: String, member_id: String, reason: String },
+    /// A classic JoinGroup found consumer group `group` empty and deleted it (Kafka's
+    /// maybeDeleteEmptyConsumerGroup), whatever the join's answer: a classic group may take the
+    /// id, or none (a join naming a member id is answered UNKNOWN_MEMBER_ID).
+    EmptyGroupDeleted { group: String },
 }
 
 impl ConsumerGroupEvent {
@@ -167,7 +171,8 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::GroupLoaded { group, .. }
             | ConsumerGroupEvent::GroupUpgraded { group, .. }
             | ConsumerGroupEvent::GroupDowngraded { group, .. }
-            | ConsumerGroupEvent::UpgradeRefused { group, .. } => group,
+            | ConsumerGroupEvent::UpgradeRefused { group, .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { group } => group,
         }
     }
 }

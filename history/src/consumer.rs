@@ -141,6 +141,8 @@ pub enum ConsumerGroupEvent {
     /// A classic group was not converted for a joining consumer-protocol member, which was
     /// answered GROUP_ID_NOT_FOUND (`reason`: policy, protocol, size or malformed).
     UpgradeRefused { group: String, member_id: String, reason: String },
+    /// A classic JoinGroup found the consumer group empty and deleted it.
+    EmptyGroupDeleted { group: String },
 }
 
 impl ConsumerGroupEvent {
@@ -158,7 +160,8 @@ impl ConsumerGroupEvent {
             | ConsumerGroupEvent::GroupLoaded { group, .. }
             | ConsumerGroupEvent::GroupUpgraded { group, .. }
             | ConsumerGroupEvent::GroupDowngraded { group, .. }
-            | ConsumerGroupEvent::UpgradeRefused { group, .. } => group,
+            | ConsumerGroupEvent::UpgradeRefused { group, .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { group } => group,
         }
     }
 }

@@ -13,7 +13,7 @@ use groupsim::bugs;
 use groupsim::live::check_broker::plan::Fault;
 use groupsim::live::check_broker::{run_seed, CheckBrokerError, RunConfig};
 use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
-use groupsim_checker::broker::BrokerRule;
+use groupsim_checker::broker::{BrokerRule, Entry, Mark};
 use groupsim_member::GroupProtocol;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -51,6 +51,7 @@ fn config(cluster: &Cluster, seed: u64, protocol: GroupProtocol, topic: &str) ->
         topic: Some(topic.into()),
         fault_ms: 6_000,
         heal_ms: 30_000,
+        restart_cmd: None,
     }
 }
 
@@ -104,6 +105,45 @@ fn check_broker_finds_serve_clean_through_static_replacements() {
     }
 }
 
+/// `--restart-cmd`: the command runs at each restart the seed draws, during the faults, and the
+/// log marks each start. `serve` runs in-process here, so the command only records that it ran.
+#[test]
+fn the_restart_command_runs_at_each_drawn_restart() {
+    let _one = one_at_a_time();
+    let cluster = cluster(1, None);
+    let dir = std::env::temp_dir().join(format!("groupsim-restart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ran = dir.join("ran");
+    let mut config = config(&cluster, 0, GroupProtocol::Classic, "orders");
+    config.restart_cmd = Some(format!("echo restart >> '{}'", ran.display()));
+    let report = run_seed(&config).unwrap();
+    assert!(!report.plan.restarts.is_empty(), "a restart is drawn when a command is given");
+    assert!(report.plan.restarts.iter().all(|at| *at < report.plan.fault_ms));
+    let lines = std::fs::read_to_string(&ran).unwrap().lines().count();
+    assert_eq!(lines, report.plan.restarts.len(), "the command ran once per restart");
+    let marks = report
+        .log
+        .entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Mark { mark: Mark::RestartStarted, .. }))
+        .count();
+    assert_eq!(marks, report.plan.restarts.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A restart command that fails stops the run with an error naming it, not a verdict.
+#[test]
+fn a_failing_restart_command_is_a_named_error() {
+    let _one = one_at_a_time();
+    let cluster = cluster(1, None);
+    let mut config = config(&cluster, 0, GroupProtocol::Classic, "orders");
+    config.fault_ms = 2_000;
+    config.restart_cmd = Some("echo no such broker >&2; exit 3".into());
+    let error = run_seed(&config).expect_err("the restart failed");
+    assert!(matches!(error, CheckBrokerError::RestartFailed { .. }), "{error}");
+    assert!(error.to_string().contains("no such broker"), "{error}");
+}
+
 /// `coordinator-assigns-unreleased-partitions` hands a partition to its new owner while the
 /// previous owner still holds it; the members' own heartbeats prove it.
 #[test]
@@ -148,6 +188,7 @@ fn error_of(bootstrap: String) -> CheckBrokerError {
         topic: None,
         fault_ms: 1_000,
         heal_ms: 1_000,
+        restart_cmd: None,
     };
     let started = Instant::now();
     let error = run_seed(&config).expect_err("this broker is refused");

@@ -246,3 +246,98 @@ fn a_replaced_static_leader_is_told_to_skip_the_assignment_and_keeps_watching_th
     }
     assert!(skipped, "seed 1234: a replaced static leader joined a generation already assigned");
 }
+
+/// Regression: mixed_protocol_swarm seeds 3193 and 5368 reported `unowned-commit`,
+/// `offset-regression` and `duplicate-commit` from the `removed-classic-member-rejoins` hazard
+/// (a consumer group re-creates a classic member that rejoins under the id it was removed
+/// with, and accepts its revoke commits under the new member epoch), which the checker named
+/// too narrowly. In 3193 the removal was the classic group's own session expiry before the
+/// group was upgraded (the consumer group keeps no memory of it); in 5368 the hazard's window
+/// closed at the first commit reaching the member's own offset, though the damage lasts until
+/// the committed offset is back where the member's commit moved it back from.
+#[test]
+fn a_removed_classic_member_rejoining_is_the_named_hazard_until_the_offset_recovers() {
+    for seed in [3193, 5368] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named =
+            r.verdict.hazards.iter().any(|e| e.hazard == Hazard::RemovedClassicMemberRejoins);
+        assert!(named, "seed {seed}: the hazard explains it: {:?}", r.verdict.hazards);
+    }
+}
+
+/// Regression: mixed_protocol_swarm seed 5615 reported `uncovered-commit` for a
+/// consumer-protocol member that processed every record it committed. Its group emptied, gave
+/// way to a classic group, and was created again by a consumer heartbeat, so member epochs
+/// counted from 1 again; the member, fenced, rejoined under the same member id (the Java
+/// consumer keeps its id across a fence) and reached epoch 6 a second time. The checker filed
+/// its records at epoch 6 under its first membership's tenure of the partition. A new tenure now
+/// drops the id's entries at its generation and above.
+#[test]
+fn a_member_whose_epochs_repeat_after_its_group_was_recreated_is_judged_by_its_tenure() {
+    let r = run(5615);
+    assert!(r.verdict.is_ok(), "seed 5615: {}", r.failure_report());
+}
+
+/// Regression: mixed_protocol_swarm seeds 2840, 3472, 4923 and 5087 reported `member-gave-up`:
+/// a consumer-protocol member, removed from its consumer group while cut off, stopped on
+/// GROUP_ID_NOT_FOUND when it came back. Every member had been removed and a classic member's
+/// JoinGroup found the consumer group empty: Kafka deletes an empty consumer group there
+/// (maybeDeleteEmptyConsumerGroup), whatever the join is answered (MEMBER_ID_REQUIRED, or
+/// UNKNOWN_MEMBER_ID and no group at all), and a heartbeat above epoch 0 for a missing or
+/// classic group is GROUP_ID_NOT_FOUND, fatal to the Java consumer and librdkafka. The deletion
+/// left no trace in the history until the coordinator recorded it (`EmptyGroupDeleted`); the
+/// checker now takes it for the `downgrade-strands-member` hazard's sign.
+#[test]
+fn a_member_stranded_by_an_empty_group_deleted_for_a_classic_join_is_the_named_hazard() {
+    for seed in [2840, 3472, 4923, 5087] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let deleted = r.history.events().iter().any(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(
+                        ConsumerGroupEvent::EmptyGroupDeleted { .. }
+                    ),
+                    ..
+                }
+            )
+        });
+        assert!(deleted, "seed {seed}: the coordinator deleted the empty consumer group");
+        let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::DowngradeStrandsMember);
+        assert!(named, "seed {seed}: the hazard explains the stop: {:?}", r.verdict.hazards);
+    }
+}
+
+/// Regression: mixed_protocol_swarm seed 2430 reported `stuck`. The group was downgraded, the
+/// downgrade's rebalance was lost with its coordinator and the next one loaded the written
+/// generation (the `lost-downgrade-rebalance` hazard); a JoinGroup there formed a generation
+/// whose leader left before its SyncGroup, so it was never stored, and the coordinator moved
+/// again: the next one loaded the downgrade's generation once more, and static replacements
+/// kept it without a rebalance. The checker had disarmed the hazard when the lost generation
+/// began; a load of the generation a downgrade wrote, nothing stored since, arms it again.
+#[test]
+fn a_second_load_of_a_downgrades_generation_is_the_lost_rebalance_hazard() {
+    let r = run(2430);
+    assert!(r.verdict.is_ok(), "seed 2430: {}", r.failure_report());
+    let named = r.verdict.hazards.iter().any(|e| e.hazard == Hazard::LostDowngradeRebalance);
+    assert!(named, "the hazard explains the stuck group: {:?}", r.verdict.hazards);
+}
+
+/// Regression: mixed_protocol_swarm seeds 3569, 3996 and 4628 reported `stuck`: partitions added
+/// to a topic stayed unassigned. The leader of a Stable classic generation (the only member that
+/// watches partition counts) stopped before its rejoin reached the coordinator; its new process
+/// took the instance over, was answered leader with SkipAssignment (KIP-814), and snapshotted
+/// the partition counts as they already were, so nothing ever rebalanced. Kafka and the Java
+/// consumer do the same: the `static-leader-skips-new-partitions` hazard.
+#[test]
+fn partitions_added_before_a_static_leader_skipped_the_assignment_are_the_named_hazard() {
+    for seed in [3569, 3996, 4628] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named =
+            r.verdict.hazards.iter().any(|e| e.hazard == Hazard::StaticLeaderSkipsNewPartitions);
+        assert!(named, "seed {seed}: the hazard explains it: {:?}", r.verdict.hazards);
+    }
+}

@@ -246,6 +246,7 @@ impl IntoHistory for ConsumerGroupEvent {
             C::UpgradeRefused { group, member_id, reason } => {
                 H::UpgradeRefused { group, member_id, reason }
             }
+            C::EmptyGroupDeleted { group } => H::EmptyGroupDeleted { group },
         }
     }
 }

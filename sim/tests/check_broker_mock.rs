@@ -93,6 +93,7 @@ fn run(mock: &Mock, seed: u64, protocol: GroupProtocol, heal_ms: u64) -> SeedRep
         topic: Some("orders".into()),
         fault_ms: 4_000,
         heal_ms,
+        restart_cmd: None,
     };
     run_seed(&config).expect("the run reaches a verdict")
 }

@@ -43,6 +43,8 @@ pub enum Mark {
     Started(String),
     /// A member incarnation stopped (crashed, left, or the run ended).
     Stopped(String),
+    /// The user's broker-restart command (`--restart-cmd`) was started.
+    RestartStarted,
     /// Every fault was lifted: from here the group must converge.
     Heal,
     /// The run ended: the convergence rule judges the group as it stood then.

@@ -26,7 +26,7 @@ use crate::consumer_group::classic_join::ClassicJoinInput;
 use crate::consumer_group::{ClassicProtocol, HeartbeatContext};
 use crate::coordinator::{generate_member_id, AppendDone};
 use crate::offsets_log::OffsetsRecord;
-use crate::{probes, GroupCoordinator, Millis, RequestId};
+use crate::{probes, ConsumerGroupEvent, CoordinatorEvent, GroupCoordinator, Millis, RequestId};
 
 fn refused(api: &str, e: ResponseError) -> ResponseError {
     probes::CLASSIC_IN_CONSUMER_ERROR.hit_as(format_args!("{api}/{}", crate::error_name(e.code())));
@@ -40,6 +40,9 @@ impl GroupCoordinator {
         match self.consumer_groups.get(group) {
             Some(g) if g.is_empty() && join => {
                 self.consumer_groups.remove(group);
+                self.fx.event(CoordinatorEvent::ConsumerGroup(
+                    ConsumerGroupEvent::EmptyGroupDeleted { group: group.to_string() },
+                ));
                 false
             }
             Some(_) => true,

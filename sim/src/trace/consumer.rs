@@ -232,6 +232,9 @@ impl ConsumerTrace {
                  GROUP_ID_NOT_FOUND",
                 self.id(member_id)
             )],
+            ConsumerGroupEvent::EmptyGroupDeleted { group } => {
+                vec![format!("{b} deletes empty consumer group {group} for a classic JoinGroup")]
+            }
         }
     }
 

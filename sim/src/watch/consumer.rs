@@ -108,7 +108,8 @@ impl ConsumerWatch {
             ConsumerGroupEvent::GroupEpochBumped { .. }
             | ConsumerGroupEvent::MemberEpochChanged { .. }
             | ConsumerGroupEvent::PartitionsReleased { .. }
-            | ConsumerGroupEvent::UpgradeRefused { .. } => {}
+            | ConsumerGroupEvent::UpgradeRefused { .. }
+            | ConsumerGroupEvent::EmptyGroupDeleted { .. } => {}
         }
     }
 }

@@ -28,6 +28,9 @@ pub enum CheckBrokerError {
     /// A request of the harness's own (Metadata, CreateTopics, Produce) failed.
     #[error("broker {addr}: {what} failed: {reason}")]
     Request { addr: String, what: String, reason: String },
+    /// The broker-restart command (`--restart-cmd`) failed, or ran past its time.
+    #[error("the broker-restart command {command:?} failed: {reason}")]
+    RestartFailed { command: String, reason: String },
     /// The local proxy could not listen.
     #[error("cannot start the local proxy: {0}")]
     Proxy(#[source] std::io::Error),

@@ -65,6 +65,11 @@ pub struct CheckBrokerArgs {
     /// The most seconds the group may take to converge after the heal.
     #[arg(long, default_value_t = 40)]
     pub heal_secs: u64,
+    /// A shell command (`sh -c`) that restarts the broker, e.g. `docker restart kafka`: each
+    /// seed then runs it once or twice during the faults, at instants the seed draws, and waits
+    /// for it (at most 120 s) before the heal. Without it, no broker restart is drawn.
+    #[arg(long, value_name = "COMMAND")]
+    pub restart_cmd: Option<String>,
 }
 
 impl CheckBrokerArgs {
@@ -80,6 +85,9 @@ impl CheckBrokerArgs {
         );
         if let Some(t) = &self.topic {
             s.push_str(&format!(" --topic {t}"));
+        }
+        if let Some(c) = &self.restart_cmd {
+            s.push_str(&format!(" --restart-cmd '{}'", c.replace('\'', "'\\''")));
         }
         s
     }
@@ -145,6 +153,7 @@ pub fn campaign(
                 topic: args.topic.clone(),
                 fault_ms: args.duration * 1000,
                 heal_ms: args.heal_secs * 1000,
+                restart_cmd: args.restart_cmd.clone(),
             };
             let report = run_seed(&config)?;
             out(format!("{}", report.plan).trim_end().to_string());

@@ -127,6 +127,8 @@ pub struct Plan {
     pub faults: Vec<(Millis, Fault)>,
     /// How long faults go on.
     pub fault_ms: Millis,
+    /// When the broker-restart command runs (empty without `--restart-cmd`).
+    pub restarts: Vec<Millis>,
 }
 
 /// Draws seed `seed`'s plan for members of `protocol`, with `fault_ms` of faults.
@@ -168,7 +170,23 @@ pub fn draw(seed: u64, protocol: GroupProtocol, fault_ms: Millis) -> Plan {
         records_per_round,
         faults,
         fault_ms,
+        restarts: Vec::new(),
     }
+}
+
+/// When seed `seed` runs the broker-restart command: once or twice, inside the fault phase's
+/// middle three fifths (the group has formed, and has time to recover before the heal). Drawn
+/// from a stream of their own, so the rest of the plan is the same with or without them.
+pub fn restarts(seed: u64, fault_ms: Millis) -> Vec<Millis> {
+    if fault_ms == 0 {
+        return Vec::new();
+    }
+    let mut rng = rng::stream(seed, Stream::Triggers);
+    let n = rng.random_range(1..=2);
+    let mut at: Vec<Millis> =
+        (0..n).map(|_| rng.random_range(fault_ms / 5..=fault_ms * 4 / 5)).collect();
+    at.sort();
+    at
 }
 
 /// Whether the profile's client can be a static member as the harness runs it: the Java
@@ -264,6 +282,9 @@ impl fmt::Display for Plan {
         for (at, fault) in &self.faults {
             writeln!(f, "    t+{at} ms: {fault}")?;
         }
+        for at in &self.restarts {
+            writeln!(f, "    t+{at} ms: broker_restart (--restart-cmd)")?;
+        }
         Ok(())
     }
 }
@@ -300,6 +321,19 @@ mod tests {
         }
         assert!(!static_capable(ClientProfile::KafkaGo));
         assert!(static_capable(ClientProfile::JavaCooperative));
+    }
+
+    /// Restarts come once or twice, inside the fault phase, and leave the rest of the plan as
+    /// it was (they have a stream of their own).
+    #[test]
+    fn broker_restarts_fall_inside_the_fault_phase() {
+        for seed in 0..50 {
+            let at = restarts(seed, 20_000);
+            assert!((1..=2).contains(&at.len()), "seed {seed}: {at:?}");
+            assert!(at.iter().all(|t| (4_000..=16_000).contains(t)), "seed {seed}: {at:?}");
+            assert!(at.windows(2).all(|w| w[0] <= w[1]));
+        }
+        assert!(restarts(3, 0).is_empty());
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct RunConfig {
     pub fault_ms: Millis,
     /// The most the group may take to converge after the heal.
     pub heal_ms: Millis,
+    /// A shell command that restarts the broker, run at the instants the seed draws.
+    pub restart_cmd: Option<String>,
 }
 
 /// The outcome of one run.
@@ -87,7 +89,10 @@ pub fn run_seed(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
 }
 
 async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
-    let plan = plan::draw(config.seed, config.protocol, config.fault_ms);
+    let mut plan = plan::draw(config.seed, config.protocol, config.fault_ms);
+    if config.restart_cmd.is_some() {
+        plan.restarts = plan::restarts(config.seed, config.fault_ms);
+    }
     let mut admin = Admin::connect(&config.bootstrap).await?;
     let offered = admin.offered()?;
     let (wanted, missing) = match config.protocol {
@@ -184,8 +189,14 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
         commands.push(tx);
     }
 
-    // Faults, then the heal.
+    // Faults and broker restarts, then the heal.
+    let mut restarts = plan.restarts.iter().copied().peekable();
+    let mut running = Vec::new();
     for (at, fault) in &plan.faults {
+        while let Some(r) = restarts.next_if(|r| r <= at) {
+            sleep_until(&shared, r).await;
+            running.push(restart(&shared, config.restart_cmd.as_deref()));
+        }
         sleep_until(&shared, *at).await;
         tracing::info!(at_ms = shared.now(), %fault, "fault");
         let link = &links[fault.member()];
@@ -217,7 +228,14 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
             }
         }
     }
+    for r in restarts {
+        sleep_until(&shared, r).await;
+        running.push(restart(&shared, config.restart_cmd.as_deref()));
+    }
     sleep_until(&shared, plan.fault_ms).await;
+    for run in running {
+        finish_restart(run, config.restart_cmd.as_deref().unwrap_or_default()).await?;
+    }
     for link in &links {
         link.heal();
     }
@@ -239,6 +257,49 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
     let log = shared.tap.replace(empty).finish();
     let anomalies = broker::check(&log);
     Ok(SeedReport { plan, topic, group, converged_after_ms, log, anomalies })
+}
+
+/// How long the broker-restart command may run.
+const RESTART_LIMIT: Duration = Duration::from_secs(120);
+
+/// Starts the broker-restart command on a blocking thread (a real broker's restart takes
+/// seconds; the schedule goes on meanwhile) and marks it in the log.
+fn restart(
+    shared: &Shared,
+    command: Option<&str>,
+) -> tokio::task::JoinHandle<std::io::Result<std::process::Output>> {
+    let command = command.unwrap_or_default().to_string();
+    tracing::info!(at_ms = shared.now(), %command, "broker restart");
+    shared.mark(Mark::RestartStarted);
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .stdin(std::process::Stdio::null())
+            .output()
+    })
+}
+
+/// Waits for a restart command started by [`restart`]; a named error when it failed or ran
+/// past [`RESTART_LIMIT`].
+async fn finish_restart(
+    run: tokio::task::JoinHandle<std::io::Result<std::process::Output>>,
+    command: &str,
+) -> Result<(), CheckBrokerError> {
+    let failed =
+        |reason: String| CheckBrokerError::RestartFailed { command: command.into(), reason };
+    let output = match tokio::time::timeout(RESTART_LIMIT, run).await {
+        Err(_) => return Err(failed(format!("still running after {}s", RESTART_LIMIT.as_secs()))),
+        Ok(Err(e)) => return Err(failed(e.to_string())),
+        Ok(Ok(Err(e))) => return Err(failed(format!("cannot run sh: {e}"))),
+        Ok(Ok(Ok(output))) => output,
+    };
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail = stderr.trim().lines().last().unwrap_or("").to_string();
+        return Err(failed(format!("{} {tail}", output.status)));
+    }
+    Ok(())
 }
 
 fn protocol_name(p: GroupProtocol) -> &'static str {

@@ -92,6 +92,9 @@ impl Builder {
             ConsumerGroupEvent::UpgradeRefused { reason, .. } => {
                 self.item(at, Some(group), What::Text(format!("upgrade refused ({reason})")));
             }
+            ConsumerGroupEvent::EmptyGroupDeleted { .. } => {
+                self.item(at, Some(group), What::Text("empty group deleted (classic join)".into()));
+            }
             ConsumerGroupEvent::PartitionsAssigned { .. }
             | ConsumerGroupEvent::PartitionsRevoking { .. }
             | ConsumerGroupEvent::PartitionsReleased { .. } => {}
