@@ -187,7 +187,12 @@ pub fn decode_response_prefix(
     let mut buf = frame;
     let header = guarded(|| ResponseHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
-    let length = shape::response_length(api_key, version, &buf).map_err(malformed)?;
+    // An API without a layout (CreateTopics, which only check-broker sends) is read whole.
+    let length = if shape::has_response_layout(api_key) {
+        shape::response_length(api_key, version, &buf).map_err(malformed)?
+    } else {
+        buf.len()
+    };
     let trailing = buf.len() - length;
     let mut body = buf.split_to(length);
     let response =
@@ -214,7 +219,7 @@ fn guarded<T, E: Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String>
     }
 }
 
-/// The API of a request, for the kinds this layer knows (the APIs we serve).
+/// The API of a request, for the kinds this layer knows (the APIs we serve, and CreateTopics).
 pub fn request_api_key(request: &RequestKind) -> Option<ApiKey> {
     Some(match request {
         RequestKind::Fetch(_) => ApiKey::Fetch,
@@ -234,6 +239,8 @@ pub fn request_api_key(request: &RequestKind) -> Option<ApiKey> {
         RequestKind::InitProducerId(_) => ApiKey::InitProducerId,
         RequestKind::ConsumerGroupHeartbeat(_) => ApiKey::ConsumerGroupHeartbeat,
         RequestKind::ConsumerGroupDescribe(_) => ApiKey::ConsumerGroupDescribe,
+        // Sent by `check-broker` to make its topic; never served.
+        RequestKind::CreateTopics(_) => ApiKey::CreateTopics,
         _ => return None,
     })
 }
@@ -258,6 +265,7 @@ pub fn response_api_key(response: &ResponseKind) -> Option<ApiKey> {
         ResponseKind::InitProducerId(_) => ApiKey::InitProducerId,
         ResponseKind::ConsumerGroupHeartbeat(_) => ApiKey::ConsumerGroupHeartbeat,
         ResponseKind::ConsumerGroupDescribe(_) => ApiKey::ConsumerGroupDescribe,
+        ResponseKind::CreateTopics(_) => ApiKey::CreateTopics,
         _ => return None,
     })
 }

@@ -195,3 +195,36 @@ fn bytes_after_a_response_are_malformed_strictly_and_counted_by_a_clients_read()
     let (_, _, none) = decode_response_prefix(frame, ApiKey::Metadata, 12).unwrap();
     assert_eq!(none, 0);
 }
+
+/// CreateTopics is never served, but `check-broker` sends it to make its topic: the request
+/// encodes and its answer decodes (read whole, having no layout here) at every version the
+/// library knows.
+#[test]
+fn create_topics_encodes_and_its_answer_decodes_for_check_broker() {
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+    use kafka_protocol::messages::{
+        CreateTopicsRequest, CreateTopicsResponse, RequestKind, TopicName,
+    };
+    use kafka_protocol::protocol::Message;
+    assert!(served_versions(ApiKey::CreateTopics).is_none(), "never served");
+    let range = CreateTopicsRequest::VERSIONS;
+    for version in range.min.max(2)..=range.max {
+        let topic = CreatableTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("orders")))
+            .with_num_partitions(4)
+            .with_replication_factor(-1);
+        let request =
+            RequestKind::CreateTopics(CreateTopicsRequest::default().with_topics(vec![topic]));
+        let frame = encode_request(&header(ApiKey::CreateTopics, version, 3), &request).unwrap();
+        assert!(frame.len() > 20, "v{version}");
+        let answer = ResponseKind::CreateTopics(CreateTopicsResponse::default().with_topics(vec![
+            CreatableTopicResult::default()
+                .with_name(TopicName(StrBytes::from_static_str("orders")))
+                .with_error_code(36),
+        ]));
+        let frame = encode_response(3, ApiKey::CreateTopics, version, &answer).unwrap();
+        let (id, decoded) = decode_response(frame, ApiKey::CreateTopics, version).unwrap();
+        assert_eq!((id, decoded), (3, answer), "v{version}");
+    }
+}

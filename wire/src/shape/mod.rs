@@ -36,6 +36,11 @@ pub(crate) fn check_response(api_key: ApiKey, version: i16, body: &[u8]) -> Resu
     check(shape, version, version >= flexible_from, body)
 }
 
+/// Whether responses of `api_key` have a layout here.
+pub(crate) fn has_response_layout(api_key: ApiKey) -> bool {
+    table::response_shape(api_key).is_some()
+}
+
 /// How many bytes of `body` a well-formed response of `api_key` at `version` takes, leaving
 /// any bytes after it unread.
 pub(crate) fn response_length(api_key: ApiKey, version: i16, body: &[u8]) -> Result<usize, String> {
