@@ -143,17 +143,51 @@ fn static_follower_rejoining_at_v9_hears_the_leader_and_no_skip() {
     assert!(resp.members.is_empty());
 }
 
+/// Kafka's updateStaticMemberThenRebalanceOrCompleteJoin stores the new process's protocols and
+/// rebalances a Stable group only if the protocol it would select changes: a new subscription
+/// under the same protocol (a cooperative member's owned partitions differ after a restart)
+/// keeps the generation.
 #[test]
-fn static_member_rejoining_with_changed_metadata_triggers_a_rebalance() {
+fn static_member_rejoining_with_new_metadata_under_the_same_protocol_keeps_the_generation() {
     let mut h = Harness::default();
-    let (ids, generation) = stable_static_group(&mut h, 2);
+    let (_, generation) = stable_static_group(&mut h, 2);
     let rejoin =
         h.send(5, static_join("i1", "").with_protocols(protocols(&[("range", "new-topics")])));
+    assert_eq!(h.join(rejoin).generation_id, generation, "no rebalance");
+    assert_eq!(h.state(), Some(GroupState::Stable));
+    assert_eq!(h.generations().len(), 1);
+}
+
+/// A replacement whose protocols change the group's selection (here every member would now
+/// vote roundrobin) starts a rebalance.
+#[test]
+fn static_member_rejoining_with_protocols_that_change_the_selection_triggers_a_rebalance() {
+    let mut h = Harness::default();
+    let joins: Vec<_> = (0..2)
+        .map(|i| {
+            let req = static_join(&format!("i{i}"), "")
+                .with_protocols(protocols(&[("range", "m"), ("roundrobin", "m")]));
+            h.send_from(&format!("c{i}"), 5, req)
+        })
+        .collect();
+    h.advance(0);
+    let ids: Vec<String> = joins.iter().map(|j| h.join(*j).member_id.to_string()).collect();
+    let generation = h.join(joins[0]).generation_id;
+    h.send(3, sync_req(&ids[0], generation, &[]).with_group_instance_id(Some(s("i0"))));
+    h.send(3, sync_req(&ids[1], generation, &[]).with_group_instance_id(Some(s("i1"))));
+    assert_eq!(h.state(), Some(GroupState::Stable));
+    // Only roundrobin now: the selection among common protocols becomes roundrobin.
+    let rejoin = h.send(5, static_join("i1", "").with_protocols(protocols(&[("roundrobin", "m")])));
     assert!(!h.answered(rejoin));
     assert_eq!(h.state(), Some(GroupState::PreparingRebalance));
-    let r0 = h.send(5, static_join("i0", &ids[0]));
+    let r0 = h.send(
+        5,
+        static_join("i0", &ids[0])
+            .with_protocols(protocols(&[("range", "m"), ("roundrobin", "m")])),
+    );
     assert_eq!(h.join(r0).generation_id, generation + 1);
     assert_eq!(h.join(rejoin).generation_id, generation + 1);
+    assert_eq!(h.join(rejoin).protocol_name.as_deref(), Some("roundrobin"));
 }
 
 /// The situation a correct client reaches ILLEGAL_GENERATION on OffsetCommit from: a static

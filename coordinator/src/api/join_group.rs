@@ -15,8 +15,8 @@
 //!   a long join, and a client retrying after a timeout does not leave orphans. Below v4 the
 //!   member is added at once.
 //! - A static member (group.instance.id, v5+) rejoining with an empty member id takes over its
-//!   instance: the old member id is fenced; in a Stable group with unchanged metadata no
-//!   rebalance happens. From v9 the replacement of the leader is told it leads, with the
+//!   instance: the old member id is fenced; in a Stable group whose selected protocol its
+//!   protocols do not change no rebalance happens. From v9 the replacement of the leader is told it leads, with the
 //!   members and SkipAssignment (KIP-814); older versions hear the old leader id.
 //! - A follower rejoining a Stable group with unchanged metadata just gets the current
 //!   generation back; the leader (which may have seen topic metadata change) or anyone with
@@ -310,14 +310,18 @@ fn join_static_member_takeover(
     fx: &mut Effects,
 ) {
     let old_leader = group.leader_id.clone().unwrap_or_default();
-    let matches = group.member(old_id).is_some_and(|m| m.matches(&p.protocols));
     group.replace_static_member(old_id, new_id, &p.client_id, now, fx);
     if let Some(m) = group.members.get_mut(new_id) {
         m.session_timeout_ms = p.session_timeout_ms;
         m.rebalance_timeout_ms = p.rebalance_timeout_ms;
     }
+    // Kafka (updateStaticMemberThenRebalanceOrCompleteJoin) stores the new protocols first, and
+    // a Stable group rebalances only if the protocol it would select changes: a new process's
+    // subscription (a cooperative member's owned partitions, say) may differ and still keep it.
+    group.update_protocols(new_id, p.protocols.clone());
+    let same_protocol = group.select_protocol() == group.protocol_name;
     match group.state {
-        GroupState::Stable if matches => {
+        GroupState::Stable if same_protocol => {
             // KIP-814 (KAFKA-13435): from v9 the answer names the leader as it now is, and a
             // replaced leader learns it leads, with the members, and that the assignment
             // stands. Older versions hear the old leader id, so a replaced leader takes
