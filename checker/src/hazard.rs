@@ -51,6 +51,9 @@ pub enum Hazard {
     /// A static leader's replacement, told to skip the assignment (KIP-814), snapshotted the
     /// partition counts as they were then: partitions added before it joined stay unassigned.
     StaticLeaderSkipsNewPartitions,
+    /// A cooperative generation revoked partitions from a member whose process was replaced
+    /// (static, no rebalance) before it rejoined: nobody starts the follow-up rebalance.
+    ReplacedMemberSkipsFollowUpRebalance,
 }
 
 impl Hazard {
@@ -68,6 +71,9 @@ impl Hazard {
             Hazard::RefusedUpgradeStopsMember => "refused-upgrade-stops-member",
             Hazard::ClassicMembersMissNewPartitions => "classic-members-miss-new-partitions",
             Hazard::StaticLeaderSkipsNewPartitions => "static-leader-skips-new-partitions",
+            Hazard::ReplacedMemberSkipsFollowUpRebalance => {
+                "replaced-member-skips-follow-up-rebalance"
+            }
         }
     }
 
@@ -139,6 +145,14 @@ impl Hazard {
             }
             Hazard::StaticLeaderSkipsNewPartitions => {
                 "Kafka answers a static member that takes the leader's instance over in a Stable                  classic group with the current generation and SkipAssignment (KIP-814), and the                  Java consumer then snapshots the partition counts it sees: partitions added                  after the generation's assignment, whose leader stopped before it rejoined,                  stay unassigned until the membership changes"
+            }
+            Hazard::ReplacedMemberSkipsFollowUpRebalance => {
+                "a cooperative rebalance gives the partitions a member must revoke to nobody, and \
+                 the member that revoked them rejoins to start the follow-up rebalance that hands \
+                 them out; when its process dies first and a new one takes its static instance \
+                 over, Kafka keeps the Stable group without a rebalance (the selected protocol is \
+                 unchanged), the new process owns nothing to revoke, and the partitions stay \
+                 unassigned until the membership changes"
             }
         }
     }

@@ -78,7 +78,7 @@ fn problems(views: &Views) -> (Problems, Excused) {
         if let Some(cg) = views.consumer_group(&group) {
             let mut group_problems = Problems::new();
             consumer_problems(views, &group, cg, &live, &mut group_problems);
-            excuse_orphans(views, None, &group, group_problems, &mut problems, &mut excused);
+            excuse_orphans(views, &[], &group, group_problems, &mut problems, &mut excused);
             continue;
         }
         let Some(g) = views.groups.get(&group) else {
@@ -141,8 +141,20 @@ fn problems(views: &Views) -> (Problems, Excused) {
                 partition_problems.into_iter().map(|p| (Hazard::LostDowngradeRebalance, cause, p)),
             ),
             None => {
-                let skip = g.skip_leader.as_ref();
-                excuse_orphans(views, skip, &group, partition_problems, &mut problems, &mut excused)
+                let mut classic = Vec::new();
+                if let Some(s) = &g.skip_leader {
+                    classic.push((Hazard::StaticLeaderSkipsNewPartitions, s.0, &s.1));
+                }
+                let revoked = revoked_by_replaced(g);
+                if let Some((cause, partitions)) = &revoked {
+                    classic.push((
+                        Hazard::ReplacedMemberSkipsFollowUpRebalance,
+                        *cause,
+                        partitions,
+                    ));
+                }
+                let found = partition_problems;
+                excuse_orphans(views, &classic, &group, found, &mut problems, &mut excused)
             }
         }
     }
@@ -154,11 +166,13 @@ fn problems(views: &Views) -> (Problems, Excused) {
 /// static member that takes its instance over bumps no group epoch, so nothing hands them out
 /// until the membership changes); those about partitions added while a consumer group held
 /// classic members only are `classic-members-miss-new-partitions`'; those about partitions
-/// added before a replaced static leader skipped the assignment (`skip_leader`) are
-/// `static-leader-skips-new-partitions`'; the rest are problems.
+/// added before a replaced static leader skipped the assignment are
+/// `static-leader-skips-new-partitions`', and those a cooperative generation revoked from a
+/// member replaced since are `replaced-member-skips-follow-up-rebalance`' (`classic`: hazard,
+/// cause, partitions); the rest are problems.
 fn excuse_orphans(
     views: &Views,
-    skip_leader: Option<&(usize, BTreeSet<TopicPartition>)>,
+    classic: &[(Hazard, usize, &BTreeSet<TopicPartition>)],
     group: &str,
     found: Problems,
     problems: &mut Problems,
@@ -167,17 +181,45 @@ fn excuse_orphans(
     let orphaned = views.orphaned.get(group).map(|o| (Hazard::StaticUpgradeOrphans, o));
     let unseen =
         views.unseen_growth.get(group).map(|o| (Hazard::ClassicMembersMissNewPartitions, o));
-    let skipped = skip_leader.map(|o| (Hazard::StaticLeaderSkipsNewPartitions, o));
+    let classic = classic.iter().map(|(h, cause, partitions)| (*h, *cause, *partitions));
+    let sources: Vec<(Hazard, usize, &BTreeSet<TopicPartition>)> = [orphaned, unseen]
+        .into_iter()
+        .flatten()
+        .map(|(h, (cause, partitions))| (h, *cause, partitions))
+        .chain(classic)
+        .collect();
     for p in found {
-        let hazard = [orphaned, unseen, skipped]
-            .into_iter()
-            .flatten()
-            .find(|(_, (_, partitions))| p.0.as_ref().is_some_and(|tp| partitions.contains(tp)));
+        let hazard = sources
+            .iter()
+            .find(|(_, _, partitions)| p.0.as_ref().is_some_and(|tp| partitions.contains(tp)));
         match hazard {
-            Some((hazard, (cause, _))) => excused.push((hazard, *cause, p)),
+            Some((hazard, cause, _)) => excused.push((*hazard, *cause, p)),
             None => problems.push(p),
         }
     }
+}
+
+/// The partitions the current (cooperative) generation's stored assignment gives to nobody whose
+/// last owner, in the latest stored generation before that gave them to anyone, is a member
+/// whose static instance was taken over since the current generation began, with that
+/// generation's start (event index): that member, still revoking them, would have rejoined for
+/// the follow-up rebalance, and its replacement, kept without a rebalance (KIP-345), has
+/// nothing to revoke and does not.
+fn revoked_by_replaced(g: &GroupView) -> Option<(usize, BTreeSet<TopicPartition>)> {
+    let now = g.owners.get(&g.generation)?;
+    let &(began, _, cause) = g.generations.last()?;
+    let replaced: BTreeSet<&String> =
+        g.took_over.values().filter(|(_, at)| *at >= began).map(|(old, _)| old).collect();
+    let mut revoked = BTreeSet::new();
+    let mut seen: BTreeSet<&TopicPartition> = now.keys().collect();
+    for (_, owners) in g.owners.range(..g.generation).rev() {
+        for (tp, (owner, _)) in owners {
+            if seen.insert(tp) && replaced.contains(owner) {
+                revoked.insert(tp.clone());
+            }
+        }
+    }
+    (!revoked.is_empty()).then_some((cause, revoked))
 }
 
 /// The load (event index) that locks member `m` out of group `g`: the group, loaded from the

@@ -828,3 +828,67 @@ fn an_original_partition_missing_from_the_assignment_is_still_stuck() {
     let v = static_leader_replaced_after_growth(&[("m0", "a", &[0]), ("m1", "b", &[])]);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
 }
+
+/// A cooperative group: generation 1 gives b t-1; generation 2 gives t-1 to nobody (b must
+/// revoke it first); then, if `replaced`, b's process is replaced under its instance (static, no
+/// rebalance) before it rejoined for the follow-up rebalance. At the deadline t-1 is unassigned.
+fn revoked_then(replaced: bool) -> crate::Verdict {
+    let mut h = H::new(2);
+    h.coord(CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: "b".into(),
+        group_instance_id: Some("i1".into()),
+        client_id: "m1".into(),
+    });
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    h.generation(2, &[("m0", "a", &[0]), ("m1", "b", &[])]);
+    h.produced(0, 10).produced(1, 10);
+    h.processed("m0", "a", 2, 0, 0, 9).commit("a", 2, 0, 10);
+    if replaced {
+        h.coord(CoordinatorEvent::MemberRemoved {
+            group: G.into(),
+            member_id: "b".into(),
+            reason: groupsim_history::RemovalReason::Fenced,
+        });
+        h.coord(CoordinatorEvent::MemberAdded {
+            group: G.into(),
+            member_id: "b2".into(),
+            group_instance_id: Some("i1".into()),
+            client_id: "m1".into(),
+        });
+        h.member(
+            "m1",
+            MemberEvent::Joined {
+                member_id: "b2".into(),
+                generation: 2,
+                leader: "a".into(),
+                protocol: "range".into(),
+                is_leader: false,
+            },
+        );
+        h.member(
+            "m1",
+            MemberEvent::Assigned { member_id: "b2".into(), generation: 2, partitions: vec![] },
+        );
+    }
+    check(&h.finish(&[(0, 10), (1, 0)]))
+}
+
+/// mixed_protocol_swarm seeds 146 and 507: the member that revoked partitions in a cooperative
+/// rebalance was replaced before it rejoined, so no follow-up rebalance came: the named hazard.
+#[test]
+fn partitions_revoked_by_a_member_replaced_before_it_rejoined_are_the_hazard() {
+    let v = revoked_then(true);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.first().expect("t-1 unassigned is shown as a hazard");
+    assert_eq!(e.hazard, crate::Hazard::ReplacedMemberSkipsFollowUpRebalance);
+}
+
+/// Without the replacement the revoking member would rejoin: t-1 left to nobody is stuck.
+#[test]
+fn partitions_revoked_and_never_handed_out_without_a_replacement_are_stuck() {
+    let v = revoked_then(false);
+    assert!(v.hazards.is_empty(), "{:?}", v.hazards);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
+}

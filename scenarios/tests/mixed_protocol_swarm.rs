@@ -342,3 +342,24 @@ fn partitions_added_before_a_static_leader_skipped_the_assignment_are_the_named_
         assert!(named, "seed {seed}: the hazard explains it: {:?}", r.verdict.hazards);
     }
 }
+
+/// Regression: once the coordinator kept a Stable group through a static replacement whose
+/// selected protocol is unchanged (as Kafka does), mixed_protocol_swarm seeds 146 and 507
+/// reported `stuck`: a cooperative generation gave the partitions a member had to revoke to
+/// nobody, and that member's process died and was replaced under its instance before it
+/// rejoined for the follow-up rebalance; the replacement owns nothing to revoke and does not
+/// rejoin, so nothing hands the partitions out. Kafka and the Java consumer do the same: the
+/// `replaced-member-skips-follow-up-rebalance` hazard.
+#[test]
+fn partitions_revoked_by_a_member_replaced_before_it_rejoined_are_the_named_hazard() {
+    for seed in [146, 507] {
+        let r = run(seed);
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let named = r
+            .verdict
+            .hazards
+            .iter()
+            .any(|e| e.hazard == Hazard::ReplacedMemberSkipsFollowUpRebalance);
+        assert!(named, "seed {seed}: the hazard explains it: {:?}", r.verdict.hazards);
+    }
+}
