@@ -207,7 +207,10 @@ fn excuse_orphans(
 /// nothing to revoke and does not.
 fn revoked_by_replaced(g: &GroupView) -> Option<(usize, BTreeSet<TopicPartition>)> {
     let now = g.owners.get(&g.generation)?;
-    let &(began, _, cause) = g.generations.last()?;
+    // When the current generation began: loads of the same generation since do not restart it.
+    let same: Vec<&(Millis, i32, usize)> =
+        g.generations.iter().rev().take_while(|(_, n, _)| *n == g.generation).collect();
+    let &&(began, _, cause) = same.last()?;
     let replaced: BTreeSet<&String> =
         g.took_over.values().filter(|(_, at)| *at >= began).map(|(old, _)| old).collect();
     let mut revoked = BTreeSet::new();

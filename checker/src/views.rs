@@ -900,8 +900,12 @@ impl Views {
                 // the rebalances after it were lost with their coordinators.
                 let written = g.downgrade_written.filter(|w| w == generation).map(|_| idx);
                 let lost = g.lost_rebalance.or(g.downgrade_rebalance.map(|_| idx)).or(written);
+                // A load of the generation the group was in keeps a leader that skipped the
+                // assignment: it still watches counts that already include the growth.
+                let skipped = g.skip_leader.take().filter(|_| g.generation == *generation);
                 g.take_over(at, idx, broker, *state, *generation, members, stored);
                 g.lost_rebalance = lost;
+                g.skip_leader = skipped;
                 if g.downgrade_written != Some(*generation) {
                     g.downgrade_written = None;
                 }
