@@ -169,6 +169,21 @@ impl H {
             members: members.iter().map(|m| m.to_string()).collect(),
         })
     }
+    /// Static membership: member id `new` takes instance `instance` over from `old` (Kafka
+    /// fences the old id and adds the new one).
+    pub(super) fn static_takeover(&mut self, old: &str, new: &str, instance: &str) -> &mut Self {
+        self.coord(CoordinatorEvent::MemberRemoved {
+            group: G.into(),
+            member_id: old.into(),
+            reason: groupsim_history::RemovalReason::Fenced,
+        });
+        self.coord(CoordinatorEvent::MemberAdded {
+            group: G.into(),
+            member_id: new.into(),
+            group_instance_id: Some(instance.into()),
+            client_id: "m".into(),
+        })
+    }
     pub(super) fn produced(&mut self, p: i32, count: i64) -> &mut Self {
         self.world(WorldEvent::Produced { partition: tp(p), base_offset: 0, count })
     }
@@ -779,17 +794,7 @@ fn static_leader_replaced_after_growth(assign: &[(&str, &str, &[i32])]) -> crate
     h.generation(1, assign);
     h.produced(0, 10).produced(1, 10);
     h.world(WorldEvent::PartitionsAdded { topic: "t".into(), partitions: 3 });
-    h.coord(CoordinatorEvent::MemberRemoved {
-        group: G.into(),
-        member_id: "a".into(),
-        reason: groupsim_history::RemovalReason::Fenced,
-    });
-    h.coord(CoordinatorEvent::MemberAdded {
-        group: G.into(),
-        member_id: "a2".into(),
-        group_instance_id: Some("i0".into()),
-        client_id: "m0".into(),
-    });
+    h.static_takeover("a", "a2", "i0");
     h.member(
         "m0",
         MemberEvent::Joined {
@@ -846,17 +851,7 @@ fn revoked_then(replaced: bool) -> crate::Verdict {
     h.produced(0, 10).produced(1, 10);
     h.processed("m0", "a", 2, 0, 0, 9).commit("a", 2, 0, 10);
     if replaced {
-        h.coord(CoordinatorEvent::MemberRemoved {
-            group: G.into(),
-            member_id: "b".into(),
-            reason: groupsim_history::RemovalReason::Fenced,
-        });
-        h.coord(CoordinatorEvent::MemberAdded {
-            group: G.into(),
-            member_id: "b2".into(),
-            group_instance_id: Some("i1".into()),
-            client_id: "m1".into(),
-        });
+        h.static_takeover("b", "b2", "i1");
         h.member(
             "m1",
             MemberEvent::Joined {
