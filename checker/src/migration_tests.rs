@@ -221,11 +221,8 @@ fn a_coordinator_loading_the_classic_form_undoes_an_upgrade() {
     assert!(classes(&h.h.clone()).contains(&AnomalyClass::ZombieCommit));
 }
 
-/// A downgrade as Kafka writes it (b, the last consumer member, left with t-1; a holds t-0)
-/// and the rebalance it starts in memory; then, if `lost`, the coordinator gives the group up
-/// before that rebalance completes and the next loads the written generation as Stable. At the
-/// deadline t-1 is unassigned either way.
-fn downgrade_then(lost: bool) -> crate::Verdict {
+/// `clean()` with m1 (b) stopped and the group downgraded to classic generation 3, a on t-0.
+fn b_stopped_and_downgraded() -> H {
     let mut h = clean();
     h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
     h.cg(ConsumerGroupEvent::GroupDowngraded {
@@ -234,6 +231,15 @@ fn downgrade_then(lost: bool) -> crate::Verdict {
         leaving_member: "b".into(),
         members: converted(&[("a", 3, &[0])]),
     });
+    h
+}
+
+/// A downgrade as Kafka writes it (b, the last consumer member, left with t-1; a holds t-0)
+/// and the rebalance it starts in memory; then, if `lost`, the coordinator gives the group up
+/// before that rebalance completes and the next loads the written generation as Stable. At the
+/// deadline t-1 is unassigned either way.
+fn downgrade_then(lost: bool) -> crate::Verdict {
+    let mut h = b_stopped_and_downgraded();
     h.coord(CoordinatorEvent::GroupStateChanged {
         group: G.into(),
         from: GroupState::Stable,
@@ -310,14 +316,7 @@ fn the_lost_rebalance_explains_nothing_once_a_later_generation_forms() {
 /// leaver's partition nobody was given.
 #[test]
 fn a_second_load_of_the_downgrades_generation_after_a_lost_one_is_still_the_hazard() {
-    let mut h = clean();
-    h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
-    h.cg(ConsumerGroupEvent::GroupDowngraded {
-        group: G.into(),
-        group_epoch: 3,
-        leaving_member: "b".into(),
-        members: converted(&[("a", 3, &[0])]),
-    });
+    let mut h = b_stopped_and_downgraded();
     moved_and_loaded(&mut h, &["a"]);
     h.coord(CoordinatorEvent::GenerationStarted {
         group: G.into(),
