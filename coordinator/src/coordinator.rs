@@ -556,5 +556,6 @@ pub(crate) fn generate_member_id(
 
 mod admin;
 mod appends;
+mod bugs;
 mod consumer;
 mod migration;

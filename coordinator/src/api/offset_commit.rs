@@ -82,14 +82,14 @@ impl GroupCoordinator {
 
         let bugs = self.config.bugs.clone();
         // A consumer group checks member epochs instead (`consumer_group/offsets.rs`).
-        let consumer_verdict = self.consumer_groups.get(&group_id).map(|g| {
-            if bugs.skip_commit_generation_check {
-                Ok(())
-            } else {
-                g.validate_offset_commit(&member_id, generation, version)
-            }
-        });
+        let consumer_verdict = self
+            .consumer_groups
+            .get(&group_id)
+            .map(|g| g.validate_offset_commit(&member_id, generation, version));
         let verdict: Result<(), ResponseError> = match consumer_verdict {
+            _ if bugs.skip_commit_generation_check => {
+                self.unfenced_commit_verdict(now, &group_id, &member_id)
+            }
             Some(v) => v,
             None => self.classic_commit_verdict(now, &group_id, &member_id, generation, instance),
         };
@@ -158,10 +158,7 @@ impl GroupCoordinator {
         if records.is_empty() {
             self.finish_commit(commit, None);
         } else if bugs.ack_commit_before_log_append {
-            // Deliberate bug: cache, record and acknowledge now; the append lands later (or
-            // never, if the broker dies first).
-            self.finish_commit(commit, None);
-            self.append(now, &group_id, records, AppendDone::Nothing);
+            self.ack_commit_before_append(now, commit, records);
         } else {
             self.append(now, &group_id, records, AppendDone::Commit(commit));
         }
@@ -176,21 +173,14 @@ impl GroupCoordinator {
         generation: i32,
         instance: Option<String>,
     ) -> Result<(), ResponseError> {
-        let bugs = self.config.bugs.clone();
         match self.groups.get_mut(group_id) {
-            None if generation < 0 || bugs.skip_commit_generation_check => {
+            None if generation < 0 => {
                 self.groups.insert(group_id.to_string(), Group::new(group_id));
                 Ok(())
             }
             None => Err(ResponseError::IllegalGeneration),
             Some(g) => {
-                if bugs.skip_commit_generation_check {
-                    // Deliberate bug: no member or generation fence at all.
-                    if g.has(member_id) {
-                        g.touch(member_id, now, &mut self.fx);
-                    }
-                    Ok(())
-                } else if g.is_static_member_fenced(member_id, instance.as_deref()) {
+                if g.is_static_member_fenced(member_id, instance.as_deref()) {
                     Err(ResponseError::FencedInstanceId)
                 } else if generation < 0 && g.state == GroupState::Empty {
                     Ok(())

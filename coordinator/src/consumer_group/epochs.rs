@@ -3,7 +3,7 @@
 //! released it, and reconciliation hands a partition to its new owner only when it is free:
 //! this is what keeps two members from owning a partition at once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::member::ConsumerMember;
 use crate::TopicPartition;
@@ -11,10 +11,10 @@ use crate::TopicPartition;
 /// The owner of each owned partition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartitionEpochs {
-    owners: BTreeMap<TopicPartition, (String, i32)>,
-    /// A bug switch forgot owners ([`Self::forget`]): two owners may then be asked for, which
+    pub(super) owners: BTreeMap<TopicPartition, (String, i32)>,
+    /// A bug switch forgot owners (`forget`, in `bugs.rs`): two owners may then be asked for, which
     /// the debug assertion in [`Self::update`] must not take for a reconciliation bug.
-    forgotten: bool,
+    pub(super) forgotten: bool,
 }
 
 impl PartitionEpochs {
@@ -56,30 +56,8 @@ impl PartitionEpochs {
         }
     }
 
-    /// As [`Self::update`], but `new` takes its partitions even from other owners: the
-    /// `assigns_unreleased_partitions` bug switch.
-    pub(crate) fn update_taking_over(
-        &mut self,
-        old: Option<&ConsumerMember>,
-        new: &ConsumerMember,
-    ) {
-        self.release(old);
-        for tp in new.owned() {
-            self.owners.insert(tp, (new.member_id.clone(), new.member_epoch));
-        }
-    }
-
-    /// Forgets the owners of `partitions`: the `forgets_owner_of_reclaimed_partition` bug
-    /// switch (KAFKA-16147), where they then read as free while still owned.
-    pub(crate) fn forget(&mut self, partitions: &BTreeSet<TopicPartition>) {
-        self.forgotten = true;
-        for tp in partitions {
-            self.owners.remove(tp);
-        }
-    }
-
     /// Removes `old`'s entries (only those it holds itself).
-    fn release(&mut self, old: Option<&ConsumerMember>) {
+    pub(super) fn release(&mut self, old: Option<&ConsumerMember>) {
         if let Some(old) = old {
             for tp in old.owned() {
                 if self.owners.get(&tp).is_some_and(|(m, _)| *m == old.member_id) {

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::TopicPartition;
 
 pub mod assignor;
+mod bugs;
 pub(crate) mod classic_join;
 mod classic_members;
 pub mod epochs;

@@ -10,7 +10,6 @@ use super::Member;
 use crate::shared::core::{Core, Protocol};
 use crate::shared::handlers::prelude::*;
 use crate::shared::in_flight::{CommitPurpose, Failure, Pending, Sent};
-use crate::shared::positions::PositionState;
 use crate::shared::timers::Timer;
 use crate::{Millis, TopicPartition};
 
@@ -152,21 +151,12 @@ impl Protocol for Member {
     }
 
     fn commit_answer_dropped(&mut self, purpose: CommitPurpose) -> bool {
-        let hangs = self.core.config.bugs.revoke_commit_never_completes;
-        if purpose == CommitPurpose::Revoke && hangs {
-            // Bug (KAFKA-14024): the answer never reaches the code waiting for it.
-            self.rebalance.revoke_commit_hung = true;
-        }
-        purpose == CommitPurpose::Revoke && hangs
+        self.revoke_commit_answer_dropped(purpose)
     }
 
     fn commit_rejected(&mut self, tp: &TopicPartition, offset: i64, code: i16, p: CommitPurpose) {
-        if code == codes::REBALANCE_IN_PROGRESS
-            && p == CommitPurpose::Auto
-            && self.core.config.bugs.retries_superseded_commit
-        {
-            // Bug (spring-kafka #3186): kept for a retry, never dropped.
-            self.commits.saved_for_retry.insert(tp.clone(), offset);
+        if code == codes::REBALANCE_IN_PROGRESS && p == CommitPurpose::Auto {
+            self.save_refused_commit(tp, offset);
         }
     }
 
@@ -225,16 +215,7 @@ impl Protocol for Member {
     }
 
     fn stale_ack(&mut self, tp: &TopicPartition, next_offset: i64) {
-        if !self.core.config.bugs.keep_stale_acks {
-            return;
-        }
-        // Bug: the stale ack is merged into the current acked offsets (replacing the
-        // partition's entry, as brod's ack merge does) and committed under the current
-        // generation, owned or not.
-        match self.core.positions.partitions.get_mut(tp) {
-            Some(ps) if ps.state == PositionState::Ready => ps.processed = Some(next_offset),
-            _ => self.commits.extra.push((tp.clone(), next_offset)),
-        }
+        self.merge_stale_ack(tp, next_offset);
     }
 
     fn ack_probes(&self, generation: i32) {
@@ -242,9 +223,7 @@ impl Protocol for Member {
     }
 
     fn positions_set(&mut self, partitions: &[TopicPartition]) {
-        if self.core.config.bugs.commits_stale_stored_offset {
-            self.reuse_stale_stored_offsets(partitions);
-        }
+        self.reuse_stale_stored_offsets(partitions);
     }
 }
 

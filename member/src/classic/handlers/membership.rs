@@ -276,20 +276,7 @@ impl Member {
             parts.sort();
             parts.dedup();
         }
-        if self.core.config.bugs.double_assign && result.len() >= 2 {
-            // Bug: the first member's first partition is also given to the next member.
-            let members: Vec<String> = result.keys().cloned().collect();
-            let pick = members.iter().enumerate().find_map(|(i, m)| {
-                result[m].first().map(|tp| (tp.clone(), members[(i + 1) % members.len()].clone()))
-            });
-            if let Some((tp, other)) = pick {
-                let parts = result.get_mut(&other).expect("member exists");
-                if !parts.contains(&tp) {
-                    parts.push(tp);
-                    parts.sort();
-                }
-            }
-        }
+        self.double_assign(&mut result);
         self.emit(MemberEvent::AssignmentComputed {
             generation: self.membership.generation,
             protocol,

@@ -4,6 +4,7 @@
 //! member holds, so imports flow one way: handlers name the member and its sub-states, never
 //! the reverse.
 
+mod bugs;
 mod commits;
 mod heartbeat;
 mod membership;

@@ -63,14 +63,7 @@ impl Member {
         if self.core.in_flight.has_commit() {
             return false;
         }
-        if self.rebalance.revoke_commit_attempted
-            && !self.commits.saved_for_retry.is_empty()
-            && self.core.discovery.coordinator.is_some()
-        {
-            // Bug `retries_superseded_commit` (spring-kafka #3186): after the revoke commit,
-            // the offsets saved from a refused commit are retried, however old they are.
-            let saved = std::mem::take(&mut self.commits.saved_for_retry);
-            self.send_commit(saved.into_iter().collect(), CommitPurpose::Revoke);
+        if self.retry_superseded_commit() {
             return false;
         }
         let profile_commits = self.core.app.commits_on_revoke(self.core.config.profile);
@@ -147,9 +140,7 @@ impl Member {
 
     pub(in crate::classic) fn revoke_all(&mut self) {
         self.rebalance.revoke_stage = RevokeStage::Idle;
-        if self.core.config.bugs.commit_after_revoke {
-            self.stash_extra_commits(&self.core.positions.assigned.clone());
-        }
+        self.hold_revoked_offsets();
         if !self.core.positions.assigned.is_empty() {
             self.emit(MemberEvent::Revoked {
                 member_id: self.membership.member_id.clone(),
@@ -158,40 +149,6 @@ impl Member {
             });
         }
         self.clear_assignment();
-    }
-
-    /// Bug `commit_after_revoke`: remember what was processed on partitions being revoked.
-    fn stash_extra_commits(&mut self, revoked: &[TopicPartition]) {
-        let processed = self.core.positions.processed_of(revoked);
-        self.commits.extra.extend(processed);
-    }
-
-    /// Bugs that hold on to offsets of partitions given up (`given_up`, still in the positions):
-    /// `commits_stale_stored_offset` keeps their processed offsets for when they come back;
-    /// `sends_past_generation_commits` queues their uncommitted progress for the next
-    /// auto-commit, whatever generation that is in.
-    fn keep_past_generation_offsets(&mut self, given_up: &[TopicPartition]) {
-        if self.core.config.bugs.commits_stale_stored_offset {
-            self.commits.stale_stored.extend(self.core.positions.processed_of(given_up));
-        }
-        if self.core.config.bugs.sends_past_generation_commits {
-            let queued = self.core.positions.offsets_to_commit(false);
-            self.commits.extra.extend(queued.into_iter().filter(|(tp, _)| given_up.contains(tp)));
-        }
-    }
-
-    /// Bug `commits_stale_stored_offset` (librdkafka #3774): partitions of `tps` whose position
-    /// was just initialised take the offset stored before they were last given up as their
-    /// offset to commit (the stored-offset slot was never cleared).
-    pub(in crate::classic) fn reuse_stale_stored_offsets(&mut self, tps: &[TopicPartition]) {
-        for tp in tps {
-            let Some(ps) = self.core.positions.partitions.get_mut(tp) else { continue };
-            if ps.state == PositionState::Ready && ps.processed == Some(ps.fetch_position) {
-                if let Some(stored) = self.commits.stale_stored.remove(tp) {
-                    ps.processed = Some(stored);
-                }
-            }
-        }
     }
 
     /// Cooperative, in the revoke callback of the partitions the new assignment took away: the
@@ -247,13 +204,7 @@ impl Member {
     }
 
     fn clear_assignment(&mut self) {
-        if self.core.config.bugs.commits_stale_stored_offset
-            || self.core.config.bugs.sends_past_generation_commits
-        {
-            let given_up: Vec<TopicPartition> =
-                self.core.positions.partitions.keys().cloned().collect();
-            self.keep_past_generation_offsets(&given_up);
-        }
+        self.hold_cleared_offsets();
         self.rebalance.pending_revoke.clear();
         self.rebalance.revoked_progress.clear();
         self.rebalance.callback_commit_in_flight = false;
@@ -337,16 +288,7 @@ impl Member {
             .filter(|tp| !partitions.contains(tp))
             .cloned()
             .collect();
-        if self.core.config.bugs.commit_after_revoke {
-            self.core.positions.partitions = old.clone();
-            self.stash_extra_commits(&revoked);
-        }
-        if self.core.config.bugs.commits_stale_stored_offset
-            || self.core.config.bugs.sends_past_generation_commits
-        {
-            self.core.positions.partitions = old.clone();
-            self.keep_past_generation_offsets(&revoked);
-        }
+        self.hold_given_up_offsets(&old, &revoked);
         self.rebalance.revoked_progress = revoked
             .iter()
             .filter_map(|tp| {

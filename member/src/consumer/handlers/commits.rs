@@ -8,7 +8,7 @@ use crate::consumer::ConsumerGroupMember;
 use crate::shared::handlers::prelude::*;
 use crate::shared::in_flight::CommitPurpose;
 use crate::shared::timers::Timer;
-use crate::{probes, ClientProfile, Millis, TopicPartition};
+use crate::{probes, Millis, TopicPartition};
 use groupsim_wire::error_codes as codes;
 
 impl ConsumerGroupMember {
@@ -34,25 +34,14 @@ impl ConsumerGroupMember {
         });
     }
 
-    /// The offsets a commit of `tps` sends: their processed positions. Bug
-    /// `commits_unprocessed_positions` (KAFKA-18641, `java-consumer`): a partition with a batch
-    /// in progress is committed past that batch, as if the application had processed it.
+    /// The offsets a commit of `tps` sends: their processed positions (bug
+    /// `commits_unprocessed_positions` moves them past batches in progress).
     pub(in crate::consumer) fn consumed_of(
         &self,
         tps: &[TopicPartition],
     ) -> Vec<(TopicPartition, i64)> {
         let mut offsets = self.core.positions.processed_of(tps);
-        if self.core.config.bugs.commits_unprocessed_positions
-            && self.core.config.profile == ClientProfile::JavaConsumer
-        {
-            let epoch = self.core.positions.epoch;
-            for (tp, offset) in &mut offsets {
-                let handed = self.core.processor.processing.iter();
-                for b in handed.filter(|b| b.tp == *tp && b.epoch == epoch) {
-                    *offset = (*offset).max(b.last + 1);
-                }
-            }
-        }
+        self.commit_past_batches_in_progress(&mut offsets);
         offsets
     }
 

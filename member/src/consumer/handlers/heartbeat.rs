@@ -245,11 +245,7 @@ impl ConsumerGroupMember {
             epoch: self.membership.epoch,
             error: error_name(code),
         });
-        if self.core.config.bugs.keeps_partitions_when_fenced {
-            // Bug: the group's view of the assignment is reset (the rejoin reports nothing
-            // owned, as the coordinator demands), but the partitions and positions stay.
-            self.reconciliation.abort_and_clear();
-        } else {
+        if !self.keep_partitions_when_fenced() {
             self.release_lost(now, &error_name(code));
         }
         self.set_epoch(JOIN_EPOCH);
