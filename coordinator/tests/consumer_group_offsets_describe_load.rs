@@ -179,6 +179,33 @@ fn a_consumer_group_survives_a_coordinator_move() {
     assert!(h2.c.consumer_group(GROUP).unwrap().is_empty());
 }
 
+/// A coordinator that loads a consumer group arms a session for every member it loads (Kafka
+/// schedules each loaded member's session timeout on load): a member that never heartbeats to
+/// the new coordinator is fenced a session after the load, not kept for ever. Without those
+/// timers a member whose process died during the move would hold its partitions in the loaded
+/// group with nothing to remove it.
+#[test]
+fn loaded_members_that_never_heartbeat_again_expire_a_session_after_the_load() {
+    let log = OffsetsLog::new(1).shared();
+    let mut old = GroupCoordinator::with_offsets_log(config(), log.clone());
+    old.load_partition(0, 0, 1, 0);
+    let mut h = Harness::with(old);
+    let (_, all) = h.joined("a", &["t"]);
+    h.hb(beat("a", 1, &all));
+    h.c.unload_partition(0);
+    h.drain();
+
+    let mut new = GroupCoordinator::with_offsets_log(config(), log);
+    new.set_topics(topics());
+    let mut h2 = Harness::with(new);
+    h2.now = 1_000;
+    h2.c.load_partition(h2.now, 0, 2, 0);
+    h2.drain();
+    assert!(h2.group().member("a").is_some());
+    h2.advance(config().consumer_session_timeout_ms as u64 + 1_000);
+    assert!(h2.c.consumer_group(GROUP).is_none_or(|g| g.member("a").is_none()));
+}
+
 #[test]
 fn the_heartbeat_answer_waits_for_its_append_and_fails_if_the_partition_moves() {
     let log = OffsetsLog::new(1).shared();
