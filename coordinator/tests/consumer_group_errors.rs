@@ -219,3 +219,22 @@ fn malformed_classic_groups_and_protocol_less_joins_are_refused() {
     }
     let _ = TopicName(s("t"));
 }
+
+/// A refused heartbeat leaves the group as it was: an empty consumer group (every member left,
+/// its epoch past 0) stays after a stranger's heartbeat is refused, as Kafka keeps it until its
+/// offsets expire or it is deleted; and a refused heartbeat to a group id nobody uses creates
+/// nothing.
+#[test]
+fn a_refused_heartbeat_neither_drops_an_empty_group_nor_creates_one() {
+    let mut h = Harness::default();
+    h.joined("a", &["t"]);
+    h.hb(leave("a", -1));
+    let g = h.c.consumer_group(GROUP).expect("the group outlives its last member");
+    assert!(g.is_empty() && g.group_epoch() > 0);
+    assert_ne!(h.hb(beat("stranger", 3, &Default::default())).error_code, 0);
+    assert!(h.c.consumer_group(GROUP).is_some_and(|g| g.is_empty()));
+
+    let other = beat("stranger", 3, &Default::default()).with_group_id(GroupId(s("nobody")));
+    assert_ne!(h.hb(other).error_code, 0);
+    assert!(h.c.consumer_group("nobody").is_none());
+}
