@@ -206,3 +206,19 @@ fn offset_fetch_v8_batches_groups() {
         vec![("g1".into(), 0, 1), ("g1".into(), 5, -1), ("g2".into(), 0, 2), ("g2".into(), 1, 3)]
     );
 }
+
+/// OffsetCommit gained the committed leader epoch in v6: a commit of an older version carries
+/// none, so Kafka stores -1 ("no epoch") whatever the request's default field holds, and a later
+/// OffsetFetch answers -1; from v6 the epoch the client sent is kept.
+#[test]
+fn the_committed_leader_epoch_is_kept_from_v6_and_minus_one_before() {
+    let mut h = Harness::default();
+    let mut old = commit_req(GROUP, "", -1, &[("t", 0, 5)]);
+    old.topics[0].partitions[0].committed_leader_epoch = 7;
+    h.send(5, old);
+    let mut new = commit_req(GROUP, "", -1, &[("t", 1, 6)]);
+    new.topics[0].partitions[0].committed_leader_epoch = 7;
+    h.send(6, new);
+    let epoch = |p| h.c.offsets().get(GROUP, &TopicPartition::new("t", p)).unwrap().leader_epoch;
+    assert_eq!((epoch(0), epoch(1)), (-1, 7));
+}
