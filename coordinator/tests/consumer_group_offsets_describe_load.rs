@@ -5,7 +5,7 @@
 mod consumer_harness;
 
 use consumer_harness::*;
-use groupsim_coordinator::offsets_log::OffsetsLog;
+use groupsim_coordinator::offsets_log::{OffsetsLog, SharedOffsetsLog};
 use groupsim_coordinator::{ConsumerGroupEvent, ConsumerGroupState, GroupCoordinator};
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
@@ -132,14 +132,30 @@ fn describe_reports_epochs_state_assignor_and_members() {
     assert_eq!(r.groups[1].error_code, E::GroupIdNotFound.code());
 }
 
+/// The group's first coordinator, on offsets partition 0 of `log` (leader epoch 1).
+fn first_coordinator(log: &SharedOffsetsLog) -> Harness {
+    let mut c = GroupCoordinator::with_offsets_log(config(), log.clone());
+    c.load_partition(0, 0, 1, 0);
+    Harness::with(c)
+}
+
+/// The coordinator the group moves to: it loads partition 0 of `log` at 1 s (leader epoch 2).
+fn next_coordinator(log: SharedOffsetsLog) -> Harness {
+    let mut c = GroupCoordinator::with_offsets_log(config(), log);
+    c.set_topics(topics());
+    let mut h = Harness::with(c);
+    h.now = 1_000;
+    h.c.load_partition(h.now, 0, 2, 0);
+    h.drain();
+    h
+}
+
 /// A coordinator move: the group is rebuilt from the offsets log with its epochs, members,
 /// assignments and target, and its members carry on at their epochs.
 #[test]
 fn a_consumer_group_survives_a_coordinator_move() {
     let log = OffsetsLog::new(1).shared();
-    let mut old = GroupCoordinator::with_offsets_log(config(), log.clone());
-    old.load_partition(0, 0, 1, 0);
-    let mut h = Harness::with(old);
+    let mut h = first_coordinator(&log);
     let (_, all) = h.joined("a", &["t"]);
     h.joined("b", &["t"]);
     h.hb(beat("a", 1, &all)); // a revoking at epoch 1
@@ -148,12 +164,7 @@ fn a_consumer_group_survives_a_coordinator_move() {
     h.drain();
     assert!(h.c.consumer_group(GROUP).is_none());
 
-    let mut new = GroupCoordinator::with_offsets_log(config(), log);
-    new.set_topics(topics());
-    let mut h2 = Harness::with(new);
-    h2.now = 1_000;
-    h2.c.load_partition(h2.now, 0, 2, 0);
-    h2.drain();
+    let mut h2 = next_coordinator(log);
     let g = h2.group();
     assert_eq!(
         (g.group_epoch(), g.assignment_epoch()),
@@ -187,20 +198,13 @@ fn a_consumer_group_survives_a_coordinator_move() {
 #[test]
 fn loaded_members_that_never_heartbeat_again_expire_a_session_after_the_load() {
     let log = OffsetsLog::new(1).shared();
-    let mut old = GroupCoordinator::with_offsets_log(config(), log.clone());
-    old.load_partition(0, 0, 1, 0);
-    let mut h = Harness::with(old);
+    let mut h = first_coordinator(&log);
     let (_, all) = h.joined("a", &["t"]);
     h.hb(beat("a", 1, &all));
     h.c.unload_partition(0);
     h.drain();
 
-    let mut new = GroupCoordinator::with_offsets_log(config(), log);
-    new.set_topics(topics());
-    let mut h2 = Harness::with(new);
-    h2.now = 1_000;
-    h2.c.load_partition(h2.now, 0, 2, 0);
-    h2.drain();
+    let mut h2 = next_coordinator(log);
     assert!(h2.group().member("a").is_some());
     h2.advance(config().consumer_session_timeout_ms as u64 + 1_000);
     assert!(h2.c.consumer_group(GROUP).is_none_or(|g| g.member("a").is_none()));
