@@ -446,3 +446,19 @@ fn java_processing_stall_past_max_poll_interval_leaves_and_rejoins_after_the_bat
     let (_, _, RequestKind::JoinGroup(j)) = one(&o, "JoinGroup") else { unreachable!() };
     assert_eq!(j.member_id.as_str(), "");
 }
+
+/// kafka-go's leader reads the subscribed topics' partitions before it assigns, on the
+/// coordinator connection that has just answered its JoinGroup (`assignTopicPartitions` calls
+/// `readPartitions` on it), not on an ordinary broker link that may have died unnoticed; the
+/// answer lets it assign and send SyncGroup.
+#[test]
+fn kafka_go_leader_reads_partitions_on_the_coordinator_connection() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_ok("m-1", 1, "m-1", "range", &[("m-1", &["t"])]));
+    assert!(sent(&o, "SyncGroup").is_empty(), "{:?}", summary(&o));
+    let (mid, target, _) = one(&o, "Metadata");
+    assert_eq!(target, groupsim_member::Target::Coordinator(0));
+    let o = h.respond(mid, metadata(&[("t", 4, 1)]));
+    one(&o, "SyncGroup");
+}

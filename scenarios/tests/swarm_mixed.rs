@@ -121,3 +121,24 @@ fn a_kafka_go_leader_assigns_from_partitions_it_reads_fresh() {
     });
     assert!(by_kafka_go_leader, "m4 (kafka-go) assigned the grown topic's new partitions");
 }
+
+/// Regression: swarm_mixed seed 5013 (in the 10,000-seed campaign at 431cd11) was flagged
+/// `stalled-member`, and the model was at fault. Mechanism: the kafka-go member m5 became the
+/// leader of generation 2 after the heal; kafka-go reads fresh partition counts before it
+/// assigns, and the model sent that Metadata request to any broker: over a link to broker-1
+/// that had died silently during the faults (its close lost to a partition), then over
+/// another dead one. Two request timeouts outlasted the 10 s session of a member that does not
+/// heartbeat while it assigns, and the coordinator removed it. Real kafka-go reads the
+/// partitions on the coordinator connection that has just answered the JoinGroup
+/// (`assignTopicPartitions` calls `readPartitions` on that connection); the model's leader now
+/// does too, and syncs at once.
+#[test]
+fn a_kafka_go_leader_reads_partitions_on_its_coordinator_connection() {
+    let r = run(5013);
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let expired = r.history.events().iter().any(|e| {
+        matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::MemberRemoved { member_id, reason: RemovalReason::SessionTimeout, .. }, .. }
+            if member_id == "m5-1")
+    });
+    assert!(!expired, "m5-1 (the kafka-go leader of generation 2) kept its session");
+}

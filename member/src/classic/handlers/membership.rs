@@ -199,6 +199,12 @@ impl Member {
                     for t in &missing {
                         self.want_metadata_for(t);
                     }
+                    if let (true, Some(node)) = (fresh, self.core.discovery.coordinator) {
+                        // kafka-go reads the partitions on the coordinator connection that has
+                        // just answered the JoinGroup (`assignTopicPartitions` ->
+                        // `readPartitions`), not on whichever broker link is at hand.
+                        self.send_metadata(Target::Coordinator(node));
+                    }
                     self.membership.leader_job = Some(LeaderJob {
                         members,
                         after_metadata_version: self.core.metadata.version,

@@ -35,8 +35,14 @@ pub(crate) trait Cluster: Protocol {
         {
             return;
         }
-        let req = core.metadata.request(&core.config.topics);
         let target = Target::Broker(core.metadata.any_broker(core.config.bootstrap_node));
+        self.send_metadata(target);
+    }
+
+    /// Sends the Metadata request now, over `target`, whatever else is in flight.
+    fn send_metadata(&mut self, target: Target) {
+        let core = self.core();
+        let req = core.metadata.request(&core.config.topics);
         let timeout = core.config.request_timeout_ms;
         self.send(target, RequestKind::Metadata(req), timeout, Pending::Metadata);
         self.core_mut().metadata.wanted = false;
