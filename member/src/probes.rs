@@ -51,6 +51,10 @@ groupsim_wire::probes! {
     /// generation's, watching the members' topics.
     LEADER_SKIPS_ASSIGNMENT = required "member.leader.skips_assignment":
         "a replaced static leader skipped the assignment (KIP-814) and kept the generation's";
+    /// kafka-go ended a failed rebalance round: LeaveGroup if it had a member id, the id given
+    /// up, the next JoinGroup after its join backoff.
+    ROUND_GIVEN_UP = optional "member.round.given_up":
+        "a kafka-go member gave its member id up after a failed JoinGroup, leader Metadata or SyncGroup";
     /// A generation reset: the member forgets its generation (and maybe member id) and rejoins.
     GENERATION_RESET = required "member.generation.reset":
         "the member reset its generation after a group error";

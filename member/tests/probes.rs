@@ -328,6 +328,6 @@ fn handled_errors_are_counted_by_profile_api_and_error() {
 
 #[test]
 fn every_member_probe_is_in_the_catalogue_under_the_member_prefix() {
-    assert_eq!(probes::ALL.len(), 34);
+    assert_eq!(probes::ALL.len(), 35);
     assert!(probes::ALL.iter().all(|p| p.name.starts_with("member.")));
 }

@@ -462,3 +462,137 @@ fn kafka_go_leader_reads_partitions_on_the_coordinator_connection() {
     let o = h.respond(mid, metadata(&[("t", 4, 1)]));
     one(&o, "SyncGroup");
 }
+
+/// The JoinGroup's member id, and the member ids of every LeaveGroup sent.
+fn join_and_leaves(o: &[MemberOutput]) -> (Option<String>, Vec<String>) {
+    let join = sent(o, "JoinGroup").into_iter().map(|(_, _, r)| match r {
+        RequestKind::JoinGroup(j) => j.member_id.to_string(),
+        _ => unreachable!(),
+    });
+    let leaves = sent(o, "LeaveGroup").into_iter().flat_map(|(_, _, r)| match r {
+        RequestKind::LeaveGroup(l) => l.members.iter().map(|m| m.member_id.to_string()).collect(),
+        _ => Vec::new(),
+    });
+    (join.last(), leaves.collect())
+}
+
+fn gave_up(o: &[MemberOutput], id: &str) -> bool {
+    events(o).iter().any(|e| {
+        matches!(e, MemberEvent::GenerationReset { member_id, reset_member_id: true, .. } if member_id == id)
+    })
+}
+
+/// kafka-go's `joinGroup` returns an empty member id with its error, and `ConsumerGroup.run`
+/// waits `JoinGroupBackoff`: a member whose rejoin fails joins next as a new member, 5 s later,
+/// with no LeaveGroup (it has no id left to leave with). The Java clients keep the id.
+#[test]
+fn kafka_go_gives_its_member_id_up_after_a_failed_join() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    follower_processed(&mut h, &[0]);
+    let o = rebalance_announced(&mut h);
+    let (id, _, _) = one(&o, "JoinGroup");
+    assert_eq!(join_and_leaves(&o).0.as_deref(), Some("m-1"));
+    let at = h.now;
+    let o = h.respond(id, join_err(COORDINATOR_LOAD_IN_PROGRESS, "m-1"));
+    assert!(gave_up(&o, "m-1"), "{:?}", summary(&o));
+    assert_eq!(join_and_leaves(&o), (None, vec![]));
+    assert_eq!(join_and_leaves(&h.advance_to(at + 4_999)), (None, vec![]));
+    assert_eq!(join_and_leaves(&h.advance_to(at + 5_000)), (Some(String::new()), vec![]));
+}
+
+/// A SyncGroup that fails other than by REBALANCE_IN_PROGRESS ends kafka-go's round: LeaveGroup
+/// under the round's member id, the id given up, a fresh JoinGroup after `JoinGroupBackoff`.
+#[test]
+fn kafka_go_leaves_and_gives_its_id_up_after_a_failed_sync() {
+    for failure in [Some(ILLEGAL_GENERATION), None] {
+        let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+        let (id, _, _) = to_first_join(&mut h);
+        let o = h.respond(id, join_ok("m-1", 1, "m-0", "range", &[]));
+        let (sid, _, _) = one(&o, "SyncGroup");
+        let o = match failure {
+            Some(code) => h.respond(sid, sync_err(code)),
+            None => h.fail(sid, RequestFailure::Timeout),
+        };
+        assert!(gave_up(&o, "m-1"), "{failure:?}: {:?}", summary(&o));
+        let leaves = match failure {
+            Some(_) => join_and_leaves(&o).1,
+            // A timed-out request loses the coordinator; the leave waits for it.
+            None => {
+                let o = h.advance(100);
+                let (fid, _, _) = one(&o, "FindCoordinator");
+                join_and_leaves(&h.respond(fid, find_coordinator(0))).1
+            }
+        };
+        assert_eq!(leaves, ["m-1"], "{failure:?}");
+        assert_eq!(join_and_leaves(&h.advance_to(4_999)).0, None, "{failure:?}");
+        assert_eq!(join_and_leaves(&h.advance_to(5_000)).0.as_deref(), Some(""), "{failure:?}");
+    }
+}
+
+/// REBALANCE_IN_PROGRESS on SyncGroup is the one failure kafka-go's loop neither leaves nor
+/// backs off on: it joins again at once under the same member id.
+#[test]
+fn kafka_go_rejoins_at_once_with_its_id_after_a_sync_rebalance_in_progress() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_ok("m-1", 1, "m-0", "range", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_err(REBALANCE_IN_PROGRESS));
+    assert!(!gave_up(&o, "m-1"));
+    assert_eq!(join_and_leaves(&o), (Some("m-1".to_string()), vec![]));
+}
+
+/// The leader's partition read is part of kafka-go's round: when it fails, the leader leaves
+/// under its id (once it has found the coordinator again) and joins afresh after the backoff,
+/// instead of retrying the read elsewhere.
+#[test]
+fn kafka_go_leader_whose_partition_read_fails_leaves_and_gives_its_id_up() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_ok("m-1", 1, "m-1", "range", &[("m-1", &["t"])]));
+    let (mid, _, _) = one(&o, "Metadata");
+    let o = h.fail(mid, RequestFailure::Disconnected);
+    assert!(gave_up(&o, "m-1"), "{:?}", summary(&o));
+    assert!(sent(&o, "SyncGroup").is_empty() && sent(&o, "Metadata").is_empty());
+    let o = h.advance(100);
+    let (fid, _, _) = one(&o, "FindCoordinator");
+    let o = h.respond(fid, find_coordinator(0));
+    assert_eq!(join_and_leaves(&o), (None, vec!["m-1".to_string()]));
+    assert_eq!(join_and_leaves(&h.advance_to(4_999)).0, None);
+    assert_eq!(join_and_leaves(&h.advance_to(5_000)).0.as_deref(), Some(""));
+}
+
+/// kafka-go's heartbeat goroutine returns on any error, and the generation ends with it: the
+/// member rejoins under its member id, where the Java clients retry the heartbeat and keep the
+/// generation. A lost heartbeat also loses the coordinator, so the rejoin waits for it; after
+/// UNKNOWN_MEMBER_ID kafka-go still rejoins with the id (and gives it up when that fails).
+#[test]
+fn kafka_go_rejoins_with_its_id_when_a_heartbeat_fails() {
+    for failure in [None, Some(NOT_COORDINATOR), Some(UNKNOWN_MEMBER_ID)] {
+        let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+        follower_processed(&mut h, &[0]);
+        let o = h.advance_to(3_000);
+        let (id, _, _) = one(&o, "Heartbeat");
+        let mut o = match failure {
+            Some(code) => h.respond(id, heartbeat(code)),
+            None => h.fail(id, RequestFailure::Disconnected),
+        };
+        if failure != Some(UNKNOWN_MEMBER_ID) {
+            o = h.advance(100);
+            let (fid, _, _) = one(&o, "FindCoordinator");
+            o = h.respond(fid, find_coordinator(0));
+        }
+        assert_eq!(join_and_leaves(&o), (Some("m-1".to_string()), vec![]), "{failure:?}");
+        assert!(!gave_up(&o, "m-1"), "{failure:?}");
+    }
+    // The Java consumer keeps its generation through a lost heartbeat.
+    let mut h = H::new(profile_config(ClientProfile::JavaEager));
+    follower_processed(&mut h, &[0]);
+    let o = h.advance_to(3_000);
+    let (id, _, _) = one(&o, "Heartbeat");
+    h.fail(id, RequestFailure::Disconnected);
+    let o = h.advance(100);
+    let (fid, _, _) = one(&o, "FindCoordinator");
+    let o = h.respond(fid, find_coordinator(0));
+    assert!(sent(&o, "JoinGroup").is_empty(), "{:?}", summary(&o));
+}

@@ -57,6 +57,9 @@ pub(super) struct Membership {
     pub(super) reset_member_id_on_join: bool,
     /// brod: consecutive failed join attempts.
     pub(super) join_attempts: u32,
+    /// kafka-go: the member id a failed round gave up, whose LeaveGroup goes out once the
+    /// coordinator is known (kafka-go looks the coordinator up afresh to send it).
+    pub(super) owed_leave: Option<String>,
 }
 
 impl Membership {
@@ -74,6 +77,7 @@ impl Membership {
             last_assignment: (NO_GENERATION, Vec::new()),
             reset_member_id_on_join: false,
             join_attempts: 0,
+            owed_leave: None,
         }
     }
 

@@ -69,6 +69,15 @@ pub(crate) struct ProfileRules {
     /// (kafka-go's `assignTopicPartitions` calls `readPartitions`), rather than from its
     /// cached metadata, which a pause may have left stale.
     pub(crate) fresh_partitions_for_assignment: bool,
+    /// A failed rebalance round (JoinGroup, the leader's partition read, SyncGroup; not
+    /// REBALANCE_IN_PROGRESS) ends with LeaveGroup under the round's member id, the id given
+    /// up and the join backoff (kafka-go's `ConsumerGroup.run`); other clients keep the id.
+    pub(crate) gives_up_member_id_on_failed_round: bool,
+    /// Any failed heartbeat (an error answer or a lost request) ends the generation and the
+    /// member rejoins under its member id (kafka-go's `heartbeatLoop` returns on an error, and
+    /// a generation ends when one of its goroutines does); the Java clients retry the
+    /// heartbeat and keep the generation unless the error says it is over.
+    pub(crate) heartbeat_error_ends_generation: bool,
     /// How many batches may be processed at once: one (the poll loop), or one per partition
     /// for Elsa's per-partition workers.
     pub(crate) max_concurrent_batches: usize,
@@ -102,6 +111,8 @@ impl ProfileRules {
             partition_watch_ms: (profile == ClientProfile::KafkaGo)
                 .then_some(KAFKA_GO_PARTITION_WATCH_MS),
             fresh_partitions_for_assignment: profile == ClientProfile::KafkaGo,
+            gives_up_member_id_on_failed_round: profile == ClientProfile::KafkaGo,
+            heartbeat_error_ends_generation: profile == ClientProfile::KafkaGo,
             max_concurrent_batches: if profile == ClientProfile::Elsa { usize::MAX } else { 1 },
         }
     }
@@ -123,6 +134,8 @@ mod tests {
         assert!(!r.rejoin_on_coordinator_loss);
         assert_eq!(r.partition_watch_ms, None);
         assert!(!r.fresh_partitions_for_assignment);
+        assert!(!r.gives_up_member_id_on_failed_round);
+        assert!(!r.heartbeat_error_ends_generation);
         assert_eq!(r.max_concurrent_batches, 1);
     }
 
@@ -142,6 +155,8 @@ mod tests {
         assert!(!r.commit_before_revoke_callback && r.commits_on_revoke);
         assert_eq!(r.join_retry, JoinRetry::Limited { max_attempts: 5, delay_ms: 1_000 });
         assert!(r.rejoin_on_coordinator_loss);
+        assert!(!r.gives_up_member_id_on_failed_round);
+        assert!(!r.heartbeat_error_ends_generation);
         assert_eq!(r.max_concurrent_batches, 1);
     }
 
@@ -162,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn kafka_go_skips_the_revoke_commit_backs_off_joins_and_watches_partitions() {
+    fn kafka_go_skips_the_revoke_commit_gives_up_failed_rounds_and_watches_partitions() {
         let r = ProfileRules::of(ClientProfile::KafkaGo);
         assert!(!r.commits_on_revoke);
         assert!(!r.enforces_max_poll && !r.acks_asynchronously);
@@ -170,6 +185,8 @@ mod tests {
         assert_eq!(r.join_retry, JoinRetry::After(5_000));
         assert_eq!(r.partition_watch_ms, Some(5_000));
         assert!(r.fresh_partitions_for_assignment);
+        assert!(r.gives_up_member_id_on_failed_round);
+        assert!(r.heartbeat_error_ends_generation);
         assert!(!r.rejoin_on_coordinator_loss);
     }
 }

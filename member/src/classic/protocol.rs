@@ -6,7 +6,7 @@ use groupsim_wire::error_codes as codes;
 use kafka_protocol::messages::ResponseKind;
 
 use super::membership::Phase;
-use super::Member;
+use super::{Member, Target};
 use crate::shared::core::{Core, Protocol};
 use crate::shared::handlers::prelude::*;
 use crate::shared::in_flight::{CommitPurpose, Failure, Pending, Sent};
@@ -39,6 +39,7 @@ impl Protocol for Member {
             return;
         }
         self.maybe_find_coordinator();
+        self.send_owed_leave();
         self.drive_membership(now);
         let stable = self.membership.phase == Phase::Stable
             && !self.membership.rejoin_needed
@@ -92,7 +93,7 @@ impl Protocol for Member {
                 self.probe_leave_errors(&r);
                 self.on_leave_done()
             }
-            (Pending::PollTimeoutLeave, ResponseKind::LeaveGroup(r)) => self.probe_leave_errors(&r),
+            (Pending::LeaveAndRejoin, ResponseKind::LeaveGroup(r)) => self.probe_leave_errors(&r),
             (pending, _) => {
                 tracing::debug!(api = pending.api(), "answer of the wrong kind");
                 self.on_failure(now, sent, pending, Failure::Unusable("UNEXPECTED_RESPONSE"));
@@ -101,8 +102,17 @@ impl Protocol for Member {
     }
 
     fn on_failure(&mut self, now: Millis, sent: Sent, pending: Pending, failure: Failure) {
+        // The leader's partition read before assigning (on the coordinator connection): part
+        // of the round for a client that reads them fresh.
+        let leader_read = matches!(pending, Pending::Metadata)
+            && self.membership.phase == Phase::AwaitingLeaderMetadata
+            && matches!(sent.target, Target::Coordinator(_));
+        let name = failure.name();
         let Some((sent, pending, failure)) = self.on_common_failure(now, sent, pending, failure)
         else {
+            if leader_read && self.membership.phase == Phase::AwaitingLeaderMetadata {
+                self.give_up_round(now, &name, true);
+            }
             return;
         };
         let api = pending.api();
@@ -114,9 +124,18 @@ impl Protocol for Member {
         };
         if round == Some(self.membership.phase) {
             self.membership.phase = Phase::Unjoined;
-            self.retry_join_later(now);
+            let leave = round == Some(Phase::Syncing);
+            if !self.give_up_round(now, &failure.name(), leave) {
+                self.retry_join_later(now);
+            }
         }
         match pending {
+            Pending::Heartbeat { .. }
+                if self.rules.heartbeat_error_ends_generation
+                    && self.membership.is_current(&sent) =>
+            {
+                self.heartbeat_ended_generation(now, &sent, None)
+            }
             Pending::Heartbeat { awaited: true } => {
                 // Bug `heartbeat_thread_dies` (KAFKA-14729): the failure kills the thread.
                 self.heartbeat.thread_dead |= self.core.config.bugs.heartbeat_thread_dies;

@@ -59,9 +59,9 @@ pub(crate) enum Pending {
     },
     /// Classic: a graceful LeaveGroup.
     LeaveGroup,
-    /// Classic: LeaveGroup after a poll timeout; the member carries on (rejoins) whatever the
-    /// answer.
-    PollTimeoutLeave,
+    /// Classic: LeaveGroup of a member that carries on and rejoins whatever the answer (after a
+    /// poll timeout; kafka-go after a failed rebalance round).
+    LeaveAndRejoin,
     /// KIP-848. `leave`: the heartbeat that leaves the group (epoch -1 or -2).
     ConsumerGroupHeartbeat {
         leave: bool,
@@ -81,7 +81,7 @@ impl Pending {
             Pending::JoinGroup => "JoinGroup",
             Pending::SyncGroup => "SyncGroup",
             Pending::Heartbeat { .. } => "Heartbeat",
-            Pending::LeaveGroup | Pending::PollTimeoutLeave => "LeaveGroup",
+            Pending::LeaveGroup | Pending::LeaveAndRejoin => "LeaveGroup",
             Pending::ConsumerGroupHeartbeat { .. } => "ConsumerGroupHeartbeat",
         }
     }

@@ -57,10 +57,43 @@ impl Member {
             return;
         }
         let current = self.membership.is_current(sent);
+        if current && self.rules.heartbeat_error_ends_generation {
+            self.heartbeat_ended_generation(now, sent, Some(code));
+            return;
+        }
         if self.handle_group_error(now, sent, code, "Heartbeat", current).is_none()
             || code == codes::COORDINATOR_LOAD_IN_PROGRESS
         {
             self.retry_after_backoff(Timer::Heartbeat, now);
         }
+    }
+
+    /// kafka-go: a heartbeat of the current generation failed (`code`: its error answer; None:
+    /// the request was lost), so the generation is over and the member rejoins under its member
+    /// id. The error is applied first as the group's own word (a moved coordinator is looked up
+    /// again; ILLEGAL_GENERATION ends the generation), except that UNKNOWN_MEMBER_ID does not
+    /// clear the id: kafka-go rejoins with it, and gives it up when that JoinGroup fails.
+    pub(in crate::classic) fn heartbeat_ended_generation(
+        &mut self,
+        now: Millis,
+        sent: &Sent,
+        code: Option<i16>,
+    ) {
+        match code {
+            Some(codes::UNKNOWN_MEMBER_ID) => {
+                crate::probes::error_handled(
+                    self.core.config.profile,
+                    "Heartbeat",
+                    codes::UNKNOWN_MEMBER_ID,
+                );
+                self.probe_session_lost();
+                self.reset_generation_with("UNKNOWN_MEMBER_ID".to_string(), false, None);
+            }
+            Some(code) => {
+                self.handle_group_error(now, sent, code, "Heartbeat", true);
+            }
+            None => {}
+        }
+        self.membership.request_rejoin();
     }
 }

@@ -250,6 +250,9 @@ impl Member {
                     self.emit(MemberEvent::JoinRefused { error: error_name(code), protocols });
                 }
                 let error = self.rebalance_failed(now, sent, code, "JoinGroup");
+                if self.give_up_round(now, &error_name(code), false) {
+                    return;
+                }
                 if matches!(error, None | Some(GroupError::RebalanceInProgress)) {
                     // REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS and the rest: back
                     // off, retry.
@@ -363,7 +366,9 @@ impl Member {
                 Err(_) => {
                     // Garbled assignment bytes: nothing usable; back off and rejoin.
                     self.membership.phase = Phase::Unjoined;
-                    self.retry_join_later(now);
+                    if !self.give_up_round(now, "UNREADABLE_ASSIGNMENT", true) {
+                        self.retry_join_later(now);
+                    }
                 }
             },
             code => {
@@ -375,7 +380,10 @@ impl Member {
                 let owned = keep.then(|| self.core.positions.take_owned());
                 // REBALANCE_IN_PROGRESS: the rebalance restarted; rejoin at once. The rest of
                 // the errors that are not group errors: back off, retry.
-                if self.rebalance_failed(now, sent, code, "SyncGroup").is_none() {
+                let error = self.rebalance_failed(now, sent, code, "SyncGroup");
+                let gave_up = error != Some(GroupError::RebalanceInProgress)
+                    && self.give_up_round(now, &error_name(code), true);
+                if error.is_none() && !gave_up {
                     self.retry_join_later(now);
                 }
                 if let Some(owned) = owned {
@@ -523,7 +531,7 @@ impl Member {
                 Target::Coordinator(node),
                 RequestKind::LeaveGroup(req),
                 timeout,
-                Pending::PollTimeoutLeave,
+                Pending::LeaveAndRejoin,
             );
         }
         self.rebalance.pending_revoke.clear();

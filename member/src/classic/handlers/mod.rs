@@ -6,6 +6,7 @@
 
 mod bugs;
 mod commits;
+mod failed_round;
 mod heartbeat;
 mod membership;
 mod metadata;
