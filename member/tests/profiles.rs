@@ -596,3 +596,26 @@ fn kafka_go_rejoins_with_its_id_when_a_heartbeat_fails() {
     let o = h.respond(fid, find_coordinator(0));
     assert!(sent(&o, "JoinGroup").is_empty(), "{:?}", summary(&o));
 }
+
+/// kafka-go fetches the committed offsets inside its round (`nextGeneration`'s
+/// `fetchOffsets`, before the generation starts): when that fetch is lost the round fails like
+/// any other, so the member leaves under its id once it finds the coordinator again and joins
+/// afresh after the backoff; the Java consumer retries the fetch in its generation.
+#[test]
+fn kafka_go_leaves_and_gives_its_id_up_when_the_offset_fetch_fails() {
+    let mut h = H::new(profile_config(ClientProfile::KafkaGo));
+    let (id, _, _) = to_first_join(&mut h);
+    let o = h.respond(id, join_ok("m-1", 1, "m-0", "range", &[]));
+    let (sid, _, _) = one(&o, "SyncGroup");
+    let o = h.respond(sid, sync_ok(&[tp("t", 0)]));
+    let (fid, _, _) = one(&o, "OffsetFetch");
+    let at = h.now;
+    let o = h.fail(fid, RequestFailure::Timeout);
+    assert!(gave_up(&o, "m-1"), "{:?}", summary(&o));
+    let o = h.advance(100);
+    let (cid, _, _) = one(&o, "FindCoordinator");
+    let o = h.respond(cid, find_coordinator(0));
+    assert_eq!(join_and_leaves(&o), (None, vec!["m-1".to_string()]));
+    assert!(sent(&h.advance_to(at + 4_999), "OffsetFetch").is_empty());
+    assert_eq!(join_and_leaves(&h.advance_to(at + 5_000)).0.as_deref(), Some(""));
+}

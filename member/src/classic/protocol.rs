@@ -102,15 +102,21 @@ impl Protocol for Member {
     }
 
     fn on_failure(&mut self, now: Millis, sent: Sent, pending: Pending, failure: Failure) {
-        // The leader's partition read before assigning (on the coordinator connection): part
-        // of the round for a client that reads them fresh.
-        let leader_read = matches!(pending, Pending::Metadata)
-            && self.membership.phase == Phase::AwaitingLeaderMetadata
-            && matches!(sent.target, Target::Coordinator(_));
+        // Steps of kafka-go's round besides JoinGroup and SyncGroup: the leader's partition
+        // read before assigning (on the coordinator connection), and the committed offsets'
+        // fetch before the generation starts.
+        let round_step = match pending {
+            Pending::Metadata => {
+                self.membership.phase == Phase::AwaitingLeaderMetadata
+                    && matches!(sent.target, Target::Coordinator(_))
+            }
+            Pending::OffsetFetch { .. } => self.membership.is_current(&sent),
+            _ => false,
+        };
         let name = failure.name();
         let Some((sent, pending, failure)) = self.on_common_failure(now, sent, pending, failure)
         else {
-            if leader_read && self.membership.phase == Phase::AwaitingLeaderMetadata {
+            if round_step {
                 self.give_up_round(now, &name, true);
             }
             return;
