@@ -7,16 +7,10 @@
 //! forgets the id, and waits `JoinGroupBackoff` before the next JoinGroup. The Java clients
 //! keep the id instead (unless the coordinator named it unknown) and retry sooner.
 
-use crate::shared::handlers::prelude::*;
-use kafka_protocol::messages::leave_group_request::MemberIdentity;
-use kafka_protocol::messages::{LeaveGroupRequest, RequestKind};
-
 use crate::classic::membership::Phase;
-use crate::classic::{Member, Target};
-use crate::compat::sb;
+use crate::classic::Member;
 use crate::probes;
 use crate::shared::in_flight::Pending;
-use crate::shared::{group_id, instance_id};
 use crate::Millis;
 
 impl Member {
@@ -59,17 +53,6 @@ impl Member {
         let Some(member_id) = self.membership.owed_leave.take() else {
             return;
         };
-        let req = LeaveGroupRequest::default()
-            .with_group_id(group_id(&self.core.config))
-            .with_members(vec![MemberIdentity::default()
-                .with_member_id(sb(&member_id))
-                .with_group_instance_id(instance_id(&self.core.config))]);
-        let timeout = self.core.config.request_timeout_ms;
-        self.send(
-            Target::Coordinator(node),
-            RequestKind::LeaveGroup(req),
-            timeout,
-            Pending::LeaveAndRejoin,
-        );
+        self.send_leave_group(node, &member_id, None, Pending::LeaveAndRejoin);
     }
 }

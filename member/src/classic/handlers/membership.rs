@@ -520,19 +520,9 @@ impl Member {
         self.probe_session_lost();
         let dynamic = self.core.config.group_instance_id.is_none();
         if let Some(node) = self.core.discovery.coordinator.filter(|_| dynamic) {
-            let req = LeaveGroupRequest::default()
-                .with_group_id(group_id(&self.core.config))
-                .with_members(vec![MemberIdentity::default()
-                    .with_member_id(sb(&self.membership.member_id))
-                    .with_group_instance_id(instance_id(&self.core.config))
-                    .with_reason(Some(sb("consumer poll timeout has expired")))]);
-            let timeout = self.core.config.request_timeout_ms;
-            self.send(
-                Target::Coordinator(node),
-                RequestKind::LeaveGroup(req),
-                timeout,
-                Pending::LeaveAndRejoin,
-            );
+            let member_id = self.membership.member_id.clone();
+            let reason = Some("consumer poll timeout has expired");
+            self.send_leave_group(node, &member_id, reason, Pending::LeaveAndRejoin);
         }
         self.rebalance.pending_revoke.clear();
         self.reset_generation_with("POLL_TIMEOUT".to_string(), true, None);
@@ -550,18 +540,8 @@ impl Member {
         let dynamic = self.core.config.group_instance_id.is_none();
         match self.core.discovery.coordinator {
             Some(node) if dynamic && !self.membership.member_id.is_empty() => {
-                let req = LeaveGroupRequest::default()
-                    .with_group_id(group_id(&self.core.config))
-                    .with_members(vec![MemberIdentity::default()
-                        .with_member_id(sb(&self.membership.member_id))
-                        .with_group_instance_id(instance_id(&self.core.config))]);
-                let timeout = self.core.config.request_timeout_ms;
-                self.send(
-                    Target::Coordinator(node),
-                    RequestKind::LeaveGroup(req),
-                    timeout,
-                    Pending::LeaveGroup,
-                );
+                let member_id = self.membership.member_id.clone();
+                self.send_leave_group(node, &member_id, None, Pending::LeaveGroup);
             }
             _ => {
                 let member_id = self.membership.member_id.clone();
@@ -569,6 +549,25 @@ impl Member {
                 self.finish();
             }
         }
+    }
+
+    /// Sends LeaveGroup for `member_id` (this member's instance id, `reason` where the version
+    /// carries one) to coordinator `node`; `pending` says what its answer means.
+    pub(in crate::classic) fn send_leave_group(
+        &mut self,
+        node: i32,
+        member_id: &str,
+        reason: Option<&str>,
+        pending: Pending,
+    ) {
+        let req = LeaveGroupRequest::default()
+            .with_group_id(group_id(&self.core.config))
+            .with_members(vec![MemberIdentity::default()
+                .with_member_id(sb(member_id))
+                .with_group_instance_id(instance_id(&self.core.config))
+                .with_reason(reason.map(sb))]);
+        let timeout = self.core.config.request_timeout_ms;
+        self.send(Target::Coordinator(node), RequestKind::LeaveGroup(req), timeout, pending);
     }
 
     /// The graceful LeaveGroup was answered (or failed): the member has left.
