@@ -53,8 +53,8 @@ groupsim_wire::probes! {
         "a replaced static leader skipped the assignment (KIP-814) and kept the generation's";
     /// kafka-go ended a failed rebalance round: LeaveGroup if it had a member id, the id given
     /// up, the next JoinGroup after its join backoff.
-    ROUND_GIVEN_UP = optional "member.round.given_up":
-        "a kafka-go member gave its member id up after a failed JoinGroup, leader Metadata or SyncGroup";
+    ROUND_GIVEN_UP = required "member.round.given_up":
+        "a kafka-go member gave its member id up after a failed JoinGroup, leader Metadata, SyncGroup or offset fetch";
     /// A generation reset: the member forgets its generation (and maybe member id) and rejoins.
     GENERATION_RESET = required "member.generation.reset":
         "the member reset its generation after a group error";
