@@ -69,9 +69,10 @@ pub(crate) struct ProfileRules {
     /// (kafka-go's `assignTopicPartitions` calls `readPartitions`), rather than from its
     /// cached metadata, which a pause may have left stale.
     pub(crate) fresh_partitions_for_assignment: bool,
-    /// A failed rebalance round (JoinGroup, the leader's partition read, SyncGroup; not
-    /// REBALANCE_IN_PROGRESS) ends with LeaveGroup under the round's member id, the id given
-    /// up and the join backoff (kafka-go's `ConsumerGroup.run`); other clients keep the id.
+    /// A failed rebalance round (JoinGroup, the leader's partition read, SyncGroup other than
+    /// REBALANCE_IN_PROGRESS, a lost offset fetch at the generation's start) ends with
+    /// LeaveGroup under the round's member id, the id given up and the join backoff (kafka-go's
+    /// `ConsumerGroup.run`); other clients keep the id.
     pub(crate) gives_up_member_id_on_failed_round: bool,
     /// Any failed heartbeat (an error answer or a lost request) ends the generation and the
     /// member rejoins under its member id (kafka-go's `heartbeatLoop` returns on an error, and

@@ -2,10 +2,11 @@
 //!
 //! kafka-go runs each generation as one `nextGeneration` call: JoinGroup, the leader's
 //! `readPartitions` on the coordinator connection, SyncGroup, the committed offsets' fetch.
-//! When any step fails, other than by REBALANCE_IN_PROGRESS, `ConsumerGroup.run` sends LeaveGroup under the member id the round
-//! had (none when the JoinGroup itself failed: `joinGroup` returns an empty id with its error),
-//! forgets the id, and waits `JoinGroupBackoff` before the next JoinGroup. The Java clients
-//! keep the id instead (unless the coordinator named it unknown) and retry sooner.
+//! When any step fails, other than by REBALANCE_IN_PROGRESS, `ConsumerGroup.run` sends
+//! LeaveGroup under the member id the round had (none when the JoinGroup itself failed:
+//! `joinGroup` returns an empty id with its error), forgets the id, and waits
+//! `JoinGroupBackoff` before the next JoinGroup. The Java clients keep the id instead (unless
+//! the coordinator named it unknown) and retry sooner.
 
 use crate::classic::membership::Phase;
 use crate::classic::Member;
@@ -17,8 +18,8 @@ impl Member {
     /// The round failed with `error`. For a profile that gives its member id up on a failed
     /// round (kafka-go): the id given up (recorded, so its later expiry at the coordinator is
     /// no stall) and, when `leave` (the round had got its id: a failed leader partition read,
-    /// SyncGroup or offset fetch), a LeaveGroup under it owed; the next JoinGroup after the join backoff. True.
-    /// False for the other profiles, whose caller goes on as before.
+    /// SyncGroup or offset fetch), a LeaveGroup under it owed; the next JoinGroup after the
+    /// join backoff. True. False for the other profiles, whose caller goes on as before.
     pub(in crate::classic) fn give_up_round(
         &mut self,
         now: Millis,

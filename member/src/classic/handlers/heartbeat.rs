@@ -80,14 +80,10 @@ impl Member {
         code: Option<i16>,
     ) {
         match code {
-            Some(codes::UNKNOWN_MEMBER_ID) => {
-                crate::probes::error_handled(
-                    self.core.config.profile,
-                    "Heartbeat",
-                    codes::UNKNOWN_MEMBER_ID,
-                );
+            Some(code @ codes::UNKNOWN_MEMBER_ID) => {
+                crate::probes::error_handled(self.core.config.profile, "Heartbeat", code);
                 self.probe_session_lost();
-                self.reset_generation_with("UNKNOWN_MEMBER_ID".to_string(), false, None);
+                self.reset_generation(code, false, sent);
             }
             Some(code) => {
                 self.handle_group_error(now, sent, code, "Heartbeat", true);

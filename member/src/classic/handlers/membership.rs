@@ -464,7 +464,12 @@ impl Member {
 
     /// Generation (and maybe member id) reset after an error answering `sent`: partitions are
     /// lost, not revoked (no commit: the coordinator would reject it), and the member rejoins.
-    fn reset_generation(&mut self, code: i16, reset_member_id: bool, sent: &Sent) {
+    pub(in crate::classic) fn reset_generation(
+        &mut self,
+        code: i16,
+        reset_member_id: bool,
+        sent: &Sent,
+    ) {
         let answer_about = (!self.membership.sent_under(sent))
             .then(|| SentUnder { member_id: sent.member_id.clone(), generation: sent.generation });
         self.reset_generation_with(error_name(code), reset_member_id, answer_about);
