@@ -631,3 +631,50 @@ fn a_consumer_members_commit_is_no_contact_for_its_session() {
     h.world(WorldEvent::RunEnded);
     assert_eq!(stalls_in(&h), Vec::<String>::new());
 }
+
+/// A classic client `name` joins the consumer group as member `id` on static instance `i`.
+fn classic_static_join(h: &mut H, name: &str, id: &str) {
+    h.cg(ConsumerGroupEvent::MemberJoined {
+        group: G.into(),
+        member_id: id.into(),
+        group_instance_id: Some("i".into()),
+        client_id: name.into(),
+        classic_protocol: true,
+    });
+}
+
+/// Static twins inside a consumer group (`classic-twins-replace-each-other`): m2 runs as a
+/// classic static member on instance `i`, and a second process, m3, starts on the same instance
+/// and takes it over. Kafka's consumer group fences m2 on its next Heartbeat or SyncGroup, but
+/// checks its OffsetCommit by member id only: a commit sent first is answered
+/// UNKNOWN_MEMBER_ID, m2 resets its member id and rejoins, taking the instance back, and so on
+/// while both run. The group never settles: its problems are the hazard's, proved by the take
+/// back. A single takeover (a replacement) is no hazard, and once a twin stops the group's
+/// problems are its own again.
+#[test]
+fn classic_twins_taking_an_instance_from_each_other_are_the_hazard_while_both_run() {
+    let twins = |take_back: bool, stop: bool| {
+        let mut h = clean();
+        h.started("m2").started("m3");
+        classic_static_join(&mut h, "m2", "c");
+        classic_static_join(&mut h, "m3", "d");
+        if take_back {
+            classic_static_join(&mut h, "m2", "e");
+        }
+        if stop {
+            h.world(WorldEvent::MemberStopped { member: "m3".into() });
+        }
+        check(&h.finish(&[(0, 10), (1, 10)]))
+    };
+    let stuck = |v: &crate::Verdict| v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck);
+    let v = twins(true, false);
+    assert!(!stuck(&v), "{:?}", v.anomalies);
+    let hazards: Vec<_> = v.hazards.iter().map(|e| e.hazard).collect();
+    assert_eq!(hazards, [crate::Hazard::ClassicTwinsReplaceEachOther]);
+    assert_eq!(v.hazards[0].anomaly.class, AnomalyClass::Stuck);
+    for (take_back, stop) in [(false, false), (true, true)] {
+        let v = twins(take_back, stop);
+        assert!(stuck(&v), "{take_back} {stop}");
+        assert!(v.hazards.is_empty(), "{take_back} {stop}: {:?}", v.hazards);
+    }
+}

@@ -63,6 +63,14 @@ pub(super) struct ConsumerGroupView {
     /// Member ids the group ever held as classic-protocol members (a member id never changes
     /// protocol).
     classic: BTreeSet<String>,
+    /// Classic static members' instance ids -> the client that joined on it last.
+    instance_client: BTreeMap<String, String>,
+    /// Instance ids two classic clients took from each other (one took it, the other took it
+    /// back), with the taking back (event index) and the two clients: the
+    /// `classic-twins-replace-each-other` hazard acting.
+    pub(super) contested: BTreeMap<String, (usize, [String; 2])>,
+    /// Instance id -> (the classic client that last took it from another, that other).
+    took: BTreeMap<String, (String, String)>,
 }
 
 impl ConsumerGroupView {
@@ -110,11 +118,15 @@ impl ConsumerGroupView {
                 member_id,
                 group_instance_id,
                 classic_protocol,
+                client_id,
                 ..
             } => {
                 self.known.insert(member_id.clone());
                 if *classic_protocol {
                     self.classic.insert(member_id.clone());
+                    if let Some(instance) = group_instance_id {
+                        self.classic_join(idx, instance, client_id);
+                    }
                 }
                 self.members.entry(member_id.clone()).or_default();
                 if let Some(instance) = group_instance_id {
@@ -235,6 +247,23 @@ impl ConsumerGroupView {
             // The classic group stays as it was.
             ConsumerGroupEvent::UpgradeRefused { .. }
             | ConsumerGroupEvent::EmptyGroupDeleted { .. } => {}
+        }
+    }
+
+    /// A classic client `client` joined on static `instance` (event `idx`): the instance is
+    /// contested once a client takes it back from the one that took it from it.
+    fn classic_join(&mut self, idx: usize, instance: &str, client: &str) {
+        let before = self.instance_client.insert(instance.to_string(), client.to_string());
+        let Some(before) = before.filter(|b| b != client) else { return };
+        if self.contested.contains_key(instance) {
+            return;
+        }
+        let took_back =
+            self.took.get(instance).is_some_and(|(taker, from)| taker == &before && from == client);
+        if took_back {
+            self.contested.insert(instance.to_string(), (idx, [before, client.to_string()]));
+        } else {
+            self.took.insert(instance.to_string(), (client.to_string(), before));
         }
     }
 

@@ -54,6 +54,10 @@ pub enum Hazard {
     /// A cooperative generation revoked partitions from a member whose process was replaced
     /// (static, no rebalance) before it rejoined: nobody starts the follow-up rebalance.
     ReplacedMemberSkipsFollowUpRebalance,
+    /// Two live processes of one classic static member (one `group.instance.id`) inside a
+    /// consumer group took the instance from each other: a commit, answered UNKNOWN_MEMBER_ID,
+    /// sent the replaced one back to join before a heartbeat could fence it.
+    ClassicTwinsReplaceEachOther,
 }
 
 impl Hazard {
@@ -74,6 +78,7 @@ impl Hazard {
             Hazard::ReplacedMemberSkipsFollowUpRebalance => {
                 "replaced-member-skips-follow-up-rebalance"
             }
+            Hazard::ClassicTwinsReplaceEachOther => "classic-twins-replace-each-other",
         }
     }
 
@@ -144,7 +149,11 @@ impl Hazard {
                  partitions added to its topics unassigned until a member joins or rejoins"
             }
             Hazard::StaticLeaderSkipsNewPartitions => {
-                "Kafka answers a static member that takes the leader's instance over in a Stable                  classic group with the current generation and SkipAssignment (KIP-814), and the                  Java consumer then snapshots the partition counts it sees: partitions added                  after the generation's assignment, whose leader stopped before it rejoined,                  stay unassigned until the membership changes"
+                "Kafka answers a static member that takes the leader's instance over in a Stable \
+                 classic group with the current generation and SkipAssignment (KIP-814), and the \
+                 Java consumer then snapshots the partition counts it sees: partitions added \
+                 after the generation's assignment, whose leader stopped before it rejoined, \
+                 stay unassigned until the membership changes"
             }
             Hazard::ReplacedMemberSkipsFollowUpRebalance => {
                 "a cooperative rebalance gives the partitions a member must revoke to nobody, and \
@@ -153,6 +162,15 @@ impl Hazard {
                  over, Kafka keeps the Stable group without a rebalance (the selected protocol is \
                  unchanged), the new process owns nothing to revoke, and the partitions stay \
                  unassigned until the membership changes"
+            }
+            Hazard::ClassicTwinsReplaceEachOther => {
+                "Kafka's consumer group checks a classic member's Heartbeat and SyncGroup against \
+                 its static instance id (FENCED_INSTANCE_ID, which the client treats as fatal) \
+                 but its OffsetCommit by member id only (UNKNOWN_MEMBER_ID), and lets a classic \
+                 JoinGroup without a member id take the instance over at once: a process whose \
+                 twin took its instance and whose next request is a commit resets its member id \
+                 and takes the instance back, so two live processes on one instance id replace \
+                 each other for as long as both run and the group never settles"
             }
         }
     }

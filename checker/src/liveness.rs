@@ -78,6 +78,15 @@ fn problems(views: &Views) -> (Problems, Excused) {
         if let Some(cg) = views.consumer_group(&group) {
             let mut group_problems = Problems::new();
             consumer_problems(views, &group, cg, &live, &mut group_problems);
+            // Two live classic twins taking one instance from each other keep the group from
+            // settling as long as both run: every problem of the group is theirs.
+            if let Some(cause) = live_twins(cg, &live) {
+                let twins = group_problems
+                    .into_iter()
+                    .map(|p| (Hazard::ClassicTwinsReplaceEachOther, cause, p));
+                excused.extend(twins);
+                continue;
+            }
             excuse_orphans(views, &[], &group, group_problems, &mut problems, &mut excused);
             continue;
         }
@@ -223,6 +232,15 @@ fn revoked_by_replaced(g: &GroupView) -> Option<(usize, BTreeSet<TopicPartition>
         }
     }
     (!revoked.is_empty()).then_some((cause, revoked))
+}
+
+/// The event where two classic clients of consumer group `cg`, both live, took one static
+/// instance from each other (the `classic-twins-replace-each-other` hazard), if any did.
+fn live_twins(cg: &ConsumerGroupView, live: &BTreeMap<&String, &MemberView>) -> Option<usize> {
+    cg.contested
+        .values()
+        .find(|(_, clients)| clients.iter().all(|c| live.contains_key(c)))
+        .map(|(cause, _)| *cause)
 }
 
 /// The load (event index) that locks member `m` out of group `g`: the group, loaded from the
