@@ -405,13 +405,18 @@ fn a_member_told_its_generation_was_gone_owns_nothing_the_upgrade_took() {
 /// `static-member-missed-rebalance` hazard); a dynamic member is never kept without rejoining,
 /// so the same commits from one are a failure.
 fn missed_rebalance(is_static: bool) -> crate::Verdict {
-    let mut h = clean();
-    h.coord(CoordinatorEvent::MemberAdded {
+    missed_rebalance_after(CoordinatorEvent::MemberAdded {
         group: G.into(),
         member_id: "b".into(),
         group_instance_id: is_static.then(|| "i-b".to_string()),
         client_id: "m1".into(),
-    });
+    })
+}
+
+/// The same, with member b added by `added`.
+fn missed_rebalance_after(added: CoordinatorEvent) -> crate::Verdict {
+    let mut h = clean();
+    h.coord(added);
     h.generation_started(2, &["a", "b"]);
     h.coord(CoordinatorEvent::AssignmentStored {
         group: G.into(),
@@ -426,6 +431,26 @@ fn missed_rebalance(is_static: bool) -> crate::Verdict {
     h.produced(1, 10).processed("m0", "a", 2, 1, 10, 19).commit("a", 2, 1, 20);
     h.processed("m1", "b", 1, 1, 10, 14).commit("b", 2, 1, 15);
     check(&h.h.clone())
+}
+
+/// mixed_protocol_swarm with classic twins drawn (seed 903 of that draw): a classic static
+/// member joined the consumer group (its instance id on the consumer group's MemberJoined, no
+/// classic MemberAdded), a downgrade made the group classic with it as a static member, and it
+/// missed the next generation while paused. It is a static member all the same: the same
+/// commits are the hazard.
+#[test]
+fn a_static_member_that_joined_a_consumer_group_keeps_the_hazard_after_a_downgrade() {
+    let v =
+        missed_rebalance_after(CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "b".into(),
+            group_instance_id: Some("i-b".into()),
+            client_id: "m1".into(),
+            classic_protocol: true,
+        }));
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    assert!(v.hazards.iter().all(|e| e.hazard == crate::Hazard::StaticMemberMissedRebalance));
+    assert!(!v.hazards.is_empty());
 }
 
 #[test]

@@ -186,6 +186,20 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
             } => {
                 statics.insert(member_id.clone());
             }
+            // A classic static member that joined a consumer group stays static in the classic
+            // group a downgrade makes of it.
+            EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
+                        member_id,
+                        group_instance_id: Some(_),
+                        classic_protocol: true,
+                        ..
+                    }),
+                ..
+            } => {
+                statics.insert(member_id.clone());
+            }
             EventKind::Coordinator {
                 event:
                     CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberRemoved {
