@@ -170,7 +170,8 @@ impl Hazard {
                  JoinGroup without a member id take the instance over at once: a process whose \
                  twin took its instance and whose next request is a commit resets its member id \
                  and takes the instance back, so two live processes on one instance id replace \
-                 each other for as long as both run and the group never settles"
+                 each other for as long as both commit between heartbeats, and the group does \
+                 not settle"
             }
         }
     }
