@@ -63,14 +63,13 @@ pub(super) struct ConsumerGroupView {
     /// Member ids the group ever held as classic-protocol members (a member id never changes
     /// protocol).
     classic: BTreeSet<String>,
-    /// Classic static members' instance ids -> the client that joined on it last.
-    instance_client: BTreeMap<String, String>,
+    /// Classic static members' instance ids -> the client that joined on it last, and the one
+    /// before it (another client).
+    holders: BTreeMap<String, (String, Option<String>)>,
     /// Instance ids two classic clients took from each other (one took it, the other took it
     /// back), with the taking back (event index) and the two clients: the
     /// `classic-twins-replace-each-other` hazard acting.
     pub(super) contested: BTreeMap<String, (usize, [String; 2])>,
-    /// Instance id -> (the classic client that last took it from another, that other).
-    took: BTreeMap<String, (String, String)>,
 }
 
 impl ConsumerGroupView {
@@ -253,18 +252,18 @@ impl ConsumerGroupView {
     /// A classic client `client` joined on static `instance` (event `idx`): the instance is
     /// contested once a client takes it back from the one that took it from it.
     fn classic_join(&mut self, idx: usize, instance: &str, client: &str) {
-        let before = self.instance_client.insert(instance.to_string(), client.to_string());
-        let Some(before) = before.filter(|b| b != client) else { return };
-        if self.contested.contains_key(instance) {
-            return;
-        }
-        let took_back =
-            self.took.get(instance).is_some_and(|(taker, from)| taker == &before && from == client);
-        if took_back {
-            self.contested.insert(instance.to_string(), (idx, [before, client.to_string()]));
-        } else {
-            self.took.insert(instance.to_string(), (client.to_string(), before));
-        }
+        let (last, before) = match self.holders.remove(instance) {
+            Some((last, before)) if last == client => (last, before),
+            Some((last, before)) => {
+                if before.as_deref() == Some(client) && !self.contested.contains_key(instance) {
+                    let clients = [last.clone(), client.to_string()];
+                    self.contested.insert(instance.to_string(), (idx, clients));
+                }
+                (client.to_string(), Some(last))
+            }
+            None => (client.to_string(), None),
+        };
+        self.holders.insert(instance.to_string(), (last, before));
     }
 
     /// Every member's epoch and every ownership ends at event `idx` (the group is replaced: a

@@ -79,7 +79,7 @@ fn problems(views: &Views) -> (Problems, Excused) {
             let mut group_problems = Problems::new();
             consumer_problems(views, &group, cg, &live, &mut group_problems);
             // Two live classic twins taking one instance from each other keep the group from
-            // settling as long as both run: every problem of the group is theirs.
+            // settling while both run: every problem of the group is theirs.
             if let Some(cause) = live_twins(cg, &live) {
                 let twins = group_problems
                     .into_iter()

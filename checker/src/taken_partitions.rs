@@ -180,15 +180,13 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                     take(&mut open, taken, hazard, idx, &m.member_id);
                 }
             }
+            // A static member: added to a classic group, or a classic one that joined a consumer
+            // group (static too in the classic group a downgrade makes of it).
             EventKind::Coordinator {
                 event: CoordinatorEvent::MemberAdded { member_id, group_instance_id: Some(_), .. },
                 ..
-            } => {
-                statics.insert(member_id.clone());
             }
-            // A classic static member that joined a consumer group stays static in the classic
-            // group a downgrade makes of it.
-            EventKind::Coordinator {
+            | EventKind::Coordinator {
                 event:
                     CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::MemberJoined {
                         member_id,
