@@ -49,11 +49,28 @@ pub enum AnomalyClass {
     /// The coordinator accepted a request Kafka refuses in every group state (a misbehaving
     /// client's: malformed, or from a member id the group never gave).
     InvalidRequestAccepted,
+    /// The coordinator's answers gave a partition to two members at once.
+    AnswerSplitAssignment,
+    /// The coordinator's answers accepted a commit from a member they had already removed or
+    /// moved past.
+    AnswerZombieCommit,
+    /// The coordinator's answers showed a committed offset going back with no commit asking.
+    AnswerOffsetRegression,
+    /// The coordinator's answers showed a generation or member epoch going back.
+    AnswerGenerationRegression,
+    /// The coordinator's answers changed a generation's membership without a new generation.
+    AnswerMembershipWithoutGeneration,
+    /// The coordinator's last answers to the live members did not show a converged group.
+    AnswerNotConverged,
+    /// A broker's Fetch answers skipped an offset.
+    AnswerFetchSkip,
+    /// A broker's Fetch answers repeated an offset.
+    AnswerFetchRepeat,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 18] = [
+    pub const ALL: [AnomalyClass; 26] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -72,6 +89,14 @@ impl AnomalyClass {
         AnomalyClass::StalledMember,
         AnomalyClass::AdminMismatch,
         AnomalyClass::InvalidRequestAccepted,
+        AnomalyClass::AnswerSplitAssignment,
+        AnomalyClass::AnswerZombieCommit,
+        AnomalyClass::AnswerOffsetRegression,
+        AnomalyClass::AnswerGenerationRegression,
+        AnomalyClass::AnswerMembershipWithoutGeneration,
+        AnomalyClass::AnswerNotConverged,
+        AnomalyClass::AnswerFetchSkip,
+        AnomalyClass::AnswerFetchRepeat,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -95,6 +120,16 @@ impl AnomalyClass {
             AnomalyClass::StalledMember => "stalled-member",
             AnomalyClass::AdminMismatch => "admin-mismatch",
             AnomalyClass::InvalidRequestAccepted => "invalid-request-accepted",
+            AnomalyClass::AnswerSplitAssignment => "answer-split-assignment",
+            AnomalyClass::AnswerZombieCommit => "answer-zombie-commit",
+            AnomalyClass::AnswerOffsetRegression => "answer-offset-regression",
+            AnomalyClass::AnswerGenerationRegression => "answer-generation-regression",
+            AnomalyClass::AnswerMembershipWithoutGeneration => {
+                "answer-membership-without-generation"
+            }
+            AnomalyClass::AnswerNotConverged => "answer-not-converged",
+            AnomalyClass::AnswerFetchSkip => "answer-fetch-skip",
+            AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
         }
     }
 
@@ -123,6 +158,10 @@ pub struct Anomaly {
     pub message: String,
     /// Indices into the history of the events that prove it, in order.
     pub events: Vec<usize>,
+    /// Indices into the history's wire stream of the exchanges that prove it, in order (the
+    /// protocol rules' evidence).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exchanges: Vec<usize>,
 }
 
 impl Anomaly {
@@ -136,7 +175,15 @@ impl Anomaly {
     ) -> Self {
         events.sort_unstable();
         events.dedup();
-        Self { class, partition: partition.cloned(), at_ms, message, events }
+        Self { class, partition: partition.cloned(), at_ms, message, events, exchanges: Vec::new() }
+    }
+
+    /// The same anomaly proved by these exchanges of the wire stream as well (sorted, each once).
+    pub fn with_exchanges(mut self, mut exchanges: Vec<usize>) -> Self {
+        exchanges.sort_unstable();
+        exchanges.dedup();
+        self.exchanges = exchanges;
+        self
     }
 
     /// A multi-line report: the anomaly and each proving event.
@@ -149,6 +196,11 @@ impl Anomaly {
         for &i in &self.events {
             if let Some(e) = history.events().get(i) {
                 out.push_str(&format!("    #{i} {e}\n"));
+            }
+        }
+        for &i in &self.exchanges {
+            if let Some(w) = history.wire().get(i) {
+                out.push_str(&format!("    ~{i} {}\n", crate::broker::describe_entry(&w.wire)));
             }
         }
         out

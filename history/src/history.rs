@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coordinator::CoordinatorEvent;
 use crate::member::MemberEvent;
+use crate::wire::{Entry, WireRecord};
 use crate::world::WorldEvent;
 
 /// One event of a run.
@@ -29,10 +30,12 @@ pub enum EventKind {
     World(WorldEvent),
 }
 
-/// The ordered list of a run's events.
+/// The ordered list of a run's events, and beside them its wire stream ([`crate::wire`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct History {
     events: Vec<Event>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wire: Vec<WireRecord>,
 }
 
 impl History {
@@ -49,6 +52,16 @@ impl History {
     /// Appends a world event.
     pub fn world(&mut self, at_ms: Millis, event: WorldEvent) {
         self.record(at_ms, EventKind::World(event));
+    }
+
+    /// Appends an entry to the wire stream, after the events recorded so far.
+    pub fn record_wire(&mut self, wire: Entry) {
+        self.wire.push(WireRecord { after: self.events.len(), wire });
+    }
+
+    /// The wire stream in the order it was recorded.
+    pub fn wire(&self) -> &[WireRecord] {
+        &self.wire
     }
 
     /// All events in order.
@@ -68,7 +81,12 @@ impl History {
 
     /// Builds a history from events (used by tests that hand-make histories).
     pub fn from_events(events: Vec<Event>) -> Self {
-        Self { events }
+        Self { events, wire: Vec::new() }
+    }
+
+    /// Builds a history from events and a wire stream (read from a file, or hand-made).
+    pub fn from_parts(events: Vec<Event>, wire: Vec<WireRecord>) -> Self {
+        Self { events, wire }
     }
 }
 

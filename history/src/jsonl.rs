@@ -1,10 +1,13 @@
 //! The history's JSON-lines form: a header line naming the format version, then one event per
-//! line. The hash covers the event lines only, so the header never changes a history hash.
+//! line, then one line per entry of the wire stream (`{"after":…,"wire":…}`). The history hash
+//! covers the event lines only, so neither the header nor the wire stream changes it; the wire
+//! stream has a hash of its own.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::history::History;
+use crate::wire::WireRecord;
 
 /// The version of the JSON-lines form this crate writes and the newest it reads. Files without
 /// a header (written before it existed) are version 1.
@@ -28,6 +31,10 @@ impl History {
             out.push_str(&serde_json::to_string(e).expect("history events always serialise"));
             out.push('\n');
         }
+        for w in self.wire() {
+            out.push_str(&serde_json::to_string(w).expect("wire entries always serialise"));
+            out.push('\n');
+        }
         out
     }
 
@@ -36,6 +43,7 @@ impl History {
     /// is refused, and so is anything else that is not an event, with its line.
     pub fn from_jsonl(text: &str) -> Result<Self, HistoryParseError> {
         let mut events = Vec::new();
+        let mut wire = Vec::new();
         let mut first = true;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -49,11 +57,19 @@ impl History {
                     continue;
                 }
             }
-            let event = serde_json::from_str(line)
-                .map_err(|source| HistoryParseError::Line { line: i + 1, source })?;
-            events.push(event);
+            match serde_json::from_str(line) {
+                Ok(event) => events.push(event),
+                Err(source) => match serde_json::from_str::<WireRecord>(line) {
+                    Ok(record) if record.after <= events.len() => wire.push(record),
+                    Ok(record) => {
+                        let (line, after) = (i + 1, record.after);
+                        return Err(HistoryParseError::WireAhead { line, after });
+                    }
+                    Err(_) => return Err(HistoryParseError::Line { line: i + 1, source }),
+                },
+            }
         }
-        Ok(Self::from_events(events))
+        Ok(Self::from_parts(events, wire))
     }
 
     /// SHA-256 of the event lines of [`Self::to_jsonl`], as hex. Same seed and binary: same hash.
@@ -64,6 +80,20 @@ impl History {
         for e in self.events() {
             line.clear();
             serde_json::to_writer(&mut line, e).expect("history events always serialise");
+            line.push(b'\n');
+            hasher.update(&line);
+        }
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// SHA-256 of the wire lines of [`Self::to_jsonl`], as hex: the wire stream's own hash,
+    /// so that recording it (or changing what it keeps) never changes [`Self::hash_hex`].
+    pub fn wire_hash_hex(&self) -> String {
+        let mut hasher = Sha256::new();
+        let mut line = Vec::new();
+        for w in self.wire() {
+            line.clear();
+            serde_json::to_writer(&mut line, w).expect("wire entries always serialise");
             line.push(b'\n');
             hasher.update(&line);
         }
@@ -82,6 +112,16 @@ pub enum HistoryParseError {
         /// What the JSON parser said.
         #[source]
         source: serde_json::Error,
+    },
+    /// A wire line placed after more events than the file holds before it.
+    #[error(
+        "line {line} is a wire entry placed after event {after}, which no line before it holds"
+    )]
+    WireAhead {
+        /// The line, counting from 1.
+        line: usize,
+        /// The event count it names.
+        after: usize,
     },
     /// The header names a format newer than this build reads.
     #[error(
@@ -204,5 +244,39 @@ mod tests {
         let text = format!("{}{{\"groupsim_history\":1}}\n", sample().to_jsonl());
         let e = History::from_jsonl(&text).unwrap_err();
         assert!(matches!(e, HistoryParseError::Line { line: 6, .. }), "{e}");
+    }
+
+    fn with_wire() -> History {
+        use crate::wire::{Answer, Entry, Exchange, Request};
+        let mut h = sample();
+        h.record_wire(Entry::Exchange(Exchange {
+            actor: "m1.0".into(),
+            sent_ms: 12,
+            answered_ms: 14,
+            request: Request::Heartbeat { member_id: "a".into(), generation: 2 },
+            answer: Answer::Error { error: 27 },
+            group: "g".into(),
+        }));
+        h
+    }
+
+    #[test]
+    fn the_wire_stream_follows_the_events_reads_back_and_leaves_the_history_hash_alone() {
+        let (plain, wired) = (sample(), with_wire());
+        assert_eq!(plain.hash_hex(), wired.hash_hex());
+        assert_ne!(plain.wire_hash_hex(), wired.wire_hash_hex());
+        let text = wired.to_jsonl();
+        assert!(text.lines().last().unwrap().starts_with(r#"{"after":4,"wire":{"Exchange""#));
+        assert_eq!(History::from_jsonl(&text).unwrap(), wired);
+    }
+
+    #[test]
+    fn a_wire_line_placed_after_events_not_yet_read_is_refused() {
+        let text = with_wire().to_jsonl();
+        let mut lines: Vec<&str> = text.lines().collect();
+        let wire = lines.pop().unwrap();
+        lines.insert(2, wire);
+        let e = History::from_jsonl(&lines.join("\n")).unwrap_err();
+        assert!(matches!(e, HistoryParseError::WireAhead { line: 3, after: 4 }), "{e}");
     }
 }

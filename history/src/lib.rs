@@ -14,7 +14,8 @@
 //!
 //! Modules, leaves first: `fault`, `coordinator` and `consumer` (the coordinator's events),
 //! `member`, `world`, `history` (the history, its events and their sources), `jsonl` (the
-//! versioned file form and the hash), `partitions` (the compact partition lists traces print).
+//! versioned file form and the hash), `partitions` (the compact partition lists traces print),
+//! `wire` (the stream of requests and answers recorded beside the events).
 
 mod consumer;
 mod coordinator;
@@ -23,6 +24,7 @@ mod history;
 mod jsonl;
 mod member;
 mod partitions;
+pub mod wire;
 mod world;
 
 pub use consumer::{

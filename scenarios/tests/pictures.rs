@@ -352,6 +352,7 @@ fn hand_made_anomaly_rings_the_member_lane_of_a_zombie_commit() {
             at_ms: 5_000,
             message: "m0-1 committed after it was removed & \"fenced\"".into(),
             events: vec![3],
+            exchanges: Vec::new(),
         }],
         hazards: Vec::new(),
         stats: Stats::default(),

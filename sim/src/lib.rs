@@ -31,6 +31,7 @@ pub mod bench;
 pub mod bugs;
 pub mod coverage;
 pub mod determinism;
+pub mod exchange;
 pub mod faults;
 pub mod live;
 pub mod merge;

@@ -1,7 +1,8 @@
 //! `split-assignment`: a partition given to two members at once.
 //!
 //! Classic protocol: the SyncGroup answers of one generation must give each partition to one
-//! member at most (cooperative members included: a partition being moved is in nobody's
+//! member at most (judged while the group is plainly classic: in a consumer group each classic
+//! member's generation is its own member epoch) (cooperative members included: a partition being moved is in nobody's
 //! assignment for the generation that revokes it). A static member's replacement takes over
 //! the replaced id's assignment in the same generation ([`super::statics`]).
 //!
@@ -17,16 +18,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::{Millis, TopicPartition};
 
+use super::eras::Eras;
 use super::log::{Answer, AnswerLog, Protocol, Request, NONE};
 use super::statics;
 use super::{BrokerAnomaly, BrokerRule};
 
 /// Finds every split assignment in `log`.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
-    match log.protocol {
-        Protocol::Classic => classic(log),
-        Protocol::Consumer => consumer(log),
+    let mut found = classic(log);
+    if log.protocol == Protocol::Consumer {
+        found.extend(consumer(log));
     }
+    found
 }
 
 fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
@@ -34,12 +37,16 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut holders: BTreeMap<i32, BTreeMap<TopicPartition, (String, usize)>> = BTreeMap::new();
     let mut found = Vec::new();
     let replacements = statics::replacements(log);
+    let eras = Eras::of(log);
     for (i, x) in log.exchanges() {
         let (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, assignment }) =
             (&x.request, &x.answer)
         else {
             continue;
         };
+        if !eras.classic_at(i) {
+            continue; // a consumer group's classic members: each at its own member epoch
+        }
         let of_generation = holders.entry(*generation).or_default();
         for tp in assignment {
             let replaced = |old: &str| {

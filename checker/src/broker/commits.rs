@@ -2,11 +2,12 @@
 //!
 //! `zombie-commit`: an OffsetCommit answered NONE although, before it was written, the broker
 //! had already said its sender was no longer that generation's member. Classic protocol: a
-//! JoinGroup answer of a later generation had been read (a generation never goes back, and
-//! Kafka accepts a commit only at the current one), or the member had been answered
-//! UNKNOWN_MEMBER_ID or its LeaveGroup accepted, or its static instance given to another member
-//! id, or the leader's member list of that very generation left it out (unless the member took
-//! a static member's place in it). Consumer protocol: the member had left (member epoch -1 answered) or
+//! SyncGroup answered NONE at a later generation (that generation was written; Kafka accepts a
+//! commit only at the current one), or its static instance given to another member id; and,
+//! from the same coordinator ([`super::eras`]: a classic group's other changes are in memory
+//! only, and a coordinator change undoes them), a JoinGroup answer of a later generation, the
+//! member answered UNKNOWN_MEMBER_ID or its LeaveGroup accepted, or the leader's member list of
+//! that very generation leaving it out (unless the member took a static member's place in it). Consumer protocol: the member had left (member epoch -1 answered) or
 //! been fenced (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and not rejoined since. Commits without
 //! a generation (-1: an admin's commit) are not judged.
 //!
@@ -16,13 +17,12 @@
 //! not refused for that partition, written before the lower read was answered, and not answered
 //! before the earlier knowledge began).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::{Millis, TopicPartition};
 
-use super::log::{
-    Answer, AnswerLog, Entry, Protocol, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID,
-};
+use super::eras::Eras;
+use super::log::{Answer, AnswerLog, Entry, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID};
 use super::statics::{self, Replacement};
 use super::{BrokerAnomaly, BrokerRule};
 
@@ -38,6 +38,18 @@ struct Removal {
 pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
     let replacements = statics::replacements(log);
+    let eras = Eras::of(log);
+    let consumer_members: BTreeSet<&str> = log
+        .exchanges()
+        .flat_map(|(_, x)| match (&x.request, &x.answer) {
+            (
+                Request::ConsumerHeartbeat { member_id: asked, .. },
+                Answer::ConsumerHeartbeat { member_id: given, .. },
+            ) => [Some(asked.as_str()), Some(given.as_str())],
+            _ => [None, None],
+        })
+        .flatten()
+        .collect();
     for (i, x) in log.exchanges() {
         let (Request::Commit { member_id, generation, offsets: _ }, Answer::Commit { errors }) =
             (&x.request, &x.answer)
@@ -50,11 +62,11 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         let accepted: Vec<&TopicPartition> =
             errors.iter().filter(|(_, e)| *e == NONE).map(|(tp, _)| tp).collect();
         let Some(&first) = accepted.first() else { continue };
-        let removal = match log.protocol {
-            Protocol::Classic => {
-                classic_removal(log, &replacements, member_id, *generation, x.sent_ms)
-            }
-            Protocol::Consumer => consumer_removal(log, member_id, x.sent_ms),
+        // A member id is judged by the protocol it spoke: consumer-protocol members by their
+        // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
+        let removal = match consumer_members.contains(member_id.as_str()) {
+            false => classic_removal(log, &eras, &replacements, member_id, *generation, i),
+            true => consumer_removal(log, member_id, x.sent_ms),
         };
         if let Some(r) = removal {
             found.push(BrokerAnomaly {
@@ -74,28 +86,48 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// The first proof, read before `before_ms`, that `member_id` was not a member of `generation`.
+/// The first proof, read before `commit`'s request was written, that `member_id` was not a
+/// member of `generation` when the commit was validated. Persisted proofs ([`super::eras`]) —
+/// its static instance given to another member id, a SyncGroup answered NONE at a later
+/// generation (any member's while the group is plainly classic, its own after consumer members
+/// appeared) — hold for the rest of the log; in-memory ones — a JoinGroup answer of a later
+/// generation, its generation's member list without it, its LeaveGroup accepted, an answer
+/// UNKNOWN_MEMBER_ID — only in their era.
 fn classic_removal(
     log: &AnswerLog,
+    eras: &Eras,
     replacements: &[Replacement],
     member_id: &str,
     generation: i32,
-    before_ms: Millis,
+    commit: usize,
 ) -> Option<Removal> {
+    let Some(Entry::Exchange(c)) = log.entries.get(commit) else { return None };
     for (i, x) in log.exchanges() {
-        if x.answered_ms >= before_ms {
+        if x.answered_ms >= c.sent_ms || i >= commit {
             continue;
         }
         if let Some(r) = statics::at_entry(replacements, i).filter(|r| r.old == member_id) {
             let why = format!("its instance {} was given to {}", r.instance, r.new);
             return Some(Removal { at_ms: x.answered_ms, entry: i, why });
         }
+        let classic = eras.classic_at(i);
+        let same_era = eras.same(i, commit);
+        let own = request_member(&x.request) == Some(member_id);
         let why = match (&x.request, &x.answer) {
-            (_, Answer::Join { error: NONE, generation: g, .. }) if *g > generation => {
-                format!("a JoinGroup answer of generation {g}")
+            (Request::Sync { generation: g, .. }, Answer::Sync { error: NONE, .. })
+                if *g > generation && (classic || own) =>
+            {
+                format!("a SyncGroup answered NONE at generation {g}")
+            }
+            (_, Answer::Join { error: NONE, generation: g, .. })
+                if *g > generation && classic && same_era =>
+            {
+                format!("a JoinGroup answer of generation {g} from the same coordinator")
             }
             (_, Answer::Join { error: NONE, generation: g, leader, members, member_id: to })
                 if *g == generation
+                    && classic
+                    && same_era
                     && leader == to
                     && !members.is_empty()
                     && !members.iter().any(|m| m == member_id)
@@ -103,13 +135,17 @@ fn classic_removal(
             {
                 format!("generation {g}'s member list without it")
             }
-            (Request::Leave { member_id: m }, Answer::Error { error: NONE }) if m == member_id => {
-                "its LeaveGroup was accepted".to_string()
+            (Request::Leave { member_id: m }, Answer::Error { error: NONE })
+                if m == member_id && same_era =>
+            {
+                "its LeaveGroup was accepted by the same coordinator".to_string()
             }
             (r, a)
-                if request_member(r) == Some(member_id) && answer_error(a) == UNKNOWN_MEMBER_ID =>
+                if request_member(r) == Some(member_id)
+                    && answer_error(a) == UNKNOWN_MEMBER_ID
+                    && same_era =>
             {
-                "it was answered UNKNOWN_MEMBER_ID".to_string()
+                "the same coordinator answered it UNKNOWN_MEMBER_ID".to_string()
             }
             _ => continue,
         };

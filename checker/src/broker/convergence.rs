@@ -38,10 +38,19 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             _ => {}
         }
     }
-    let standings = match log.protocol {
-        Protocol::Classic => classic(log, &live),
-        Protocol::Consumer => consumer(log, &live),
-    };
+    // A group that migrated between the protocols has members of both: each live member
+    // stands where its last group answer of either kind left it.
+    let mut standings = classic(log, &live);
+    if log.protocol == Protocol::Consumer {
+        for (actor, s) in consumer(log, &live) {
+            match standings.get(&actor) {
+                Some(c) if c.entry > s.entry => {}
+                _ => {
+                    standings.insert(actor, s);
+                }
+            }
+        }
+    }
     let mut problems = Vec::new();
     let mut evidence = Vec::new();
     for actor in &live {

@@ -1,14 +1,18 @@
 //! Generations and member epochs.
 //!
 //! `generation-regression`: a JoinGroup answered NONE with a lower generation than one read
-//! before its request was written (a classic group's generation never goes back); a
+//! before its request was written — one written (a SyncGroup answered NONE at it), or one
+//! answered by the same coordinator ([`super::eras`]): a classic group's generation never goes
+//! back, though one handed out and not written is handed out again after a coordinator change; a
 //! consumer-group member answered NONE with a lower member epoch than its member id was given
 //! before that heartbeat was written (a member's epoch never goes back, across fencing too: a
 //! rejoin gets the group's current epoch).
 //!
 //! `membership-without-generation`: two members of one classic generation told different member
-//! lists, or a SyncGroup answered NONE at a generation whose member list left the member out:
-//! the membership changed and the generation did not. A static member's replacement inside a
+//! lists by the same coordinator, or a SyncGroup answered NONE at a generation whose member
+//! list from that coordinator left the member out: the membership changed and the generation
+//! did not. Judged while the group is plainly classic (a consumer group gives each classic
+//! member its own member epoch as its generation). A static member's replacement inside a
 //! generation ([`super::statics`]) is Kafka's one exception: the new member id takes the old
 //! one's place in that generation's list.
 
@@ -16,6 +20,7 @@ use std::collections::BTreeMap;
 
 use groupsim_wire::Millis;
 
+use super::eras::Eras;
 use super::log::{Answer, AnswerLog, Request, NONE};
 use super::statics;
 use super::{BrokerAnomaly, BrokerRule};
@@ -24,16 +29,18 @@ use super::{BrokerAnomaly, BrokerRule};
 /// a new generation.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
-    // The highest generation read so far: (generation, read at, entry).
-    let mut highest: Vec<(i32, Millis, usize)> = Vec::new();
-    // generation -> (member list, entry) as told to its leader
-    let mut lists: BTreeMap<i32, (Vec<String>, usize)> = BTreeMap::new();
+    let eras = Eras::of(log);
+    // Generations read so far: (generation, read at, entry, persisted).
+    let mut highest: Vec<(i32, Millis, usize, bool)> = Vec::new();
+    // (generation, era) -> (member list, entry) as told to its leader
+    let mut lists: BTreeMap<(i32, u32), (Vec<String>, usize)> = BTreeMap::new();
     // member id -> epochs read: (epoch, read at, entry)
     let mut epochs: BTreeMap<String, Vec<(i32, Millis, usize)>> = BTreeMap::new();
     let replacements = statics::replacements(log);
     for (i, x) in log.exchanges() {
+        let era = eras.era(i);
         if let Some(r) = statics::at_entry(&replacements, i) {
-            if let Some((list, _)) = lists.get_mut(&r.generation) {
+            if let Some((list, _)) = lists.get_mut(&(r.generation, era)) {
                 if let Some(old) = list.iter_mut().find(|m| **m == r.old) {
                     *old = r.new.clone();
                     list.sort();
@@ -41,9 +48,15 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             }
         }
         match (&x.request, &x.answer) {
-            (_, Answer::Join { error: NONE, generation, leader, member_id, members }) => {
-                let before = highest.iter().filter(|h| h.1 < x.sent_ms && h.0 > *generation);
-                if let Some(&(g, _, j)) = before.max_by_key(|h| h.0) {
+            (_, Answer::Join { error: NONE, generation, leader, member_id, members })
+                if eras.classic_at(i) =>
+            {
+                // A generation handed out and not written may be handed out again by the next
+                // coordinator: only a written one, or one from the same coordinator, counts.
+                let before = highest
+                    .iter()
+                    .filter(|h| h.1 < x.sent_ms && h.0 > *generation && (h.3 || eras.same(h.2, i)));
+                if let Some(&(g, _, j, _)) = before.max_by_key(|h| h.0) {
                     found.push(BrokerAnomaly {
                         rule: BrokerRule::GenerationRegression,
                         at_ms: x.answered_ms,
@@ -55,11 +68,11 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                         evidence: vec![j, i],
                     });
                 }
-                highest.push((*generation, x.answered_ms, i));
+                highest.push((*generation, x.answered_ms, i, false));
                 if leader == member_id && !members.is_empty() {
                     let mut sorted = members.clone();
                     sorted.sort();
-                    match lists.get(generation) {
+                    match lists.get(&(*generation, era)) {
                         Some((other, j)) if *other != sorted => found.push(BrokerAnomaly {
                             rule: BrokerRule::MembershipWithoutGeneration,
                             at_ms: x.answered_ms,
@@ -72,13 +85,16 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                         }),
                         Some(_) => {}
                         None => {
-                            lists.insert(*generation, (sorted, i));
+                            lists.insert((*generation, era), (sorted, i));
                         }
                     }
                 }
             }
-            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
-                if let Some((list, j)) = lists.get(generation) {
+            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. })
+                if eras.classic_at(i) =>
+            {
+                highest.push((*generation, x.answered_ms, i, true));
+                if let Some((list, j)) = lists.get(&(*generation, era)) {
                     if !list.contains(member_id) {
                         found.push(BrokerAnomaly {
                             rule: BrokerRule::MembershipWithoutGeneration,

@@ -21,7 +21,9 @@ pub mod assignments;
 pub mod commits;
 pub mod convergence;
 pub mod epochs;
+pub mod eras;
 pub mod fetches;
+pub mod history;
 pub mod log;
 pub mod statics;
 #[cfg(test)]
@@ -30,7 +32,7 @@ mod tests;
 use groupsim_wire::{Millis, TopicPartition};
 use serde::{Deserialize, Serialize};
 
-pub use self::log::{Answer, AnswerLog, Entry, Exchange, Mark, Protocol, Request};
+pub use self::log::{describe_entry, Answer, AnswerLog, Entry, Exchange, Mark, Protocol, Request};
 
 /// The broker-side rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -1,6 +1,9 @@
 //! Static membership (KIP-345) as the classic rules need it. A JoinGroup naming a
 //! `group.instance.id`, answered NONE with a member id other than the one the instance had,
-//! hands the instance to the new id: the coordinator fences the old id from then on. Answered
+//! hands the instance to the new id: the coordinator fences the old id from then on. The old
+//! id's answer must have been read before the new id's request was written; when the two were
+//! in flight together the order the broker gave them in is unknown, and no replacement is
+//! claimed. Answered
 //! at the generation the group is in (Kafka's replacement in a Stable group: no rebalance), the
 //! new id takes the old one's place in that generation, its member list and its assignment.
 
@@ -29,7 +32,8 @@ pub struct Replacement {
 
 /// Every replacement in `log`, in answer order.
 pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
-    let mut current: BTreeMap<&str, &str> = BTreeMap::new();
+    // instance -> (member id, when its answer was read)
+    let mut current: BTreeMap<&str, (&str, Millis)> = BTreeMap::new();
     let mut found = Vec::new();
     for (i, x) in log.exchanges() {
         let (
@@ -39,17 +43,24 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
         else {
             continue;
         };
-        if let Some(old) = current.get(instance.as_str()).filter(|old| **old != member_id) {
-            found.push(Replacement {
+        match current.get(instance.as_str()) {
+            Some(&(old, _)) if old == member_id => {}
+            // The old id's answer was read before the new id's request was written: the broker
+            // gave the instance to the old id first.
+            Some(&(old, read_ms)) if read_ms < x.sent_ms => found.push(Replacement {
                 instance: instance.clone(),
                 old: old.to_string(),
                 new: member_id.clone(),
                 generation: *generation,
                 at_ms: x.answered_ms,
                 entry: i,
-            });
+            }),
+            // Both requests were in flight together (an answer read late, after a pause): which
+            // id the broker gave the instance to last is unknown, and the holder stays as read.
+            Some(_) => continue,
+            None => {}
         }
-        current.insert(instance, member_id);
+        current.insert(instance, (member_id, x.answered_ms));
     }
     found
 }

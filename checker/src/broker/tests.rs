@@ -10,7 +10,8 @@ fn tp(p: i32) -> TopicPartition {
 }
 
 fn x(actor: &str, sent_ms: u64, answered_ms: u64, request: Request, answer: Answer) -> Entry {
-    Entry::Exchange(Exchange { actor: actor.into(), sent_ms, answered_ms, request, answer })
+    let (actor, group) = (actor.into(), String::new());
+    Entry::Exchange(Exchange { actor, sent_ms, answered_ms, request, answer, group, node: None })
 }
 
 fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &[&str]) -> Entry {
@@ -240,6 +241,7 @@ fn a_committed_offset_lowered_by_an_unanswered_commit_passes() {
         actor: "m1.0".into(),
         sent_ms: 15,
         call: Request::Commit { member_id: "b".into(), generation: 1, offsets: vec![(tp(0), 4)] },
+        group: String::new(),
     };
     let entries =
         vec![commit("m0.0", 20, "a", 1, 10, NONE), unanswered, fetched("observer", 40, 4)];

@@ -6,6 +6,7 @@ use groupsim_wire::conn::ClientConn;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
+use groupsim_history::wire::Entry;
 use groupsim_history::EventKind;
 
 /// A member process's name for one of its connections (never reused by that process).
@@ -25,6 +26,9 @@ pub enum Action {
     Close { conn: ConnKey },
     /// A probe was hit (for event triggers).
     Tap(Tap),
+    /// An entry of the history's wire stream: a request written and its answer read, or a
+    /// request whose answer will never be read.
+    Wire(Entry),
     /// A change in whether this process's faults have played out.
     Settling(Settle),
     /// Its timer is now due at this instant (`None`: nothing due, or paused or down): call

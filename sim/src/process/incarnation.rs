@@ -2,21 +2,46 @@
 //! per [`Target`]. It carries out the core's outputs (records its events, writes its requests on
 //! the connection to their target, asking the host to open it first, closes connections) and
 //! feeds the core answers, failures and timeouts with the current instant.
+//!
+//! It also records the history's wire stream for its member: each request it writes, with the
+//! answer it reads or the fact that none will come (the connection closed, or the incarnation
+//! ended), in the member's own order of writing and reading.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use groupsim_history::wire::{Entry, Exchange, Request};
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{GroupMember, MemberOutput, RequestFailure, Target};
 use groupsim_wire::codec::request_api_key;
 use groupsim_wire::conn::{ClientConn, Received};
 use groupsim_wire::probe::{self, Tap};
-use groupsim_wire::{Millis, RequestId};
-use kafka_protocol::messages::{ApiKey, RequestKind};
+use groupsim_wire::{topic_id, Millis, RequestId};
+use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 
 use super::actions::{Action, ConnKey, Delivery};
+use crate::exchange::{self, TopicNames};
 use crate::record::IntoHistory;
 use groupsim_history::EventKind;
+
+/// What the wire stream keeps of a request in flight: its group, when it was written, and what
+/// the rules read of it (`None`: an API they do not read).
+#[derive(Debug)]
+struct Written {
+    group: String,
+    node: i32,
+    sent_ms: Millis,
+    request: Option<Request>,
+}
+
+/// One request in flight on a link.
+#[derive(Debug)]
+struct InFlight {
+    correlation_id: i32,
+    id: RequestId,
+    deadline: Millis,
+    written: Written,
+}
 
 /// The member's side of one connection: the wire connection once its handshake is done, the
 /// requests waiting for it, and the requests in flight with their deadlines.
@@ -26,19 +51,20 @@ struct Link {
     client: Option<Box<ClientConn>>,
     /// Requests waiting for the connection to open.
     queued: Vec<(RequestId, RequestKind, Millis)>,
-    /// Requests written, oldest first: (correlation id, request id, deadline).
-    in_flight: VecDeque<(i32, RequestId, Millis)>,
+    /// Requests written, oldest first.
+    in_flight: VecDeque<InFlight>,
 }
 
 impl Link {
     fn earliest_deadline(&self) -> Option<Millis> {
         let q = self.queued.iter().map(|r| r.2);
-        q.chain(self.in_flight.iter().map(|r| r.2)).min()
+        q.chain(self.in_flight.iter().map(|r| r.deadline)).min()
     }
 
     /// Every request queued or in flight, with its deadline (queued first).
     fn request_ids(&self) -> impl Iterator<Item = (RequestId, Millis)> + '_ {
-        self.queued.iter().map(|r| (r.0, r.2)).chain(self.in_flight.iter().map(|r| (r.1, r.2)))
+        let in_flight = self.in_flight.iter().map(|r| (r.id, r.deadline));
+        self.queued.iter().map(|r| (r.0, r.2)).chain(in_flight)
     }
 }
 
@@ -51,6 +77,11 @@ pub struct Incarnation {
     name: Arc<str>,
     /// The versions its client pins below what the broker offers.
     pinned: &'static [(ApiKey, i16)],
+    /// Its name in the wire stream: the member's name and which start of it this is (`m0.1`).
+    actor: String,
+    /// Topic ids to names, for the wire stream: the subscribed topics, then every topic a
+    /// Metadata answer named.
+    topics: TopicNames,
 }
 
 /// Where an incarnation's actions go, and the process's connection-key counter.
@@ -69,9 +100,23 @@ impl Out<'_> {
 }
 
 impl Incarnation {
-    /// A member core that has not started yet.
-    pub fn new(member: GroupMember, name: &str, pinned: &'static [(ApiKey, i16)]) -> Self {
-        Self { member, links: BTreeMap::new(), name: Arc::from(name), pinned }
+    /// A member core that has not started yet: the `incarnation`-th start (from 0) of member
+    /// `name`, subscribed to `topics`.
+    pub fn new(
+        member: GroupMember,
+        name: &str,
+        incarnation: u64,
+        topics: &[String],
+        pinned: &'static [(ApiKey, i16)],
+    ) -> Self {
+        Self {
+            member,
+            links: BTreeMap::new(),
+            name: Arc::from(name),
+            pinned,
+            actor: format!("{name}.{incarnation}"),
+            topics: topics.iter().map(|t| (topic_id(t), t.clone())).collect(),
+        }
     }
 
     /// Hands the core one input (`f`), then collects the probes it hit.
@@ -136,9 +181,12 @@ impl Incarnation {
             link.queued.push((id, request, deadline));
             return;
         };
-        match write(client, request, self.pinned) {
-            Ok((correlation_id, frame)) => {
-                link.in_flight.push_back((correlation_id, id, deadline));
+        match write(client, request, self.pinned, now, &self.topics) {
+            Ok((correlation_id, frame, mut written)) => {
+                written.node = match target {
+                    Target::Broker(n) | Target::Coordinator(n) => n,
+                };
+                link.in_flight.push_back(InFlight { correlation_id, id, deadline, written });
                 out.actions.push_back(Action::Transmit { conn: link.key, frame });
             }
             Err(why) => {
@@ -159,6 +207,7 @@ impl Incarnation {
         let Some(link) = self.links.remove(&target) else { return };
         tracing::debug!(at_ms = now, member = %self.name, ?target, ?timed_out, "closing connection");
         out.actions.push_back(Action::Close { conn: link.key });
+        self.never_answered(out, link.in_flight.iter().map(|r| &r.written));
         for (id, deadline) in link.request_ids() {
             let failure = match timed_out {
                 Some(t) if deadline <= t => RequestFailure::Timeout,
@@ -178,9 +227,54 @@ impl Incarnation {
 
     /// Drops every connection without telling the core: the process is gone.
     pub(crate) fn abort(self, out: &mut Out<'_>) {
-        for link in self.links.into_values() {
+        for link in self.links.values() {
             out.actions.push_back(Action::Close { conn: link.key });
+            self.never_answered(out, link.in_flight.iter().map(|r| &r.written));
         }
+    }
+
+    /// Records in the wire stream that these requests' answers will never be read.
+    fn never_answered<'a>(&self, out: &mut Out<'_>, written: impl Iterator<Item = &'a Written>) {
+        for w in written {
+            let Some(call) = w.request.clone() else { continue };
+            let (actor, sent_ms, group) = (self.actor.clone(), w.sent_ms, w.group.clone());
+            out.actions.push_back(Action::Wire(Entry::Unanswered { actor, sent_ms, call, group }));
+        }
+    }
+
+    /// Records in the wire stream that `written`'s answer, `response`, was read at `now`; learns
+    /// the topic names a Metadata answer gives.
+    fn answered(
+        &mut self,
+        out: &mut Out<'_>,
+        now: Millis,
+        written: Written,
+        response: &ResponseKind,
+    ) {
+        if let ResponseKind::Metadata(m) = response {
+            for t in &m.topics {
+                if let Some(name) = &t.name {
+                    self.topics.insert(t.topic_id, name.to_string());
+                }
+            }
+        }
+        let Some(request) = written.request else { return };
+        let entry = match exchange::answer(response, &self.topics) {
+            Some(answer) => Entry::Exchange(Exchange {
+                actor: self.actor.clone(),
+                sent_ms: written.sent_ms,
+                answered_ms: now,
+                request,
+                answer,
+                group: written.group,
+                node: Some(written.node),
+            }),
+            None => {
+                let (actor, sent_ms, group) = (self.actor.clone(), written.sent_ms, written.group);
+                Entry::Unanswered { actor, sent_ms, call: request, group }
+            }
+        };
+        out.actions.push_back(Action::Wire(entry));
     }
 
     /// Drops the connections with a request past its deadline, in target order.
@@ -197,7 +291,8 @@ impl Incarnation {
         let Some(target) = self.target_of(conn) else { return };
         let mut link = self.links.remove(&target).expect("found above");
         out.actions.push_back(Action::Close { conn: link.key });
-        let failed = link.in_flight.pop_back().map(|(_, id, deadline)| (id, deadline));
+        self.never_answered(out, link.in_flight.iter().map(|r| &r.written));
+        let failed = link.in_flight.pop_back().map(|r| (r.id, r.deadline));
         let all: Vec<(RequestId, Millis)> = failed.into_iter().chain(link.request_ids()).collect();
         for (id, _) in all {
             self.input(out, |m| m.handle_failure(now, id, RequestFailure::Disconnected));
@@ -236,9 +331,10 @@ impl Incarnation {
                     Some(Ok(_)) | Some(Err(_)) | None => None,
                 };
                 match (answer, link.in_flight.front()) {
-                    (Some((got, response)), Some(&(corr, id, _))) if got == corr => {
-                        link.in_flight.pop_front();
-                        self.input(out, |m| m.handle_response(now, id, *response));
+                    (Some((got, response)), Some(r)) if got == r.correlation_id => {
+                        let r = link.in_flight.pop_front().expect("the front, matched");
+                        self.answered(out, now, r.written, &response);
+                        self.input(out, |m| m.handle_response(now, r.id, *response));
                     }
                     _ => self.close(out, now, target, None),
                 }
@@ -252,13 +348,16 @@ impl Incarnation {
 }
 
 /// Encodes `request` at the version negotiated for its API, or the client's pinned one when
-/// lower (reshaped for that version, as the member builds requests in its newest shape). Fails, saying why, when no version both sides
-/// speak fits or the request does not encode at it.
+/// lower (reshaped for that version, as the member builds requests in its newest shape), with
+/// what the wire stream keeps of it as written at `now`. Fails, saying why, when no version both
+/// sides speak fits or the request does not encode at it.
 fn write(
     client: &mut ClientConn,
     request: RequestKind,
     pinned: &[(ApiKey, i16)],
-) -> Result<(i32, bytes::Bytes), String> {
+    now: Millis,
+    topics: &TopicNames,
+) -> Result<(i32, bytes::Bytes, Written), String> {
     let key = request_api_key(&request);
     let version = client.versions().and_then(|v| key.and_then(|k| v.version_for(k)));
     let Some(mut version) = version else {
@@ -268,5 +367,12 @@ fn write(
         version = version.min(pin);
     }
     let request = fit_request_to_version(request, version);
-    client.write(&request, version).map_err(|e| e.to_string())
+    let (correlation_id, frame) = client.write(&request, version).map_err(|e| e.to_string())?;
+    let written = Written {
+        group: exchange::group(&request),
+        node: -1,
+        sent_ms: now,
+        request: exchange::request(&request, topics),
+    };
+    Ok((correlation_id, frame, written))
 }

@@ -173,7 +173,8 @@ impl MemberProcess {
             self.plan.seed.wrapping_add(self.incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let core = GroupMember::new(self.config.clone(), seed);
         let pinned = self.config.profile.pinned_api_versions();
-        let mut inc = Box::new(Incarnation::new(core, &self.plan.name, pinned));
+        let (name, topics) = (&self.plan.name, &self.config.topics);
+        let mut inc = Box::new(Incarnation::new(core, name, self.incarnation, topics, pinned));
         self.next_config = self.config.clone();
         self.restart_after = None;
         inc.input(&mut Out { actions: &mut self.actions, next_key: &mut self.next_key }, |m| {

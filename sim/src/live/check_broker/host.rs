@@ -224,7 +224,8 @@ impl Host {
                     }
                 }
                 Action::Close { conn } => self.close(conn),
-                Action::Timer(_) | Action::Tap(_) | Action::Settling(_) => {}
+                // The tap reads this host's frames as they cross its sockets instead.
+                Action::Timer(_) | Action::Tap(_) | Action::Settling(_) | Action::Wire(_) => {}
                 Action::PauseUntil(at) => self.pause_until = Some(at),
                 Action::RestartAt(at) => self.restart_at = Some(at),
                 Action::TakesCommands(_) => {}

@@ -101,7 +101,8 @@ async fn session(
             .map(|(tp, offset, _)| (tp.clone(), *offset))
             .collect();
         let answer = Answer::OffsetFetch { offsets };
-        let x = Exchange { actor: "observer".into(), sent_ms, answered_ms, request, answer };
+        let (actor, named) = ("observer".into(), group.to_string());
+        let x = Exchange { actor, sent_ms, answered_ms, request, answer, group: named, node: None };
         shared.tap.borrow_mut().push(Entry::Exchange(x));
         let stale = stale_member(shared.tap.borrow().log(), probed);
         if let (Some((member_id, generation)), false) = (stale, committed.is_empty()) {
@@ -189,7 +190,8 @@ async fn probe(
     let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
-            let entry = Entry::Unanswered { actor: "observer".into(), sent_ms, call: summary };
+            let (actor, group) = ("observer".into(), group.to_string());
+            let entry = Entry::Unanswered { actor, sent_ms, call: summary, group };
             shared.tap.borrow_mut().push(entry);
             return Err(e);
         }
@@ -197,8 +199,9 @@ async fn probe(
     let answered_ms = shared.now();
     let answer = shared.tap.borrow().summarize_answer(&answer);
     if let Some(answer) = answer {
-        let x =
-            Exchange { actor: "observer".into(), sent_ms, answered_ms, request: summary, answer };
+        let (actor, group) = ("observer".into(), group.to_string());
+        let (request, node) = (summary, None);
+        let x = Exchange { actor, sent_ms, answered_ms, request, answer, group, node };
         shared.tap.borrow_mut().push(Entry::Exchange(x));
     }
     Ok(())
@@ -211,7 +214,16 @@ mod tests {
 
     fn x(request: Request, answer: Answer) -> Entry {
         let actor = "m0.0".to_string();
-        Entry::Exchange(Exchange { actor, sent_ms: 1, answered_ms: 2, request, answer })
+        let group = String::new();
+        Entry::Exchange(Exchange {
+            actor,
+            sent_ms: 1,
+            answered_ms: 2,
+            request,
+            answer,
+            group,
+            node: None,
+        })
     }
 
     fn join(generation: i32) -> Entry {

@@ -76,6 +76,7 @@ impl MemberHost {
                     }
                 }
                 Action::Tap(tap) => ctx.taps.push(tap),
+                Action::Wire(entry) => ctx.history.borrow_mut().record_wire(entry),
                 Action::Settling(mark) => ctx.settling.borrow_mut().mark(self.process.name(), mark),
                 Action::Timer(due) => self.arm(ctx, due),
                 Action::PauseUntil(at) => {

@@ -136,6 +136,7 @@ impl Host {
         while let Some(action) = self.process.poll_action() {
             match action {
                 Action::Record(kind) => self.shared.record(kind),
+                Action::Wire(entry) => self.shared.history.borrow_mut().record_wire(entry),
                 Action::Connect { conn, node } => {
                     let client_id = self.process.plan().config.client_id.clone();
                     let task = connection(conn, node, client_id, self.events.clone());

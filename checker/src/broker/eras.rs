@@ -1,0 +1,107 @@
+//! What of a classic group's answers survives a coordinator change, as the answers show it.
+//!
+//! Kafka writes a classic group's metadata to the offsets topic only when a generation's
+//! assignment is stored (the leader's SyncGroup: every SyncGroup answer NONE comes after that
+//! write), when a static member is replaced in a Stable group, and when the group empties.
+//! Everything else — a JoinGroup answer of a new generation, a LeaveGroup accepted, a member
+//! answered UNKNOWN_MEMBER_ID, a member list told to a leader — lives in the coordinator's memory
+//! only. A coordinator that moves or restarts before the next write reloads the group as last
+//! written: members it had removed are back, and a generation number it had handed out is handed
+//! out again to other members (GroupMetadataManager's load of the group record). So an answer
+//! proves something about later answers only while the same coordinator keeps the group.
+//!
+//! The answers cannot show a coordinator change for certain; they show its signs: an answer
+//! NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or COORDINATOR_NOT_AVAILABLE, a request never
+//! answered (its connection dropped), or another broker node answering the group. An era is a
+//! run of the group's entries with no sign between them: an in-memory answer is evidence only
+//! inside its era, a persisted one (a SyncGroup answered NONE) for the rest of the log.
+//! What the rules cannot know: a coordinator restarted between two requests of nobody's on a
+//! connection nobody held open shows no sign; the era rule then errs towards no anomaly only if
+//! such a restart also changes the node, so a same-node restart between in-memory evidence and
+//! a commit is the one gap (the persisted evidence has none).
+
+use super::log::{Answer, AnswerLog, Entry, Request};
+
+/// COORDINATOR_LOAD_IN_PROGRESS.
+pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+/// COORDINATOR_NOT_AVAILABLE.
+pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+/// NOT_COORDINATOR.
+pub const NOT_COORDINATOR: i16 = 16;
+
+/// The era of each entry of a log (see the module docs), and where consumer-protocol members
+/// first appear in it.
+#[derive(Debug)]
+pub struct Eras {
+    era: Vec<u32>,
+    /// The first entry that is a ConsumerGroupHeartbeat (the group is, or becomes, a consumer
+    /// group there: generations stop being one number for the whole group).
+    first_consumer: usize,
+}
+
+impl Eras {
+    /// Reads `log`.
+    pub fn of(log: &AnswerLog) -> Self {
+        let mut era = Vec::with_capacity(log.entries.len());
+        let mut current = 0u32;
+        let mut node: Option<i32> = None;
+        let mut first_consumer = usize::MAX;
+        for (i, e) in log.entries.iter().enumerate() {
+            match e {
+                Entry::Unanswered { .. } => current += 1,
+                Entry::Exchange(x) => {
+                    if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
+                        first_consumer = first_consumer.min(i);
+                    }
+                    let moved = matches!(
+                        coordinator_error(&x.answer),
+                        Some(
+                            NOT_COORDINATOR
+                                | COORDINATOR_LOAD_IN_PROGRESS
+                                | COORDINATOR_NOT_AVAILABLE
+                        )
+                    );
+                    let other_node = x.node.is_some() && node.is_some() && x.node != node;
+                    if moved || other_node {
+                        current += 1;
+                    }
+                    if x.node.is_some() && !moved {
+                        node = x.node;
+                    }
+                }
+                Entry::Mark { .. } => {}
+            }
+            era.push(current);
+        }
+        Self { era, first_consumer }
+    }
+
+    /// The era of entry `i`.
+    pub fn era(&self, i: usize) -> u32 {
+        self.era.get(i).copied().unwrap_or(u32::MAX)
+    }
+
+    /// Whether entries `a` and `b` lie in one era: an in-memory answer at `a` still holds at `b`.
+    pub fn same(&self, a: usize, b: usize) -> bool {
+        self.era.get(a).is_some() && self.era.get(a) == self.era.get(b)
+    }
+
+    /// Whether the group was a plain classic group up to entry `i`: no consumer-protocol member
+    /// had spoken yet, so one generation number stood for the whole group.
+    pub fn classic_at(&self, i: usize) -> bool {
+        i < self.first_consumer
+    }
+}
+
+/// The group-level error of an answer, if it has one.
+fn coordinator_error(a: &Answer) -> Option<i16> {
+    match a {
+        Answer::Join { error, .. }
+        | Answer::Sync { error, .. }
+        | Answer::Error { error }
+        | Answer::ConsumerHeartbeat { error, .. } => Some(*error),
+        Answer::Commit { errors } => errors.first().map(|e| e.1),
+        Answer::OffsetFetch { offsets } => offsets.first().map(|e| e.2),
+        Answer::Fetch { .. } => None,
+    }
+}

@@ -1,0 +1,202 @@
+//! The broker-side rules over a history: its wire stream read as answer logs, one per group the
+//! requests named, with the harness's marks taken from the history's events, so that every run
+//! judges its coordinator by what it answered exactly as `check-broker` judges a foreign one.
+//!
+//! Marks: a member's `MemberStarted` starts actor `<member>.<k>` (its `k`-th start, from 0: the
+//! name the member shells give their wire entries), its `MemberStopped` stops it; the liveness
+//! phase is the heal; the last event ends the run. Admin clients and misbehaving clients are not
+//! members: their exchanges are judged, their lives are not marked.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_history::{EventKind, History, WorldEvent};
+use groupsim_wire::TopicPartition;
+
+use super::log::{Answer, AnswerLog, Entry, Mark, Protocol, Request};
+use super::{check, fetches, BrokerAnomaly, BrokerRule};
+use crate::anomaly::{Anomaly, AnomalyClass};
+
+/// An answer log read from a history, with where each of its entries came from.
+#[derive(Debug)]
+pub struct HistoryLog {
+    /// The group its requests named (empty: the requests that name none, such as Fetch).
+    pub group: String,
+    /// The log.
+    pub log: AnswerLog,
+    /// Per entry of the log: its index in the wire stream, or the event a mark was read from.
+    pub origins: Vec<Origin>,
+}
+
+/// Where an entry of a [`HistoryLog`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The wire stream's entry at this index.
+    Wire(usize),
+    /// The history's event at this index.
+    Event(usize),
+}
+
+impl BrokerRule {
+    /// The checker's anomaly class for this rule broken by a simulated or served coordinator.
+    pub fn class(self) -> AnomalyClass {
+        match self {
+            BrokerRule::SplitAssignment => AnomalyClass::AnswerSplitAssignment,
+            BrokerRule::ZombieCommit => AnomalyClass::AnswerZombieCommit,
+            BrokerRule::OffsetRegression => AnomalyClass::AnswerOffsetRegression,
+            BrokerRule::GenerationRegression => AnomalyClass::AnswerGenerationRegression,
+            BrokerRule::MembershipWithoutGeneration => {
+                AnomalyClass::AnswerMembershipWithoutGeneration
+            }
+            BrokerRule::NotConverged => AnomalyClass::AnswerNotConverged,
+            BrokerRule::FetchSkip => AnomalyClass::AnswerFetchSkip,
+            BrokerRule::FetchRepeat => AnomalyClass::AnswerFetchRepeat,
+        }
+    }
+}
+
+/// The request's group-less kind: its exchanges go to the log of no group.
+fn groupless(request: &Request) -> bool {
+    matches!(request, Request::Fetch { .. })
+}
+
+/// The history's answer logs: one per group its requests named, in group order, then the log of
+/// the requests that name no group (judged by the fetch rules alone).
+pub fn logs(history: &History) -> Vec<HistoryLog> {
+    let wire = history.wire();
+    if wire.is_empty() {
+        return Vec::new();
+    }
+    let events = history.events();
+    // Partitions per topic, as the run created and grew them.
+    let mut topics: BTreeMap<&str, i32> = BTreeMap::new();
+    let mut marks: Vec<(usize, Mark, u64)> = Vec::new();
+    let mut starts: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut actors: BTreeMap<&str, String> = BTreeMap::new();
+    let mut observers: BTreeMap<&str, u64> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let EventKind::World(w) = &e.kind else { continue };
+        match w {
+            WorldEvent::TopicCreated { topic, partitions }
+            | WorldEvent::PartitionsAdded { topic, partitions } => {
+                topics.insert(topic, *partitions);
+            }
+            WorldEvent::MemberStarted { member, .. } => {
+                let k = starts.entry(member).or_default();
+                let actor = format!("{member}.{k}");
+                *k += 1;
+                actors.insert(member, actor.clone());
+                marks.push((i, Mark::Started(actor), e.at_ms));
+            }
+            WorldEvent::ObserverStarted { observer, .. } => {
+                *observers.entry(observer).or_default() += 1;
+            }
+            WorldEvent::MemberStopped { member } => {
+                if let Some(actor) = actors.remove(member.as_str()) {
+                    marks.push((i, Mark::Stopped(actor), e.at_ms));
+                }
+            }
+            WorldEvent::LivenessPhase { .. } => marks.push((i, Mark::Heal, e.at_ms)),
+            _ => {}
+        }
+    }
+    if let Some(last) = events.last() {
+        marks.push((events.len() - 1, Mark::End, last.at_ms));
+    }
+    // Each group's entries: marks and wire entries merged in history order (a wire entry
+    // recorded after `after` events comes after those events' marks).
+    let mut groups: BTreeMap<&str, Vec<Origin>> = BTreeMap::new();
+    for w in wire {
+        let (group, request) = match &w.wire {
+            Entry::Exchange(x) => (x.group.as_str(), &x.request),
+            Entry::Unanswered { group, call, .. } => (group.as_str(), call),
+            Entry::Mark { .. } => continue,
+        };
+        let group = if groupless(request) { "" } else { group };
+        groups.entry(group).or_default();
+    }
+    let mut built = Vec::new();
+    for (group, _) in groups {
+        let mut log = AnswerLog::new(Protocol::Classic, Vec::new());
+        let mut origins = Vec::new();
+        let mut next_mark = 0;
+        let mut consumed: BTreeSet<&str> = BTreeSet::new();
+        for (k, w) in wire.iter().enumerate() {
+            let (g, request) = match &w.wire {
+                Entry::Exchange(x) => (x.group.as_str(), &x.request),
+                Entry::Unanswered { group, call, .. } => (group.as_str(), call),
+                Entry::Mark { .. } => continue,
+            };
+            let g = if groupless(request) { "" } else { g };
+            if g != group {
+                continue;
+            }
+            while group != "" && next_mark < marks.len() && marks[next_mark].0 < w.after {
+                push_mark(&mut log, &mut origins, &marks[next_mark]);
+                next_mark += 1;
+            }
+            if let Entry::Exchange(x) = &w.wire {
+                if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
+                    log.protocol = Protocol::Consumer;
+                }
+                if let Answer::Sync { assignment, .. } = &x.answer {
+                    consumed.extend(assignment.iter().map(|tp| tp.topic.as_str()));
+                }
+                if let Answer::ConsumerHeartbeat { assignment: Some(a), .. } = &x.answer {
+                    consumed.extend(a.iter().map(|tp| tp.topic.as_str()));
+                }
+            }
+            log.entries.push(w.wire.clone());
+            origins.push(Origin::Wire(k));
+        }
+        while group != "" && next_mark < marks.len() {
+            push_mark(&mut log, &mut origins, &marks[next_mark]);
+            next_mark += 1;
+        }
+        log.partitions = consumed
+            .iter()
+            .flat_map(|t| {
+                let n = topics.get(t).copied().unwrap_or(0);
+                (0..n).map(|p| TopicPartition::new(*t, p))
+            })
+            .collect();
+        built.push(HistoryLog { group: group.to_string(), log, origins });
+    }
+    built
+}
+
+fn push_mark(log: &mut AnswerLog, origins: &mut Vec<Origin>, mark: &(usize, Mark, u64)) {
+    log.entries.push(Entry::Mark { at_ms: mark.2, mark: mark.1.clone() });
+    origins.push(Origin::Event(mark.0));
+}
+
+/// Every broker-side anomaly the history's wire stream proves, as the checker's anomalies:
+/// each names the exchanges that prove it (and the events its marks came from).
+pub fn anomalies(history: &History) -> Vec<Anomaly> {
+    let mut found = Vec::new();
+    for hl in logs(history) {
+        let broken: Vec<BrokerAnomaly> =
+            if hl.group.is_empty() { fetches::check(&hl.log) } else { check(&hl.log) };
+        for b in broken {
+            found.push(to_anomaly(&hl, b));
+        }
+    }
+    found.sort_by_key(|a| (a.at_ms, a.class));
+    found
+}
+
+fn to_anomaly(hl: &HistoryLog, b: BrokerAnomaly) -> Anomaly {
+    let (mut events, mut exchanges) = (Vec::new(), Vec::new());
+    for &i in &b.evidence {
+        match hl.origins.get(i) {
+            Some(Origin::Wire(k)) => exchanges.push(*k),
+            Some(Origin::Event(k)) => events.push(*k),
+            None => {}
+        }
+    }
+    let message = match hl.group.as_str() {
+        "" => b.summary,
+        group => format!("group {group}: {}", b.summary),
+    };
+    Anomaly::new(b.rule.class(), b.partition.as_ref(), b.at_ms, message, events)
+        .with_exchanges(exchanges)
+}

@@ -1,0 +1,129 @@
+//! The wire stream of a history: every request a client of the run wrote to a broker and the
+//! answer it read, or that none came, as the client saw them. It is recorded beside the events
+//! (never among them: the events' hash does not change when the stream does) by the one
+//! connection layer every world drives, and read by the protocol rules, which judge a
+//! coordinator by what it answered rather than by what it left behind.
+//!
+//! Only the parts of requests and answers the rules read are kept, in the history's own types:
+//! no core's and no codec's type reaches this crate.
+
+use groupsim_wire::{Millis, TopicPartition};
+use serde::{Deserialize, Serialize};
+
+/// One entry of an answer log: an exchange, a request never answered, or a mark of the
+/// harness's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entry {
+    /// A request and the answer to it.
+    Exchange(Exchange),
+    /// A request whose answer never came (the connection dropped, or the run ended): the
+    /// broker may or may not have applied it.
+    Unanswered {
+        actor: String,
+        sent_ms: Millis,
+        call: Request,
+        /// The group the request named (empty: an API without one, such as Fetch).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        group: String,
+    },
+    /// Something the harness did.
+    Mark { at_ms: Millis, mark: Mark },
+}
+
+/// What the harness did, as the rules need it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mark {
+    /// A member incarnation started (its actor name, e.g. `m0.1`).
+    Started(String),
+    /// A member incarnation stopped (crashed, left, or the run ended).
+    Stopped(String),
+    /// The user's broker-restart command (`--restart-cmd`) was started.
+    RestartStarted,
+    /// Every fault was lifted: from here the group must converge.
+    Heal,
+    /// The run ended: the convergence rule judges the group as it stood then.
+    End,
+}
+
+/// One request and its answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Who asked: a member incarnation (`m0.1`: member `m0`'s second start) or an admin client.
+    pub actor: String,
+    /// When the request was written.
+    pub sent_ms: Millis,
+    /// When the answer was read.
+    pub answered_ms: Millis,
+    /// What was asked.
+    pub request: Request,
+    /// What the broker said.
+    pub answer: Answer,
+    /// The group the request named (empty: an API without one, such as Fetch).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The broker node that answered, when the recorder knows it: a coordinator change shows
+    /// as another node answering the group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<i32>,
+}
+
+/// The parts of a request the rules read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request {
+    /// JoinGroup, with the `group.instance.id` of a static member.
+    Join {
+        member_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
+    /// SyncGroup.
+    Sync { member_id: String, generation: i32 },
+    /// Heartbeat.
+    Heartbeat { member_id: String, generation: i32 },
+    /// LeaveGroup (one member per request, as the members send it).
+    Leave { member_id: String },
+    /// ConsumerGroupHeartbeat: the member epoch sent (0 joins, -1 leaves), and the partitions
+    /// the member says it owns when it says (`None`: unchanged since its last heartbeat).
+    ConsumerHeartbeat { member_id: String, epoch: i32, owned: Option<Vec<TopicPartition>> },
+    /// OffsetCommit: the member id and generation (member epoch, in a consumer group) sent.
+    Commit { member_id: String, generation: i32, offsets: Vec<(TopicPartition, i64)> },
+    /// OffsetFetch.
+    OffsetFetch { partitions: Vec<TopicPartition> },
+    /// Fetch: the offset asked for per partition.
+    Fetch { partitions: Vec<(TopicPartition, i64)> },
+}
+
+/// The parts of an answer the rules read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Answer {
+    /// JoinGroup: the generation, the member id given, the leader, and the members (listed to
+    /// the leader only).
+    Join { error: i16, generation: i32, member_id: String, leader: String, members: Vec<String> },
+    /// SyncGroup: the member's assignment.
+    Sync { error: i16, assignment: Vec<TopicPartition> },
+    /// Heartbeat or LeaveGroup: an error code.
+    Error { error: i16 },
+    /// ConsumerGroupHeartbeat: the member id and epoch given, and the assignment when sent.
+    ConsumerHeartbeat {
+        error: i16,
+        member_id: String,
+        epoch: i32,
+        assignment: Option<Vec<TopicPartition>>,
+    },
+    /// OffsetCommit: an error code per partition.
+    Commit { errors: Vec<(TopicPartition, i16)> },
+    /// OffsetFetch: the committed offset per partition (-1: none) and its error.
+    OffsetFetch { offsets: Vec<(TopicPartition, i64, i16)> },
+    /// Fetch: per partition, its error and the offsets of the records returned, in order.
+    Fetch { partitions: Vec<(TopicPartition, i16, Vec<i64>)> },
+}
+
+/// One entry of a history's wire stream, with its place among the events: it happened after
+/// the first `after` events and before the rest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireRecord {
+    /// How many events the history held when this was recorded.
+    pub after: usize,
+    /// The exchange, or the request never answered.
+    pub wire: Entry,
+}
