@@ -128,3 +128,56 @@ fn the_classic_swarm_meets_faults_probes_and_hazards_alike_in_both_worlds() {
 fn the_consumer_protocol_swarm_meets_faults_probes_and_hazards_alike_in_both_worlds() {
     compare("consumer_protocol_swarm", 100);
 }
+
+/// Both worlds record the wire stream from the one member shell they drive: every member
+/// incarnation the events start speaks in it under its `<member>.<start>` name, the group APIs
+/// and Fetch are all there, and each exchange sits after the events recorded before it.
+#[test]
+fn both_worlds_record_each_incarnations_requests_and_answers() {
+    use groupsim_history::wire::{Entry, Request};
+    let s = groupsim::scenarios::find("rolling_restart").expect("in catalogue");
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        let options = RunOptions { world, ..RunOptions::default() };
+        let r = groupsim::runner::run_seed_with(&s, 1, &options).expect("the world runs");
+        let mut started: BTreeMap<String, u64> = BTreeMap::new();
+        for e in r.history.events() {
+            if let EventKind::World(WorldEvent::MemberStarted { member, .. }) = &e.kind {
+                *started.entry(member.clone()).or_default() += 1;
+            }
+        }
+        let mut apis = BTreeSet::new();
+        let mut actors = BTreeSet::new();
+        for w in r.history.wire() {
+            assert!(w.after <= r.history.len(), "{world:?}: {w:?}");
+            let Entry::Exchange(x) = &w.wire else { continue };
+            // turmoil stamps events with its global clock and hosts read theirs up to a step
+            // behind; the event world has one clock.
+            let step = if world == WorldKind::Turmoil { 5 } else { 0 };
+            let at = r.history.events()[w.after.saturating_sub(1)].at_ms;
+            assert!(at <= x.answered_ms + step, "{world:?}: recorded after later events: {w:?}");
+            let (member, start) = x.actor.split_once('.').expect("<member>.<start>");
+            let start: u64 = start.parse().expect("a start number");
+            assert!(start < started[member], "{world:?}: {} never started", x.actor);
+            actors.insert(x.actor.clone());
+            apis.insert(match x.request {
+                Request::Join { .. } => "join",
+                Request::Sync { .. } => "sync",
+                Request::Heartbeat { .. } => "heartbeat",
+                Request::Commit { .. } => "commit",
+                Request::OffsetFetch { .. } => "offset-fetch",
+                Request::Fetch { .. } => "fetch",
+                _ => "other",
+            });
+        }
+        let restarted = started.values().filter(|&&n| n > 1).count();
+        assert!(restarted > 0, "{world:?}: rolling_restart restarts members");
+        assert!(
+            actors.len() > started.len(),
+            "{world:?}: restarted incarnations speak: {actors:?}"
+        );
+        for api in ["join", "sync", "heartbeat", "commit", "offset-fetch", "fetch"] {
+            assert!(apis.contains(api), "{world:?}: no {api} exchange in {apis:?}");
+        }
+        assert!(r.verdict.is_ok(), "{world:?}: {:?}", r.verdict.first());
+    }
+}

@@ -52,19 +52,29 @@ pub fn recheck(
     let checked = on_threads(0..n, jobs, &never, |i| {
         let (seed, hash) = seeds[(n - 1 - i) as usize];
         let second = run(*seed)?;
-        let second_hash = second.hash_hex();
+        let second_hash = history_hash(&second);
         if second_hash == *hash {
             return None;
         }
         let difference = (0..RETRIES)
             .filter_map(|_| run(*seed))
-            .find(|h| h.hash_hex() == *hash)
+            .find(|h| history_hash(h) == *hash)
             .map(|h| first_difference(&h, &second));
         Some(Mismatch { seed: *seed, first: hash.clone(), second: second_hash, difference })
     });
     let mut mismatches: Vec<Mismatch> = checked.into_iter().filter_map(|(_, m)| m).collect();
     mismatches.sort_by_key(|m| m.seed);
     mismatches
+}
+
+/// The hash a determinism check compares: the history's events and its wire stream.
+pub fn run_hash(history_hash: &str, wire_hash: &str) -> String {
+    format!("{history_hash}/{wire_hash}")
+}
+
+/// [`run_hash`] of a history.
+pub fn history_hash(h: &History) -> String {
+    run_hash(&h.hash_hex(), &h.wire_hash_hex())
 }
 
 /// Where two histories of one seed part: the first event that differs, as each run recorded it.
@@ -82,7 +92,17 @@ pub fn first_difference(first: &History, second: &History) -> String {
                 show(b.get(i))
             )
         }
-        None => "the histories are equal but their hashes differ".to_string(),
+        None => {
+            let (a, b) = (first.wire(), second.wire());
+            match (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+                Some(i) => format!(
+                    "wire entry #{i} differs: first run {:?}, second run {:?}",
+                    a.get(i),
+                    b.get(i)
+                ),
+                None => "the histories are equal but their hashes differ".to_string(),
+            }
+        }
     }
 }
 
@@ -103,13 +123,15 @@ mod tests {
 
     #[test]
     fn seeds_whose_rerun_matches_pass() {
-        let first: Vec<(u64, String)> = (0..6).map(|s| (s, history(s, "a").hash_hex())).collect();
+        let first: Vec<(u64, String)> =
+            (0..6).map(|s| (s, history_hash(&history(s, "a")))).collect();
         assert!(recheck(&first, 2, |s| Some(history(s, "a"))).is_empty());
     }
 
     #[test]
     fn a_seed_whose_rerun_differs_fails_with_both_hashes_and_the_first_differing_event() {
-        let first: Vec<(u64, String)> = (0..4).map(|s| (s, history(s, "a").hash_hex())).collect();
+        let first: Vec<(u64, String)> =
+            (0..4).map(|s| (s, history_hash(&history(s, "a")))).collect();
         // Seed 2 gives another history on its second run only (the first later reruns agree).
         let runs_of_2 = AtomicUsize::new(0);
         let mismatches = recheck(&first, 2, |s| {
@@ -119,14 +141,14 @@ mod tests {
         assert_eq!(mismatches.len(), 1, "{mismatches:?}");
         let m = &mismatches[0];
         assert_eq!((m.seed, &m.first), (2, &first[2].1));
-        assert_eq!(m.second, history(2, "b").hash_hex());
+        assert_eq!(m.second, history_hash(&history(2, "b")));
         let shown = m.to_string();
         assert!(shown.contains("event #1 differs") && shown.contains("\"b\""), "{shown}");
     }
 
     #[test]
     fn a_difference_that_never_comes_back_is_still_a_failure() {
-        let first = vec![(7, history(7, "a").hash_hex())];
+        let first = vec![(7, history_hash(&history(7, "a")))];
         let mismatches = recheck(&first, 1, |s| Some(history(s, "z")));
         assert_eq!(mismatches.len(), 1);
         assert_eq!(mismatches[0].difference, None);
@@ -140,7 +162,7 @@ mod tests {
             let options = crate::runner::RunOptions { world, ..Default::default() };
             let run = |seed| crate::runner::run_seed_with(&scenario, seed, &options).ok();
             let first: Vec<(u64, String)> =
-                (0..3).map(|s| (s, run(s).expect("runs").history.hash_hex())).collect();
+                (0..3).map(|s| (s, history_hash(&run(s).expect("runs").history))).collect();
             assert!(recheck(&first, 2, |s| run(s).map(|r| r.history)).is_empty());
         }
     }

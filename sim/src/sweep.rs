@@ -498,8 +498,10 @@ impl Sweep {
         progress.finish();
         let mut results: Vec<SeedResult> = results.into_iter().map(|(_, r)| r).collect();
         if self.check_determinism {
-            let first: Vec<(u64, String)> =
-                results.iter().map(|r| (r.seed, r.history_hash.clone())).collect();
+            let first: Vec<(u64, String)> = results
+                .iter()
+                .map(|r| (r.seed, determinism::run_hash(&r.history_hash, &r.wire_hash)))
+                .collect();
             let rerun =
                 |seed| runner::run_seed_with(s, seed, &self.options).ok().map(|r| r.history);
             for m in determinism::recheck(&first, self.jobs, rerun) {
@@ -610,6 +612,7 @@ pub(crate) mod tests {
             first_anomaly: (!ok).then_some(groupsim_checker::AnomalyClass::Stuck),
             error: None,
             history_hash: String::new(),
+            wire_hash: String::new(),
             simulated_ms: 2_000,
             rebalances,
             probes: ["a.b:x".to_string(), "a.b:y".to_string(), "c".to_string()].into(),

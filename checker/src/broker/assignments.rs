@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::eras::Eras;
-use super::log::{Answer, AnswerLog, Protocol, Request, NONE};
+use super::log::{Answer, AnswerLog, Entry, Protocol, Request, NONE};
 use super::statics;
 use super::{BrokerAnomaly, BrokerRule};
 
@@ -127,8 +127,29 @@ pub(crate) fn holdings(log: &AnswerLog) -> BTreeMap<String, Vec<Holding>> {
     by_member
 }
 
+/// Each member id's heartbeats that were never answered, as (written at, member epoch sent,
+/// partitions it said it owns): the broker may have applied them.
+fn unanswered_heartbeats(
+    log: &AnswerLog,
+) -> BTreeMap<&str, Vec<(Millis, i32, Option<BTreeSet<TopicPartition>>)>> {
+    let mut by_member: BTreeMap<&str, Vec<_>> = BTreeMap::new();
+    for e in &log.entries {
+        if let Entry::Unanswered {
+            sent_ms,
+            call: Request::ConsumerHeartbeat { member_id, epoch, owned },
+            ..
+        } = e
+        {
+            let owned = owned.as_ref().map(|o| o.iter().cloned().collect());
+            by_member.entry(member_id.as_str()).or_default().push((*sent_ms, *epoch, owned));
+        }
+    }
+    by_member
+}
+
 fn consumer(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let by_member = holdings(log);
+    let lost = unanswered_heartbeats(log);
     let mut found = Vec::new();
     let mut reported: BTreeSet<(TopicPartition, String, String)> = BTreeSet::new();
     for (x_id, x_list) in &by_member {
@@ -139,7 +160,10 @@ fn consumer(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                     if y_id == x_id || reported.contains(&key) {
                         continue;
                     }
-                    let Some((given, still)) = unreleased(y_list, &tp, grant) else { continue };
+                    let lost = lost.get(y_id.as_str()).map(Vec::as_slice).unwrap_or_default();
+                    let Some((given, still)) = unreleased(y_list, lost, &tp, grant) else {
+                        continue;
+                    };
                     found.push(BrokerAnomaly {
                         rule: BrokerRule::SplitAssignment,
                         at_ms: grant.answered_ms,
@@ -166,11 +190,13 @@ fn acquired(list: &[Holding], k: usize) -> Vec<TopicPartition> {
 
 /// Proof that this member still owned `tp` when `grant` gave it to another: it was given `tp`
 /// in an answer read before `grant`'s request was written, wrote no heartbeat releasing it (one
-/// listing its partitions without `tp`, or a leave) before `grant`'s answer was read, and its
-/// first heartbeat written after that was answered NONE (not a rejoin): the broker had not
-/// removed it. The answer that gave it and that answer are returned.
+/// listing its partitions without `tp`, or a leave; answered or not: the broker may have read
+/// one whose answer never came) before `grant`'s answer was read, and its first heartbeat
+/// written after that was answered NONE (not a rejoin): the broker had not removed it. The
+/// answer that gave it and that answer are returned.
 fn unreleased<'a>(
     list: &'a [Holding],
+    lost: &[(Millis, i32, Option<BTreeSet<TopicPartition>>)],
     tp: &TopicPartition,
     grant: &Holding,
 ) -> Option<(&'a Holding, &'a Holding)> {
@@ -184,7 +210,12 @@ fn unreleased<'a>(
         h.sent_ms <= grant.answered_ms
             && (h.leave || !h.member || h.owned.as_ref().is_some_and(|o| !o.contains(tp)))
     });
-    if released {
+    let released_unanswered = lost.iter().any(|(sent_ms, epoch, owned)| {
+        *sent_ms > given.1.sent_ms
+            && *sent_ms <= grant.answered_ms
+            && (*epoch < 0 || owned.as_ref().is_some_and(|o| !o.contains(tp)))
+    });
+    if released || released_unanswered {
         return None;
     }
     let still = after

@@ -200,3 +200,95 @@ fn to_anomaly(hl: &HistoryLog, b: BrokerAnomaly) -> Anomaly {
     Anomaly::new(b.rule.class(), b.partition.as_ref(), b.at_ms, message, events)
         .with_exchanges(exchanges)
 }
+
+#[cfg(test)]
+mod tests {
+    use groupsim_history::wire::Exchange;
+    use groupsim_history::EventKind;
+
+    use super::*;
+    use crate::broker::log::NONE;
+
+    fn tp(p: i32) -> TopicPartition {
+        TopicPartition::new("t", p)
+    }
+
+    fn sync(actor: &str, at: u64, id: &str, parts: &[i32]) -> Entry {
+        Entry::Exchange(Exchange {
+            actor: actor.into(),
+            sent_ms: at,
+            answered_ms: at + 1,
+            request: Request::Sync { member_id: id.into(), generation: 1 },
+            answer: Answer::Sync {
+                error: NONE,
+                assignment: parts.iter().map(|&p| tp(p)).collect(),
+            },
+            group: "g".into(),
+            node: Some(0),
+        })
+    }
+
+    fn started(h: &mut History, at: u64, member: &str) {
+        let (member, group, host) = (member.into(), "g".into(), "client-0".into());
+        h.world(at, WorldEvent::MemberStarted { member, group, host });
+    }
+
+    /// Two members, the second restarted; generation 1 gives partition 0 to both.
+    fn history() -> History {
+        let mut h = History::new();
+        h.world(0, WorldEvent::TopicCreated { topic: "t".into(), partitions: 2 });
+        started(&mut h, 0, "m0");
+        started(&mut h, 0, "m1");
+        h.world(5, WorldEvent::MemberStopped { member: "m1".into() });
+        started(&mut h, 6, "m1");
+        h.record_wire(sync("m0.0", 10, "a", &[0]));
+        h.record_wire(sync("m1.1", 10, "b", &[0, 1]));
+        h.world(20, WorldEvent::LivenessPhase { deadline_ms: 100, stall_ms: None });
+        h.record(30, EventKind::World(WorldEvent::RunEnded));
+        h
+    }
+
+    #[test]
+    fn a_history_reads_as_its_groups_logs_with_marks_from_its_events() {
+        let logs = logs(&history());
+        assert_eq!(logs.len(), 1);
+        let hl = &logs[0];
+        assert_eq!(hl.group, "g");
+        let marks: Vec<&Mark> = hl
+            .log
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Mark { mark, .. } => Some(mark),
+                _ => None,
+            })
+            .collect();
+        let expected = [
+            Mark::Started("m0.0".into()),
+            Mark::Started("m1.0".into()),
+            Mark::Stopped("m1.0".into()),
+            Mark::Started("m1.1".into()),
+            Mark::Heal,
+            Mark::End,
+        ];
+        assert_eq!(marks, expected.iter().collect::<Vec<_>>());
+        assert_eq!(hl.log.partitions, vec![tp(0), tp(1)]);
+        assert_eq!(
+            hl.origins[4],
+            Origin::Wire(0),
+            "the wire entries follow the events before them"
+        );
+    }
+
+    #[test]
+    fn an_answer_rule_broken_in_a_history_is_an_anomaly_with_its_exchanges() {
+        let found = anomalies(&history());
+        let classes: Vec<AnomalyClass> = found.iter().map(|a| a.class).collect();
+        let expected = [AnomalyClass::AnswerSplitAssignment, AnomalyClass::AnswerNotConverged];
+        assert_eq!(classes, expected, "{found:?}");
+        assert_eq!(found[0].exchanges, vec![0, 1]);
+        assert!(found[0].message.starts_with("group g: "), "{}", found[0].message);
+        let verdict = crate::check(&history());
+        assert!(verdict.anomalies.iter().any(|a| a.class == AnomalyClass::AnswerSplitAssignment));
+    }
+}

@@ -3,7 +3,7 @@
 use groupsim_wire::TopicPartition;
 
 use super::log::*;
-use super::{check, BrokerRule};
+use super::{check, eras, BrokerRule};
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
@@ -460,4 +460,119 @@ fn a_dynamic_member_slipped_into_a_generation_is_still_caught() {
     let found = rules(&log(Protocol::Classic, 2, entries));
     assert!(found.contains(&BrokerRule::MembershipWithoutGeneration), "{found:?}");
     assert!(found.contains(&BrokerRule::SplitAssignment), "{found:?}");
+}
+
+/// The same entry, answered by broker node `node`.
+fn on(node: i32, mut entry: Entry) -> Entry {
+    if let Entry::Exchange(x) = &mut entry {
+        x.node = Some(node);
+    }
+    entry
+}
+
+/// Kafka keeps a classic member's leave in memory only (the group is written when the next
+/// generation's assignment is stored): a coordinator that takes the group over before then
+/// loads the member back, and accepts its commit at the written generation. The commit answered
+/// by another node after the leave is therefore no zombie's.
+#[test]
+fn a_commit_after_a_leave_that_a_coordinator_change_undid_passes() {
+    let mut entries: Vec<Entry> = classic_group().into_iter().map(|e| on(0, e)).collect();
+    let leave =
+        x("m0.0", 30, 31, Request::Leave { member_id: "a".into() }, Answer::Error { error: NONE });
+    entries.push(on(0, leave));
+    entries.push(on(1, commit("m0.0", 40, "a", 1, 5, NONE)));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A generation handed out by a JoinGroup and never written is handed out again, to other
+/// members, by the next coordinator (GroupMetadataManager loads the written generation): two
+/// member lists for generation 2 across a NOT_COORDINATOR answer are no anomaly, and neither is
+/// a commit at generation 1 accepted by the new coordinator.
+#[test]
+fn a_generation_handed_out_again_after_a_coordinator_change_passes() {
+    let mut entries = classic_group();
+    entries.push(join("m0.0", 30, "a", 2, "a", &["a", "b", "c"]));
+    let moved = x("m1.0", 32, 33, Request::Sync { member_id: "b".into(), generation: 2 }, {
+        Answer::Sync { error: eras::NOT_COORDINATOR, assignment: Vec::new() }
+    });
+    entries.push(moved);
+    entries.push(commit("m1.0", 40, "b", 1, 5, NONE));
+    entries.push(join("m0.0", 50, "a", 2, "a", &["a", "b"]));
+    entries.push(sync("m0.0", 60, "a", 2, &[0]));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A generation whose SyncGroup was answered NONE was written: no coordinator change undoes
+/// it, so a commit at an older generation accepted after it is a zombie's whatever the signs.
+#[test]
+fn a_commit_older_than_a_written_generation_is_a_zombie_commit_across_a_coordinator_change() {
+    let mut entries = classic_group();
+    entries.push(join("m0.0", 30, "a", 2, "a", &["a"]));
+    entries.push(sync("m0.0", 35, "a", 2, &[0, 1]));
+    let mut entries: Vec<Entry> = entries.into_iter().map(|e| on(0, e)).collect();
+    entries.push(on(1, commit("m1.0", 40, "b", 1, 5, NONE)));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), vec![BrokerRule::ZombieCommit]);
+    assert!(found[0].summary.contains("SyncGroup answered NONE at generation 2"), "{found:?}");
+}
+
+/// Two processes of one static instance whose JoinGroups were in flight together: which one the
+/// broker gave the instance to last is unknown (an answer read late, after a pause), so neither
+/// is fenced by the other's answer, and the one read first goes on committing.
+#[test]
+fn a_static_replacement_whose_requests_crossed_is_not_claimed() {
+    let mut entries = static_group();
+    let Entry::Exchange(mut late) = static_join("m1.1", 5, "b0", "i1", 1, &[]) else {
+        unreachable!()
+    };
+    late.answered_ms = 30; // written before `b`'s answer was read, read after it
+    entries.push(Entry::Exchange(late));
+    entries.push(commit("m1.0", 50, "b", 1, 7, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A group that migrated has members of both protocols at the end: each stands where its last
+/// answer of either kind left it, a classic member at the member epoch the consumer group gave
+/// it as its generation.
+#[test]
+fn a_migrated_group_converged_with_members_of_both_protocols_passes() {
+    let entries = vec![
+        mark(0, Mark::Started("m0.0".into())),
+        mark(0, Mark::Started("m1.0".into())),
+        heartbeat("m0.0", 10, "a", 0, 3, NONE, Some(&[0])),
+        join("m1.0", 10, "b", 3, "b", &[]),
+        sync("m1.0", 20, "b", 3, &[1]),
+        mark(50, Mark::Heal),
+        heartbeat("m0.0", 60, "a", 3, 3, NONE, None),
+        x("m1.0", 60, 61, Request::Heartbeat { member_id: "b".into(), generation: 3 }, {
+            Answer::Error { error: NONE }
+        }),
+        mark(100, Mark::End),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
+}
+
+/// A release the broker may have read though its answer never came (the connection dropped
+/// after the write): the partition may move on it, as Kafka's coordinator acts on a heartbeat
+/// whose answer is lost.
+#[test]
+fn a_consumer_partition_released_by_a_heartbeat_never_answered_passes() {
+    let release = Entry::Unanswered {
+        actor: "m0.0".into(),
+        sent_ms: 110,
+        call: Request::ConsumerHeartbeat {
+            member_id: "a".into(),
+            epoch: 2,
+            owned: Some(vec![tp(0)]),
+        },
+        group: String::new(),
+    };
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 100, "a", 1, 2, NONE, Some(&[0])), // told to release 1
+        release,
+        heartbeat("m1.0", 120, "b", 0, 2, NONE, Some(&[1])),
+        ack("m0.0", 200, "a", 2, &[0]),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
 }

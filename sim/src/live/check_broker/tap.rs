@@ -122,18 +122,20 @@ mod tests {
     use super::*;
     use groupsim_checker::broker::Protocol;
     use groupsim_wire::codec::{encode_request, encode_response, request_header};
+    use groupsim_wire::TopicPartition;
     use kafka_protocol::messages::offset_commit_request::{
         OffsetCommitRequestPartition, OffsetCommitRequestTopic,
     };
     use kafka_protocol::messages::offset_commit_response::{
         OffsetCommitResponsePartition, OffsetCommitResponseTopic,
     };
-    use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, TopicName};
+    use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetCommitResponse, TopicName};
     use kafka_protocol::protocol::StrBytes;
 
     fn commit_frames(correlation_id: i32) -> (Bytes, Bytes) {
         let name = TopicName(StrBytes::from_static_str("orders"));
         let request = OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_static_str("g")))
             .with_generation_id_or_member_epoch(4)
             .with_member_id(StrBytes::from_static_str("m0-1"))
             .with_topics(vec![OffsetCommitRequestTopic::default()
@@ -187,6 +189,8 @@ mod tests {
                     offsets: vec![(tp.clone(), 17)]
                 },
                 answer: Answer::Commit { errors: vec![(tp, 22)] },
+                group: "g".into(),
+                node: None,
             })]
         );
     }
