@@ -256,6 +256,8 @@ pub fn check_black_box(history: &History, processed: Option<&[Processed]>) -> Bl
             anomalies.extend(stuck(&broker, &done));
         }
     }
+    // The protocol's rules over the served connections' requests and answers.
+    anomalies.extend(crate::broker::history::anomalies(history));
     verdict.anomalies = anomalies;
     verdict
 }

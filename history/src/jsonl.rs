@@ -256,6 +256,7 @@ mod tests {
             request: Request::Heartbeat { member_id: "a".into(), generation: 2 },
             answer: Answer::Error { error: 27 },
             group: "g".into(),
+            node: Some(1),
         }));
         h
     }

@@ -26,8 +26,6 @@ pub struct RunReport {
     pub verdict: Verdict,
     /// SHA-256 of the history (same seed and binary: same hash).
     pub history_hash: String,
-    /// SHA-256 of the history's wire stream, apart from the history hash.
-    pub wire_hash: String,
     /// CLI arguments that reproduce the run's options (e.g. ` --bug <name>`).
     pub extra_args: String,
     /// Coverage probes hit during the run, with counts (kept outside the history).
@@ -158,9 +156,9 @@ pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, Wo
     let (history, probes) = probe::record(|| world.run(&spec));
     let history = history?;
     let verdict = groupsim_checker::check(&history);
-    let (history_hash, wire_hash) = (history.hash_hex(), history.wire_hash_hex());
+    let history_hash = history.hash_hex();
     let extra_args = String::new();
-    Ok(RunReport { spec, history, verdict, history_hash, wire_hash, extra_args, probes })
+    Ok(RunReport { spec, history, verdict, history_hash, extra_args, probes })
 }
 
 /// The CLI command that replays a seed.
@@ -241,7 +239,7 @@ impl RunReport {
             );
         }
         let _ = writeln!(out, "history-hash: {}", self.history_hash);
-        let _ = writeln!(out, "wire-hash: {}", self.wire_hash);
+        let _ = writeln!(out, "wire-hash: {}", self.history.wire_hash_hex());
         out
     }
 
@@ -322,7 +320,7 @@ pub struct SeedResult {
     pub error: Option<String>,
     /// History hash.
     pub history_hash: String,
-    /// The wire stream's hash (not in sweep files: determinism checks read it in-process).
+    /// The wire stream's hash, when a determinism check asked for it (not in sweep files).
     #[serde(skip)]
     pub wire_hash: String,
     /// Simulated milliseconds.
@@ -347,7 +345,7 @@ impl SeedResult {
                 first_anomaly: r.verdict.first().map(|a| a.class),
                 error: None,
                 history_hash: r.history_hash.clone(),
-                wire_hash: r.wire_hash.clone(),
+                wire_hash: String::new(),
                 simulated_ms: r.simulated_ms(),
                 rebalances: r.verdict.stats.rebalances,
                 probes: r.probes.keys().cloned().collect(),

@@ -484,7 +484,11 @@ impl Sweep {
         let progress = Progress::new(s.name, count);
         let results = on_threads(self.seeds.clone(), self.jobs, &self.stop, |seed| {
             let run = runner::run_seed_with(s, seed, &self.options);
-            let r = SeedResult::from_run(seed, &run);
+            let mut r = SeedResult::from_run(seed, &run);
+            if let (true, Ok(run)) = (self.check_determinism, &run) {
+                // Serialising the wire stream costs a run a good share: only when compared.
+                r.wire_hash = run.history.wire_hash_hex();
+            }
             if !r.ok {
                 failed.fetch_add(1, Ordering::SeqCst);
                 if self.fail_fast {

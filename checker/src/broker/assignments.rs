@@ -127,11 +127,11 @@ pub(crate) fn holdings(log: &AnswerLog) -> BTreeMap<String, Vec<Holding>> {
     by_member
 }
 
-/// Each member id's heartbeats that were never answered, as (written at, member epoch sent,
-/// partitions it said it owns): the broker may have applied them.
-fn unanswered_heartbeats(
-    log: &AnswerLog,
-) -> BTreeMap<&str, Vec<(Millis, i32, Option<BTreeSet<TopicPartition>>)>> {
+/// A heartbeat never answered: written at, member epoch sent, partitions it said it owns.
+type Lost = (Millis, i32, Option<BTreeSet<TopicPartition>>);
+
+/// Each member id's heartbeats that were never answered: the broker may have applied them.
+fn unanswered_heartbeats(log: &AnswerLog) -> BTreeMap<&str, Vec<Lost>> {
     let mut by_member: BTreeMap<&str, Vec<_>> = BTreeMap::new();
     for e in &log.entries {
         if let Entry::Unanswered {
@@ -196,7 +196,7 @@ fn acquired(list: &[Holding], k: usize) -> Vec<TopicPartition> {
 /// answer that gave it and that answer are returned.
 fn unreleased<'a>(
     list: &'a [Holding],
-    lost: &[(Millis, i32, Option<BTreeSet<TopicPartition>>)],
+    lost: &[Lost],
     tp: &TopicPartition,
     grant: &Holding,
 ) -> Option<(&'a Holding, &'a Holding)> {

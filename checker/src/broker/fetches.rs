@@ -4,13 +4,20 @@
 //! records below it are not judged. The harness's producer writes plain batches (no
 //! transactions, no compaction), so its topic's offsets have no legitimate gaps.
 
-use super::log::{Answer, AnswerLog, Request, NONE};
+use super::log::{Answer, AnswerLog, Exchange, Request, NONE};
 use super::{BrokerAnomaly, BrokerRule};
 
 /// Finds every fetched record set that skips or repeats an offset.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    check_exchanges(log.exchanges())
+}
+
+/// [`check`] over exchanges with their indexes (a history's wire stream, read in place).
+pub fn check_exchanges<'a>(
+    exchanges: impl Iterator<Item = (usize, &'a Exchange)>,
+) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
-    for (i, x) in log.exchanges() {
+    for (i, x) in exchanges {
         let (Request::Fetch { partitions: asked }, Answer::Fetch { partitions }) =
             (&x.request, &x.answer)
         else {

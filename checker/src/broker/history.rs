@@ -59,8 +59,8 @@ fn groupless(request: &Request) -> bool {
     matches!(request, Request::Fetch { .. })
 }
 
-/// The history's answer logs: one per group its requests named, in group order, then the log of
-/// the requests that name no group (judged by the fetch rules alone).
+/// The history's answer logs: one per group its requests named, in group order. The requests
+/// that name no group (Fetch) are judged in place ([`anomalies`]), never copied.
 pub fn logs(history: &History) -> Vec<HistoryLog> {
     let wire = history.wire();
     if wire.is_empty() {
@@ -111,8 +111,9 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
             Entry::Unanswered { group, call, .. } => (group.as_str(), call),
             Entry::Mark { .. } => continue,
         };
-        let group = if groupless(request) { "" } else { group };
-        groups.entry(group).or_default();
+        if !groupless(request) {
+            groups.entry(group).or_default();
+        }
     }
     let mut built = Vec::new();
     for (group, _) in groups {
@@ -126,11 +127,10 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                 Entry::Unanswered { group, call, .. } => (group.as_str(), call),
                 Entry::Mark { .. } => continue,
             };
-            let g = if groupless(request) { "" } else { g };
-            if g != group {
+            if groupless(request) || g != group {
                 continue;
             }
-            while group != "" && next_mark < marks.len() && marks[next_mark].0 < w.after {
+            while next_mark < marks.len() && marks[next_mark].0 < w.after {
                 push_mark(&mut log, &mut origins, &marks[next_mark]);
                 next_mark += 1;
             }
@@ -148,7 +148,7 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
             log.entries.push(w.wire.clone());
             origins.push(Origin::Wire(k));
         }
-        while group != "" && next_mark < marks.len() {
+        while next_mark < marks.len() {
             push_mark(&mut log, &mut origins, &marks[next_mark]);
             next_mark += 1;
         }
@@ -174,11 +174,19 @@ fn push_mark(log: &mut AnswerLog, origins: &mut Vec<Origin>, mark: &(usize, Mark
 pub fn anomalies(history: &History) -> Vec<Anomaly> {
     let mut found = Vec::new();
     for hl in logs(history) {
-        let broken: Vec<BrokerAnomaly> =
-            if hl.group.is_empty() { fetches::check(&hl.log) } else { check(&hl.log) };
-        for b in broken {
+        for b in check(&hl.log) {
             found.push(to_anomaly(&hl, b));
         }
+    }
+    // Fetch answers are the partition logs' business, not a group's: judged where they lie.
+    let fetched = history.wire().iter().enumerate().filter_map(|(i, w)| match &w.wire {
+        Entry::Exchange(x) if groupless(&x.request) => Some((i, x)),
+        _ => None,
+    });
+    for b in fetches::check_exchanges(fetched) {
+        let message = b.summary;
+        let anomaly = Anomaly::new(b.rule.class(), b.partition.as_ref(), b.at_ms, message, vec![]);
+        found.push(anomaly.with_exchanges(b.evidence));
     }
     found.sort_by_key(|a| (a.at_ms, a.class));
     found

@@ -13,8 +13,13 @@ use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use groupsim_history::wire::{Entry, Exchange, Request};
+use groupsim_wire::topic_id;
+
 use super::gate::{group_api, ConnInfo, Gate};
+use super::recorder::Recorder;
 use super::shared::Shared;
+use crate::exchange::{self, TopicNames};
 
 /// Accepts connections until aborted; aborting it drops the listener and every connection task.
 pub(super) async fn accept_loop(
@@ -93,6 +98,8 @@ impl RequestHandler for ServeHandler {
     ) -> Result<ResponseKind, WireError> {
         let api = group_api(&request);
         let _in_flight = Gate::arrive(&self.conn, client_id.as_deref(), api);
+        let mut wire =
+            Exchanged::read(&self.shared, self.conn.node, client_id.as_deref(), &request);
         let gate = &self.shared.gate;
         let response = match gate.injected(version, api, &request) {
             Some(answer) => answer,
@@ -105,7 +112,76 @@ impl RequestHandler for ServeHandler {
             )));
         }
         gate.wait(self.conn.node, api).done().await;
+        wire.answered(&response);
         Ok(response)
+    }
+}
+
+/// One request in the served cluster's wire stream, from the server's side of its connection:
+/// read at `sent_ms`, then answered when the answer is handed to the connection to write. When
+/// it is dropped unanswered (the connection closed, the nemesis lost the answer, the cluster
+/// stopped), the stream says it was never answered.
+struct Exchanged {
+    recorder: Recorder,
+    actor: String,
+    node: i32,
+    sent_ms: groupsim_wire::Millis,
+    group: String,
+    request: Option<Request>,
+    names: TopicNames,
+}
+
+impl Exchanged {
+    /// `request` as read from client `client_id` (its `client.id` is its actor: check-client
+    /// names each process `<member>.<start>`) on broker `node`.
+    fn read(shared: &Shared, node: i32, client_id: Option<&str>, request: &RequestKind) -> Self {
+        let names: TopicNames = match request {
+            RequestKind::ConsumerGroupHeartbeat(_)
+            | RequestKind::OffsetCommit(_)
+            | RequestKind::OffsetFetch(_)
+            | RequestKind::Fetch(_) => {
+                let logs = shared.logs.lock().unwrap_or_else(|p| p.into_inner());
+                logs.topics().map(|t| (topic_id(t), t.to_string())).collect()
+            }
+            _ => TopicNames::new(),
+        };
+        Self {
+            recorder: shared.recorder.clone(),
+            actor: client_id.unwrap_or_default().to_string(),
+            node,
+            sent_ms: shared.now(),
+            group: exchange::group(request),
+            request: exchange::request(request, &names),
+            names,
+        }
+    }
+
+    /// The answer was handed to the connection.
+    fn answered(&mut self, response: &ResponseKind) {
+        let Some(request) = self.request.take() else { return };
+        let Some(answer) = exchange::answer(response, &self.names) else {
+            self.request = Some(request);
+            return;
+        };
+        self.recorder.wire(Entry::Exchange(Exchange {
+            actor: std::mem::take(&mut self.actor),
+            sent_ms: self.sent_ms,
+            answered_ms: self.recorder.now(),
+            request,
+            answer,
+            group: std::mem::take(&mut self.group),
+            node: Some(self.node),
+        }));
+    }
+}
+
+impl Drop for Exchanged {
+    fn drop(&mut self) {
+        // Only a request never answered still holds its summary here.
+        let Some(call) = self.request.take() else { return };
+        let (actor, group) = (std::mem::take(&mut self.actor), std::mem::take(&mut self.group));
+        let sent_ms = self.sent_ms;
+        self.recorder.wire(Entry::Unanswered { actor, sent_ms, call, group });
     }
 }
 

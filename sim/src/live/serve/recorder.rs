@@ -127,6 +127,11 @@ impl Recorder {
         self.record(self.now(), EventKind::Coordinator { broker, event });
     }
 
+    /// Adds an entry to the wire stream (after the events recorded so far).
+    pub fn wire(&self, entry: groupsim_history::wire::Entry) {
+        self.lock().record_wire(entry);
+    }
+
     fn record(&self, at_ms: Millis, kind: EventKind) {
         self.lock().record(at_ms, kind);
     }
