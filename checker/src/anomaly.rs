@@ -66,11 +66,20 @@ pub enum AnomalyClass {
     AnswerFetchSkip,
     /// A broker's Fetch answers repeated an offset.
     AnswerFetchRepeat,
+    /// The coordinator answered a Heartbeat or SyncGroup NONE at a generation it had moved past.
+    AnswerStaleGenerationAccepted,
+    /// An answer lacked what its protocol says it carries (a member id, a generation, a leader
+    /// among the members).
+    AnswerMalformed,
+    /// A client wrote a member id, generation or member epoch no answer had given it.
+    RequestUnknownGeneration,
+    /// A client rejoined a consumer group (member epoch 0) claiming partitions.
+    RequestJoinOwningPartitions,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 26] = [
+    pub const ALL: [AnomalyClass; 30] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -97,6 +106,10 @@ impl AnomalyClass {
         AnomalyClass::AnswerNotConverged,
         AnomalyClass::AnswerFetchSkip,
         AnomalyClass::AnswerFetchRepeat,
+        AnomalyClass::AnswerStaleGenerationAccepted,
+        AnomalyClass::AnswerMalformed,
+        AnomalyClass::RequestUnknownGeneration,
+        AnomalyClass::RequestJoinOwningPartitions,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -130,6 +143,10 @@ impl AnomalyClass {
             AnomalyClass::AnswerNotConverged => "answer-not-converged",
             AnomalyClass::AnswerFetchSkip => "answer-fetch-skip",
             AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
+            AnomalyClass::AnswerStaleGenerationAccepted => "answer-stale-generation-accepted",
+            AnomalyClass::AnswerMalformed => "answer-malformed",
+            AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",
+            AnomalyClass::RequestJoinOwningPartitions => "request-join-owning-partitions",
         }
     }
 

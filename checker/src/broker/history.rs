@@ -9,11 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_history::{EventKind, History, WorldEvent};
+use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
 use groupsim_wire::TopicPartition;
 
 use super::log::{Answer, AnswerLog, Entry, Mark, Protocol, Request};
-use super::{check, fetches, BrokerAnomaly, BrokerRule};
+use super::requests::Excused;
+use super::{check_excusing, fetches, BrokerAnomaly, BrokerRule};
 use crate::anomaly::{Anomaly, AnomalyClass};
 
 /// An answer log read from a history, with where each of its entries came from.
@@ -50,6 +51,10 @@ impl BrokerRule {
             BrokerRule::NotConverged => AnomalyClass::AnswerNotConverged,
             BrokerRule::FetchSkip => AnomalyClass::AnswerFetchSkip,
             BrokerRule::FetchRepeat => AnomalyClass::AnswerFetchRepeat,
+            BrokerRule::StaleGenerationAccepted => AnomalyClass::AnswerStaleGenerationAccepted,
+            BrokerRule::MalformedAnswer => AnomalyClass::AnswerMalformed,
+            BrokerRule::UnknownGenerationSent => AnomalyClass::RequestUnknownGeneration,
+            BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
         }
     }
 }
@@ -104,19 +109,25 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
     }
     // Each group's entries: marks and wire entries merged in history order (a wire entry
     // recorded after `after` events comes after those events' marks).
-    let mut groups: BTreeMap<&str, Vec<Origin>> = BTreeMap::new();
+    // Each group's actors: a member's start and stop are marked in the logs of the groups it
+    // spoke to.
+    let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for w in wire {
-        let (group, request) = match &w.wire {
-            Entry::Exchange(x) => (x.group.as_str(), &x.request),
-            Entry::Unanswered { group, call, .. } => (group.as_str(), call),
+        let (group, request, actor) = match &w.wire {
+            Entry::Exchange(x) => (x.group.as_str(), &x.request, x.actor.as_str()),
+            Entry::Unanswered { group, call, actor, .. } => (group.as_str(), call, actor.as_str()),
             Entry::Mark { .. } => continue,
         };
         if !groupless(request) {
-            groups.entry(group).or_default();
+            groups.entry(group).or_default().insert(actor);
         }
     }
     let mut built = Vec::new();
-    for (group, _) in groups {
+    for (group, actors) in groups {
+        let ours = |m: &(usize, Mark, u64)| match &m.1 {
+            Mark::Started(a) | Mark::Stopped(a) => actors.contains(a.as_str()),
+            _ => true,
+        };
         let mut log = AnswerLog::new(Protocol::Classic, Vec::new());
         let mut origins = Vec::new();
         let mut next_mark = 0;
@@ -131,7 +142,9 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                 continue;
             }
             while next_mark < marks.len() && marks[next_mark].0 < w.after {
-                push_mark(&mut log, &mut origins, &marks[next_mark]);
+                if ours(&marks[next_mark]) {
+                    push_mark(&mut log, &mut origins, &marks[next_mark]);
+                }
                 next_mark += 1;
             }
             if let Entry::Exchange(x) = &w.wire {
@@ -149,7 +162,9 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
             origins.push(Origin::Wire(k));
         }
         while next_mark < marks.len() {
-            push_mark(&mut log, &mut origins, &marks[next_mark]);
+            if ours(&marks[next_mark]) {
+                push_mark(&mut log, &mut origins, &marks[next_mark]);
+            }
             next_mark += 1;
         }
         log.partitions = consumed
@@ -172,9 +187,20 @@ fn push_mark(log: &mut AnswerLog, origins: &mut Vec<Origin>, mark: &(usize, Mark
 /// Every broker-side anomaly the history's wire stream proves, as the checker's anomalies:
 /// each names the exchanges that prove it (and the events its marks came from).
 pub fn anomalies(history: &History) -> Vec<Anomaly> {
+    // A misbehaving client declares each request it breaks the protocol with, by case name: the
+    // client rules excuse those and nothing else.
+    let mut excused = Excused::new();
+    for e in history.events() {
+        if let EventKind::Member { member, event: MemberEvent::InvalidRequestAnswered { .. } } =
+            &e.kind
+        {
+            excused.cases.insert((member.clone(), e.at_ms));
+            excused.members.insert(member.clone());
+        }
+    }
     let mut found = Vec::new();
     for hl in logs(history) {
-        for b in check(&hl.log) {
+        for b in check_excusing(&hl.log, &excused) {
             found.push(to_anomaly(&hl, b));
         }
     }
@@ -221,6 +247,24 @@ mod tests {
         TopicPartition::new("t", p)
     }
 
+    fn join(actor: &str, at: u64, id: &str, members: &[&str]) -> Entry {
+        Entry::Exchange(Exchange {
+            actor: actor.into(),
+            sent_ms: at,
+            answered_ms: at + 1,
+            request: Request::Join { member_id: String::new(), instance: None },
+            answer: Answer::Join {
+                error: NONE,
+                generation: 1,
+                member_id: id.into(),
+                leader: "a".into(),
+                members: members.iter().map(|m| m.to_string()).collect(),
+            },
+            group: "g".into(),
+            node: Some(0),
+        })
+    }
+
     fn sync(actor: &str, at: u64, id: &str, parts: &[i32]) -> Entry {
         Entry::Exchange(Exchange {
             actor: actor.into(),
@@ -249,6 +293,8 @@ mod tests {
         started(&mut h, 0, "m1");
         h.world(5, WorldEvent::MemberStopped { member: "m1".into() });
         started(&mut h, 6, "m1");
+        h.record_wire(join("m0.0", 8, "a", &["a", "b"]));
+        h.record_wire(join("m1.1", 8, "b", &[]));
         h.record_wire(sync("m0.0", 10, "a", &[0]));
         h.record_wire(sync("m1.1", 10, "b", &[0, 1]));
         h.world(20, WorldEvent::LivenessPhase { deadline_ms: 100, stall_ms: None });
@@ -271,18 +317,13 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let expected = [
-            Mark::Started("m0.0".into()),
-            Mark::Started("m1.0".into()),
-            Mark::Stopped("m1.0".into()),
-            Mark::Started("m1.1".into()),
-            Mark::Heal,
-            Mark::End,
-        ];
+        // m1's first start never spoke to the group: only the actors that did are marked.
+        let expected =
+            [Mark::Started("m0.0".into()), Mark::Started("m1.1".into()), Mark::Heal, Mark::End];
         assert_eq!(marks, expected.iter().collect::<Vec<_>>());
         assert_eq!(hl.log.partitions, vec![tp(0), tp(1)]);
         assert_eq!(
-            hl.origins[4],
+            hl.origins[2],
             Origin::Wire(0),
             "the wire entries follow the events before them"
         );
@@ -294,7 +335,7 @@ mod tests {
         let classes: Vec<AnomalyClass> = found.iter().map(|a| a.class).collect();
         let expected = [AnomalyClass::AnswerSplitAssignment, AnomalyClass::AnswerNotConverged];
         assert_eq!(classes, expected, "{found:?}");
-        assert_eq!(found[0].exchanges, vec![0, 1]);
+        assert_eq!(found[0].exchanges, vec![2, 3]);
         assert!(found[0].message.starts_with("group g: "), "{}", found[0].message);
         let verdict = crate::check(&history());
         assert!(verdict.anomalies.iter().any(|a| a.class == AnomalyClass::AnswerSplitAssignment));

@@ -25,6 +25,9 @@ pub mod eras;
 pub mod fetches;
 pub mod history;
 pub mod log;
+pub mod requests;
+pub mod shapes;
+pub mod stale;
 pub mod statics;
 #[cfg(test)]
 mod tests;
@@ -53,6 +56,14 @@ pub enum BrokerRule {
     FetchSkip,
     /// Fetched records repeated an offset.
     FetchRepeat,
+    /// A Heartbeat or SyncGroup answered NONE at a generation the group had moved past.
+    StaleGenerationAccepted,
+    /// An answer missing what its protocol says it carries.
+    MalformedAnswer,
+    /// A client wrote a member id, generation or member epoch it was never given.
+    UnknownGenerationSent,
+    /// A client rejoined a consumer group claiming partitions.
+    JoinOwningPartitions,
 }
 
 impl BrokerRule {
@@ -67,6 +78,10 @@ impl BrokerRule {
             BrokerRule::NotConverged => "not-converged",
             BrokerRule::FetchSkip => "fetch-skip",
             BrokerRule::FetchRepeat => "fetch-repeat",
+            BrokerRule::StaleGenerationAccepted => "stale-generation-accepted",
+            BrokerRule::MalformedAnswer => "malformed-answer",
+            BrokerRule::UnknownGenerationSent => "unknown-generation-sent",
+            BrokerRule::JoinOwningPartitions => "join-owning-partitions",
         }
     }
 }
@@ -100,6 +115,12 @@ impl BrokerAnomaly {
 
 /// Checks `log` against every broker-side rule; anomalies in rule order, then time order.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    check_excusing(log, &requests::Excused::new())
+}
+
+/// [`check`], with a deliberately misbehaving client's declared requests excused from the
+/// client rules.
+pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
     found.extend(assignments::check(log));
     found.extend(commits::zombie_commits(log));
@@ -107,6 +128,9 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found.extend(epochs::check(log));
     found.extend(convergence::check(log));
     found.extend(fetches::check(log));
+    found.extend(stale::check(log));
+    found.extend(shapes::check(log));
+    found.extend(requests::check(log, excused));
     found.sort_by_key(|a| (a.rule, a.at_ms));
     found
 }

@@ -3,7 +3,7 @@
 use groupsim_wire::TopicPartition;
 
 use super::log::*;
-use super::{check, eras, BrokerRule};
+use super::{check, check_excusing, eras, requests, BrokerRule};
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
@@ -23,7 +23,8 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
         leader: leader.into(),
         members,
     };
-    x(actor, t, t + 1, Request::Join { member_id: id.into(), instance: None }, answer)
+    // A new member's first join: without a member id (one it had been given would do too).
+    x(actor, t, t + 1, Request::Join { member_id: String::new(), instance: None }, answer)
 }
 
 fn sync(actor: &str, t: u64, id: &str, generation: i32, parts: &[i32]) -> Entry {
@@ -77,6 +78,12 @@ fn log(protocol: Protocol, partitions: i32, entries: Vec<Entry>) -> AnswerLog {
 
 fn rules(log: &AnswerLog) -> Vec<BrokerRule> {
     check(log).into_iter().map(|a| a.rule).collect()
+}
+
+/// The coordinator's rules only: for logs that show a committer but not how it joined.
+fn answer_rules(log: &AnswerLog) -> Vec<BrokerRule> {
+    let client = [BrokerRule::UnknownGenerationSent, BrokerRule::JoinOwningPartitions];
+    rules(log).into_iter().filter(|r| !client.contains(r)).collect()
 }
 
 /// Two members join generation 1 and split the partitions.
@@ -217,7 +224,7 @@ fn a_committed_offset_lowered_by_a_commit_passes() {
         commit("m1.0", 30, "b", 2, 4, NONE),
         fetched("observer", 40, 4),
     ];
-    assert!(rules(&log(Protocol::Classic, 1, entries)).is_empty());
+    assert!(answer_rules(&log(Protocol::Classic, 1, entries)).is_empty());
 }
 
 #[test]
@@ -227,7 +234,10 @@ fn a_committed_offset_that_goes_back_unasked_is_an_offset_regression() {
         commit("m0.0", 20, "a", 1, 10, NONE),
         fetched("observer", 40, 4), // the commit of 4 was answered before 10 was asked
     ];
-    let found = check(&log(Protocol::Classic, 1, entries));
+    let found: Vec<_> = check(&log(Protocol::Classic, 1, entries))
+        .into_iter()
+        .filter(|a| a.rule != BrokerRule::UnknownGenerationSent)
+        .collect();
     assert_eq!(
         found.iter().map(|a| a.rule).collect::<Vec<_>>(),
         vec![BrokerRule::OffsetRegression]
@@ -245,7 +255,7 @@ fn a_committed_offset_lowered_by_an_unanswered_commit_passes() {
     };
     let entries =
         vec![commit("m0.0", 20, "a", 1, 10, NONE), unanswered, fetched("observer", 40, 4)];
-    assert!(rules(&log(Protocol::Classic, 1, entries)).is_empty());
+    assert!(answer_rules(&log(Protocol::Classic, 1, entries)).is_empty());
 }
 
 #[test]
@@ -276,6 +286,7 @@ fn a_generation_told_two_member_lists_is_membership_without_generation() {
 #[test]
 fn a_sync_of_a_member_left_out_of_its_generation_is_membership_without_generation() {
     let mut entries = classic_group();
+    entries.push(join("m2.0", 15, "c", 1, "a", &[]));
     entries.push(sync("m2.0", 25, "c", 1, &[]));
     assert_eq!(
         rules(&log(Protocol::Classic, 2, entries)),
@@ -492,7 +503,7 @@ fn a_commit_after_a_leave_that_a_coordinator_change_undid_passes() {
 fn a_generation_handed_out_again_after_a_coordinator_change_passes() {
     let mut entries = classic_group();
     entries.push(join("m0.0", 30, "a", 2, "a", &["a", "b", "c"]));
-    let moved = x("m1.0", 32, 33, Request::Sync { member_id: "b".into(), generation: 2 }, {
+    let moved = x("m0.0", 32, 33, Request::Sync { member_id: "a".into(), generation: 2 }, {
         Answer::Sync { error: eras::NOT_COORDINATOR, assignment: Vec::new() }
     });
     entries.push(moved);
@@ -575,4 +586,117 @@ fn a_consumer_partition_released_by_a_heartbeat_never_answered_passes() {
         ack("m0.0", 200, "a", 2, &[0]),
     ];
     assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
+}
+
+/// KIP-394: a member id handed out with MEMBER_ID_REQUIRED is the actor's to join with, in the
+/// millisecond it read it too.
+#[test]
+fn a_join_with_the_member_id_a_member_id_required_answer_gave_passes() {
+    let required = Answer::Join {
+        error: 79,
+        generation: -1,
+        member_id: "a".into(),
+        leader: String::new(),
+        members: vec![],
+    };
+    let entries = vec![
+        x("m0.0", 44, 47, Request::Join { member_id: String::new(), instance: None }, required),
+        join("m0.0", 47, "a", 1, "a", &["a"]),
+    ];
+    let found = check(&log(Protocol::Classic, 1, entries));
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// Kafka answers a SyncGroup of a generation other than the group's ILLEGAL_GENERATION: one
+/// answered NONE after a later generation was written tells a member of the past that it belongs.
+#[test]
+fn a_sync_of_a_generation_the_group_moved_past_answered_none_is_stale_generation_accepted() {
+    let mut entries = classic_group();
+    entries.push(join("m0.0", 30, "a", 2, "a", &["a"]));
+    entries.push(sync("m0.0", 35, "a", 2, &[0, 1]));
+    entries.push(sync("m1.0", 40, "b", 1, &[1]));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    let rules: Vec<BrokerRule> = found.iter().map(|a| a.rule).collect();
+    assert!(rules.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");
+}
+
+/// A coordinator still loading the group answers heartbeats NONE blindly (Kafka does): before
+/// it was seen serving the group, a heartbeat's NONE proves nothing; after, it does.
+#[test]
+fn a_blind_heartbeat_passes_and_a_served_one_of_a_past_generation_does_not() {
+    let hb = |t: u64, node: i32| {
+        let request = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+        on(node, x("m1.0", t, t + 1, request, Answer::Error { error: NONE }))
+    };
+    let mut entries: Vec<Entry> = classic_group().into_iter().map(|e| on(0, e)).collect();
+    entries.push(on(0, join("m0.0", 30, "a", 2, "a", &["a"])));
+    entries.push(on(0, sync("m0.0", 35, "a", 2, &[0, 1])));
+    entries.push(hb(40, 1)); // a new coordinator, not yet seen serving: blind
+    assert!(rules(&log(Protocol::Classic, 2, entries.clone())).is_empty());
+    entries.push(on(1, commit("m0.0", 50, "a", 2, 5, NONE))); // it serves now
+    entries.push(hb(60, 1));
+    assert_eq!(
+        rules(&log(Protocol::Classic, 2, entries)),
+        vec![BrokerRule::StaleGenerationAccepted]
+    );
+}
+
+#[test]
+fn a_leader_told_a_member_list_without_itself_is_a_malformed_answer() {
+    let mut entries = classic_group();
+    entries[0] = join("m0.0", 10, "a", 1, "a", &["b"]);
+    assert!(rules(&log(Protocol::Classic, 2, entries)).contains(&BrokerRule::MalformedAnswer));
+}
+
+#[test]
+fn a_consumer_join_answered_none_at_epoch_zero_is_a_malformed_answer() {
+    let entries = vec![heartbeat("m0.0", 10, "a", 0, 0, NONE, Some(&[0]))];
+    assert_eq!(rules(&log(Protocol::Consumer, 1, entries)), vec![BrokerRule::MalformedAnswer]);
+}
+
+/// A member that heartbeats at a generation no JoinGroup answer gave it is confused about its
+/// membership, whatever the coordinator answers.
+#[test]
+fn a_heartbeat_at_a_generation_never_given_is_unknown_generation_sent() {
+    let mut entries = classic_group();
+    let request = Request::Heartbeat { member_id: "b".into(), generation: 7 };
+    entries.push(x("m1.0", 30, 31, request, Answer::Error { error: ILLEGAL_GENERATION }));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(
+        found.iter().map(|a| a.rule).collect::<Vec<_>>(),
+        vec![BrokerRule::UnknownGenerationSent]
+    );
+    assert_eq!(found[0].evidence, vec![4]);
+}
+
+/// KIP-848: a (re)join claims no partitions; Kafka refuses one that does.
+#[test]
+fn a_consumer_rejoin_listing_owned_partitions_is_join_owning_partitions() {
+    let request =
+        Request::ConsumerHeartbeat { member_id: "a".into(), epoch: 0, owned: Some(vec![tp(0)]) };
+    let answer = Answer::ConsumerHeartbeat {
+        error: 42,
+        member_id: String::new(),
+        epoch: 0,
+        assignment: None,
+    };
+    let entries = vec![x("m0.0", 10, 11, request, answer)];
+    assert_eq!(rules(&log(Protocol::Consumer, 1, entries)), vec![BrokerRule::JoinOwningPartitions]);
+}
+
+/// A misbehaving client's requests are excused only where it declared them (by the answer it
+/// read), and its requests whose answers never came; the same request from anyone else counts.
+#[test]
+fn a_declared_misbehaving_request_is_excused_and_nobody_elses() {
+    let bad = |actor: &str| {
+        let request = Request::Heartbeat { member_id: "stranger".into(), generation: 3 };
+        x(actor, 10, 11, request, Answer::Error { error: UNKNOWN_MEMBER_ID })
+    };
+    let mut excused = requests::Excused::new();
+    excused.cases.insert(("x0".into(), 11));
+    excused.members.insert("x0".into());
+    let found =
+        |actor: &str| check_excusing(&log(Protocol::Classic, 1, vec![bad(actor)]), &excused);
+    assert!(found("x0.0").is_empty());
+    assert_eq!(found("m0.0").len(), 1);
 }

@@ -1,0 +1,88 @@
+//! `stale-generation-accepted`: a Heartbeat or SyncGroup answered NONE at a generation the group
+//! had moved past before the request was written. Kafka's classic group answers a Heartbeat or a
+//! SyncGroup of another generation than its own ILLEGAL_GENERATION (GroupMetadataManager's
+//! heartbeat and sync validation), so a NONE tells a member of a past generation that it still
+//! belongs, and it goes on consuming partitions the new generation gave away. The group had
+//! moved past generation `g` when a SyncGroup was answered NONE at a later one (written: for
+//! good), or a JoinGroup NONE at a later one from the same coordinator ([`super::eras`]). Judged
+//! while the group is plainly classic, and on the member's own answers once consumer-protocol
+//! members have joined (a consumer group gives each classic member its own member epoch).
+//!
+//! Kafka answers a Heartbeat NONE, blindly, while it is still loading the group (both
+//! coordinators: "the group is still loading, so respond just blindly"), so a Heartbeat's NONE
+//! is judged only once the answering coordinator had been seen serving the group: some other
+//! group request of its era answered NONE before the heartbeat was written. What the rule cannot
+//! know: a heartbeat answered blindly by a coordinator nobody saw serve yet.
+
+use super::eras::Eras;
+use super::log::{Answer, AnswerLog, Request, NONE};
+use super::{BrokerAnomaly, BrokerRule};
+
+/// Finds every Heartbeat or SyncGroup accepted at a generation the group had moved past.
+pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    let eras = Eras::of(log);
+    // Later generations read: (generation, read at, entry, written, member id it was given to).
+    let mut moved: Vec<(i32, u64, usize, bool, &str)> = Vec::new();
+    let mut found = Vec::new();
+    // Per era, when its coordinator was first seen serving the group (an answer NONE other than
+    // a heartbeat's).
+    let mut serving: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    for (i, x) in log.exchanges() {
+        let blind = matches!(x.request, Request::Heartbeat { .. })
+            && serving.get(&eras.era(i)).is_none_or(|&t| t >= x.sent_ms);
+        let accepted = match (&x.request, &x.answer) {
+            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. })
+            | (Request::Heartbeat { member_id, generation }, Answer::Error { error: NONE }) => {
+                Some((member_id.as_str(), *generation))
+            }
+            _ => None,
+        };
+        if let (Some((member_id, generation)), false) = (accepted, blind) {
+            let proof = moved.iter().find(|m| {
+                let (g, read_ms, j, written, owner) = **m;
+                g > generation
+                    && read_ms < x.sent_ms
+                    && (eras.classic_at(j) || owner == member_id)
+                    && (written || eras.same(j, i))
+            });
+            if let Some(&(g, _, j, written, _)) = proof {
+                let api = if matches!(x.request, Request::Sync { .. }) {
+                    "SyncGroup"
+                } else {
+                    "Heartbeat"
+                };
+                let how =
+                    if written { "a SyncGroup answered NONE" } else { "a JoinGroup answered NONE" };
+                found.push(BrokerAnomaly {
+                    rule: BrokerRule::StaleGenerationAccepted,
+                    at_ms: x.answered_ms,
+                    partition: None,
+                    summary: format!(
+                        "{api} of {member_id} at generation {generation} answered NONE after {how} at generation {g}"
+                    ),
+                    evidence: vec![j, i],
+                });
+            }
+        }
+        let served = match (&x.request, &x.answer) {
+            (Request::Heartbeat { .. }, _) => false,
+            (_, Answer::Join { error, .. } | Answer::Sync { error, .. }) => *error == NONE,
+            (_, Answer::Commit { errors }) => errors.iter().any(|e| e.1 == NONE),
+            (_, Answer::OffsetFetch { offsets }) => offsets.iter().any(|o| o.2 == NONE),
+            _ => false,
+        };
+        if served {
+            serving.entry(eras.era(i)).or_insert(x.answered_ms);
+        }
+        match (&x.request, &x.answer) {
+            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+                moved.push((*generation, x.answered_ms, i, true, member_id));
+            }
+            (_, Answer::Join { error: NONE, generation, member_id, .. }) => {
+                moved.push((*generation, x.answered_ms, i, false, member_id));
+            }
+            _ => {}
+        }
+    }
+    found
+}
