@@ -38,6 +38,7 @@ struct Removal {
 pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
     let replacements = statics::replacements(log);
+    let static_joins = statics::static_joins(log);
     let eras = Eras::of(log);
     let consumer_members: BTreeSet<&str> = log
         .exchanges()
@@ -65,7 +66,9 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         // A member id is judged by the protocol it spoke: consumer-protocol members by their
         // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
         let removal = match consumer_members.contains(member_id.as_str()) {
-            false => classic_removal(log, &eras, &replacements, member_id, *generation, i),
+            false => {
+                classic_removal(log, &eras, &replacements, &static_joins, member_id, *generation, i)
+            }
             true => consumer_removal(log, member_id, x.sent_ms),
         };
         if let Some(r) = removal {
@@ -97,6 +100,7 @@ fn classic_removal(
     log: &AnswerLog,
     eras: &Eras,
     replacements: &[Replacement],
+    static_joins: &BTreeSet<(String, i32)>,
     member_id: &str,
     generation: i32,
     commit: usize,
@@ -131,7 +135,8 @@ fn classic_removal(
                     && leader == to
                     && !members.is_empty()
                     && !members.iter().any(|m| m == member_id)
-                    && !statics::replaced_into(replacements, member_id, generation) =>
+                    && !statics::replaced_into(replacements, member_id, generation)
+                    && !static_joins.contains(&(member_id.to_string(), generation)) =>
             {
                 format!("generation {g}'s member list without it")
             }

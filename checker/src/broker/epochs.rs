@@ -37,6 +37,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     // member id -> epochs read: (epoch, read at, entry)
     let mut epochs: BTreeMap<String, Vec<(i32, Millis, usize)>> = BTreeMap::new();
     let replacements = statics::replacements(log);
+    let static_joins = statics::static_joins(log);
     for (i, x) in log.exchanges() {
         let era = eras.era(i);
         if let Some(r) = statics::at_entry(&replacements, i) {
@@ -95,7 +96,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             {
                 highest.push((*generation, x.answered_ms, i, true));
                 if let Some((list, j)) = lists.get(&(*generation, era)) {
-                    if !list.contains(member_id) {
+                    let admitted = static_joins.contains(&(member_id.clone(), *generation));
+                    if !list.contains(member_id) && !admitted {
                         found.push(BrokerAnomaly {
                             rule: BrokerRule::MembershipWithoutGeneration,
                             at_ms: x.answered_ms,

@@ -65,6 +65,22 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
     found
 }
 
+/// Every (member id, generation) a static member's JoinGroup (one naming a
+/// `group.instance.id`) was answered NONE at. Such a member may have taken the place of an id
+/// the answers never tied to its instance (the old process never read its own answer), so a
+/// generation's member list without it does not prove it an outsider.
+pub fn static_joins(log: &AnswerLog) -> std::collections::BTreeSet<(String, i32)> {
+    log.exchanges()
+        .filter_map(|(_, x)| match (&x.request, &x.answer) {
+            (
+                Request::Join { instance: Some(_), .. },
+                Answer::Join { error: NONE, member_id, generation, .. },
+            ) => Some((member_id.clone(), *generation)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The replacement that `entry` answered, if it answered one.
 pub fn at_entry(replacements: &[Replacement], entry: usize) -> Option<&Replacement> {
     replacements.iter().find(|r| r.entry == entry)

@@ -700,3 +700,16 @@ fn a_declared_misbehaving_request_is_excused_and_nobody_elses() {
     assert!(found("x0.0").is_empty());
     assert_eq!(found("m0.0").len(), 1);
 }
+
+/// KIP-345: a static member's new process takes its instance's place in a Stable group's
+/// generation without a rebalance. When the old process never read its own JoinGroup answer,
+/// the answers do not tie the old id to the instance, yet the newcomer's static join answered
+/// at that generation admits it: its SyncGroup there is no membership change.
+#[test]
+fn a_static_newcomer_whose_predecessor_was_never_tied_to_its_instance_passes() {
+    let mut entries = static_group();
+    entries.push(static_join("m2.1", 30, "c2", "i2", 1, &[])); // took the place of an unread id
+    entries.push(sync("m2.1", 40, "c2", 1, &[]));
+    entries.push(commit("m2.1", 50, "c2", 1, 7, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
