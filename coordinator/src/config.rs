@@ -141,6 +141,20 @@ pub struct CoordinatorBugs {
     /// epoch-0 joins are unaffected (UNRELEASED_INSTANCE_ID, as in Kafka today).
     #[serde(default)]
     pub fences_rejoin_at_epoch_zero: bool,
+    /// A classic Heartbeat is checked for a known member id but not for its generation. Kafka
+    /// answers a heartbeat of another generation than the group's ILLEGAL_GENERATION
+    /// (GroupMetadataManager's validateClassicGroupHeartbeat; before KAFKA-2557, apache/kafka#222,
+    /// the first coordinator folded that check into REBALANCE_IN_PROGRESS, which sends the member
+    /// back to join too). A coordinator that skips it keeps a member that missed its JoinGroup
+    /// answer (the connection dropped as the answer left, or it was paused past the join)
+    /// believing it still holds its previous generation's partitions: it never rejoins or syncs,
+    /// its commits are refused, and it goes on consuming partitions the new generation gave to
+    /// others while the partitions the new generation gave it stay unconsumed.
+    ///
+    /// In groupsim (classic groups): a Heartbeat from a member of the group at another generation
+    /// is answered as the group's own generation would be (NONE when Stable).
+    #[serde(default)]
+    pub accepts_heartbeat_of_any_generation: bool,
 }
 
 impl Default for CoordinatorConfig {

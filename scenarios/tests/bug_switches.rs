@@ -324,6 +324,21 @@ fn member_keeping_partitions_when_fenced_is_caught() {
     check_switch_at(name, "consumer_protocol_swarm", 1, AnomalyClass::UnownedCommit, 1);
 }
 
+/// A coordinator that checks a classic Heartbeat's member id but not its generation tells a
+/// member that missed a generation's JoinGroup answer that all is well: it keeps consuming its
+/// old partitions, never syncs, and its commits are refused, so nothing it commits is lost and
+/// the offset rules see nothing. Only the answers show it: a Heartbeat answered NONE at a
+/// generation the same coordinator had moved past. static_churn's seed 0 gets there in both
+/// worlds (a static member cut off by a network partition across a rebalance) and shrinks to
+/// that partition and a crash.
+#[test]
+fn coordinator_accepting_a_stale_heartbeat_is_caught_by_its_answers() {
+    let name = "coordinator-accepts-stale-heartbeat";
+    let class = AnomalyClass::AnswerStaleGenerationAccepted;
+    check_switch_at_in(WorldKind::Turmoil, name, "static_churn", 0, class, None);
+    check_switch_at_in(WorldKind::Event, name, "static_churn", 0, class, Some(3));
+}
+
 /// The event world, the default (`sweep`, `run`, `replay` without `--world`), draws other
 /// histories from the same seeds, so it catches each switch at other seeds: it must catch every
 /// one within a few, with the same seed clean when the switch is off, and the caught seed must
@@ -349,6 +364,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("member-commits-unprocessed-positions", "consumer_protocol_swarm"),
         ("member-keeps-partitions-when-fenced", "consumer_protocol_swarm"),
         ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
+        ("coordinator-accepts-stale-heartbeat", "static_churn"),
         ("member-rewinds-when-offset-fetch-fails", "swarm"),
         ("member-skips-when-offset-fetch-fails", "swarm"),
         ("member-gives-up-on-join-load-in-progress", "swarm"),

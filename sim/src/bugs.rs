@@ -356,6 +356,15 @@ pub fn all() -> Vec<BugSwitch> {
             expected: &[AnomalyClass::FencedJoin],
             apply: |s| s.coordinator.bugs.fences_rejoin_at_epoch_zero = true,
         },
+        BugSwitch {
+            name: "coordinator-accepts-stale-heartbeat",
+            reference: "groupsim model (the check KAFKA-2557, apache/kafka#222, put first)",
+            summary: "coordinator: a classic Heartbeat is checked for its member id but not its \
+                      generation, so a member that missed its JoinGroup answer is told all is \
+                      well and keeps its old partitions",
+            expected: &[AnomalyClass::AnswerStaleGenerationAccepted],
+            apply: |s| s.coordinator.bugs.accepts_heartbeat_of_any_generation = true,
+        },
     ]
 }
 

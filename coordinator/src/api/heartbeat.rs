@@ -34,6 +34,7 @@ impl GroupCoordinator {
         let member_id = req.member_id.to_string();
         let instance =
             if version >= 3 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
+        let any_generation = self.config.bugs.accepts_heartbeat_of_any_generation;
         let fx = &mut self.fx;
         let error = match self.groups.get_mut(req.group_id.as_str()) {
             None => ResponseError::UnknownMemberId.code(),
@@ -41,7 +42,8 @@ impl GroupCoordinator {
                 ResponseError::FencedInstanceId.code()
             }
             Some(g) if !g.has(&member_id) => ResponseError::UnknownMemberId.code(),
-            Some(g) if req.generation_id != g.generation_id => {
+            // Bug `accepts_heartbeat_of_any_generation` skips this check.
+            Some(g) if req.generation_id != g.generation_id && !any_generation => {
                 ResponseError::IllegalGeneration.code()
             }
             // A group holding the member is not Empty (and no Dead group is held).
