@@ -39,6 +39,9 @@ pub enum Mark {
     Stopped(String),
     /// The user's broker-restart command (`--restart-cmd`) was started.
     RestartStarted,
+    /// The harness crashed or restarted a broker, or moved a group's coordinator: a group may
+    /// be loaded afresh from what was written.
+    CoordinatorMoved,
     /// Every fault was lifted: from here the group must converge.
     Heal,
     /// The run ended: the convergence rule judges the group as it stood then.

@@ -73,18 +73,33 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 if leader == member_id && !members.is_empty() {
                     let mut sorted = members.clone();
                     sorted.sort();
+                    // A static member's process may have taken an id's place inside the
+                    // generation (KIP-345) without the answers tying the old id to its
+                    // instance: the same number of members, every newcomer a static join
+                    // answered at this generation, is that replacement.
+                    let replaced_in = |old: &[String]| {
+                        old.len() == sorted.len()
+                            && sorted
+                                .iter()
+                                .filter(|m| !old.contains(m))
+                                .all(|m| static_joins.contains(&(m.clone(), *generation)))
+                    };
                     match lists.get(&(*generation, era)) {
-                        Some((other, j)) if *other != sorted => found.push(BrokerAnomaly {
-                            rule: BrokerRule::MembershipWithoutGeneration,
-                            at_ms: x.answered_ms,
-                            partition: None,
-                            summary: format!(
-                                "generation {generation} told two member lists: {other:?} and \
-                                 {sorted:?}"
-                            ),
-                            evidence: vec![*j, i],
-                        }),
-                        Some(_) => {}
+                        Some((other, j)) if *other != sorted && !replaced_in(other) => {
+                            found.push(BrokerAnomaly {
+                                rule: BrokerRule::MembershipWithoutGeneration,
+                                at_ms: x.answered_ms,
+                                partition: None,
+                                summary: format!(
+                                    "generation {generation} told two member lists: {other:?} \
+                                     and {sorted:?}"
+                                ),
+                                evidence: vec![*j, i],
+                            })
+                        }
+                        Some(_) => {
+                            lists.insert((*generation, era), (sorted, i));
+                        }
                         None => {
                             lists.insert((*generation, era), (sorted, i));
                         }

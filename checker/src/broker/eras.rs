@@ -10,17 +10,17 @@
 //! out again to other members (GroupMetadataManager's load of the group record). So an answer
 //! proves something about later answers only while the same coordinator keeps the group.
 //!
-//! The answers cannot show a coordinator change for certain; they show its signs: an answer
-//! NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or COORDINATOR_NOT_AVAILABLE, a request never
-//! answered (its connection dropped), or another broker node answering the group. An era is a
-//! run of the group's entries with no sign between them: an in-memory answer is evidence only
-//! inside its era, a persisted one (a SyncGroup answered NONE) for the rest of the log.
-//! What the rules cannot know: a coordinator restarted between two requests of nobody's on a
-//! connection nobody held open shows no sign; the era rule then errs towards no anomaly only if
-//! such a restart also changes the node, so a same-node restart between in-memory evidence and
-//! a commit is the one gap (the persisted evidence has none).
+//! A change shows in the log: the harness's mark that it crashed, restarted or moved something
+//! (a simulated or served cluster's crash, restart or coordinator move; `check-broker`'s
+//! restart command), an answer NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or
+//! COORDINATOR_NOT_AVAILABLE, or another broker node answering the group. An era is a run of
+//! the group's entries with no sign between them: an in-memory answer is evidence only inside its
+//! era, a persisted one (a SyncGroup answered NONE) for the rest of the log. A dropped client
+//! connection is no sign: the coordinator keeps the group. What the rules cannot know: a
+//! foreign broker that restarts by itself, on the same node, between two requests no error
+//! answered.
 
-use super::log::{Answer, AnswerLog, Entry, Request};
+use super::log::{Answer, AnswerLog, Entry, Mark, Request};
 
 /// COORDINATOR_LOAD_IN_PROGRESS.
 pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
@@ -48,7 +48,10 @@ impl Eras {
         let mut first_consumer = usize::MAX;
         for (i, e) in log.entries.iter().enumerate() {
             match e {
-                Entry::Unanswered { .. } => current += 1,
+                Entry::Unanswered { .. } => {}
+                Entry::Mark { mark: Mark::RestartStarted | Mark::CoordinatorMoved, .. } => {
+                    current += 1
+                }
                 Entry::Exchange(x) => {
                     if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
                         first_consumer = first_consumer.min(i);

@@ -3,8 +3,9 @@
 //! judges its coordinator by what it answered exactly as `check-broker` judges a foreign one.
 //!
 //! Marks: a member's `MemberStarted` starts actor `<member>.<k>` (its `k`-th start, from 0: the
-//! name the member shells give their wire entries), its `MemberStopped` stops it; the liveness
-//! phase is the heal; the last event ends the run. Admin clients and misbehaving clients are not
+//! name the member shells give their wire entries), its `MemberStopped` stops it; a broker
+//! crashed or restarted, or a coordinator moved, is a coordinator change; the liveness phase is
+//! the heal; the last event ends the run. Admin clients and misbehaving clients are not
 //! members: their exchanges are judged, their lives are not marked.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -101,6 +102,11 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                 }
             }
             WorldEvent::LivenessPhase { .. } => marks.push((i, Mark::Heal, e.at_ms)),
+            WorldEvent::BrokerCrashed { .. }
+            | WorldEvent::BrokerRestarted { .. }
+            | WorldEvent::CoordinatorMoved { .. } => {
+                marks.push((i, Mark::CoordinatorMoved, e.at_ms))
+            }
             _ => {}
         }
     }

@@ -713,3 +713,44 @@ fn a_static_newcomer_whose_predecessor_was_never_tied_to_its_instance_passes() {
     entries.push(commit("m2.1", 50, "c2", 1, 7, NONE));
     assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
 }
+
+/// KIP-345 inside one generation, as a replaced leader hears it (KIP-814): its member list names
+/// another static newcomer in place of an id the answers never tied to that instance. Same
+/// size, every newcomer a static join at that generation: a replacement, not a membership
+/// change. A dynamic newcomer in the same place still is one.
+#[test]
+fn a_leader_list_changed_only_by_static_replacements_passes() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "b2", "i1b", 1, &[]));
+    let mut leader = static_join("m0.1", 60, "a2", "i0", 1, &["a2", "b2"]);
+    if let Entry::Exchange(e) = &mut leader {
+        if let Answer::Join { leader, .. } = &mut e.answer {
+            *leader = "a2".into();
+        }
+    }
+    entries.push(leader.clone());
+    assert!(rules(&log(Protocol::Classic, 2, entries.clone())).is_empty());
+    entries[4] = join("m1.1", 30, "b2", 1, "a", &[]); // b2 joined dynamically instead
+    assert!(rules(&log(Protocol::Classic, 2, entries))
+        .contains(&BrokerRule::MembershipWithoutGeneration));
+}
+
+/// A client's dropped connection leaves the coordinator holding the group: a leave it accepted
+/// still proves a later commit a zombie's. The harness's mark that it moved the coordinator
+/// (or crashed a broker) ends what the in-memory leave proves.
+#[test]
+fn a_dropped_connection_is_no_coordinator_change_and_a_harness_move_is() {
+    let leave =
+        x("m0.0", 30, 31, Request::Leave { member_id: "a".into() }, Answer::Error { error: NONE });
+    let dropped = Entry::Unanswered {
+        actor: "m1.0".into(),
+        sent_ms: 33,
+        call: Request::Heartbeat { member_id: "b".into(), generation: 1 },
+        group: String::new(),
+    };
+    let mut entries = classic_group();
+    entries.extend([leave, dropped, commit("m0.0", 40, "a", 1, 5, NONE)]);
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries.clone())), vec![BrokerRule::ZombieCommit]);
+    entries.insert(6, mark(35, Mark::CoordinatorMoved));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
