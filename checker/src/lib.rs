@@ -156,7 +156,7 @@ pub fn check(history: &History) -> Verdict {
     anomalies.extend(admin::check(history));
     anomalies.extend(admin_offsets::check(history));
     anomalies.extend(invalid_requests::check(history));
-    let mut answers = broker::history::anomalies(history);
+    let answers = broker::history::anomalies(history);
     let mut stuck_explained = Vec::new();
     if let Some(deadline) = views.liveness_deadline {
         let last = history.len().saturating_sub(1);
@@ -165,20 +165,6 @@ pub fn check(history: &History) -> Verdict {
         let (stuck, explained) = liveness::stuck(&views, last);
         anomalies.extend(stuck);
         stuck_explained = explained;
-    }
-    // The answers' not-converged is the liveness rule's stuck seen from the wire: a hazard
-    // that explains the group stuck explains it too.
-    if let Some(first) = stuck_explained.first() {
-        let (hazard, cause) = (first.hazard, first.cause);
-        let (converged, rest): (Vec<Anomaly>, Vec<Anomaly>) = std::mem::take(&mut answers)
-            .into_iter()
-            .partition(|a| a.class == AnomalyClass::AnswerNotConverged);
-        answers = rest;
-        stuck_explained.extend(converged.into_iter().map(|anomaly| Explained {
-            hazard,
-            cause,
-            anomaly,
-        }));
     }
     anomalies.extend(answers);
     let (anomalies, mut hazards) = hazards::explain(history, anomalies);
