@@ -95,7 +95,9 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
 /// generation (any member's while the group is plainly classic, its own after consumer members
 /// appeared) — hold for the rest of the log; in-memory ones — a JoinGroup answer of a later
 /// generation, its generation's member list without it, its LeaveGroup accepted, an answer
-/// UNKNOWN_MEMBER_ID — only in their era.
+/// UNKNOWN_MEMBER_ID — only in their era, while the group is plainly classic (a consumer group
+/// creates a classic member a JoinGroup names when it does not know it), and until a JoinGroup
+/// lets the member id back in at the commit's generation.
 fn classic_removal(
     log: &AnswerLog,
     eras: &Eras,
@@ -106,6 +108,16 @@ fn classic_removal(
     commit: usize,
 ) -> Option<Removal> {
     let Some(Entry::Exchange(c)) = log.entries.get(commit) else { return None };
+    // Whether the member id was answered a JoinGroup NONE at the commit's generation (or later)
+    // after entry `i`, before the commit was written: it was let back in since.
+    let rejoined = |i: usize| {
+        log.exchanges().any(|(k, y)| {
+            k > i
+                && y.answered_ms < c.sent_ms
+                && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
+                    if m == member_id && *g >= generation)
+        })
+    };
     for (i, x) in log.exchanges() {
         if x.answered_ms >= c.sent_ms || i >= commit {
             continue;
@@ -141,14 +153,16 @@ fn classic_removal(
                 format!("generation {g}'s member list without it")
             }
             (Request::Leave { member_id: m }, Answer::Error { error: NONE })
-                if m == member_id && same_era =>
+                if m == member_id && same_era && classic && !rejoined(i) =>
             {
                 "its LeaveGroup was accepted by the same coordinator".to_string()
             }
             (r, a)
                 if request_member(r) == Some(member_id)
                     && answer_error(a) == UNKNOWN_MEMBER_ID
-                    && same_era =>
+                    && same_era
+                    && classic
+                    && !rejoined(i) =>
             {
                 "the same coordinator answered it UNKNOWN_MEMBER_ID".to_string()
             }

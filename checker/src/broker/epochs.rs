@@ -1,7 +1,8 @@
 //! Generations and member epochs.
 //!
-//! `generation-regression`: a JoinGroup answered NONE with a lower generation than one read
-//! before its request was written — one written (a SyncGroup answered NONE at it), or one
+//! `generation-regression` (a KIP-848 member's epochs are judged from its latest join on: a
+//! deleted and recreated group starts its epochs afresh): a JoinGroup answered NONE with a lower
+//! generation than one read before its request was written — one written (a SyncGroup answered NONE at it), or one
 //! answered by the same coordinator ([`super::eras`]): a classic group's generation never goes
 //! back, though one handed out and not written is handed out again after a coordinator change; a
 //! consumer-group member answered NONE with a lower member epoch than its member id was given
@@ -131,6 +132,11 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 Answer::ConsumerHeartbeat { error: NONE, member_id, epoch, .. },
             ) if *sent >= 0 && *epoch > 0 => {
                 let seen = epochs.entry(member_id.clone()).or_default();
+                if *sent == 0 {
+                    // A (re)join is given the group's epoch, which starts afresh when an empty
+                    // group was deleted and created again: epochs are judged from the join on.
+                    seen.clear();
+                }
                 let before = seen.iter().filter(|h| h.1 < x.sent_ms && h.0 > *epoch);
                 if let Some(&(e, _, j)) = before.max_by_key(|h| h.0) {
                     found.push(BrokerAnomaly {
