@@ -118,6 +118,16 @@ fn classic_removal(
                     if m == member_id && *g >= generation)
         })
     };
+    // Whether the member id was given the commit's generation or a lower one by a JoinGroup
+    // after entry `i`: a consumer group deleted and made again starts its epochs over.
+    let restarted = |i: usize| {
+        log.exchanges().any(|(k, y)| {
+            k > i
+                && y.answered_ms <= c.sent_ms
+                && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
+                    if m == member_id && *g <= generation)
+        })
+    };
     for (i, x) in log.exchanges() {
         if x.answered_ms >= c.sent_ms || i >= commit {
             continue;
@@ -131,7 +141,7 @@ fn classic_removal(
         let own = request_member(&x.request) == Some(member_id);
         let why = match (&x.request, &x.answer) {
             (Request::Sync { generation: g, .. }, Answer::Sync { error: NONE, .. })
-                if *g > generation && (classic || own) =>
+                if *g > generation && (classic || (own && !restarted(i))) =>
             {
                 format!("a SyncGroup answered NONE at generation {g}")
             }

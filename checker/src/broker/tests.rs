@@ -754,3 +754,68 @@ fn a_dropped_connection_is_no_coordinator_change_and_a_harness_move_is() {
     entries.insert(6, mark(35, Mark::CoordinatorMoved));
     assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
 }
+
+/// An empty consumer group deleted and created again (for a classic member's join) starts its
+/// epochs afresh: a member's rejoin answered a lower epoch than it held before is no regression,
+/// and its epochs are judged from that join on.
+#[test]
+fn a_rejoin_to_a_recreated_consumer_group_starts_its_epochs_afresh() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 14, NONE, Some(&[0])),
+        heartbeat("m0.0", 20, "a", 14, 15, NONE, None),
+        heartbeat("m0.0", 30, "a", 0, 2, NONE, Some(&[0])), // the group was recreated
+        heartbeat("m0.0", 40, "a", 2, 2, NONE, None),
+    ];
+    assert!(rules(&log(Protocol::Consumer, 1, entries.clone())).is_empty());
+    let mut back = entries;
+    back.push(heartbeat("m0.0", 50, "a", 2, 1, NONE, None)); // but never below the join's
+    assert_eq!(rules(&log(Protocol::Consumer, 1, back)), vec![BrokerRule::GenerationRegression]);
+}
+
+/// A member id the coordinator called unknown and then let back in by a JoinGroup at the
+/// commit's generation is a member again (Kafka's consumer group re-creates a classic member a
+/// JoinGroup names when it does not know it; a classic group answers such a join with a new id).
+#[test]
+fn a_commit_after_the_member_was_let_back_in_passes() {
+    let mut entries = classic_group();
+    let hb = Request::Heartbeat { member_id: "a".into(), generation: 1 };
+    entries.push(x("m0.0", 30, 31, hb, Answer::Error { error: UNKNOWN_MEMBER_ID }));
+    let rejoin = Answer::Join {
+        error: NONE,
+        generation: 2,
+        member_id: "a".into(),
+        leader: "a".into(),
+        members: vec!["a".into(), "b".into()],
+    };
+    entries.push(x(
+        "m0.0",
+        32,
+        33,
+        Request::Join { member_id: "a".into(), instance: None },
+        rejoin,
+    ));
+    entries.push(commit("m0.0", 40, "a", 2, 5, NONE));
+    assert!(answer_rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A classic member of a consumer group holds its member epoch as its generation; when the
+/// emptied group is deleted and made again, the member's next JoinGroup gives it a lower one,
+/// and its SyncGroup there is no stale generation.
+#[test]
+fn a_sync_after_the_group_was_made_again_at_a_lower_generation_passes() {
+    let mut entries = vec![heartbeat("m9.0", 5, "z", 0, 4, NONE, Some(&[]))]; // a consumer group
+    entries.push(join("m0.0", 10, "a", 5, "", &[]));
+    entries.push(sync("m0.0", 20, "a", 5, &[0]));
+    entries.push(x("m0.0", 30, 31, Request::Join { member_id: "a".into(), instance: None }, {
+        Answer::Join {
+            error: NONE,
+            generation: 3,
+            member_id: "a".into(),
+            leader: String::new(),
+            members: vec![],
+        }
+    }));
+    entries.push(sync("m0.0", 31, "a", 3, &[0]));
+    let found = answer_rules(&log(Protocol::Consumer, 1, entries));
+    assert!(!found.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");
+}
