@@ -108,26 +108,11 @@ fn classic_removal(
     commit: usize,
 ) -> Option<Removal> {
     let Some(Entry::Exchange(c)) = log.entries.get(commit) else { return None };
-    // Whether the member id was answered a JoinGroup NONE at the commit's generation (or later)
-    // after entry `i`, before the commit was written: it was let back in since.
-    let rejoined = |i: usize| {
-        log.exchanges().any(|(k, y)| {
-            k > i
-                && y.answered_ms < c.sent_ms
-                && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
-                    if m == member_id && *g >= generation)
-        })
-    };
-    // Whether the member id was given the commit's generation or a lower one by a JoinGroup
-    // after entry `i`: a consumer group deleted and made again starts its epochs over.
-    let restarted = |i: usize| {
-        log.exchanges().any(|(k, y)| {
-            k > i
-                && y.answered_ms <= c.sent_ms
-                && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
-                    if m == member_id && *g <= generation)
-        })
-    };
+    // Let back in at the commit's generation (or later) since entry `i`.
+    let rejoined = |i: usize| log.joined_after(member_id, i, c.sent_ms, |g| g >= generation);
+    // Given the commit's generation or a lower one since entry `i`: a consumer group deleted
+    // and made again starts its epochs over.
+    let restarted = |i: usize| log.joined_after(member_id, i, c.sent_ms, |g| g <= generation);
     for (i, x) in log.exchanges() {
         if x.answered_ms >= c.sent_ms || i >= commit {
             continue;

@@ -21,7 +21,8 @@ use crate::anomaly::{Anomaly, AnomalyClass};
 /// An answer log read from a history, with where each of its entries came from.
 #[derive(Debug)]
 pub struct HistoryLog {
-    /// The group its requests named (empty: the requests that name none, such as Fetch).
+    /// The group its requests named (empty only for requests naming an empty group id, as a
+    /// misbehaving client's do; Fetch requests name none and are judged apart).
     pub group: String,
     /// The log.
     pub log: AnswerLog,

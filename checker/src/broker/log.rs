@@ -53,6 +53,25 @@ impl AnswerLog {
         })
     }
 
+    /// Whether a JoinGroup answered NONE gave `member_id` a generation `fits` accepts, in an
+    /// entry after `after` read by `by_ms` (in that millisecond too: it may have been read
+    /// first). The rules ask it to learn whether a member was let back in, or its generations
+    /// started over, since some proof about it.
+    pub fn joined_after(
+        &self,
+        member_id: &str,
+        after: usize,
+        by_ms: Millis,
+        fits: impl Fn(i32) -> bool,
+    ) -> bool {
+        self.exchanges().any(|(k, y)| {
+            k > after
+                && y.answered_ms <= by_ms
+                && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
+                    if m == member_id && fits(*g))
+        })
+    }
+
     /// The time of the first mark `mark`.
     pub fn mark_at(&self, mark: &Mark) -> Option<Millis> {
         self.entries.iter().find_map(|e| match e {

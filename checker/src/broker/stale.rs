@@ -40,14 +40,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         if let (Some((member_id, generation)), false) = (accepted, blind) {
             // A member given this generation again by a JoinGroup after the proof was in a
             // group created afresh (an empty group deleted and made again starts over).
-            let rejoined_at = |j: usize| {
-                log.exchanges().any(|(k, y)| {
-                    k > j
-                        && y.answered_ms <= x.sent_ms
-                        && matches!(&y.answer, Answer::Join { error: NONE, member_id: m, generation: g, .. }
-                            if m == member_id && *g <= generation)
-                })
-            };
+            let rejoined_at =
+                |j: usize| log.joined_after(member_id, j, x.sent_ms, |g| g <= generation);
             let proof = moved.iter().find(|m| {
                 let (g, read_ms, j, written, owner) = **m;
                 g > generation
