@@ -68,6 +68,9 @@ pub enum AnomalyClass {
     AnswerFetchRepeat,
     /// The coordinator answered a Heartbeat or SyncGroup NONE at a generation it had moved past.
     AnswerStaleGenerationAccepted,
+    /// The coordinator answered a Heartbeat or SyncGroup NONE from a member it had removed
+    /// (left, fenced, expired, replaced by its static instance's new id).
+    AnswerRemovedMemberAccepted,
     /// An answer lacked what its protocol says it carries (a member id, a generation, a leader
     /// among the members).
     AnswerMalformed,
@@ -79,7 +82,7 @@ pub enum AnomalyClass {
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 30] = [
+    pub const ALL: [AnomalyClass; 31] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -107,6 +110,7 @@ impl AnomalyClass {
         AnomalyClass::AnswerFetchSkip,
         AnomalyClass::AnswerFetchRepeat,
         AnomalyClass::AnswerStaleGenerationAccepted,
+        AnomalyClass::AnswerRemovedMemberAccepted,
         AnomalyClass::AnswerMalformed,
         AnomalyClass::RequestUnknownGeneration,
         AnomalyClass::RequestJoinOwningPartitions,
@@ -144,6 +148,7 @@ impl AnomalyClass {
             AnomalyClass::AnswerFetchSkip => "answer-fetch-skip",
             AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
             AnomalyClass::AnswerStaleGenerationAccepted => "answer-stale-generation-accepted",
+            AnomalyClass::AnswerRemovedMemberAccepted => "answer-removed-member-accepted",
             AnomalyClass::AnswerMalformed => "answer-malformed",
             AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",
             AnomalyClass::RequestJoinOwningPartitions => "request-join-owning-partitions",

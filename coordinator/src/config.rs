@@ -155,6 +155,19 @@ pub struct CoordinatorBugs {
     /// is answered as the group's own generation would be (NONE when Stable).
     #[serde(default)]
     pub accepts_heartbeat_of_any_generation: bool,
+    /// A classic member's session timer keeps every member that ever completed a join, as if it
+    /// were still awaiting one. Kafka keeps a member past its session only while a JoinGroup or
+    /// SyncGroup of it is parked (ClassicGroupMember `hasSatisfiedHeartbeat`; the Scala
+    /// coordinator's `heartbeatSatisfied` flag, which every rescheduling cleared); a coordinator
+    /// that leaves the flag set once a join completed never expires a silent member. A member
+    /// that was paused past its session comes back, heartbeats at its old generation and is
+    /// told all is well (Kafka: UNKNOWN_MEMBER_ID, and it rejoins), and a crashed member keeps
+    /// its partitions until someone else rebalances the group.
+    ///
+    /// In groupsim (classic groups): a member whose session runs out while it awaits nothing is
+    /// kept and its session re-armed, unless it never completed a join.
+    #[serde(default)]
+    pub keeps_silent_members_alive: bool,
 }
 
 impl Default for CoordinatorConfig {

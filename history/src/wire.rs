@@ -73,11 +73,14 @@ pub struct Exchange {
 /// The parts of a request the rules read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
-    /// JoinGroup, with the `group.instance.id` of a static member.
+    /// JoinGroup, with the `group.instance.id` of a static member and the session timeout
+    /// asked for (absent in histories recorded before it was kept).
     Join {
         member_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instance: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_timeout_ms: Option<i32>,
     },
     /// SyncGroup.
     Sync { member_id: String, generation: i32 },

@@ -339,6 +339,20 @@ fn coordinator_accepting_a_stale_heartbeat_is_caught_by_its_answers() {
     check_switch_at_in(WorldKind::Event, name, "static_churn", 0, class, Some(3));
 }
 
+/// A coordinator that never expires a classic member that once completed a join keeps a member
+/// paused past its session: when it comes back, its heartbeat at its old generation is answered
+/// NONE (Kafka: UNKNOWN_MEMBER_ID, and it rejoins). Nothing is lost when nothing else happened
+/// meanwhile, so the offset rules see nothing; the answers show it, against the member's own
+/// silence longer than the session timeout its JoinGroup asked for. zombie_pause gets there in
+/// both worlds.
+#[test]
+fn coordinator_keeping_a_silent_member_is_caught_by_its_answers() {
+    let name = "coordinator-keeps-silent-member";
+    let class = AnomalyClass::AnswerRemovedMemberAccepted;
+    check_switch_at_in(WorldKind::Turmoil, name, "zombie_pause", 13, class, None);
+    check_switch_at_in(WorldKind::Event, name, "zombie_pause", 15, class, Some(2));
+}
+
 /// The event world, the default (`sweep`, `run`, `replay` without `--world`), draws other
 /// histories from the same seeds, so it catches each switch at other seeds: it must catch every
 /// one within a few, with the same seed clean when the switch is off, and the caught seed must
@@ -365,6 +379,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("member-keeps-partitions-when-fenced", "consumer_protocol_swarm"),
         ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
         ("coordinator-accepts-stale-heartbeat", "static_churn"),
+        ("coordinator-keeps-silent-member", "zombie_pause"),
         ("member-rewinds-when-offset-fetch-fails", "swarm"),
         ("member-skips-when-offset-fetch-fails", "swarm"),
         ("member-gives-up-on-join-load-in-progress", "swarm"),

@@ -365,6 +365,16 @@ pub fn all() -> Vec<BugSwitch> {
             expected: &[AnomalyClass::AnswerStaleGenerationAccepted],
             apply: |s| s.coordinator.bugs.accepts_heartbeat_of_any_generation = true,
         },
+        BugSwitch {
+            name: "coordinator-keeps-silent-member",
+            reference: "groupsim model (Kafka's hasSatisfiedHeartbeat; the Scala coordinator's \
+                        heartbeatSatisfied flag)",
+            summary: "coordinator: a classic member whose session runs out is kept as if it still \
+                      awaited its join, so a member paused past its session is told all is well \
+                      when it comes back",
+            expected: &[AnomalyClass::AnswerRemovedMemberAccepted],
+            apply: |s| s.coordinator.bugs.keeps_silent_members_alive = true,
+        },
     ]
 }
 

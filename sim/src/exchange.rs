@@ -45,6 +45,7 @@ pub fn request(r: &RequestKind, names: &TopicNames) -> Option<Request> {
         RequestKind::JoinGroup(r) => Request::Join {
             member_id: r.member_id.to_string(),
             instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            session_timeout_ms: Some(r.session_timeout_ms),
         },
         RequestKind::SyncGroup(r) => {
             Request::Sync { member_id: r.member_id.to_string(), generation: r.generation_id }

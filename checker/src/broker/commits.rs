@@ -6,8 +6,9 @@
 //! commit only at the current one), or its static instance given to another member id; and,
 //! from the same coordinator ([`super::eras`]: a classic group's other changes are in memory
 //! only, and a coordinator change undoes them), a JoinGroup answer of a later generation, the
-//! member answered UNKNOWN_MEMBER_ID or its LeaveGroup accepted, or the leader's member list of
-//! that very generation leaving it out (unless the member took a static member's place in it). Consumer protocol: the member had left (member epoch -1 answered) or
+//! member answered UNKNOWN_MEMBER_ID or its LeaveGroup accepted, its session expired, or the
+//! leader's member list of that very generation leaving it out (unless the member took a static
+//! member's place in it): [`super::removals`]. Consumer protocol: the member had left (member epoch -1 answered) or
 //! been fenced (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and not rejoined since. Commits without
 //! a generation (-1: an admin's commit) are not judged.
 //!
@@ -21,25 +22,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::{Millis, TopicPartition};
 
-use super::eras::Eras;
 use super::log::{Answer, AnswerLog, Entry, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID};
-use super::statics::{self, Replacement};
+use super::removals::{Kind, Removal, Removals};
 use super::{BrokerAnomaly, BrokerRule};
-
-/// Evidence that a member id stopped being a member at some instant.
-struct Removal {
-    /// When the harness read the proof.
-    at_ms: Millis,
-    entry: usize,
-    why: String,
-}
 
 /// Finds every commit accepted from a member the broker had already removed or moved past.
 pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
-    let replacements = statics::replacements(log);
-    let static_joins = statics::static_joins(log);
-    let eras = Eras::of(log);
+    let removals = Removals::of(log);
     let consumer_members: BTreeSet<&str> = log
         .exchanges()
         .flat_map(|(_, x)| match (&x.request, &x.answer) {
@@ -66,9 +56,7 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         // A member id is judged by the protocol it spoke: consumer-protocol members by their
         // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
         let removal = match consumer_members.contains(member_id.as_str()) {
-            false => {
-                classic_removal(log, &eras, &replacements, &static_joins, member_id, *generation, i)
-            }
+            false => removals.first(member_id, *generation, i, |_| true),
             true => consumer_removal(log, member_id, x.sent_ms),
         };
         if let Some(r) = removal {
@@ -87,85 +75,6 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         }
     }
     found
-}
-
-/// The first proof, read before `commit`'s request was written, that `member_id` was not a
-/// member of `generation` when the commit was validated. Persisted proofs ([`super::eras`]) —
-/// its static instance given to another member id, a SyncGroup answered NONE at a later
-/// generation (any member's while the group is plainly classic, its own after consumer members
-/// appeared) — hold for the rest of the log; in-memory ones — a JoinGroup answer of a later
-/// generation, its generation's member list without it, its LeaveGroup accepted, an answer
-/// UNKNOWN_MEMBER_ID — only in their era, while the group is plainly classic (a consumer group
-/// creates a classic member a JoinGroup names when it does not know it), and until a JoinGroup
-/// lets the member id back in at the commit's generation.
-fn classic_removal(
-    log: &AnswerLog,
-    eras: &Eras,
-    replacements: &[Replacement],
-    static_joins: &BTreeSet<(String, i32)>,
-    member_id: &str,
-    generation: i32,
-    commit: usize,
-) -> Option<Removal> {
-    let Some(Entry::Exchange(c)) = log.entries.get(commit) else { return None };
-    // Let back in at the commit's generation (or later) since entry `i`.
-    let rejoined = |i: usize| log.joined_after(member_id, i, c.sent_ms, |g| g >= generation);
-    // Given the commit's generation or a lower one since entry `i`: a consumer group deleted
-    // and made again starts its epochs over.
-    let restarted = |i: usize| log.joined_after(member_id, i, c.sent_ms, |g| g <= generation);
-    for (i, x) in log.exchanges() {
-        if x.answered_ms >= c.sent_ms || i >= commit {
-            continue;
-        }
-        if let Some(r) = statics::at_entry(replacements, i).filter(|r| r.old == member_id) {
-            let why = format!("its instance {} was given to {}", r.instance, r.new);
-            return Some(Removal { at_ms: x.answered_ms, entry: i, why });
-        }
-        let classic = eras.classic_at(i);
-        let same_era = eras.same(i, commit);
-        let own = request_member(&x.request) == Some(member_id);
-        let why = match (&x.request, &x.answer) {
-            (Request::Sync { generation: g, .. }, Answer::Sync { error: NONE, .. })
-                if *g > generation && (classic || (own && !restarted(i))) =>
-            {
-                format!("a SyncGroup answered NONE at generation {g}")
-            }
-            (_, Answer::Join { error: NONE, generation: g, .. })
-                if *g > generation && classic && same_era =>
-            {
-                format!("a JoinGroup answer of generation {g} from the same coordinator")
-            }
-            (_, Answer::Join { error: NONE, generation: g, leader, members, member_id: to })
-                if *g == generation
-                    && classic
-                    && same_era
-                    && leader == to
-                    && !members.is_empty()
-                    && !members.iter().any(|m| m == member_id)
-                    && !statics::replaced_into(replacements, member_id, generation)
-                    && !static_joins.contains(&(member_id.to_string(), generation)) =>
-            {
-                format!("generation {g}'s member list without it")
-            }
-            (Request::Leave { member_id: m }, Answer::Error { error: NONE })
-                if m == member_id && same_era && classic && !rejoined(i) =>
-            {
-                "its LeaveGroup was accepted by the same coordinator".to_string()
-            }
-            (r, a)
-                if request_member(r) == Some(member_id)
-                    && answer_error(a) == UNKNOWN_MEMBER_ID
-                    && same_era
-                    && classic
-                    && !rejoined(i) =>
-            {
-                "the same coordinator answered it UNKNOWN_MEMBER_ID".to_string()
-            }
-            _ => continue,
-        };
-        return Some(Removal { at_ms: x.answered_ms, entry: i, why });
-    }
-    None
 }
 
 /// The last leave or fencing of `member_id` read before `before_ms`, if it did not rejoin since.
@@ -188,12 +97,12 @@ fn consumer_removal(log: &AnswerLog, member_id: &str, before_ms: Millis) -> Opti
         match (*error, *epoch) {
             (NONE, -1) | (NONE, -2) => {
                 let why = "its leave heartbeat was accepted".to_string();
-                last = Some(Removal { at_ms: x.answered_ms, entry: i, why });
+                last = Some(Removal { at_ms: x.answered_ms, entry: i, why, kind: Kind::Left });
             }
             (NONE, _) => last = None,
             (UNKNOWN_MEMBER_ID | FENCED_MEMBER_EPOCH, _) => {
                 let why = format!("it was fenced ({})", error_name(*error));
-                last = Some(Removal { at_ms: x.answered_ms, entry: i, why });
+                last = Some(Removal { at_ms: x.answered_ms, entry: i, why, kind: Kind::Left });
             }
             _ => {}
         }
@@ -206,25 +115,6 @@ fn error_name(code: i16) -> &'static str {
         UNKNOWN_MEMBER_ID => "UNKNOWN_MEMBER_ID",
         FENCED_MEMBER_EPOCH => "FENCED_MEMBER_EPOCH",
         _ => "an error",
-    }
-}
-
-fn request_member(r: &Request) -> Option<&str> {
-    match r {
-        Request::Join { member_id, .. }
-        | Request::Sync { member_id, .. }
-        | Request::Heartbeat { member_id, .. }
-        | Request::Leave { member_id }
-        | Request::Commit { member_id, .. } => Some(member_id),
-        _ => None,
-    }
-}
-
-fn answer_error(a: &Answer) -> i16 {
-    match a {
-        Answer::Join { error, .. } | Answer::Sync { error, .. } | Answer::Error { error } => *error,
-        Answer::Commit { errors } => errors.first().map(|e| e.1).unwrap_or(NONE),
-        _ => NONE,
     }
 }
 

@@ -54,6 +54,7 @@ impl BrokerRule {
             BrokerRule::FetchSkip => AnomalyClass::AnswerFetchSkip,
             BrokerRule::FetchRepeat => AnomalyClass::AnswerFetchRepeat,
             BrokerRule::StaleGenerationAccepted => AnomalyClass::AnswerStaleGenerationAccepted,
+            BrokerRule::RemovedMemberAccepted => AnomalyClass::AnswerRemovedMemberAccepted,
             BrokerRule::MalformedAnswer => AnomalyClass::AnswerMalformed,
             BrokerRule::UnknownGenerationSent => AnomalyClass::RequestUnknownGeneration,
             BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
@@ -264,7 +265,11 @@ mod tests {
             actor: actor.into(),
             sent_ms: at,
             answered_ms: at + 1,
-            request: Request::Join { member_id: String::new(), instance: None },
+            request: Request::Join {
+                member_id: String::new(),
+                instance: None,
+                session_timeout_ms: None,
+            },
             answer: Answer::Join {
                 error: NONE,
                 generation: 1,

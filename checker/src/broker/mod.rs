@@ -14,6 +14,10 @@
 //! - [`convergence`]: `not-converged`, the group not stable with every partition assigned when
 //!   the run ends, after the heal.
 //! - [`fetches`]: `fetch-skip` and `fetch-repeat`, records fetched that skip or repeat offsets.
+//! - [`stale`]: `stale-generation-accepted`, a Heartbeat or SyncGroup (a ConsumerGroupHeartbeat:
+//!   a member epoch) of a generation the group had moved past answered NONE.
+//! - [`removed`]: `removed-member-accepted`, a Heartbeat or SyncGroup answered NONE from a member
+//!   the coordinator had removed ([`removals`], [`sessions`]: left, fenced, replaced, expired).
 //!
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
@@ -25,7 +29,10 @@ pub mod eras;
 pub mod fetches;
 pub mod history;
 pub mod log;
+pub mod removals;
+pub mod removed;
 pub mod requests;
+pub mod sessions;
 pub mod shapes;
 pub mod stale;
 pub mod statics;
@@ -58,6 +65,8 @@ pub enum BrokerRule {
     FetchRepeat,
     /// A Heartbeat or SyncGroup answered NONE at a generation the group had moved past.
     StaleGenerationAccepted,
+    /// A Heartbeat or SyncGroup answered NONE from a member the coordinator had removed.
+    RemovedMemberAccepted,
     /// An answer missing what its protocol says it carries.
     MalformedAnswer,
     /// A client wrote a member id, generation or member epoch it was never given.
@@ -79,6 +88,7 @@ impl BrokerRule {
             BrokerRule::FetchSkip => "fetch-skip",
             BrokerRule::FetchRepeat => "fetch-repeat",
             BrokerRule::StaleGenerationAccepted => "stale-generation-accepted",
+            BrokerRule::RemovedMemberAccepted => "removed-member-accepted",
             BrokerRule::MalformedAnswer => "malformed-answer",
             BrokerRule::UnknownGenerationSent => "unknown-generation-sent",
             BrokerRule::JoinOwningPartitions => "join-owning-partitions",
@@ -129,6 +139,8 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(convergence::check(log));
     found.extend(fetches::check(log));
     found.extend(stale::check(log));
+    found.extend(stale::check_epochs(log));
+    found.extend(removed::check(log));
     found.extend(shapes::check(log));
     found.extend(requests::check(log, excused));
     found.sort_by_key(|a| (a.rule, a.at_ms));

@@ -91,3 +91,67 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     }
     found
 }
+
+/// A consumer group's half of the rule: a ConsumerGroupHeartbeat answered NONE at a member epoch
+/// older than the member's previous one. Kafka accepts a member's current epoch, and its
+/// previous one (the answer that bumped it may have been lost), and fences anything else with
+/// FENCED_MEMBER_EPOCH (GroupMetadataManager `throwIfConsumerGroupMemberEpochIsInvalid`). Once
+/// a member has read two epochs since it last joined (epoch 0), the coordinator's previous epoch
+/// for it is at least the older of the two: an epoch below that must be fenced. Judged from the
+/// member's latest join on (a group deleted and made again starts its epochs over).
+pub fn check_epochs(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    // Per member id, the epochs it was given where they changed: (read at, epoch, entry, join).
+    let mut given: std::collections::BTreeMap<&str, Vec<(u64, i32, usize, bool)>> =
+        std::collections::BTreeMap::new();
+    let mut found = Vec::new();
+    for (i, x) in log.exchanges() {
+        let (
+            Request::ConsumerHeartbeat { member_id: asked, epoch: sent, .. },
+            Answer::ConsumerHeartbeat { error: NONE, member_id, epoch, .. },
+        ) = (&x.request, &x.answer)
+        else {
+            continue;
+        };
+        let id = if member_id.is_empty() { asked.as_str() } else { member_id.as_str() };
+        let list = given.entry(id).or_default();
+        if *sent > 0 {
+            // What the member had read when it wrote the request: the latest epoch, and the
+            // one before it, since its latest join.
+            let read = list.partition_point(|g| g.0 < x.sent_ms);
+            let mut newest: Option<(i32, usize)> = None;
+            let mut older: Option<(i32, usize)> = None;
+            for &(_, e, k, join) in list[..read].iter().rev() {
+                match newest {
+                    None => newest = Some((e, k)),
+                    Some((n, _)) if e < n => {
+                        older = Some((e, k));
+                        break;
+                    }
+                    _ => {}
+                }
+                if join {
+                    break;
+                }
+            }
+            if let (Some((n, kn)), Some((o, ko))) = (newest, older) {
+                if *sent < o {
+                    found.push(BrokerAnomaly {
+                        rule: BrokerRule::StaleGenerationAccepted,
+                        at_ms: x.answered_ms,
+                        partition: None,
+                        summary: format!(
+                            "ConsumerGroupHeartbeat of {id} at member epoch {sent} answered NONE \
+                             after it had been given epochs {o} and {n}"
+                        ),
+                        evidence: vec![ko, kn, i],
+                    });
+                }
+            }
+        }
+        let join = *sent == 0;
+        if join || list.last().is_none_or(|l| l.1 != *epoch) {
+            list.push((x.answered_ms, *epoch, i, join));
+        }
+    }
+    found
+}

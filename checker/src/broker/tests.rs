@@ -24,7 +24,13 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
         members,
     };
     // A new member's first join: without a member id (one it had been given would do too).
-    x(actor, t, t + 1, Request::Join { member_id: String::new(), instance: None }, answer)
+    x(
+        actor,
+        t,
+        t + 1,
+        Request::Join { member_id: String::new(), instance: None, session_timeout_ms: None },
+        answer,
+    )
 }
 
 fn sync(actor: &str, t: u64, id: &str, generation: i32, parts: &[i32]) -> Entry {
@@ -414,7 +420,11 @@ fn static_join(
     let Entry::Exchange(mut e) = join(actor, t, id, generation, "a", members) else {
         unreachable!()
     };
-    e.request = Request::Join { member_id: String::new(), instance: Some(instance.into()) };
+    e.request = Request::Join {
+        member_id: String::new(),
+        instance: Some(instance.into()),
+        session_timeout_ms: None,
+    };
     Entry::Exchange(e)
 }
 
@@ -600,7 +610,13 @@ fn a_join_with_the_member_id_a_member_id_required_answer_gave_passes() {
         members: vec![],
     };
     let entries = vec![
-        x("m0.0", 44, 47, Request::Join { member_id: String::new(), instance: None }, required),
+        x(
+            "m0.0",
+            44,
+            47,
+            Request::Join { member_id: String::new(), instance: None, session_timeout_ms: None },
+            required,
+        ),
         join("m0.0", 47, "a", 1, "a", &["a"]),
     ];
     let found = check(&log(Protocol::Classic, 1, entries));
@@ -791,7 +807,7 @@ fn a_commit_after_the_member_was_let_back_in_passes() {
         "m0.0",
         32,
         33,
-        Request::Join { member_id: "a".into(), instance: None },
+        Request::Join { member_id: "a".into(), instance: None, session_timeout_ms: None },
         rejoin,
     ));
     entries.push(commit("m0.0", 40, "a", 2, 5, NONE));
@@ -806,16 +822,147 @@ fn a_sync_after_the_group_was_made_again_at_a_lower_generation_passes() {
     let mut entries = vec![heartbeat("m9.0", 5, "z", 0, 4, NONE, Some(&[]))]; // a consumer group
     entries.push(join("m0.0", 10, "a", 5, "", &[]));
     entries.push(sync("m0.0", 20, "a", 5, &[0]));
-    entries.push(x("m0.0", 30, 31, Request::Join { member_id: "a".into(), instance: None }, {
-        Answer::Join {
-            error: NONE,
-            generation: 3,
-            member_id: "a".into(),
-            leader: String::new(),
-            members: vec![],
-        }
-    }));
+    entries.push(x(
+        "m0.0",
+        30,
+        31,
+        Request::Join { member_id: "a".into(), instance: None, session_timeout_ms: None },
+        {
+            Answer::Join {
+                error: NONE,
+                generation: 3,
+                member_id: "a".into(),
+                leader: String::new(),
+                members: vec![],
+            }
+        },
+    ));
     entries.push(sync("m0.0", 31, "a", 3, &[0]));
     let found = answer_rules(&log(Protocol::Consumer, 1, entries));
     assert!(!found.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");
+}
+
+/// `entry`, a JoinGroup, asking for a session timeout of `ms`.
+fn with_session(mut entry: Entry, ms: i32) -> Entry {
+    if let Entry::Exchange(Exchange { request: Request::Join { session_timeout_ms, .. }, .. }) =
+        &mut entry
+    {
+        *session_timeout_ms = Some(ms);
+    }
+    entry
+}
+
+/// `classic_group` with sessions of 10 s.
+fn classic_group_with_sessions() -> Vec<Entry> {
+    let mut entries = classic_group();
+    entries[0] = with_session(entries[0].clone(), 10_000);
+    entries[1] = with_session(entries[1].clone(), 10_000);
+    entries
+}
+
+fn classic_heartbeat(actor: &str, t: u64, id: &str, generation: i32, error: i16) -> Entry {
+    let request = Request::Heartbeat { member_id: id.into(), generation };
+    x(actor, t, t + 1, request, Answer::Error { error })
+}
+
+/// Kafka removes a classic member whose heartbeat timer fires while it awaits no join or sync
+/// answer (`expireClassicGroupMemberHeartbeat`); its next heartbeat finds no member. A
+/// coordinator that answers it NONE keeps a dead member's partitions assigned to it.
+#[test]
+fn a_heartbeat_after_its_session_expired_answered_none_is_removed_member_accepted() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+    entries.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE)); // b silent for 25 s
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(
+        found.iter().map(|a| a.rule).collect::<Vec<_>>(),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+    assert_eq!(found[0].evidence, [3, 5], "b's sync re-armed its timer last");
+}
+
+#[test]
+fn a_heartbeat_within_its_session_passes() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(classic_heartbeat("m1.0", 9_000, "b", 1, NONE));
+    entries.push(classic_heartbeat("m1.0", 18_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A request whose answer never came may have re-armed the timer at any time, and a coordinator
+/// that loads the group re-arms every timer: neither leaves proof of expiry.
+#[test]
+fn an_unanswered_request_or_a_coordinator_change_leaves_no_proof_of_expiry() {
+    let mut unanswered = classic_group_with_sessions();
+    let call = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+    unanswered.push(Entry::Unanswered {
+        actor: "m1.0".into(),
+        sent_ms: 9_000,
+        call,
+        group: String::new(),
+    });
+    unanswered.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, unanswered)).is_empty());
+    let mut moved = classic_group_with_sessions();
+    moved.push(Entry::Mark { at_ms: 15_000, mark: Mark::CoordinatorMoved });
+    moved.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, moved)).is_empty());
+}
+
+#[test]
+fn a_commit_after_its_session_expired_is_a_zombie_commit() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(commit("m1.0", 25_000, "b", 1, 5, NONE));
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)), [BrokerRule::ZombieCommit]);
+}
+
+/// KIP-345: a static member that rejoins under its instance id with a new member id takes the
+/// old id's place (in a Stable group, at the same generation); the coordinator then fences the
+/// old id (FENCED_INSTANCE_ID). Its heartbeat answered NONE is a removed member accepted, which
+/// the stale-generation rule cannot see: the generation did not move.
+#[test]
+fn a_heartbeat_of_a_replaced_static_member_answered_none_is_removed_member_accepted() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "c", "i1", 1, &[]));
+    let mut passing = entries.clone();
+    passing.push(classic_heartbeat("m1.1", 40, "c", 1, NONE));
+    assert!(answer_rules(&log(Protocol::Classic, 2, passing)).is_empty());
+    entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, entries)),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+}
+
+#[test]
+fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
+    let mut entries = classic_group();
+    entries.push(x(
+        "m1.0",
+        30,
+        31,
+        Request::Leave { member_id: "b".into() },
+        Answer::Error { error: NONE },
+    ));
+    entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, entries)),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+}
+
+/// KIP-848: the coordinator accepts a member's current epoch and its previous one (the answer
+/// that bumped it may have been lost), and fences older ones with FENCED_MEMBER_EPOCH.
+#[test]
+fn a_consumer_heartbeat_older_than_its_previous_epoch_answered_none_is_stale_generation_accepted() {
+    let mut entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 20, "a", 1, 2, NONE, None),
+        heartbeat("m0.0", 30, "a", 2, 3, NONE, None),
+    ];
+    let mut previous = entries.clone();
+    previous.push(heartbeat("m0.0", 40, "a", 2, 3, NONE, None));
+    assert!(rules(&log(Protocol::Consumer, 2, previous)).is_empty());
+    entries.push(heartbeat("m0.0", 40, "a", 1, 3, NONE, None));
+    assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), [BrokerRule::StaleGenerationAccepted]);
 }

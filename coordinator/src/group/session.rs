@@ -68,7 +68,8 @@ impl Group {
             } else {
                 None
             }
-        } else if m.awaiting_sync.is_some() {
+        } else if m.awaiting_sync.is_some() || (cfg.bugs.keeps_silent_members_alive && !m.is_new) {
+            // Bug `keeps_silent_members_alive` keeps every member that completed a join.
             None
         } else {
             Some(RemovalReason::SessionTimeout)

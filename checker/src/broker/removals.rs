@@ -1,0 +1,258 @@
+//! When a classic member id stopped being a member, as the answers prove it: what the commit
+//! rule ([`super::commits`]) and the removed-member rule ([`super::removed`]) ask of every
+//! request they judge. Built once per log and indexed by member id and generation, so judging
+//! every heartbeat of a long run costs a lookup, not a scan of the log.
+//!
+//! Proofs that hold for the rest of the log (Kafka wrote them, [`super::eras`]): the member's
+//! static instance given to another member id (KIP-345: the coordinator fences the old id with
+//! FENCED_INSTANCE_ID), a SyncGroup answered NONE at a later generation. Proofs that hold inside
+//! their era only, while the group is plainly classic (a consumer group creates a classic member
+//! a JoinGroup names when it does not know it), and until a JoinGroup lets the member id back
+//! in: a JoinGroup answer of a later generation, its generation's member list without it, its
+//! LeaveGroup accepted, an answer UNKNOWN_MEMBER_ID, and its session expired ([`super::sessions`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_wire::Millis;
+
+use super::eras::Eras;
+use super::log::{Answer, AnswerLog, Entry, Exchange, Request, NONE, UNKNOWN_MEMBER_ID};
+use super::sessions::Sessions;
+use super::statics::{self, Replacement};
+
+/// Evidence that a member id stopped being a member at some instant.
+#[derive(Clone, Debug)]
+pub struct Removal {
+    /// When the harness read the proof.
+    pub at_ms: Millis,
+    /// The proof's entry.
+    pub entry: usize,
+    /// What it proves, in words.
+    pub why: String,
+    /// What kind of proof.
+    pub kind: Kind,
+}
+
+/// The kinds of proof that a member id is no member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Its static instance was given to another member id.
+    Replaced,
+    /// Its LeaveGroup was accepted.
+    Left,
+    /// It was answered UNKNOWN_MEMBER_ID.
+    Unknown,
+    /// A later generation was answered (the stale-generation rule's concern for heartbeats).
+    LaterGeneration,
+    /// The leader's member list of its generation left it out (the membership rule's concern
+    /// for syncs).
+    ListedWithout,
+    /// Its session expired.
+    Expired,
+}
+
+/// The indexes [`Removals::first`] reads.
+pub struct Removals<'a> {
+    log: &'a AnswerLog,
+    eras: Eras,
+    replacements: Vec<Replacement>,
+    static_joins: BTreeSet<(String, i32)>,
+    /// Member-level proofs per member id: (entry, kind).
+    proofs: BTreeMap<String, Vec<(usize, Kind)>>,
+    /// SyncGroup answers NONE: (generation, entry, the member id synced).
+    syncs: Vec<(i32, usize, &'a str)>,
+    /// JoinGroup answers NONE per generation: entries.
+    joins_at: BTreeMap<i32, Vec<usize>>,
+    /// JoinGroup answers NONE per member id given: (entry, answered at, generation).
+    joins_of: BTreeMap<&'a str, Vec<(usize, Millis, i32)>>,
+    sessions: Sessions<'a>,
+}
+
+impl<'a> Removals<'a> {
+    /// Indexes `log`.
+    pub fn of(log: &'a AnswerLog) -> Self {
+        let replacements = statics::replacements(log);
+        let mut proofs: BTreeMap<String, Vec<(usize, Kind)>> = BTreeMap::new();
+        for r in &replacements {
+            proofs.entry(r.old.clone()).or_default().push((r.entry, Kind::Replaced));
+        }
+        let mut syncs = Vec::new();
+        let mut joins_at: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+        let mut joins_of: BTreeMap<&str, Vec<(usize, Millis, i32)>> = BTreeMap::new();
+        for (i, x) in log.exchanges() {
+            match (&x.request, &x.answer) {
+                (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+                    syncs.push((*generation, i, member_id.as_str()))
+                }
+                (_, Answer::Join { error: NONE, generation, member_id, .. }) => {
+                    joins_at.entry(*generation).or_default().push(i);
+                    joins_of.entry(member_id).or_default().push((i, x.answered_ms, *generation));
+                }
+                (Request::Leave { member_id }, Answer::Error { error: NONE }) => {
+                    proofs.entry(member_id.clone()).or_default().push((i, Kind::Left))
+                }
+                _ => {}
+            }
+            if let Some(m) = request_member(&x.request) {
+                if answer_error(&x.answer) == UNKNOWN_MEMBER_ID {
+                    proofs.entry(m.to_string()).or_default().push((i, Kind::Unknown));
+                }
+            }
+        }
+        for v in proofs.values_mut() {
+            v.sort_unstable_by_key(|p| p.0);
+        }
+        Self {
+            log,
+            eras: Eras::of(log),
+            static_joins: statics::static_joins(log),
+            replacements,
+            proofs,
+            syncs,
+            joins_at,
+            joins_of,
+            sessions: Sessions::of(log),
+        }
+    }
+
+    /// The first proof, read before the request of entry `judged` was written, that
+    /// `member_id` was not a member of `generation` when that request was validated (see the
+    /// module docs), of a kind `counts` accepts.
+    pub fn first(
+        &self,
+        member_id: &str,
+        generation: i32,
+        judged: usize,
+        counts: impl Fn(Kind) -> bool,
+    ) -> Option<Removal> {
+        let Some(Entry::Exchange(c)) = self.log.entries.get(judged) else { return None };
+        let eras = &self.eras;
+        let before =
+            |i: usize| i < judged && self.answer(i).is_some_and(|x| x.answered_ms < c.sent_ms);
+        // Let back in at the judged generation (or later), or given it or a lower one (a group
+        // deleted and made again starts over), since entry `i`.
+        let joined = |i: usize, fits: &dyn Fn(i32) -> bool| {
+            self.joins_of
+                .get(member_id)
+                .is_some_and(|v| v.iter().any(|&(k, at, g)| k > i && at <= c.sent_ms && fits(g)))
+        };
+        let rejoined = |i: usize| joined(i, &|g| g >= generation);
+        let restarted = |i: usize| joined(i, &|g| g <= generation);
+        let in_era = |i: usize| eras.classic_at(i) && eras.same(i, judged);
+        let mut best: Option<Removal> = None;
+        let mut offer = |entry: usize, why: String, kind: Kind| {
+            if counts(kind) && best.as_ref().is_none_or(|b| entry < b.entry) {
+                let at_ms = self.answer(entry).map(|x| x.answered_ms).unwrap_or_default();
+                best = Some(Removal { at_ms, entry, why, kind });
+            }
+        };
+        for &(i, kind) in self.proofs.get(member_id).into_iter().flatten() {
+            if !before(i) {
+                continue;
+            }
+            match kind {
+                Kind::Replaced => {
+                    if let Some(r) = statics::at_entry(&self.replacements, i) {
+                        offer(
+                            i,
+                            format!("its instance {} was given to {}", r.instance, r.new),
+                            kind,
+                        );
+                    }
+                }
+                Kind::Left if in_era(i) && !rejoined(i) => {
+                    offer(i, "its LeaveGroup was accepted by the same coordinator".into(), kind)
+                }
+                Kind::Unknown if in_era(i) && !rejoined(i) => {
+                    offer(i, "the same coordinator answered it UNKNOWN_MEMBER_ID".into(), kind)
+                }
+                _ => {}
+            }
+        }
+        for &(g, i, synced) in &self.syncs {
+            let classic = eras.classic_at(i);
+            if g > generation && before(i) && (classic || (synced == member_id && !restarted(i))) {
+                offer(
+                    i,
+                    format!("a SyncGroup answered NONE at generation {g}"),
+                    Kind::LaterGeneration,
+                );
+            }
+        }
+        for (&g, entries) in self.joins_at.range(generation.saturating_add(1)..) {
+            for &i in entries {
+                if before(i) && in_era(i) {
+                    offer(
+                        i,
+                        format!("a JoinGroup answer of generation {g} from the same coordinator"),
+                        Kind::LaterGeneration,
+                    );
+                }
+            }
+        }
+        for &i in self.joins_at.get(&generation).into_iter().flatten() {
+            let Some(Answer::Join { leader, members, member_id: to, .. }) =
+                self.answer(i).map(|x| &x.answer)
+            else {
+                continue;
+            };
+            if before(i)
+                && in_era(i)
+                && leader == to
+                && !members.is_empty()
+                && !members.iter().any(|m| m == member_id)
+                && !statics::replaced_into(&self.replacements, member_id, generation)
+                && !self.static_joins.contains(&(member_id.to_string(), generation))
+            {
+                offer(
+                    i,
+                    format!("generation {generation}'s member list without it"),
+                    Kind::ListedWithout,
+                );
+            }
+        }
+        if let Some(e) = self.sessions.expired(member_id, judged) {
+            if in_era(e.last) && eras.same(e.last, judged) && !rejoined(e.last) {
+                offer(
+                    e.last,
+                    format!(
+                        "its session of {} ms ran out: nothing of it could reach the coordinator \
+                         in the {} ms after the answer below",
+                        e.session_ms,
+                        c.sent_ms.saturating_sub(e.last_ms),
+                    ),
+                    Kind::Expired,
+                );
+            }
+        }
+        best
+    }
+
+    fn answer(&self, i: usize) -> Option<&'a Exchange> {
+        match self.log.entries.get(i) {
+            Some(Entry::Exchange(x)) => Some(x),
+            _ => None,
+        }
+    }
+}
+
+/// The member id a classic request names.
+pub fn request_member(r: &Request) -> Option<&str> {
+    match r {
+        Request::Join { member_id, .. }
+        | Request::Sync { member_id, .. }
+        | Request::Heartbeat { member_id, .. }
+        | Request::Leave { member_id }
+        | Request::Commit { member_id, .. } => Some(member_id),
+        _ => None,
+    }
+}
+
+/// The error an answer carries (a commit's: its first partition's).
+pub fn answer_error(a: &Answer) -> i16 {
+    match a {
+        Answer::Join { error, .. } | Answer::Sync { error, .. } | Answer::Error { error } => *error,
+        Answer::Commit { errors } => errors.first().map(|e| e.1).unwrap_or(NONE),
+        _ => NONE,
+    }
+}
