@@ -116,7 +116,7 @@ fn check_caught(
     let on = options(world, Some(bug));
     let a = run_seed_with(&s, seed, &on).expect("run");
     let b = run_seed_with(&s, seed, &on).expect("run");
-    assert_eq!(a.history_hash, b.history_hash, "{name}: seed {seed} replays ({w} world)");
+    assert_eq!(a.history_hash(), b.history_hash(), "{name}: seed {seed} replays ({w} world)");
     eprintln!("{name}: caught by {scenario_name} seed {seed} ({class}, {w} world)");
     // Shrinks to a few faults.
     let Some(max_faults) = max_faults else { return };

@@ -27,9 +27,13 @@ fn replays_bit_for_bit_and_seeds_differ(options: &RunOptions, default_count: u64
     for &seed in &seeds {
         let a = run_seed_with(&s, seed, options).expect("run a");
         let b = run_seed_with(&s, seed, options).expect("run b");
-        assert_eq!(a.history_hash, b.history_hash, "seed {seed}: histories differ between runs");
+        assert_eq!(
+            a.history_hash(),
+            b.history_hash(),
+            "seed {seed}: histories differ between runs"
+        );
         assert_eq!(a.history.to_jsonl(), b.history.to_jsonl(), "seed {seed}");
-        distinct.insert(a.history_hash);
+        distinct.insert(a.history_hash());
     }
     assert_eq!(distinct.len(), seeds.len(), "different seeds should give different histories");
 }
@@ -43,7 +47,12 @@ fn every_scenario_replays_bit_for_bit() {
         for seed in 100..100 + seeds {
             let a = run_seed(&s, seed).expect("run a");
             let b = run_seed(&s, seed).expect("run b");
-            assert_eq!(a.history_hash, b.history_hash, "{} seed {seed}: histories differ", s.name);
+            assert_eq!(
+                a.history_hash(),
+                b.history_hash(),
+                "{} seed {seed}: histories differ",
+                s.name
+            );
         }
     }
 }

@@ -35,7 +35,7 @@ fn the_turmoil_world_draws_its_own_history_for_a_seed() {
     let s = scenarios::find("steady_state").expect("in catalogue");
     let event = run_seed_with(&s, 1, &RunOptions::default()).expect("event run");
     let turmoil = run_seed_with(&s, 1, &turmoil()).expect("turmoil run");
-    assert_ne!(turmoil.history_hash, event.history_hash);
+    assert_ne!(turmoil.history_hash(), event.history_hash());
     assert_eq!(turmoil.extra_args, " --world turmoil", "replay commands name the world");
     assert_eq!(event.extra_args, "", "the default world needs no argument");
 }

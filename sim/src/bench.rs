@@ -8,8 +8,15 @@
 //! wall second over all threads) and the rate per core (seeds per CPU second of the threads that
 //! ran them): the per-core figure hardly moves with the thread count or with other load on a
 //! shared machine, so it is the one to compare across changes.
+//!
+//! `--save FILE` keeps a bench's figures as JSON; `--baseline FILE` prints, beside a new bench,
+//! each scenario's CPU per seed against the saved one as a ratio, and the ratio of the sums
+//! (what the whole set costs, as a sweep over it would). Save the baseline with the old binary
+//! and compare with the new one on the same machine, ideally alternating: the ratios carry
+//! over between machines where the absolute figures do not.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -21,7 +28,7 @@ use crate::threads::on_threads;
 use crate::world::WorldError;
 
 /// One scenario's figures.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BenchRow {
     /// Scenario name.
     pub scenario: String,
@@ -37,11 +44,89 @@ pub struct BenchRow {
     /// History events, summed over seeds.
     pub events: u64,
     /// Seeds whose verdict had anomalies: (seed, first anomaly class).
+    #[serde(default)]
     pub failed: Vec<(u64, String)>,
     /// Seeds the harness could not run: (seed, error).
+    #[serde(default)]
     pub errors: Vec<(u64, String)>,
     /// The slowest seed's CPU seconds.
+    #[serde(default)]
     pub slowest_s: f64,
+}
+
+/// A bench kept for later comparison (`bench --save`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SavedBench {
+    /// The world the seeds ran in.
+    pub world: WorldKind,
+    /// Threads.
+    pub jobs: usize,
+    /// Per scenario.
+    pub rows: Vec<BenchRow>,
+}
+
+/// A saved bench that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// The file could not be read.
+    #[error("cannot read baseline {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    /// The file is not a saved bench.
+    #[error("baseline {path} is not a file `groupsim bench --save` wrote: {source}")]
+    Parse { path: String, source: serde_json::Error },
+    /// The baseline and the new bench ran in different worlds.
+    #[error("baseline {path} ran in the {saved} world, this bench in the {now} world")]
+    World { path: String, saved: &'static str, now: &'static str },
+}
+
+impl SavedBench {
+    /// Reads a file `bench --save` wrote.
+    pub fn read(path: &Path) -> Result<Self, BaselineError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| BaselineError::Read { path: shown.clone(), source })?;
+        serde_json::from_str(&text).map_err(|source| BaselineError::Parse { path: shown, source })
+    }
+}
+
+/// Each scenario's CPU per seed against `baseline`'s, and the ratio of the sums over the
+/// scenarios both measured (the cost of a sweep over them, seed for seed).
+pub fn compare(rows: &[BenchRow], baseline: &SavedBench) -> String {
+    let per_seed = |r: &BenchRow| r.cpu_s / (r.seeds.max(1) as f64);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<24} {:>14} {:>14} {:>9}",
+        "scenario", "base ms/seed", "now ms/seed", "now/base"
+    );
+    let (mut base_sum, mut now_sum) = (0.0, 0.0);
+    for r in rows {
+        let now = per_seed(r) * 1000.0;
+        match baseline.rows.iter().find(|b| b.scenario == r.scenario) {
+            Some(b) => {
+                let base = per_seed(b) * 1000.0;
+                base_sum += base;
+                now_sum += now;
+                let ratio = now / base.max(1e-9);
+                let _ = writeln!(out, "{:<24} {base:>14.1} {now:>14.1} {ratio:>9.3}", r.scenario);
+            }
+            None => {
+                let _ = writeln!(out, "{:<24} {:>14} {now:>14.1} {:>9}", r.scenario, "-", "-");
+            }
+        }
+    }
+    for b in baseline.rows.iter().filter(|b| !rows.iter().any(|r| r.scenario == b.scenario)) {
+        let _ = writeln!(out, "{:<24} (in the baseline only)", b.scenario);
+    }
+    if base_sum > 0.0 {
+        let _ = writeln!(
+            out,
+            "{:<24} {base_sum:>14.1} {now_sum:>14.1} {:>9.3}",
+            "all (sum)",
+            now_sum / base_sum
+        );
+    }
+    out
 }
 
 impl BenchRow {
@@ -191,8 +276,8 @@ pub fn plan(
         .collect())
 }
 
-/// Runs the benchmark over `plan` in `world` on `jobs` threads and returns its report.
-pub fn run(plan: &[(Scenario, u64)], jobs: usize, world: WorldKind) -> String {
+/// Runs the benchmark over `plan` in `world` on `jobs` threads: the rows and their report.
+pub fn run(plan: &[(Scenario, u64)], jobs: usize, world: WorldKind) -> (SavedBench, String) {
     let rows: Vec<BenchRow> = plan.iter().map(|(s, n)| measure(s, *n, jobs, world)).collect();
     let mut out = String::new();
     if cfg!(debug_assertions) {
@@ -202,7 +287,23 @@ pub fn run(plan: &[(Scenario, u64)], jobs: usize, world: WorldKind) -> String {
     }
     let _ = writeln!(out, "world: {}", world.name());
     out.push_str(&table(&rows, jobs));
-    out
+    (SavedBench { world, jobs, rows }, out)
+}
+
+/// Checks that `baseline` can be compared with a bench in `world`.
+pub fn check_baseline(
+    baseline: &SavedBench,
+    path: &Path,
+    world: WorldKind,
+) -> Result<(), BaselineError> {
+    if baseline.world != world {
+        return Err(BaselineError::World {
+            path: path.display().to_string(),
+            saved: baseline.world.name(),
+            now: world.name(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -246,6 +347,51 @@ mod tests {
             [("join_storm_1000".into(), 1)]
         );
         assert!(plan(&["nope".into()], false, 5).is_err());
+    }
+
+    fn row(scenario: &str, seeds: u64, cpu_s: f64) -> BenchRow {
+        BenchRow { scenario: scenario.into(), seeds, cpu_s, ..Default::default() }
+    }
+
+    #[test]
+    fn compare_prints_each_ratio_and_the_ratio_of_the_sums() {
+        let baseline = SavedBench {
+            world: WorldKind::Event,
+            jobs: 1,
+            rows: vec![row("a", 10, 1.0), row("b", 10, 3.0), row("gone", 5, 1.0)],
+        };
+        let now = [row("a", 20, 1.0), row("b", 10, 1.5), row("new", 4, 1.0)];
+        let t = compare(&now, &baseline);
+        let line = |name: &str| -> Vec<String> {
+            let l = t.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{t}"));
+            l.split_whitespace().map(String::from).collect()
+        };
+        assert_eq!(line("a ")[1..], ["100.0", "50.0", "0.500"], "{t}");
+        assert_eq!(line("b ")[1..], ["300.0", "150.0", "0.500"], "{t}");
+        assert_eq!(line("new")[1..], ["-", "250.0", "-"], "{t}");
+        assert!(t.contains("gone                     (in the baseline only)"), "{t}");
+        assert_eq!(line("all (sum)")[2..], ["400.0", "200.0", "0.500"], "{t}");
+    }
+
+    #[test]
+    fn a_saved_bench_reads_back_and_a_bad_one_names_the_problem() {
+        let dir = std::env::temp_dir().join(format!("groupsim-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.json");
+        let saved = SavedBench { world: WorldKind::Event, jobs: 2, rows: vec![row("a", 3, 0.3)] };
+        std::fs::write(&good, serde_json::to_string(&saved).unwrap()).unwrap();
+        let back = SavedBench::read(&good).unwrap();
+        assert_eq!((back.jobs, back.rows[0].seeds), (2, 3));
+        assert!(check_baseline(&back, &good, WorldKind::Event).is_ok());
+        let e = check_baseline(&back, &good, WorldKind::Turmoil).unwrap_err().to_string();
+        assert!(e.contains("event world") && e.contains("turmoil world"), "{e}");
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, "{\"rows\": 3}").unwrap();
+        let e = SavedBench::read(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad.json") && e.contains("bench --save"), "{e}");
+        let e = SavedBench::read(&dir.join("missing.json")).unwrap_err().to_string();
+        assert!(e.contains("cannot read baseline") && e.contains("missing.json"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

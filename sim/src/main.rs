@@ -143,6 +143,13 @@ enum Command {
         /// (fixed 5 ms steps over turmoil's simulated TCP; different histories).
         #[arg(long, value_enum, default_value_t = WorldKind::default())]
         world: WorldKind,
+        /// Save the figures as JSON to FILE, for a later `--baseline`.
+        #[arg(long, value_name = "FILE")]
+        save: Option<std::path::PathBuf>,
+        /// Compare with a bench saved with `--save` (run it with the old binary on the same
+        /// machine): each scenario's CPU per seed as a ratio, and the ratio of the sums.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<std::path::PathBuf>,
     },
     /// Run scenarios over many seeds and print a pass/fail table; exit 1 on any anomaly.
     Sweep {
@@ -353,7 +360,7 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { scenarios, all, seeds, jobs, world } => {
+        Command::Bench { scenarios, all, seeds, jobs, world, save, baseline } => {
             if seeds == 0 {
                 bail!("--seeds must be at least 1");
             }
@@ -362,7 +369,29 @@ fn real_main() -> Result<ExitCode> {
                 bail!("--jobs must be at least 1");
             }
             let plan = groupsim::bench::plan(&scenarios, all, seeds)?;
-            out!("{}", groupsim::bench::run(&plan, jobs, world));
+            // Read the baseline first: a bad file is an error before minutes of benching.
+            let baseline = match &baseline {
+                Some(path) => {
+                    let saved = groupsim::bench::SavedBench::read(path)?;
+                    groupsim::bench::check_baseline(&saved, path, world)?;
+                    Some(saved)
+                }
+                None => None,
+            };
+            let (saved, report) = groupsim::bench::run(&plan, jobs, world);
+            out!("{report}");
+            if let Some(b) = &baseline {
+                out!(
+                    "\nagainst the baseline (CPU per seed):\n{}",
+                    groupsim::bench::compare(&saved.rows, b)
+                );
+            }
+            if let Some(path) = &save {
+                let text = serde_json::to_string_pretty(&saved)?;
+                std::fs::write(path, text + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                eprintln!("saved {}", path.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { files, json, coverage, replays } => {
@@ -428,7 +457,8 @@ fn real_main() -> Result<ExitCode> {
             let options = RunOptions { bug, schedule: None, no_triggers, world };
             let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?
                 .fail_fast(fail_fast)
-                .check_determinism(check_determinism);
+                .check_determinism(check_determinism)
+                .hashes(json);
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage && !json {
                 out!("{}", Coverage::from_rows(&rows).table());

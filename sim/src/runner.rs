@@ -24,8 +24,9 @@ pub struct RunReport {
     pub history: History,
     /// The checker's verdict.
     pub verdict: Verdict,
-    /// SHA-256 of the history (same seed and binary: same hash).
-    pub history_hash: String,
+    /// SHA-256 of the history, computed when first asked ([`Self::history_hash`]): a sweep
+    /// that prints no hash does not pay for it.
+    history_hash: std::sync::OnceLock<String>,
     /// CLI arguments that reproduce the run's options (e.g. ` --bug <name>`).
     pub extra_args: String,
     /// Coverage probes hit during the run, with counts (kept outside the history).
@@ -156,7 +157,7 @@ pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, Wo
     let (history, probes) = probe::record(|| world.run(&spec));
     let history = history?;
     let verdict = groupsim_checker::check(&history);
-    let history_hash = history.hash_hex();
+    let history_hash = std::sync::OnceLock::new();
     let extra_args = String::new();
     Ok(RunReport { spec, history, verdict, history_hash, extra_args, probes })
 }
@@ -172,6 +173,11 @@ pub fn test_replay_command(scenario: &str, seed: u64) -> String {
 }
 
 impl RunReport {
+    /// SHA-256 of the history's JSONL (same seed and binary: same hash).
+    pub fn history_hash(&self) -> &str {
+        self.history_hash.get_or_init(|| self.history.hash_hex())
+    }
+
     /// Simulated duration of the run.
     pub fn simulated_ms(&self) -> u64 {
         self.history.events().last().map_or(0, |e| e.at_ms)
@@ -238,7 +244,7 @@ impl RunReport {
                 explained.join(", ")
             );
         }
-        let _ = writeln!(out, "history-hash: {}", self.history_hash);
+        let _ = writeln!(out, "history-hash: {}", self.history_hash());
         let _ = writeln!(out, "wire-hash: {}", self.history.wire_hash_hex());
         out
     }
@@ -318,7 +324,8 @@ pub struct SeedResult {
     pub first_anomaly: Option<AnomalyClass>,
     /// Harness error, if the run could not be carried out.
     pub error: Option<String>,
-    /// History hash.
+    /// History hash (empty when the sweep did not ask for it: only `--json` and
+    /// `--check-determinism` do).
     pub history_hash: String,
     /// The wire stream's hash, when a determinism check asked for it (not in sweep files).
     #[serde(skip)]
@@ -336,15 +343,24 @@ pub struct SeedResult {
 }
 
 impl SeedResult {
-    /// Condenses a run (or its harness error) to a sweep line.
+    /// Condenses a run (or its harness error) to a sweep line, with its history hash.
     pub fn from_run(seed: u64, run: &Result<RunReport, WorldError>) -> Self {
+        let mut r = Self::unhashed(seed, run);
+        if let Ok(run) = run {
+            r.history_hash = run.history_hash().to_string();
+        }
+        r
+    }
+
+    /// [`Self::from_run`] without the history hash (the hash is a share of a run's cost).
+    pub fn unhashed(seed: u64, run: &Result<RunReport, WorldError>) -> Self {
         match run {
             Ok(r) => SeedResult {
                 seed,
                 ok: r.verdict.is_ok(),
                 first_anomaly: r.verdict.first().map(|a| a.class),
                 error: None,
-                history_hash: r.history_hash.clone(),
+                history_hash: String::new(),
                 wire_hash: String::new(),
                 simulated_ms: r.simulated_ms(),
                 rebalances: r.verdict.stats.rebalances,

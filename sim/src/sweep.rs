@@ -377,6 +377,8 @@ pub struct Sweep {
     options: RunOptions,
     fail_fast: bool,
     check_determinism: bool,
+    /// Whether each seed's history hash is kept (sweep files carry it).
+    hashes: bool,
     /// Set by the first failing seed when `fail_fast` is on: no further seed starts.
     stop: AtomicBool,
 }
@@ -410,6 +412,7 @@ impl Sweep {
             options,
             fail_fast: false,
             check_determinism: false,
+            hashes: false,
             stop: AtomicBool::new(false),
         })
     }
@@ -418,6 +421,12 @@ impl Sweep {
     /// finish): how long a bug takes to catch is then one command.
     pub fn fail_fast(mut self, on: bool) -> Self {
         self.fail_fast = on;
+        self
+    }
+
+    /// Keep each seed's history hash in its result (for `--json`; the table does not show it).
+    pub fn hashes(mut self, on: bool) -> Self {
+        self.hashes = on;
         self
     }
 
@@ -484,7 +493,11 @@ impl Sweep {
         let progress = Progress::new(s.name, count);
         let results = on_threads(self.seeds.clone(), self.jobs, &self.stop, |seed| {
             let run = runner::run_seed_with(s, seed, &self.options);
-            let mut r = SeedResult::from_run(seed, &run);
+            let mut r = if self.hashes || self.check_determinism {
+                SeedResult::from_run(seed, &run)
+            } else {
+                SeedResult::unhashed(seed, &run)
+            };
             if let (true, Ok(run)) = (self.check_determinism, &run) {
                 // Serialising the wire stream costs a run a good share: only when compared.
                 r.wire_hash = run.history.wire_hash_hex();

@@ -70,6 +70,10 @@ fn bad_arguments_are_named_errors_with_exit_code_2() {
         (&["bench", "--jobs", "0"], "--jobs must be at least 1"),
         (&["bench", "no_such_scenario"], "unknown scenario"),
         (&["bench", "swarm", "--all"], "cannot be used with"),
+        (
+            &["bench", "swarm", "--baseline", "/nonexistent/bench.json"],
+            "cannot read baseline /nonexistent/bench.json",
+        ),
         (&["merge"], "required"),
         (&["merge", "/nonexistent/shard-1.json"], "reading /nonexistent/shard-1.json"),
         (&["trace", "steady_state", "--seed", "1", "--format", "png"], "invalid value 'png'"),

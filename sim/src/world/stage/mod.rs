@@ -181,8 +181,9 @@ impl Stage {
     pub(crate) fn finish(self, now: Millis) -> History {
         self.history.borrow_mut().world(now, WorldEvent::RunEnded);
         groupsim_wire::probe::tapping(false);
-        let h = self.history.borrow().clone();
-        h
+        // Moved out, not copied: the run is over, and whatever still holds the shared history
+        // records nothing more into it.
+        std::mem::replace(&mut *self.history.borrow_mut(), History::new())
     }
 }
 
