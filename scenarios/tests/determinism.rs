@@ -33,7 +33,7 @@ fn replays_bit_for_bit_and_seeds_differ(options: &RunOptions, default_count: u64
             "seed {seed}: histories differ between runs"
         );
         assert_eq!(a.history.to_jsonl(), b.history.to_jsonl(), "seed {seed}");
-        distinct.insert(a.history_hash());
+        distinct.insert(a.history_hash().to_string());
     }
     assert_eq!(distinct.len(), seeds.len(), "different seeds should give different histories");
 }
