@@ -16,9 +16,13 @@
 //! COORDINATOR_NOT_AVAILABLE, or another broker node answering the group. An era is a run of
 //! the group's entries with no sign between them: an in-memory answer is evidence only inside its
 //! era, a persisted one (a SyncGroup answered NONE) for the rest of the log. A dropped client
-//! connection is no sign: the coordinator keeps the group. What the rules cannot know: a
-//! foreign broker that restarts by itself, on the same node, between two requests no error
-//! answered.
+//! connection is no sign: the coordinator keeps the group. An answer read after a sign whose
+//! request was written before it (held by a paused client or a slow network across the change)
+//! was made by either coordinator: it is an era of its own, evidence of nothing in-memory about
+//! the others. What the rules cannot know: a foreign broker that restarts by itself, on the same
+//! node, between two requests no error answered.
+
+use groupsim_wire::Millis;
 
 use super::log::{Answer, AnswerLog, Entry, Mark, Request};
 
@@ -28,6 +32,9 @@ pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
 pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 /// NOT_COORDINATOR.
 pub const NOT_COORDINATOR: i16 = 16;
+
+/// Era numbers from here up are those of answers made across a coordinator change: one each.
+const STRADDLING: u32 = u32::MAX / 2;
 
 /// The era of each entry of a log (see the module docs), and where consumer-protocol members
 /// first appear in it.
@@ -46,11 +53,14 @@ impl Eras {
         let mut current = 0u32;
         let mut node: Option<i32> = None;
         let mut first_consumer = usize::MAX;
+        // When the latest sign was seen.
+        let mut last_sign: Option<Millis> = None;
         for (i, e) in log.entries.iter().enumerate() {
             match e {
                 Entry::Unanswered { .. } => {}
-                Entry::Mark { mark: Mark::RestartStarted | Mark::CoordinatorMoved, .. } => {
-                    current += 1
+                Entry::Mark { mark: Mark::RestartStarted | Mark::CoordinatorMoved, at_ms } => {
+                    current += 1;
+                    last_sign = Some(*at_ms);
                 }
                 Entry::Exchange(x) => {
                     if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
@@ -65,11 +75,17 @@ impl Eras {
                         )
                     );
                     let other_node = x.node.is_some() && node.is_some() && x.node != node;
-                    if moved || other_node {
-                        current += 1;
-                    }
                     if x.node.is_some() && !moved {
                         node = x.node;
+                    }
+                    if moved || other_node {
+                        current += 1;
+                        last_sign = Some(x.answered_ms);
+                    } else if last_sign.is_some_and(|t| t >= x.sent_ms) {
+                        // Written before the latest sign, read after it: made by either side
+                        // of the change.
+                        era.push(STRADDLING + i as u32);
+                        continue;
                     }
                 }
                 Entry::Mark { .. } => {}

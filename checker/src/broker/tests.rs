@@ -966,3 +966,38 @@ fn a_consumer_heartbeat_older_than_its_previous_epoch_answered_none_is_stale_gen
     entries.push(heartbeat("m0.0", 40, "a", 1, 3, NONE, None));
     assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), [BrokerRule::StaleGenerationAccepted]);
 }
+
+/// A leader's JoinGroup answer written before a coordinator change and read after it (the
+/// member was paused meanwhile) was made by either coordinator: generation 4 handed out by the
+/// old one and again, to other members, by the new one after it loaded generation 3
+/// (swarm_cooperative seed 238). Read after the change, it proves nothing about the new
+/// coordinator's generation 4; read before it, the two lists are one coordinator's.
+#[test]
+fn an_answer_made_across_a_coordinator_change_is_an_era_of_its_own() {
+    let leader = |actor: &str, sent: u64, read: u64, id: &str, members: &[&str]| {
+        let members = members.iter().map(|m| m.to_string()).collect();
+        let answer = Answer::Join {
+            error: NONE,
+            generation: 4,
+            member_id: id.into(),
+            leader: id.into(),
+            members,
+        };
+        let request =
+            Request::Join { member_id: id.into(), instance: None, session_timeout_ms: None };
+        on(1, x(actor, sent, read, request, answer))
+    };
+    let mut straddling = vec![Entry::Mark { at_ms: 50, mark: Mark::CoordinatorMoved }];
+    straddling.push(leader("m3.0", 60, 61, "c", &["c", "d"]));
+    straddling.insert(0, leader("m0.0", 10, 70, "a", &["a", "b", "c", "d"]));
+    straddling.rotate_left(1); // the paused member's answer is read last
+    assert!(answer_rules(&log(Protocol::Classic, 2, straddling)).is_empty());
+    let one_coordinator = vec![
+        leader("m3.0", 60, 61, "c", &["c", "d"]),
+        leader("m0.0", 55, 70, "a", &["a", "b", "c", "d"]),
+    ];
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, one_coordinator)),
+        [BrokerRule::MembershipWithoutGeneration]
+    );
+}
