@@ -41,8 +41,9 @@ const STRADDLING: u32 = u32::MAX / 2;
 #[derive(Debug)]
 pub struct Eras {
     era: Vec<u32>,
-    /// The first entry that is a ConsumerGroupHeartbeat (the group is, or becomes, a consumer
-    /// group there: generations stop being one number for the whole group).
+    /// The first entry that may come after a ConsumerGroupHeartbeat was read (the group is, or
+    /// becomes, a consumer group there: generations stop being one number for the whole
+    /// group).
     first_consumer: usize,
 }
 
@@ -78,12 +79,14 @@ impl Eras {
                     if x.node.is_some() && !moved {
                         node = x.node;
                     }
+                    // Written before the latest sign, read after it: made by either side of
+                    // the change (even when it shows the change itself, by its node).
+                    let straddles = last_sign.is_some_and(|t| t >= x.sent_ms);
                     if moved || other_node {
                         current += 1;
                         last_sign = Some(x.answered_ms);
-                    } else if last_sign.is_some_and(|t| t >= x.sent_ms) {
-                        // Written before the latest sign, read after it: made by either side
-                        // of the change.
+                    }
+                    if straddles {
                         era.push(STRADDLING + i as u32);
                         continue;
                     }
@@ -91,6 +94,26 @@ impl Eras {
                 Entry::Mark { .. } => {}
             }
             era.push(current);
+        }
+        // A consumer group may exist from the moment the first ConsumerGroupHeartbeat was
+        // written (its answer may be read long after, by a paused client): an answer read
+        // from then on may come from it.
+        let written = log.entries.iter().filter_map(|e| match e {
+            Entry::Exchange(x) if matches!(x.request, Request::ConsumerHeartbeat { .. }) => {
+                Some(x.sent_ms)
+            }
+            Entry::Unanswered { call: Request::ConsumerHeartbeat { .. }, sent_ms, .. } => {
+                Some(*sent_ms)
+            }
+            _ => None,
+        });
+        if let Some(t) = written.min() {
+            let after = log.entries.iter().position(|e| match e {
+                Entry::Exchange(x) => x.answered_ms >= t,
+                Entry::Mark { at_ms, .. } => *at_ms >= t,
+                Entry::Unanswered { sent_ms, .. } => *sent_ms >= t,
+            });
+            first_consumer = first_consumer.min(after.unwrap_or(usize::MAX));
         }
         Self { era, first_consumer }
     }
