@@ -41,6 +41,11 @@ const MIN_REQUEST_HEADER: usize = 10;
 /// correlation id (the body is not decoded: its layout may be unknown to us); anything that
 /// does not parse exactly, trailing bytes included, gives [`WireError::MalformedRequest`].
 pub fn decode_request(frame: Bytes) -> Result<DecodedRequest, WireError> {
+    decode_request_from(frame, Source::Untrusted)
+}
+
+/// [`decode_request`] for a frame from `source`.
+pub fn decode_request_from(frame: Bytes, source: Source) -> Result<DecodedRequest, WireError> {
     if frame.len() < 8 {
         return Err(WireError::FrameTooShort { len: frame.len(), what: "request header" });
     }
@@ -64,7 +69,9 @@ pub fn decode_request(frame: Bytes) -> Result<DecodedRequest, WireError> {
     let header_version = api_key.request_header_version(version);
     let header = guarded(|| RequestHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
-    shape::check_request(api_key, version, &buf).map_err(malformed)?;
+    if source == Source::Untrusted {
+        shape::check_request(api_key, version, &buf).map_err(malformed)?;
+    }
     let request = guarded(|| RequestKind::decode(api_key, &mut buf, version)).map_err(malformed)?;
     if buf.has_remaining() {
         return Err(malformed(format!("{} trailing bytes", buf.remaining())));
@@ -178,6 +185,29 @@ pub fn decode_response_prefix(
     api_key: ApiKey,
     version: i16,
 ) -> Result<(i32, ResponseKind, usize), WireError> {
+    decode_response_prefix_from(frame, api_key, version, Source::Untrusted)
+}
+
+/// Where a frame came from: bytes from outside are walked against their layout before
+/// kafka-protocol reads them ([`shape`]); frames this process's own encoder wrote (an in-process
+/// world's members and coordinator) are read directly, and a well-formed body takes the whole
+/// frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// From another process: checked.
+    #[default]
+    Untrusted,
+    /// Written by our own encoder in this process.
+    OwnEncoder,
+}
+
+/// [`decode_response_prefix`] for a frame from `source`.
+pub fn decode_response_prefix_from(
+    frame: Bytes,
+    api_key: ApiKey,
+    version: i16,
+    source: Source,
+) -> Result<(i32, ResponseKind, usize), WireError> {
     let malformed = |reason: String| WireError::MalformedResponse { api_key, version, reason };
     let header_version = api_key.response_header_version(version);
     let min_header = if header_version >= 1 { 5 } else { 4 };
@@ -188,7 +218,7 @@ pub fn decode_response_prefix(
     let header = guarded(|| ResponseHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
     // An API without a layout (CreateTopics, which only check-broker sends) is read whole.
-    let length = if shape::has_response_layout(api_key) {
+    let length = if source == Source::Untrusted && shape::has_response_layout(api_key) {
         shape::response_length(api_key, version, &buf).map_err(malformed)?
     } else {
         buf.len()

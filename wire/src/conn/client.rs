@@ -8,8 +8,8 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, Response
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 
 use crate::codec::{
-    decode_response, decode_response_prefix, encode_request, peek_correlation_id, request_api_key,
-    request_header,
+    decode_response, decode_response_prefix_from, encode_request, peek_correlation_id,
+    request_api_key, request_header, Source,
 };
 use crate::error_name;
 use crate::versions::highest_common;
@@ -88,6 +88,8 @@ pub struct ClientConn {
     expected: VecDeque<(i32, ApiKey, i16)>,
     next_correlation_id: i32,
     versions: Option<Arc<NegotiatedVersions>>,
+    /// Where the broker's frames come from.
+    source: Source,
 }
 
 impl ClientConn {
@@ -100,7 +102,15 @@ impl ClientConn {
             expected: VecDeque::new(),
             next_correlation_id: 0,
             versions: None,
+            source: Source::Untrusted,
         }
+    }
+
+    /// This connection's broker is this process's own encoder (an in-process world): its
+    /// answers are read without the layout walk ([`Source::OwnEncoder`]).
+    pub fn from_own_encoder(mut self) -> Self {
+        self.source = Source::OwnEncoder;
+        self
     }
 
     /// The first frame once the connection is up: ApiVersions at our highest version.
@@ -158,7 +168,7 @@ impl ClientConn {
                 // As Kafka's clients do, bytes after a well-formed answer are ignored (librdkafka's
                 // mock cluster appends one to Metadata v12).
                 let (correlation_id, response, trailing) =
-                    decode_response_prefix(frame, api_key, version)?;
+                    decode_response_prefix_from(frame, api_key, version, self.source)?;
                 if trailing > 0 {
                     tracing::warn!(?api_key, version, trailing, "bytes after the answer ignored");
                 }

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 
-use crate::codec::{decode_request, encode_api_versions_fallback, encode_response};
+use crate::codec::{decode_request_from, encode_api_versions_fallback, encode_response, Source};
 use crate::versions::unsupported_api_versions;
 use crate::WireError;
 
@@ -49,12 +49,20 @@ pub struct ServerConn {
     busy: bool,
     /// The client closed its side: serve what was read, then drop the connection.
     closing: bool,
+    /// Where the frames come from.
+    source: Source,
 }
 
 impl ServerConn {
     /// A connection just accepted.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A connection whose client is this process's own encoder (an in-process world): its
+    /// frames are read without the layout walk ([`Source::OwnEncoder`]).
+    pub fn from_own_encoder() -> Self {
+        Self { source: Source::OwnEncoder, ..Self::default() }
     }
 
     /// A request frame was read.
@@ -94,7 +102,7 @@ impl ServerConn {
             return None;
         }
         let frame = self.waiting.pop_front()?;
-        Some(match decode_request(frame) {
+        Some(match decode_request_from(frame, self.source) {
             Ok(req) => {
                 self.busy = true;
                 let silent = matches!(&req.request, RequestKind::Produce(p) if p.acks == 0);

@@ -125,7 +125,7 @@ impl BrokerNode {
         };
         match frame {
             Frame::Syn => {
-                running.conns.insert(conn, ServerConn::new());
+                running.conns.insert(conn, ServerConn::from_own_encoder());
                 running.active_at.insert(conn, ctx.now);
                 ctx.queue.push(ctx.now, Event::Accepted { conn });
             }

@@ -56,7 +56,8 @@ impl MemberHost {
                     let plan = self.process.plan();
                     let (member, host) = ((self.index, conn), plan.host);
                     let id = ctx.net.open(&mut ctx.queue, ctx.now, member, host, node);
-                    let client = ClientConn::new(&plan.config.client_id, served_apis());
+                    let client =
+                        ClientConn::new(&plan.config.client_id, served_apis()).from_own_encoder();
                     self.conns.insert(conn, (id, Transport::Connecting(Box::new(client))));
                 }
                 Action::Transmit { conn, frame } => {
