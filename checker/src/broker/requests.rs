@@ -20,14 +20,18 @@
 //! a fencing.
 //!
 //! Requests whose answers never came prove nothing about what the actor was given, and give it
-//! nothing. A misbehaving client's deliberate requests (the invalid_requests scenario's prober)
+//! nothing. An actor is a client process as its requests name it (`client.id` for a real
+//! client); where the log marks which actors are member processes, an actor it does not mark is
+//! a connection no process owned up to (a client library that commits through a second client
+//! with its default id, as samsa does): its requests are judged against what any actor was
+//! given. A misbehaving client's deliberate requests (the invalid_requests scenario's prober)
 //! are excused one by one, by the case it names for each ([`Excused`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::Millis;
 
-use super::log::{Answer, AnswerLog, Entry, Request, NONE};
+use super::log::{Answer, AnswerLog, Entry, Mark, Request, NONE};
 use super::{BrokerAnomaly, BrokerRule};
 
 /// MEMBER_ID_REQUIRED (KIP-394): the JoinGroup answer that hands a new member its id.
@@ -78,6 +82,16 @@ pub fn check(log: &AnswerLog, excused: &Excused) -> Vec<BrokerAnomaly> {
     // was written.
     let mut found = Vec::new();
     let mut given: BTreeMap<&str, Given> = BTreeMap::new();
+    // What any actor was given, for actors no member process owns.
+    let mut anyone = Given::default();
+    let members: BTreeSet<&str> = log
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Mark { mark: Mark::Started(actor), .. } => Some(actor.as_str()),
+            _ => None,
+        })
+        .collect();
     let exchanges: Vec<(usize, &super::log::Exchange)> = log.exchanges().collect();
     let mut by_answer: Vec<usize> = (0..exchanges.len()).collect();
     by_answer.sort_by_key(|&k| (exchanges[k].1.answered_ms, exchanges[k].0));
@@ -101,13 +115,15 @@ pub fn check(log: &AnswerLog, excused: &Excused) -> Vec<BrokerAnomaly> {
         {
             let (_, x) = exchanges[by_answer[next_answer]];
             learn(given.entry(&x.actor).or_default(), &x.request, &x.answer);
+            learn(&mut anyone, &x.request, &x.answer);
             next_answer += 1;
         }
         let member = actor.split('.').next().unwrap_or(actor);
         if excused.covers(member, answered_ms) || excused.actors.contains(actor) {
             continue;
         }
-        let g = given.entry(actor).or_default();
+        let unowned = !members.is_empty() && !members.contains(actor);
+        let g = if unowned { &mut anyone } else { given.entry(actor).or_default() };
         if let Some(why) = judge(g, request) {
             found.push(BrokerAnomaly {
                 rule: why.0,

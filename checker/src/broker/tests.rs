@@ -1050,3 +1050,23 @@ fn an_answer_by_the_new_node_to_a_request_from_before_the_change_is_an_era_of_it
     let found = rules(&log(Protocol::Classic, 2, entries));
     assert!(!found.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");
 }
+
+/// A real client library may commit through a second client with its own default `client.id`
+/// (samsa 0.1.8 commits as "samsa" while its group member is "m4.0"): a connection no member
+/// process owns is judged against what any actor was given, and a member process against what
+/// it read itself.
+#[test]
+fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
+    let started = |actor: &str| Entry::Mark { at_ms: 0, mark: Mark::Started(actor.into()) };
+    let mut entries = vec![started("m0.0"), started("m1.0")];
+    entries.extend(classic_group());
+    entries.push(commit("samsa", 30, "b", 1, 5, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries.clone())).is_empty());
+    entries.push(commit("samsa", 40, "b", 9, 5, ILLEGAL_GENERATION));
+    assert_eq!(
+        rules(&log(Protocol::Classic, 2, entries.clone())),
+        [BrokerRule::UnknownGenerationSent]
+    );
+    entries.push(commit("m0.0", 50, "b", 1, 5, NONE)); // b's generation, but m0.0 never read it
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)).len(), 2);
+}
