@@ -102,3 +102,24 @@ pub fn describe_entry(entry: &Entry) -> String {
         Entry::Mark { at_ms, mark } => format!("{mark:?} at {at_ms} ms"),
     }
 }
+
+/// The member id a classic request names.
+pub fn request_member(r: &Request) -> Option<&str> {
+    match r {
+        Request::Join { member_id, .. }
+        | Request::Sync { member_id, .. }
+        | Request::Heartbeat { member_id, .. }
+        | Request::Leave { member_id }
+        | Request::Commit { member_id, .. } => Some(member_id),
+        _ => None,
+    }
+}
+
+/// The error an answer carries (a commit's: its first partition's).
+pub fn answer_error(a: &Answer) -> i16 {
+    match a {
+        Answer::Join { error, .. } | Answer::Sync { error, .. } | Answer::Error { error } => *error,
+        Answer::Commit { errors } => errors.first().map(|e| e.1).unwrap_or(NONE),
+        _ => NONE,
+    }
+}

@@ -16,7 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupsim_wire::Millis;
 
 use super::eras::Eras;
-use super::log::{Answer, AnswerLog, Entry, Exchange, Request, NONE, UNKNOWN_MEMBER_ID};
+use super::log::{
+    answer_error, request_member, Answer, AnswerLog, Entry, Exchange, Request, NONE,
+    UNKNOWN_MEMBER_ID,
+};
 use super::sessions::Sessions;
 use super::statics::{self, Replacement};
 
@@ -233,26 +236,5 @@ impl<'a> Removals<'a> {
             Some(Entry::Exchange(x)) => Some(x),
             _ => None,
         }
-    }
-}
-
-/// The member id a classic request names.
-pub fn request_member(r: &Request) -> Option<&str> {
-    match r {
-        Request::Join { member_id, .. }
-        | Request::Sync { member_id, .. }
-        | Request::Heartbeat { member_id, .. }
-        | Request::Leave { member_id }
-        | Request::Commit { member_id, .. } => Some(member_id),
-        _ => None,
-    }
-}
-
-/// The error an answer carries (a commit's: its first partition's).
-pub fn answer_error(a: &Answer) -> i16 {
-    match a {
-        Answer::Join { error, .. } | Answer::Sync { error, .. } | Answer::Error { error } => *error,
-        Answer::Commit { errors } => errors.first().map(|e| e.1).unwrap_or(NONE),
-        _ => NONE,
     }
 }

@@ -26,8 +26,7 @@ use std::collections::BTreeMap;
 use groupsim_wire::Millis;
 
 use super::eras::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
-use super::log::{Answer, AnswerLog, Entry, Request};
-use super::removals::{answer_error, request_member};
+use super::log::{answer_error, request_member, Answer, AnswerLog, Entry, Request};
 
 /// Grace after a session deadline for the broker's timer to fire.
 pub const SLACK_MS: Millis = 1_000;

@@ -1,0 +1,128 @@
+//! Session expiry, removed members and KIP-848 epoch fencing on hand-built answer logs.
+
+use super::*;
+
+/// `entry`, a JoinGroup, asking for a session timeout of `ms`.
+fn with_session(mut entry: Entry, ms: i32) -> Entry {
+    if let Entry::Exchange(Exchange { request: Request::Join { session_timeout_ms, .. }, .. }) =
+        &mut entry
+    {
+        *session_timeout_ms = Some(ms);
+    }
+    entry
+}
+
+/// `classic_group` with sessions of 10 s.
+fn classic_group_with_sessions() -> Vec<Entry> {
+    let mut entries = classic_group();
+    entries[0] = with_session(entries[0].clone(), 10_000);
+    entries[1] = with_session(entries[1].clone(), 10_000);
+    entries
+}
+
+fn classic_heartbeat(actor: &str, t: u64, id: &str, generation: i32, error: i16) -> Entry {
+    let request = Request::Heartbeat { member_id: id.into(), generation };
+    x(actor, t, t + 1, request, Answer::Error { error })
+}
+
+/// Kafka removes a classic member whose heartbeat timer fires while it awaits no join or sync
+/// answer (`expireClassicGroupMemberHeartbeat`); its next heartbeat finds no member. A
+/// coordinator that answers it NONE keeps a dead member's partitions assigned to it.
+#[test]
+fn a_heartbeat_after_its_session_expired_answered_none_is_removed_member_accepted() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+    entries.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE)); // b silent for 25 s
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(
+        found.iter().map(|a| a.rule).collect::<Vec<_>>(),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+    assert_eq!(found[0].evidence, [3, 5], "b's sync re-armed its timer last");
+}
+
+#[test]
+fn a_heartbeat_within_its_session_passes() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(classic_heartbeat("m1.0", 9_000, "b", 1, NONE));
+    entries.push(classic_heartbeat("m1.0", 18_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// A request whose answer never came may have re-armed the timer at any time, and a coordinator
+/// that loads the group re-arms every timer: neither leaves proof of expiry.
+#[test]
+fn an_unanswered_request_or_a_coordinator_change_leaves_no_proof_of_expiry() {
+    let mut unanswered = classic_group_with_sessions();
+    let call = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+    unanswered.push(Entry::Unanswered {
+        actor: "m1.0".into(),
+        sent_ms: 9_000,
+        call,
+        group: String::new(),
+    });
+    unanswered.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, unanswered)).is_empty());
+    let mut moved = classic_group_with_sessions();
+    moved.push(Entry::Mark { at_ms: 15_000, mark: Mark::CoordinatorMoved });
+    moved.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE));
+    assert!(rules(&log(Protocol::Classic, 2, moved)).is_empty());
+}
+
+#[test]
+fn a_commit_after_its_session_expired_is_a_zombie_commit() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(commit("m1.0", 25_000, "b", 1, 5, NONE));
+    assert_eq!(rules(&log(Protocol::Classic, 2, entries)), [BrokerRule::ZombieCommit]);
+}
+
+/// KIP-345: a static member that rejoins under its instance id with a new member id takes the
+/// old id's place (in a Stable group, at the same generation); the coordinator then fences the
+/// old id (FENCED_INSTANCE_ID). Its heartbeat answered NONE is a removed member accepted, which
+/// the stale-generation rule cannot see: the generation did not move.
+#[test]
+fn a_heartbeat_of_a_replaced_static_member_answered_none_is_removed_member_accepted() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "c", "i1", 1, &[]));
+    let mut passing = entries.clone();
+    passing.push(classic_heartbeat("m1.1", 40, "c", 1, NONE));
+    assert!(answer_rules(&log(Protocol::Classic, 2, passing)).is_empty());
+    entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, entries)),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+}
+
+#[test]
+fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
+    let mut entries = classic_group();
+    entries.push(x(
+        "m1.0",
+        30,
+        31,
+        Request::Leave { member_id: "b".into() },
+        Answer::Error { error: NONE },
+    ));
+    entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, entries)),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+}
+
+/// KIP-848: the coordinator accepts a member's current epoch and its previous one (the answer
+/// that bumped it may have been lost), and fences older ones with FENCED_MEMBER_EPOCH.
+#[test]
+fn a_consumer_heartbeat_older_than_its_previous_epoch_answered_none_is_stale_generation_accepted() {
+    let mut entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0, 1])),
+        heartbeat("m0.0", 20, "a", 1, 2, NONE, None),
+        heartbeat("m0.0", 30, "a", 2, 3, NONE, None),
+    ];
+    let mut previous = entries.clone();
+    previous.push(heartbeat("m0.0", 40, "a", 2, 3, NONE, None));
+    assert!(rules(&log(Protocol::Consumer, 2, previous)).is_empty());
+    entries.push(heartbeat("m0.0", 40, "a", 1, 3, NONE, None));
+    assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), [BrokerRule::StaleGenerationAccepted]);
+}
