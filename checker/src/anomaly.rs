@@ -71,6 +71,9 @@ pub enum AnomalyClass {
     /// The coordinator answered a Heartbeat or SyncGroup NONE from a member it had removed
     /// (left, fenced, expired, replaced by its static instance's new id).
     AnswerRemovedMemberAccepted,
+    /// The coordinator answered NONE to a request Kafka refuses whatever the group's state
+    /// (KIP-394's MEMBER_ID_REQUIRED, a rejoin claiming partitions).
+    AnswerWrongError,
     /// An answer lacked what its protocol says it carries (a member id, a generation, a leader
     /// among the members).
     AnswerMalformed,
@@ -82,7 +85,7 @@ pub enum AnomalyClass {
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 31] = [
+    pub const ALL: [AnomalyClass; 32] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -111,6 +114,7 @@ impl AnomalyClass {
         AnomalyClass::AnswerFetchRepeat,
         AnomalyClass::AnswerStaleGenerationAccepted,
         AnomalyClass::AnswerRemovedMemberAccepted,
+        AnomalyClass::AnswerWrongError,
         AnomalyClass::AnswerMalformed,
         AnomalyClass::RequestUnknownGeneration,
         AnomalyClass::RequestJoinOwningPartitions,
@@ -149,6 +153,7 @@ impl AnomalyClass {
             AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
             AnomalyClass::AnswerStaleGenerationAccepted => "answer-stale-generation-accepted",
             AnomalyClass::AnswerRemovedMemberAccepted => "answer-removed-member-accepted",
+            AnomalyClass::AnswerWrongError => "answer-wrong-error",
             AnomalyClass::AnswerMalformed => "answer-malformed",
             AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",
             AnomalyClass::RequestJoinOwningPartitions => "request-join-owning-partitions",

@@ -168,6 +168,18 @@ pub struct CoordinatorBugs {
     /// kept and its session re-armed, unless it never completed a join.
     #[serde(default)]
     pub keeps_silent_members_alive: bool,
+    /// A classic JoinGroup v4 or later from a new dynamic member (no member id, no instance id)
+    /// is admitted at once, as before KIP-394, instead of answered MEMBER_ID_REQUIRED with the id
+    /// to rejoin with. Kafka asks since 2.2 (KAFKA-7610): a client whose first JoinGroup answer
+    /// is lost retries with no member id and becomes a second member, while the first sits in the
+    /// group as a ghost that every rebalance waits for until its session runs out. The member id
+    /// round trip (KAFKA-7824, apache/kafka#6058) makes the coordinator hand out an id only to a
+    /// client that shows it has it.
+    ///
+    /// In groupsim (classic groups): a new dynamic member's JoinGroup at any version joins the
+    /// group directly, as a v0–v3 one does.
+    #[serde(default)]
+    pub admits_unknown_member_id: bool,
 }
 
 impl Default for CoordinatorConfig {

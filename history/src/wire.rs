@@ -73,14 +73,16 @@ pub struct Exchange {
 /// The parts of a request the rules read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
-    /// JoinGroup, with the `group.instance.id` of a static member and the session timeout
-    /// asked for (absent in histories recorded before it was kept).
+    /// JoinGroup, with the `group.instance.id` of a static member, the session timeout asked
+    /// for and the request's version (both absent in histories recorded before they were kept).
     Join {
         member_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instance: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_timeout_ms: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<i16>,
     },
     /// SyncGroup.
     Sync { member_id: String, generation: i32 },

@@ -353,6 +353,18 @@ fn coordinator_keeping_a_silent_member_is_caught_by_its_answers() {
     check_switch_at_in(WorldKind::Event, name, "zombie_pause", 15, class, Some(2));
 }
 
+/// A coordinator that admits a new dynamic member's JoinGroup v4+ at once (as before KIP-394)
+/// answers NONE where Kafka answers MEMBER_ID_REQUIRED: every new Java-like member shows it on
+/// its first join, whatever the faults, and nothing else need go wrong for the answers to show
+/// it. membership_churn's seed 0 in both worlds, shrunk to no fault at all.
+#[test]
+fn coordinator_admitting_an_unknown_member_id_is_caught_by_its_answers() {
+    let name = "coordinator-admits-unknown-member-id";
+    let class = AnomalyClass::AnswerWrongError;
+    check_switch_at_in(WorldKind::Turmoil, name, "membership_churn", 0, class, None);
+    check_switch_at_in(WorldKind::Event, name, "membership_churn", 0, class, Some(0));
+}
+
 /// The event world, the default (`sweep`, `run`, `replay` without `--world`), draws other
 /// histories from the same seeds, so it catches each switch at other seeds: it must catch every
 /// one within a few, with the same seed clean when the switch is off, and the caught seed must
@@ -380,6 +392,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
         ("coordinator-accepts-stale-heartbeat", "static_churn"),
         ("coordinator-keeps-silent-member", "zombie_pause"),
+        ("coordinator-admits-unknown-member-id", "membership_churn"),
         ("member-rewinds-when-offset-fetch-fails", "swarm"),
         ("member-skips-when-offset-fetch-fails", "swarm"),
         ("member-gives-up-on-join-load-in-progress", "swarm"),

@@ -375,6 +375,15 @@ pub fn all() -> Vec<BugSwitch> {
             expected: &[AnomalyClass::AnswerRemovedMemberAccepted],
             apply: |s| s.coordinator.bugs.keeps_silent_members_alive = true,
         },
+        BugSwitch {
+            name: "coordinator-admits-unknown-member-id",
+            reference: "KIP-394 (KAFKA-7824, apache/kafka#6058; KAFKA-7610): the check it added",
+            summary: "coordinator: a new dynamic member's JoinGroup v4+ joins at once instead of \
+                      being answered MEMBER_ID_REQUIRED, so a retried first join leaves a ghost \
+                      member",
+            expected: &[AnomalyClass::AnswerWrongError],
+            apply: |s| s.coordinator.bugs.admits_unknown_member_id = true,
+        },
     ]
 }
 

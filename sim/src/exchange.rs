@@ -39,13 +39,14 @@ fn name(names: &TopicNames, name: &str, id: &uuid::Uuid) -> String {
     names.get(id).cloned().unwrap_or_else(|| id.to_string())
 }
 
-/// What the rules keep of a request (None: an API they do not read).
-pub fn request(r: &RequestKind, names: &TopicNames) -> Option<Request> {
+/// What the rules keep of a request written at `version` (None: an API they do not read).
+pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Request> {
     Some(match r {
         RequestKind::JoinGroup(r) => Request::Join {
             member_id: r.member_id.to_string(),
             instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
             session_timeout_ms: Some(r.session_timeout_ms),
+            version: Some(version),
         },
         RequestKind::SyncGroup(r) => {
             Request::Sync { member_id: r.member_id.to_string(), generation: r.generation_id }

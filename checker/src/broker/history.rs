@@ -55,6 +55,7 @@ impl BrokerRule {
             BrokerRule::FetchRepeat => AnomalyClass::AnswerFetchRepeat,
             BrokerRule::StaleGenerationAccepted => AnomalyClass::AnswerStaleGenerationAccepted,
             BrokerRule::RemovedMemberAccepted => AnomalyClass::AnswerRemovedMemberAccepted,
+            BrokerRule::WrongError => AnomalyClass::AnswerWrongError,
             BrokerRule::MalformedAnswer => AnomalyClass::AnswerMalformed,
             BrokerRule::UnknownGenerationSent => AnomalyClass::RequestUnknownGeneration,
             BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
@@ -269,6 +270,7 @@ mod tests {
                 member_id: String::new(),
                 instance: None,
                 session_timeout_ms: None,
+                version: None,
             },
             answer: Answer::Join {
                 error: NONE,

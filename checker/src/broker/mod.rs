@@ -18,6 +18,7 @@
 //!   a member epoch) of a generation the group had moved past answered NONE.
 //! - [`removed`]: `removed-member-accepted`, a Heartbeat or SyncGroup answered NONE from a member
 //!   the coordinator had removed ([`removals`], [`sessions`]: left, fenced, replaced, expired).
+//! - [`errors`]: `wrong-error`, NONE to a request Kafka refuses whatever the group's state.
 //!
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
@@ -26,6 +27,7 @@ pub mod commits;
 pub mod convergence;
 pub mod epochs;
 pub mod eras;
+pub mod errors;
 pub mod fetches;
 pub mod history;
 pub mod log;
@@ -67,6 +69,8 @@ pub enum BrokerRule {
     StaleGenerationAccepted,
     /// A Heartbeat or SyncGroup answered NONE from a member the coordinator had removed.
     RemovedMemberAccepted,
+    /// NONE to a request Kafka refuses whatever the group's state.
+    WrongError,
     /// An answer missing what its protocol says it carries.
     MalformedAnswer,
     /// A client wrote a member id, generation or member epoch it was never given.
@@ -89,6 +93,7 @@ impl BrokerRule {
             BrokerRule::FetchRepeat => "fetch-repeat",
             BrokerRule::StaleGenerationAccepted => "stale-generation-accepted",
             BrokerRule::RemovedMemberAccepted => "removed-member-accepted",
+            BrokerRule::WrongError => "wrong-error",
             BrokerRule::MalformedAnswer => "malformed-answer",
             BrokerRule::UnknownGenerationSent => "unknown-generation-sent",
             BrokerRule::JoinOwningPartitions => "join-owning-partitions",
@@ -141,6 +146,7 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(stale::check(log));
     found.extend(stale::check_epochs(log));
     found.extend(removed::check(log));
+    found.extend(errors::check(log));
     found.extend(shapes::check(log));
     found.extend(requests::check(log, excused));
     found.sort_by_key(|a| (a.rule, a.at_ms));

@@ -211,7 +211,11 @@ impl GroupCoordinator {
                 .map(str::to_string);
             if let Some(old_id) = old_static {
                 join_static_member_takeover(group, &p, &old_id, &new_id, now, cfg, fx);
-            } else if version >= 4 && p.group_instance_id.is_none() {
+            } else if version >= 4
+                && p.group_instance_id.is_none()
+                // Bug `admits_unknown_member_id` skips KIP-394's round trip.
+                && !cfg.bugs.admits_unknown_member_id
+            {
                 // Kafka expires a pending member after the session timeout its JoinGroup
                 // carried (`addPendingMemberExpiration(group, newMemberId, sessionTimeoutMs)`;
                 // the new coordinator schedules the same), not the new-member join timeout.

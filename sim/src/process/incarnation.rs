@@ -372,7 +372,7 @@ fn write(
         group: exchange::group(&request),
         node: -1,
         sent_ms: now,
-        request: exchange::request(&request, topics),
+        request: exchange::request(&request, version, topics),
     };
     Ok((correlation_id, frame, written))
 }

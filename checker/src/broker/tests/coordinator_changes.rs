@@ -19,8 +19,12 @@ fn an_answer_made_across_a_coordinator_change_is_an_era_of_its_own() {
             leader: id.into(),
             members,
         };
-        let request =
-            Request::Join { member_id: id.into(), instance: None, session_timeout_ms: None };
+        let request = Request::Join {
+            member_id: id.into(),
+            instance: None,
+            session_timeout_ms: None,
+            version: None,
+        };
         on(1, x(actor, sent, read, request, answer))
     };
     let mut straddling = vec![Entry::Mark { at_ms: 50, mark: Mark::CoordinatorMoved }];
@@ -52,8 +56,12 @@ fn a_classic_join_answered_after_a_consumer_heartbeat_was_written_is_not_plainly
             leader: String::new(),
             members: vec![],
         };
-        let request =
-            Request::Join { member_id: "b".into(), instance: None, session_timeout_ms: None };
+        let request = Request::Join {
+            member_id: "b".into(),
+            instance: None,
+            session_timeout_ms: None,
+            version: None,
+        };
         x("m1.0", t, t + 1, request, answer)
     };
     let consumer = heartbeat("m0.0", 10, "z", 0, 3, NONE, Some(&[0]));

@@ -28,7 +28,12 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
         actor,
         t,
         t + 1,
-        Request::Join { member_id: String::new(), instance: None, session_timeout_ms: None },
+        Request::Join {
+            member_id: String::new(),
+            instance: None,
+            session_timeout_ms: None,
+            version: None,
+        },
         answer,
     )
 }
@@ -424,6 +429,7 @@ fn static_join(
         member_id: String::new(),
         instance: Some(instance.into()),
         session_timeout_ms: None,
+        version: None,
     };
     Entry::Exchange(e)
 }
@@ -614,7 +620,12 @@ fn a_join_with_the_member_id_a_member_id_required_answer_gave_passes() {
             "m0.0",
             44,
             47,
-            Request::Join { member_id: String::new(), instance: None, session_timeout_ms: None },
+            Request::Join {
+                member_id: String::new(),
+                instance: None,
+                session_timeout_ms: None,
+                version: None,
+            },
             required,
         ),
         join("m0.0", 47, "a", 1, "a", &["a"]),
@@ -807,7 +818,12 @@ fn a_commit_after_the_member_was_let_back_in_passes() {
         "m0.0",
         32,
         33,
-        Request::Join { member_id: "a".into(), instance: None, session_timeout_ms: None },
+        Request::Join {
+            member_id: "a".into(),
+            instance: None,
+            session_timeout_ms: None,
+            version: None,
+        },
         rejoin,
     ));
     entries.push(commit("m0.0", 40, "a", 2, 5, NONE));
@@ -826,7 +842,12 @@ fn a_sync_after_the_group_was_made_again_at_a_lower_generation_passes() {
         "m0.0",
         30,
         31,
-        Request::Join { member_id: "a".into(), instance: None, session_timeout_ms: None },
+        Request::Join {
+            member_id: "a".into(),
+            instance: None,
+            session_timeout_ms: None,
+            version: None,
+        },
         {
             Answer::Join {
                 error: NONE,
@@ -864,3 +885,36 @@ fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
 
 mod coordinator_changes;
 mod removals;
+
+/// KIP-394: a JoinGroup v4+ from a new dynamic member is answered MEMBER_ID_REQUIRED, never
+/// NONE; before v4, and for a static member, NONE is the answer.
+#[test]
+fn a_new_dynamic_member_admitted_at_join_v4_is_a_wrong_error() {
+    let at = |version: i16, instance: Option<&str>| {
+        let Entry::Exchange(mut e) = join("m0.0", 10, "a", 1, "a", &["a"]) else { unreachable!() };
+        e.request = Request::Join {
+            member_id: String::new(),
+            instance: instance.map(str::to_string),
+            session_timeout_ms: None,
+            version: Some(version),
+        };
+        log(Protocol::Classic, 1, vec![Entry::Exchange(e)])
+    };
+    assert_eq!(answer_rules(&at(5, None)), [BrokerRule::WrongError]);
+    assert!(answer_rules(&at(3, None)).is_empty());
+    assert!(answer_rules(&at(5, Some("i0"))).is_empty());
+}
+
+/// A rejoin at epoch 0 claiming partitions is refused with INVALID_REQUEST: a NONE is the
+/// coordinator's mistake as much as the request is the client's.
+#[test]
+fn a_consumer_rejoin_with_owned_partitions_answered_none_is_a_wrong_error() {
+    let Entry::Exchange(mut e) = heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])) else {
+        unreachable!()
+    };
+    e.request =
+        Request::ConsumerHeartbeat { member_id: "a".into(), epoch: 0, owned: Some(vec![tp(0)]) };
+    let found = rules(&log(Protocol::Consumer, 1, vec![Entry::Exchange(e)]));
+    assert!(found.contains(&BrokerRule::WrongError), "{found:?}");
+    assert!(found.contains(&BrokerRule::JoinOwningPartitions), "{found:?}");
+}

@@ -234,7 +234,15 @@ mod tests {
             leader: "a".into(),
             members: Vec::new(),
         };
-        x(Request::Join { member_id: "a".into(), instance: None, session_timeout_ms: None }, answer)
+        x(
+            Request::Join {
+                member_id: "a".into(),
+                instance: None,
+                session_timeout_ms: None,
+                version: None,
+            },
+            answer,
+        )
     }
 
     fn sync(member_id: &str, generation: i32) -> Entry {

@@ -52,7 +52,7 @@ impl Tap {
     /// `actor` wrote `frame` (a request, without its length prefix) on connection `conn`.
     pub fn sent(&mut self, actor: &str, conn: u64, now: Millis, frame: &Bytes) {
         let Ok(decoded) = decode_request(frame.clone()) else { return };
-        let Some(request) = self.request(&decoded.request) else { return };
+        let Some(request) = self.request(&decoded.request, decoded.version) else { return };
         let key = (actor.to_string(), conn, decoded.header.correlation_id);
         let (api_key, version) = (decoded.api_key, decoded.version);
         let group = exchange::group(&decoded.request);
@@ -107,8 +107,8 @@ impl Tap {
         self.log.entries.push(entry);
     }
 
-    fn request(&self, r: &RequestKind) -> Option<Request> {
-        exchange::request(r, &self.names)
+    fn request(&self, r: &RequestKind, version: i16) -> Option<Request> {
+        exchange::request(r, version, &self.names)
     }
 
     /// What the rules keep of an answer (None: an API they do not read).

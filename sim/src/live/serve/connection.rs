@@ -99,7 +99,7 @@ impl RequestHandler for ServeHandler {
         let api = group_api(&request);
         let _in_flight = Gate::arrive(&self.conn, client_id.as_deref(), api);
         let mut wire =
-            Exchanged::read(&self.shared, self.conn.node, client_id.as_deref(), &request);
+            Exchanged::read(&self.shared, self.conn.node, client_id.as_deref(), version, &request);
         let gate = &self.shared.gate;
         let response = match gate.injected(version, api, &request) {
             Some(answer) => answer,
@@ -134,7 +134,13 @@ struct Exchanged {
 impl Exchanged {
     /// `request` as read from client `client_id` (its `client.id` is its actor: check-client
     /// names each process `<member>.<start>`) on broker `node`.
-    fn read(shared: &Shared, node: i32, client_id: Option<&str>, request: &RequestKind) -> Self {
+    fn read(
+        shared: &Shared,
+        node: i32,
+        client_id: Option<&str>,
+        version: i16,
+        request: &RequestKind,
+    ) -> Self {
         let names: TopicNames = match request {
             RequestKind::ConsumerGroupHeartbeat(_)
             | RequestKind::OffsetCommit(_)
@@ -151,7 +157,7 @@ impl Exchanged {
             node,
             sent_ms: shared.now(),
             group: exchange::group(request),
-            request: exchange::request(request, &names),
+            request: exchange::request(request, version, &names),
             names,
         }
     }
