@@ -138,20 +138,39 @@ impl Verdict {
 
 /// Checks a history against every rule. Pure: the same history gives the same verdict.
 pub fn check(history: &History) -> Verdict {
-    let mut views = Views::default();
-    let mut metrics = Metrics::default();
-    let mut anomalies = Vec::new();
-    let mut fenced_joins = consumer::FencedJoins::default();
-    let mut stalls = stalls::Stalls::default();
-    for (idx, event) in history.events().iter().enumerate() {
-        anomalies.extend(stalls.due(&views, event.at_ms, idx));
-        for a in rules(&views, idx, event) {
+    LivenessWatch::default().finish(history)
+}
+
+/// The per-event rules over `events[from..]`, against `views` as they stand before each event.
+fn read_events(
+    from: usize,
+    events: &[Event],
+    views: &mut Views,
+    metrics: &mut Metrics,
+    anomalies: &mut Vec<Anomaly>,
+    fenced_joins: &mut consumer::FencedJoins,
+    stalls: &mut stalls::Stalls,
+) {
+    for (idx, event) in events.iter().enumerate().skip(from) {
+        anomalies.extend(stalls.due(views, event.at_ms, idx));
+        for a in rules(views, idx, event) {
             if fenced_joins.admit(&event.kind, &a, anomalies.len()) {
                 anomalies.push(a);
             }
         }
-        views.apply(idx, event, &mut metrics);
+        views.apply(idx, event, metrics);
     }
+}
+
+/// The rules that read the whole history, once every event has been read.
+fn finish_verdict(
+    history: &History,
+    views: Views,
+    metrics: Metrics,
+    mut anomalies: Vec<Anomaly>,
+    fenced_joins: consumer::FencedJoins,
+    mut stalls: stalls::Stalls,
+) -> Verdict {
     fenced_joins.finish(&mut anomalies);
     anomalies.extend(admin::check(history));
     anomalies.extend(admin_offsets::check(history));
@@ -172,23 +191,41 @@ pub fn check(history: &History) -> Verdict {
     Verdict { anomalies, hazards, stats: metrics.finish(views.end_ms) }
 }
 
-/// The liveness rule read while a run records its history, so the world can end a run as soon
-/// as the group has converged instead of at the liveness deadline. It reads the history into
-/// the same views the checker builds and asks the same question `stuck` asks at the deadline.
+/// The checker read while a run records its history, so the world can end a run as soon as
+/// the group has converged instead of at the liveness deadline (it asks the same question
+/// `stuck` asks at the deadline), and so the verdict at the end reads only the events recorded
+/// since ([`Self::finish`]): the views are built once per run, not twice.
 #[derive(Default)]
 pub struct LivenessWatch {
     views: Views,
     metrics: Metrics,
+    anomalies: Vec<Anomaly>,
+    fenced_joins: consumer::FencedJoins,
+    stalls: stalls::Stalls,
     read: usize,
 }
 
 impl LivenessWatch {
     /// Reads the events of `events` (the history from its start) not read yet.
     pub fn read(&mut self, events: &[Event]) {
-        for (idx, event) in events.iter().enumerate().skip(self.read) {
-            self.views.apply(idx, event, &mut self.metrics);
-        }
+        read_events(
+            self.read,
+            events,
+            &mut self.views,
+            &mut self.metrics,
+            &mut self.anomalies,
+            &mut self.fenced_joins,
+            &mut self.stalls,
+        );
         self.read = self.read.max(events.len());
+    }
+
+    /// The verdict on `history`, of which this watch has read a prefix (the world only ever
+    /// appends): the same verdict [`check`] gives.
+    pub fn finish(mut self, history: &History) -> Verdict {
+        self.read(history.events());
+        let Self { views, metrics, anomalies, fenced_joins, stalls, .. } = self;
+        finish_verdict(history, views, metrics, anomalies, fenced_joins, stalls)
     }
 
     /// Whether the liveness phase has begun and the group has converged as far as the events

@@ -56,3 +56,21 @@ fn every_scenario_replays_bit_for_bit() {
         }
     }
 }
+
+/// A run's verdict comes from the checker the world fed as the history grew (it reads each event
+/// once); it must be the verdict the checker gives the saved history from scratch, in both
+/// worlds, failing runs included (a bug switch on).
+#[test]
+fn the_verdict_read_as_the_run_went_is_the_checkers_verdict_on_the_history() {
+    let bug = groupsim::bugs::find("coordinator-skips-generation-check").expect("known switch");
+    for world in [WorldKind::Event, WorldKind::Turmoil] {
+        for s in scenarios::catalogue().into_iter().filter(|s| s.name != "join_storm") {
+            for (seed, bug) in [(1, None), (2, Some(bug))] {
+                let options = RunOptions { bug, world, ..RunOptions::default() };
+                let run = run_seed_with(&s, seed, &options).expect("runs");
+                let fresh = groupsim_checker::check(&run.history);
+                assert_eq!(run.verdict, fresh, "{} seed {seed} ({})", s.name, world.name());
+            }
+        }
+    }
+}

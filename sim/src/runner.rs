@@ -64,6 +64,17 @@ impl WorldKind {
         }
     }
 
+    /// Runs `spec` in this world: the history and the checker that read it as it grew.
+    pub fn run_watched(
+        self,
+        spec: &ScenarioSpec,
+    ) -> Result<(History, groupsim_checker::LivenessWatch), WorldError> {
+        match self {
+            WorldKind::Turmoil => world::turmoil::run_watched(spec),
+            WorldKind::Event => world::event::run_watched(spec),
+        }
+    }
+
     /// ` --world <name>` for replay commands; nothing for the default world.
     pub fn arg(self) -> String {
         match self {
@@ -154,9 +165,10 @@ pub fn run_spec(spec: ScenarioSpec) -> Result<RunReport, WorldError> {
 
 /// Runs a fully drawn spec in `world` and checks the history.
 pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, WorldError> {
-    let (history, probes) = probe::record(|| world.run(&spec));
-    let history = history?;
-    let verdict = groupsim_checker::check(&history);
+    let (finished, probes) = probe::record(|| world.run_watched(&spec));
+    let (history, watch) = finished?;
+    // The same verdict `groupsim_checker::check` gives, without reading the events twice.
+    let verdict = watch.finish(&history);
     let history_hash = std::sync::OnceLock::new();
     let extra_args = String::new();
     Ok(RunReport { spec, history, verdict, history_hash, extra_args, probes })

@@ -25,6 +25,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use groupsim_checker::LivenessWatch;
 use groupsim_wire::Millis;
 
 use self::broker::BrokerNode;
@@ -42,6 +43,11 @@ use groupsim_history::History;
 /// world's does (early once the liveness rule has held for the grace period, else at the
 /// deadline).
 pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
+    run_watched(spec).map(|(history, _)| history)
+}
+
+/// [`run`], with the checker that read the history as it grew.
+pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), WorldError> {
     let mut stage = Stage::new(spec)?;
     let mut ctx = Ctx {
         now: 0,

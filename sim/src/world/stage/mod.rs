@@ -177,13 +177,15 @@ impl Stage {
         due
     }
 
-    /// Records the end of the run at `now` and returns the history.
-    pub(crate) fn finish(self, now: Millis) -> History {
+    /// Records the end of the run at `now` and returns the history, with the checker that read
+    /// it while the run went on (its verdict then reads only what came after).
+    pub(crate) fn finish(self, now: Millis) -> (History, LivenessWatch) {
         self.history.borrow_mut().world(now, WorldEvent::RunEnded);
         groupsim_wire::probe::tapping(false);
         // Moved out, not copied: the run is over, and whatever still holds the shared history
         // records nothing more into it.
-        std::mem::replace(&mut *self.history.borrow_mut(), History::new())
+        let history = std::mem::replace(&mut *self.history.borrow_mut(), History::new());
+        (history, self.converged.watch)
     }
 }
 

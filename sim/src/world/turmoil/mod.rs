@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use groupsim_checker::LivenessWatch;
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 use tokio::sync::mpsc::UnboundedSender;
@@ -53,6 +54,11 @@ fn sim_now() -> Millis {
 /// for the scenario's grace period with every member's faults played out, or at the liveness
 /// deadline when it does not (the checker then reports `stuck`).
 pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
+    run_watched(spec).map(|(history, _)| history)
+}
+
+/// [`run`], with the checker that read the history as it grew.
+pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), WorldError> {
     let mut stage = Stage::new(spec)?;
     let end_ms = stage.end_ms();
     let mut sim = ::turmoil::Builder::new()
@@ -104,9 +110,9 @@ pub fn run(spec: &ScenarioSpec) -> Result<History, WorldError> {
         }
     }
     let now = sim.elapsed().as_millis() as Millis;
-    let history = stage.finish(now);
+    let finished = stage.finish(now);
     drop(sim);
-    Ok(history)
+    Ok(finished)
 }
 
 /// The world as the stage sees it, between steps.
