@@ -50,7 +50,11 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         let of_generation = holders.entry(*generation).or_default();
         for tp in assignment {
             let replaced = |old: &str| {
-                replacements.iter().any(|r| r.old == old && r.new == *member_id && r.entry < i)
+                replacements.iter().any(|r| {
+                    (r.old == old || r.earlier.iter().any(|e| e == old))
+                        && r.new == *member_id
+                        && r.entry < i
+                })
             };
             match of_generation.get(tp) {
                 Some((other, _)) if replaced(other) => {

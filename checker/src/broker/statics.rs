@@ -22,6 +22,10 @@ pub struct Replacement {
     pub old: String,
     /// The member id the coordinator gave the instance.
     pub new: String,
+    /// The ids the instance held before `old`: a coordinator that took the group over loads the
+    /// instance as last written, so the id the new one replaced may be any of them (static_churn
+    /// 883: generation 1's id, written, came back when the ids of generations 2 and 3 were lost).
+    pub earlier: Vec<String>,
     /// The generation the new id's JoinGroup was answered at.
     pub generation: i32,
     /// When the harness read the answer.
@@ -34,6 +38,8 @@ pub struct Replacement {
 pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
     // instance -> (member id, when its answer was read)
     let mut current: BTreeMap<&str, (&str, Millis)> = BTreeMap::new();
+    // instance -> every id it held, in order
+    let mut held: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut found = Vec::new();
     for (i, x) in log.exchanges() {
         let (
@@ -51,6 +57,13 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
                 instance: instance.clone(),
                 old: old.to_string(),
                 new: member_id.clone(),
+                earlier: held
+                    .get(instance.as_str())
+                    .into_iter()
+                    .flatten()
+                    .filter(|id| **id != old && **id != member_id)
+                    .map(|id| id.to_string())
+                    .collect(),
                 generation: *generation,
                 at_ms: x.answered_ms,
                 entry: i,
@@ -61,6 +74,10 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
             None => {}
         }
         current.insert(instance, (member_id, x.answered_ms));
+        let ids = held.entry(instance).or_default();
+        if !ids.contains(&member_id.as_str()) {
+            ids.push(member_id);
+        }
     }
     found
 }

@@ -94,3 +94,22 @@ fn an_answer_by_the_new_node_to_a_request_from_before_the_change_is_an_era_of_it
     let found = rules(&log(Protocol::Classic, 2, entries));
     assert!(!found.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");
 }
+
+/// A coordinator that takes a group over loads a static instance as last written: the id that
+/// generation 1 wrote for it, not the ids later generations gave it and never wrote. A new
+/// process taking the instance over then replaces generation 1's id, in generation 1, with its
+/// assignment (static_churn 883 and 902): no partition is given twice.
+#[test]
+fn a_static_replacement_after_a_coordinator_change_takes_the_written_ids_place() {
+    let mut entries = static_group(); // a (i0) and b (i1) in generation 1
+    entries.push(sync("m0.0", 20, "a", 1, &[0]));
+    entries.push(sync("m1.0", 20, "b", 1, &[1]));
+    entries.push(static_join("m1.1", 30, "b2", "i1", 2, &[])); // generation 2, never written
+    entries.push(Entry::Mark { at_ms: 40, mark: Mark::CoordinatorMoved });
+    entries.push(static_join("m1.2", 50, "b3", "i1", 1, &[])); // replaces b, loaded again
+    let mut passing = entries.clone();
+    passing.push(sync("m1.2", 60, "b3", 1, &[1]));
+    assert!(answer_rules(&log(Protocol::Classic, 2, passing)).is_empty());
+    entries.push(sync("m1.2", 60, "b3", 1, &[0])); // a's partition: split
+    assert_eq!(answer_rules(&log(Protocol::Classic, 2, entries)), [BrokerRule::SplitAssignment]);
+}
