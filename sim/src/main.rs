@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 /// mimalloc rather than the system allocator: a run allocates and frees small objects at a high
-/// rate (frames, records, history events), where glibc's malloc costs a sixth of a run. The
+/// rate (frames, records, history events), where glibc's malloc is among a run's largest costs. The
 /// allocator changes no history: nothing in a simulation reads an address.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -143,6 +143,9 @@ impl<'a> Removals<'a> {
         let restarted = |i: usize| joined(i, &|g| g <= generation);
         let in_era = |i: usize| eras.classic_at(i) && eras.same(i, judged);
         let mut best: Option<Removal> = None;
+        // Later generations are looked for only where they count (the commit rule): a heartbeat
+        // need not walk every SyncGroup of the run.
+        let later_generations = counts(Kind::LaterGeneration);
         let mut offer = |entry: usize, why: String, kind: Kind| {
             if counts(kind) && best.as_ref().is_none_or(|b| entry < b.entry) {
                 let at_ms = self.answer(entry).map(|x| x.answered_ms).unwrap_or_default();
@@ -172,24 +175,31 @@ impl<'a> Removals<'a> {
                 _ => {}
             }
         }
-        for &(g, i, synced) in &self.syncs {
-            let classic = eras.classic_at(i);
-            if g > generation && before(i) && (classic || (synced == member_id && !restarted(i))) {
-                offer(
-                    i,
-                    format!("a SyncGroup answered NONE at generation {g}"),
-                    Kind::LaterGeneration,
-                );
-            }
-        }
-        for (&g, entries) in self.joins_at.range(generation.saturating_add(1)..) {
-            for &i in entries {
-                if before(i) && in_era(i) {
+        if later_generations {
+            for &(g, i, synced) in &self.syncs {
+                let classic = eras.classic_at(i);
+                if g > generation
+                    && before(i)
+                    && (classic || (synced == member_id && !restarted(i)))
+                {
                     offer(
                         i,
-                        format!("a JoinGroup answer of generation {g} from the same coordinator"),
+                        format!("a SyncGroup answered NONE at generation {g}"),
                         Kind::LaterGeneration,
                     );
+                }
+            }
+            for (&g, entries) in self.joins_at.range(generation.saturating_add(1)..) {
+                for &i in entries {
+                    if before(i) && in_era(i) {
+                        offer(
+                            i,
+                            format!(
+                                "a JoinGroup answer of generation {g} from the same coordinator"
+                            ),
+                            Kind::LaterGeneration,
+                        );
+                    }
                 }
             }
         }
