@@ -81,11 +81,13 @@ pub enum AnomalyClass {
     RequestUnknownGeneration,
     /// A client rejoined a consumer group (member epoch 0) claiming partitions.
     RequestJoinOwningPartitions,
+    /// A classic client in the group was silent for longer than its session after the heal.
+    RequestLapsedSession,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 32] = [
+    pub const ALL: [AnomalyClass; 33] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -118,6 +120,7 @@ impl AnomalyClass {
         AnomalyClass::AnswerMalformed,
         AnomalyClass::RequestUnknownGeneration,
         AnomalyClass::RequestJoinOwningPartitions,
+        AnomalyClass::RequestLapsedSession,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -157,6 +160,7 @@ impl AnomalyClass {
             AnomalyClass::AnswerMalformed => "answer-malformed",
             AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",
             AnomalyClass::RequestJoinOwningPartitions => "request-join-owning-partitions",
+            AnomalyClass::RequestLapsedSession => "request-lapsed-session",
         }
     }
 

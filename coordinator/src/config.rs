@@ -180,6 +180,19 @@ pub struct CoordinatorBugs {
     /// group directly, as a v0–v3 one does.
     #[serde(default)]
     pub admits_unknown_member_id: bool,
+    /// A classic request from a static member whose `group.instance.id` another member id now
+    /// holds is judged by its member id alone and answered UNKNOWN_MEMBER_ID, as before
+    /// KAFKA-8225 (apache/kafka#6650, KIP-345 part 2), instead of FENCED_INSTANCE_ID. The two
+    /// mean opposite things to the client: UNKNOWN_MEMBER_ID sends it back to join under its
+    /// instance id, which takes the instance from its new holder, whose next request is then
+    /// refused the same way; two processes given one instance id (a misconfigured deployment,
+    /// or a paused process and its replacement) take the instance from each other at every
+    /// heartbeat, each join a rebalance, where FENCED_INSTANCE_ID stops the stale one for good.
+    ///
+    /// In groupsim (classic groups): Heartbeat, SyncGroup, OffsetCommit, LeaveGroup and a
+    /// JoinGroup with a member id skip the instance check.
+    #[serde(default)]
+    pub forgets_fenced_instances: bool,
 }
 
 impl Default for CoordinatorConfig {

@@ -253,7 +253,7 @@ mod tests {
             actor: "m1.0".into(),
             sent_ms: 12,
             answered_ms: 14,
-            request: Request::Heartbeat { member_id: "a".into(), generation: 2 },
+            request: Request::Heartbeat { member_id: "a".into(), generation: 2, instance: None },
             answer: Answer::Error { error: 27 },
             group: "g".into(),
             node: Some(1),

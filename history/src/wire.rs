@@ -84,17 +84,39 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         version: Option<i16>,
     },
-    /// SyncGroup.
-    Sync { member_id: String, generation: i32 },
-    /// Heartbeat.
-    Heartbeat { member_id: String, generation: i32 },
-    /// LeaveGroup (one member per request, as the members send it).
-    Leave { member_id: String },
+    /// SyncGroup, with the `group.instance.id` of a static member (KIP-345: a fenced instance
+    /// is answered FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID).
+    Sync {
+        member_id: String,
+        generation: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
+    /// Heartbeat, with the `group.instance.id` of a static member.
+    Heartbeat {
+        member_id: String,
+        generation: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
+    /// LeaveGroup (one member per request, as the members send it), with its instance id.
+    Leave {
+        member_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
     /// ConsumerGroupHeartbeat: the member epoch sent (0 joins, -1 leaves), and the partitions
     /// the member says it owns when it says (`None`: unchanged since its last heartbeat).
     ConsumerHeartbeat { member_id: String, epoch: i32, owned: Option<Vec<TopicPartition>> },
-    /// OffsetCommit: the member id and generation (member epoch, in a consumer group) sent.
-    Commit { member_id: String, generation: i32, offsets: Vec<(TopicPartition, i64)> },
+    /// OffsetCommit: the member id and generation (member epoch, in a consumer group) sent,
+    /// with the instance id of a static member (v7+).
+    Commit {
+        member_id: String,
+        generation: i32,
+        offsets: Vec<(TopicPartition, i64)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
     /// OffsetFetch.
     OffsetFetch { partitions: Vec<TopicPartition> },
     /// Fetch: the offset asked for per partition.

@@ -259,6 +259,18 @@ fn member_whose_heartbeat_thread_dies_is_caught() {
     check_switch("member-heartbeat-thread-dies", "swarm", 10);
 }
 
+/// The same member seen from its requests: in the group after the heal, it writes nothing that
+/// keeps its session for longer than the session its JoinGroup asked for
+/// (`request-lapsed-session`, the client's side of the protocol's rules). swarm's seed 0 in both
+/// worlds.
+#[test]
+fn member_whose_heartbeat_thread_dies_breaks_its_session_promise() {
+    let name = "member-heartbeat-thread-dies";
+    let class = AnomalyClass::RequestLapsedSession;
+    check_switch_at_in(WorldKind::Turmoil, name, "swarm", 0, class, None);
+    check_switch_at_in(WorldKind::Event, name, "swarm", 0, class, None);
+}
+
 // KIP-848 (consumer group protocol) switches, caught by `consumer_protocol_swarm` at fixed
 // seeds. Each switch's doc comment (`CoordinatorBugs`, `MemberBugs`) opens with its mechanism.
 
@@ -365,6 +377,22 @@ fn coordinator_admitting_an_unknown_member_id_is_caught_by_its_answers() {
     check_switch_at_in(WorldKind::Event, name, "membership_churn", 0, class, Some(0));
 }
 
+/// A coordinator that answers a static member whose instance another id now holds
+/// UNKNOWN_MEMBER_ID (before KAFKA-8225) sends it back to join, taking the instance from its
+/// holder, which is then refused the same way: static_churn's two processes configured with one
+/// instance id take it from each other at every request. The answers show it whether or not the
+/// group ends stuck: each refusal is followed by a rejoin the coordinator answers as a
+/// replacement at the group's generation, which it makes only of an instance someone held.
+/// static_churn's seed 2 in the event world shrinks to no fault at all (the shared instance id
+/// is the scenario's own); seed 2 in turmoil too.
+#[test]
+fn coordinator_forgetting_a_fenced_instance_is_caught_by_its_answers() {
+    let name = "coordinator-forgets-fenced-instance";
+    let class = AnomalyClass::AnswerWrongError;
+    check_switch_at_in(WorldKind::Turmoil, name, "static_churn", 2, class, None);
+    check_switch_at_in(WorldKind::Event, name, "static_churn", 2, class, Some(0));
+}
+
 /// The event world, the default (`sweep`, `run`, `replay` without `--world`), draws other
 /// histories from the same seeds, so it catches each switch at other seeds: it must catch every
 /// one within a few, with the same seed clean when the switch is off, and the caught seed must
@@ -393,6 +421,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("coordinator-accepts-stale-heartbeat", "static_churn"),
         ("coordinator-keeps-silent-member", "zombie_pause"),
         ("coordinator-admits-unknown-member-id", "membership_churn"),
+        ("coordinator-forgets-fenced-instance", "static_churn"),
         ("member-rewinds-when-offset-fetch-fails", "swarm"),
         ("member-skips-when-offset-fetch-fails", "swarm"),
         ("member-gives-up-on-join-load-in-progress", "swarm"),

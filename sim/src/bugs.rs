@@ -299,7 +299,7 @@ pub fn all() -> Vec<BugSwitch> {
             reference: "KAFKA-14729 (apache/kafka#13270)",
             summary: "member: a lost heartbeat kills the heartbeat thread; the consumer goes on \
                       fetching while its session expires, again after every rejoin",
-            expected: &[AnomalyClass::StalledMember],
+            expected: &[AnomalyClass::StalledMember, AnomalyClass::RequestLapsedSession],
             apply: |s| {
                 s.members.iter_mut().for_each(|m| m.config.bugs.heartbeat_thread_dies = true)
             },
@@ -383,6 +383,15 @@ pub fn all() -> Vec<BugSwitch> {
                       member",
             expected: &[AnomalyClass::AnswerWrongError],
             apply: |s| s.coordinator.bugs.admits_unknown_member_id = true,
+        },
+        BugSwitch {
+            name: "coordinator-forgets-fenced-instance",
+            reference: "KAFKA-8225 (apache/kafka#6650, KIP-345 part 2): the fencing it added",
+            summary: "coordinator: a static member whose instance id another member id now holds \
+                      is answered UNKNOWN_MEMBER_ID instead of FENCED_INSTANCE_ID, so it rejoins \
+                      and takes the instance back",
+            expected: &[AnomalyClass::AnswerWrongError, AnomalyClass::Stuck],
+            apply: |s| s.coordinator.bugs.forgets_fenced_instances = true,
         },
     ]
 }

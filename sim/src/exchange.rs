@@ -48,15 +48,24 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
             session_timeout_ms: Some(r.session_timeout_ms),
             version: Some(version),
         },
-        RequestKind::SyncGroup(r) => {
-            Request::Sync { member_id: r.member_id.to_string(), generation: r.generation_id }
-        }
-        RequestKind::Heartbeat(r) => {
-            Request::Heartbeat { member_id: r.member_id.to_string(), generation: r.generation_id }
-        }
+        RequestKind::SyncGroup(r) => Request::Sync {
+            member_id: r.member_id.to_string(),
+            generation: r.generation_id,
+            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+        },
+        RequestKind::Heartbeat(r) => Request::Heartbeat {
+            member_id: r.member_id.to_string(),
+            generation: r.generation_id,
+            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+        },
         RequestKind::LeaveGroup(r) => {
-            let member_id = r.members.first().map(|m| m.member_id.to_string());
-            Request::Leave { member_id: member_id.unwrap_or_else(|| r.member_id.to_string()) }
+            let first = r.members.first();
+            Request::Leave {
+                member_id: first
+                    .map(|m| m.member_id.to_string())
+                    .unwrap_or_else(|| r.member_id.to_string()),
+                instance: first.and_then(|m| m.group_instance_id.as_ref()).map(|i| i.to_string()),
+            }
         }
         RequestKind::ConsumerGroupHeartbeat(r) => Request::ConsumerHeartbeat {
             member_id: r.member_id.to_string(),
@@ -73,6 +82,7 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
         RequestKind::OffsetCommit(r) => Request::Commit {
             member_id: r.member_id.to_string(),
             generation: r.generation_id_or_member_epoch,
+            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
             offsets: r
                 .topics
                 .iter()

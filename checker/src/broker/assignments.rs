@@ -39,7 +39,7 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let replacements = statics::replacements(log);
     let eras = Eras::of(log);
     for (i, x) in log.exchanges() {
-        let (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, assignment }) =
+        let (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, assignment }) =
             (&x.request, &x.answer)
         else {
             continue;

@@ -42,7 +42,7 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         .flatten()
         .collect();
     for (i, x) in log.exchanges() {
-        let (Request::Commit { member_id, generation, offsets: _ }, Answer::Commit { errors }) =
+        let (Request::Commit { member_id, generation, .. }, Answer::Commit { errors }) =
             (&x.request, &x.answer)
         else {
             continue;

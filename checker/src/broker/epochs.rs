@@ -107,7 +107,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                     }
                 }
             }
-            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. })
+            (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. })
                 if eras.classic_at(i) =>
             {
                 highest.push((*generation, x.answered_ms, i, true));

@@ -10,6 +10,9 @@
 //! - A ConsumerGroupHeartbeat at member epoch 0 listing owned partitions is refused with
 //!   INVALID_REQUEST (`throwIfConsumerGroupHeartbeatRequestIsInvalid`: they must be empty when
 //!   joining or rejoining); a NONE lets a rejoining member keep partitions it may have lost.
+//! - A ConsumerGroupHeartbeat at a member epoch above 0, or leaving at -1, without a member id,
+//!   or at an epoch below -2, is refused with INVALID_REQUEST by the same validation: the first
+//!   names no member to heartbeat for or remove, the second an epoch no member can hold.
 //!
 //! Errors that move the client on (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 //! COORDINATOR_NOT_AVAILABLE, a full group, an unsupported protocol) come before these checks in
@@ -37,6 +40,20 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 "a ConsumerGroupHeartbeat joining at epoch 0 with {} owned partition(s) answered \
                  NONE, not INVALID_REQUEST",
                 owned.len()
+            )),
+            (
+                Request::ConsumerHeartbeat { member_id, epoch, .. },
+                Answer::ConsumerHeartbeat { error: NONE, .. },
+            ) if (*epoch > 0 || *epoch == -1) && member_id.trim().is_empty() => Some(format!(
+                "a ConsumerGroupHeartbeat at member epoch {epoch} without a member id answered \
+                 NONE, not INVALID_REQUEST"
+            )),
+            (
+                Request::ConsumerHeartbeat { epoch, .. },
+                Answer::ConsumerHeartbeat { error: NONE, .. },
+            ) if *epoch < -2 => Some(format!(
+                "a ConsumerGroupHeartbeat at member epoch {epoch}, which no member holds, \
+                     answered NONE, not INVALID_REQUEST"
             )),
             _ => None,
         };

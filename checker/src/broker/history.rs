@@ -59,6 +59,7 @@ impl BrokerRule {
             BrokerRule::MalformedAnswer => AnomalyClass::AnswerMalformed,
             BrokerRule::UnknownGenerationSent => AnomalyClass::RequestUnknownGeneration,
             BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
+            BrokerRule::LapsedSession => AnomalyClass::RequestLapsedSession,
         }
     }
 }
@@ -289,7 +290,7 @@ mod tests {
             actor: actor.into(),
             sent_ms: at,
             answered_ms: at + 1,
-            request: Request::Sync { member_id: id.into(), generation: 1 },
+            request: Request::Sync { member_id: id.into(), generation: 1, instance: None },
             answer: Answer::Sync {
                 error: NONE,
                 assignment: parts.iter().map(|&p| tp(p)).collect(),

@@ -109,7 +109,7 @@ pub fn request_member(r: &Request) -> Option<&str> {
         Request::Join { member_id, .. }
         | Request::Sync { member_id, .. }
         | Request::Heartbeat { member_id, .. }
-        | Request::Leave { member_id }
+        | Request::Leave { member_id, .. }
         | Request::Commit { member_id, .. } => Some(member_id),
         _ => None,
     }

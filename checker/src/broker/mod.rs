@@ -28,9 +28,11 @@ pub mod convergence;
 pub mod epochs;
 pub mod eras;
 pub mod errors;
+pub mod fencing;
 pub mod fetches;
 pub mod history;
 pub mod log;
+pub mod obligations;
 pub mod removals;
 pub mod removed;
 pub mod requests;
@@ -77,6 +79,8 @@ pub enum BrokerRule {
     UnknownGenerationSent,
     /// A client rejoined a consumer group claiming partitions.
     JoinOwningPartitions,
+    /// A classic client in the group went silent for longer than its session after the heal.
+    LapsedSession,
 }
 
 impl BrokerRule {
@@ -97,6 +101,7 @@ impl BrokerRule {
             BrokerRule::MalformedAnswer => "malformed-answer",
             BrokerRule::UnknownGenerationSent => "unknown-generation-sent",
             BrokerRule::JoinOwningPartitions => "join-owning-partitions",
+            BrokerRule::LapsedSession => "lapsed-session",
         }
     }
 }
@@ -147,8 +152,10 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(stale::check_epochs(log));
     found.extend(removed::check(log));
     found.extend(errors::check(log));
+    found.extend(fencing::check(log));
     found.extend(shapes::check(log));
     found.extend(requests::check(log, excused));
+    found.extend(obligations::check(log));
     found.sort_by_key(|a| (a.rule, a.at_ms));
     found
 }

@@ -84,14 +84,14 @@ impl<'a> Removals<'a> {
         let mut joins_of: BTreeMap<&str, Vec<(usize, Millis, i32)>> = BTreeMap::new();
         for (i, x) in log.exchanges() {
             match (&x.request, &x.answer) {
-                (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+                (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
                     syncs.push((*generation, i, member_id.as_str()))
                 }
                 (_, Answer::Join { error: NONE, generation, member_id, .. }) => {
                     joins_at.entry(*generation).or_default().push(i);
                     joins_of.entry(member_id).or_default().push((i, x.answered_ms, *generation));
                 }
-                (Request::Leave { member_id }, Answer::Error { error: NONE }) => {
+                (Request::Leave { member_id, .. }, Answer::Error { error: NONE }) => {
                     proofs.entry(member_id.clone()).or_default().push((i, Kind::Left))
                 }
                 _ => {}

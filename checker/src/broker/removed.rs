@@ -26,10 +26,11 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     for (i, x) in log.exchanges() {
         let (api, member_id, generation, counts): (_, _, _, fn(Kind) -> bool) =
             match (&x.request, &x.answer) {
-                (Request::Heartbeat { member_id, generation }, Answer::Error { error: NONE }) => {
-                    ("Heartbeat", member_id, *generation, |k| k != Kind::LaterGeneration)
-                }
-                (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+                (
+                    Request::Heartbeat { member_id, generation, .. },
+                    Answer::Error { error: NONE },
+                ) => ("Heartbeat", member_id, *generation, |k| k != Kind::LaterGeneration),
+                (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
                     ("SyncGroup", member_id, *generation, |k| {
                         !matches!(k, Kind::LaterGeneration | Kind::ListedWithout)
                     })

@@ -163,7 +163,7 @@ fn learn(g: &mut Given, request: &Request, answer: &Answer) {
 fn judge(g: &Given, request: &Request) -> Option<(BrokerRule, String)> {
     let unknown = BrokerRule::UnknownGenerationSent;
     match request {
-        Request::Sync { member_id, generation } | Request::Heartbeat { member_id, generation } => {
+        Request::Sync { member_id, generation, .. } | Request::Heartbeat { member_id, generation, .. } => {
             (!g.generations.contains(&(member_id.clone(), *generation))).then(|| {
                 let api = if matches!(request, Request::Sync { .. }) { "SyncGroup" } else { "Heartbeat" };
                 (unknown, format!("a {api} as {member_id:?} at generation {generation}, which no JoinGroup answer had given it"))
@@ -178,7 +178,7 @@ fn judge(g: &Given, request: &Request) -> Option<(BrokerRule, String)> {
                 (unknown, format!("an OffsetCommit as {member_id:?} at generation or member epoch {generation}, which no answer had given it"))
             })
         }
-        Request::Leave { member_id } | Request::Join { member_id, .. } => {
+        Request::Leave { member_id, .. } | Request::Join { member_id, .. } => {
             (!member_id.is_empty() && !g.member_ids.contains(member_id)).then(|| {
                 let api = if matches!(request, Request::Leave { .. }) { "LeaveGroup" } else { "JoinGroup" };
                 (unknown, format!("a {api} as {member_id:?}, a member id no JoinGroup answer had given it"))

@@ -31,8 +31,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         let blind = matches!(x.request, Request::Heartbeat { .. })
             && serving.get(&eras.era(i)).is_none_or(|&t| t >= x.sent_ms);
         let accepted = match (&x.request, &x.answer) {
-            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. })
-            | (Request::Heartbeat { member_id, generation }, Answer::Error { error: NONE }) => {
+            (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. })
+            | (Request::Heartbeat { member_id, generation, .. }, Answer::Error { error: NONE }) => {
                 Some((member_id.as_str(), *generation))
             }
             _ => None,
@@ -80,7 +80,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             serving.entry(eras.era(i)).or_insert(x.answered_ms);
         }
         match (&x.request, &x.answer) {
-            (Request::Sync { member_id, generation }, Answer::Sync { error: NONE, .. }) => {
+            (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
                 moved.push((*generation, x.answered_ms, i, true, member_id));
             }
             (_, Answer::Join { error: NONE, generation, member_id, .. }) => {

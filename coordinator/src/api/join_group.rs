@@ -257,7 +257,10 @@ fn join_known_member(
         group.add_member_and_rebalance(member, p.parked, now, cfg, fx);
         return;
     }
-    if group.is_static_member_fenced(member_id, p.group_instance_id.as_deref()) {
+    // Bug `forgets_fenced_instances` skips the instance check: the member id decides.
+    if !cfg.bugs.forgets_fenced_instances
+        && group.is_static_member_fenced(member_id, p.group_instance_id.as_deref())
+    {
         return fail(fx, ResponseError::FencedInstanceId);
     }
     let instance_unknown =

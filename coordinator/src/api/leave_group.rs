@@ -38,7 +38,9 @@ impl GroupCoordinator {
                 for (member_id, instance) in &leaving {
                     let instance = instance.as_deref();
                     let static_id = instance.and_then(|i| g.static_member(i)).map(str::to_string);
+                    // Bug `forgets_fenced_instances` skips the instance check.
                     let error = if !member_id.is_empty()
+                        && !cfg.bugs.forgets_fenced_instances
                         && g.is_static_member_fenced(member_id, instance)
                     {
                         ResponseError::FencedInstanceId.code()

@@ -77,8 +77,10 @@ impl GroupCoordinator {
         let group_id = req.group_id.0.to_string();
         let member_id = req.member_id.to_string();
         let generation = req.generation_id_or_member_epoch;
-        let instance =
-            if version >= 7 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
+        // Bug `forgets_fenced_instances` reads no instance: the member id decides.
+        let instance = (version >= 7 && !self.config.bugs.forgets_fenced_instances)
+            .then(|| req.group_instance_id.as_ref().map(|s| s.to_string()))
+            .flatten();
 
         let bugs = self.config.bugs.clone();
         // A consumer group checks member epochs instead (`consumer_group/offsets.rs`).

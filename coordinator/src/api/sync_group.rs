@@ -61,8 +61,10 @@ impl GroupCoordinator {
             fx.answer_sync(Parked { id, version }, SyncResult::error(e));
         };
         let member_id = req.member_id.to_string();
-        let instance =
-            if version >= 3 { req.group_instance_id.as_ref().map(|s| s.to_string()) } else { None };
+        // Bug `forgets_fenced_instances` reads no instance: the member id decides.
+        let instance = (version >= 3 && !self.config.bugs.forgets_fenced_instances)
+            .then(|| req.group_instance_id.as_ref().map(|s| s.to_string()))
+            .flatten();
         let Some(group) = self.groups.get_mut(req.group_id.as_str()) else {
             return fail(fx, ResponseError::UnknownMemberId);
         };

@@ -89,7 +89,7 @@ fn an_answer_by_the_new_node_to_a_request_from_before_the_change_is_an_era_of_it
     let Entry::Exchange(mut held) = commit("m1.0", 25, "b", 1, 5, NONE) else { unreachable!() };
     held.answered_ms = 70;
     entries.push(on(1, Entry::Exchange(held)));
-    let request = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+    let request = Request::Heartbeat { member_id: "b".into(), generation: 1, instance: None };
     entries.push(on(1, x("m1.0", 80, 81, request, Answer::Error { error: NONE })));
     let found = rules(&log(Protocol::Classic, 2, entries));
     assert!(!found.contains(&BrokerRule::StaleGenerationAccepted), "{found:?}");

@@ -3,7 +3,7 @@
 use groupsim_wire::TopicPartition;
 
 use super::log::*;
-use super::{check, check_excusing, eras, requests, BrokerRule};
+use super::{check, check_excusing, eras, fencing, requests, BrokerRule};
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
@@ -40,13 +40,17 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
 
 fn sync(actor: &str, t: u64, id: &str, generation: i32, parts: &[i32]) -> Entry {
     let assignment = parts.iter().map(|&p| tp(p)).collect();
-    let request = Request::Sync { member_id: id.into(), generation };
+    let request = Request::Sync { member_id: id.into(), generation, instance: None };
     x(actor, t, t + 1, request, Answer::Sync { error: NONE, assignment })
 }
 
 fn commit(actor: &str, t: u64, id: &str, generation: i32, offset: i64, error: i16) -> Entry {
-    let request =
-        Request::Commit { member_id: id.into(), generation, offsets: vec![(tp(0), offset)] };
+    let request = Request::Commit {
+        member_id: id.into(),
+        generation,
+        offsets: vec![(tp(0), offset)],
+        instance: None,
+    };
     x(actor, t, t + 1, request, Answer::Commit { errors: vec![(tp(0), error)] })
 }
 
@@ -93,7 +97,11 @@ fn rules(log: &AnswerLog) -> Vec<BrokerRule> {
 
 /// The coordinator's rules only: for logs that show a committer but not how it joined.
 fn answer_rules(log: &AnswerLog) -> Vec<BrokerRule> {
-    let client = [BrokerRule::UnknownGenerationSent, BrokerRule::JoinOwningPartitions];
+    let client = [
+        BrokerRule::UnknownGenerationSent,
+        BrokerRule::JoinOwningPartitions,
+        BrokerRule::LapsedSession,
+    ];
     rules(log).into_iter().filter(|r| !client.contains(r)).collect()
 }
 
@@ -206,7 +214,7 @@ fn a_commit_after_the_member_left_answered_none_is_a_zombie_commit() {
         "m0.0",
         30,
         31,
-        Request::Leave { member_id: "a".into() },
+        Request::Leave { member_id: "a".into(), instance: None },
         Answer::Error { error: NONE },
     ));
     entries.push(commit("m0.0", 40, "a", 1, 5, NONE));
@@ -261,7 +269,12 @@ fn a_committed_offset_lowered_by_an_unanswered_commit_passes() {
     let unanswered = Entry::Unanswered {
         actor: "m1.0".into(),
         sent_ms: 15,
-        call: Request::Commit { member_id: "b".into(), generation: 1, offsets: vec![(tp(0), 4)] },
+        call: Request::Commit {
+            member_id: "b".into(),
+            generation: 1,
+            offsets: vec![(tp(0), 4)],
+            instance: None,
+        },
         group: String::new(),
     };
     let entries =
@@ -322,7 +335,7 @@ fn ended(mut entries: Vec<Entry>) -> Vec<Entry> {
         "m0.0",
         60,
         61,
-        Request::Heartbeat { member_id: "a".into(), generation: 1 },
+        Request::Heartbeat { member_id: "a".into(), generation: 1, instance: None },
         Answer::Error { error: NONE },
     ));
     entries.push(mark(100, Mark::End));
@@ -351,7 +364,7 @@ fn a_live_member_fenced_at_the_end_is_not_converged() {
         "m1.0",
         70,
         71,
-        Request::Heartbeat { member_id: "b".into(), generation: 1 },
+        Request::Heartbeat { member_id: "b".into(), generation: 1, instance: None },
         Answer::Error { error: UNKNOWN_MEMBER_ID },
     ));
     entries.push(end);
@@ -504,8 +517,13 @@ fn on(node: i32, mut entry: Entry) -> Entry {
 #[test]
 fn a_commit_after_a_leave_that_a_coordinator_change_undid_passes() {
     let mut entries: Vec<Entry> = classic_group().into_iter().map(|e| on(0, e)).collect();
-    let leave =
-        x("m0.0", 30, 31, Request::Leave { member_id: "a".into() }, Answer::Error { error: NONE });
+    let leave = x(
+        "m0.0",
+        30,
+        31,
+        Request::Leave { member_id: "a".into(), instance: None },
+        Answer::Error { error: NONE },
+    );
     entries.push(on(0, leave));
     entries.push(on(1, commit("m0.0", 40, "a", 1, 5, NONE)));
     assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
@@ -519,9 +537,13 @@ fn a_commit_after_a_leave_that_a_coordinator_change_undid_passes() {
 fn a_generation_handed_out_again_after_a_coordinator_change_passes() {
     let mut entries = classic_group();
     entries.push(join("m0.0", 30, "a", 2, "a", &["a", "b", "c"]));
-    let moved = x("m0.0", 32, 33, Request::Sync { member_id: "a".into(), generation: 2 }, {
-        Answer::Sync { error: eras::NOT_COORDINATOR, assignment: Vec::new() }
-    });
+    let moved = x(
+        "m0.0",
+        32,
+        33,
+        Request::Sync { member_id: "a".into(), generation: 2, instance: None },
+        Answer::Sync { error: eras::NOT_COORDINATOR, assignment: Vec::new() },
+    );
     entries.push(moved);
     entries.push(commit("m1.0", 40, "b", 1, 5, NONE));
     entries.push(join("m0.0", 50, "a", 2, "a", &["a", "b"]));
@@ -571,9 +593,13 @@ fn a_migrated_group_converged_with_members_of_both_protocols_passes() {
         sync("m1.0", 20, "b", 3, &[1]),
         mark(50, Mark::Heal),
         heartbeat("m0.0", 60, "a", 3, 3, NONE, None),
-        x("m1.0", 60, 61, Request::Heartbeat { member_id: "b".into(), generation: 3 }, {
-            Answer::Error { error: NONE }
-        }),
+        x(
+            "m1.0",
+            60,
+            61,
+            Request::Heartbeat { member_id: "b".into(), generation: 3, instance: None },
+            Answer::Error { error: NONE },
+        ),
         mark(100, Mark::End),
     ];
     assert!(rules(&log(Protocol::Consumer, 2, entries)).is_empty());
@@ -652,7 +678,7 @@ fn a_sync_of_a_generation_the_group_moved_past_answered_none_is_stale_generation
 #[test]
 fn a_blind_heartbeat_passes_and_a_served_one_of_a_past_generation_does_not() {
     let hb = |t: u64, node: i32| {
-        let request = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+        let request = Request::Heartbeat { member_id: "b".into(), generation: 1, instance: None };
         on(node, x("m1.0", t, t + 1, request, Answer::Error { error: NONE }))
     };
     let mut entries: Vec<Entry> = classic_group().into_iter().map(|e| on(0, e)).collect();
@@ -686,7 +712,7 @@ fn a_consumer_join_answered_none_at_epoch_zero_is_a_malformed_answer() {
 #[test]
 fn a_heartbeat_at_a_generation_never_given_is_unknown_generation_sent() {
     let mut entries = classic_group();
-    let request = Request::Heartbeat { member_id: "b".into(), generation: 7 };
+    let request = Request::Heartbeat { member_id: "b".into(), generation: 7, instance: None };
     entries.push(x("m1.0", 30, 31, request, Answer::Error { error: ILLEGAL_GENERATION }));
     let found = check(&log(Protocol::Classic, 2, entries));
     assert_eq!(
@@ -716,7 +742,8 @@ fn a_consumer_rejoin_listing_owned_partitions_is_join_owning_partitions() {
 #[test]
 fn a_declared_misbehaving_request_is_excused_and_nobody_elses() {
     let bad = |actor: &str| {
-        let request = Request::Heartbeat { member_id: "stranger".into(), generation: 3 };
+        let request =
+            Request::Heartbeat { member_id: "stranger".into(), generation: 3, instance: None };
         x(actor, 10, 11, request, Answer::Error { error: UNKNOWN_MEMBER_ID })
     };
     let mut excused = requests::Excused::new();
@@ -767,12 +794,17 @@ fn a_leader_list_changed_only_by_static_replacements_passes() {
 /// (or crashed a broker) ends what the in-memory leave proves.
 #[test]
 fn a_dropped_connection_is_no_coordinator_change_and_a_harness_move_is() {
-    let leave =
-        x("m0.0", 30, 31, Request::Leave { member_id: "a".into() }, Answer::Error { error: NONE });
+    let leave = x(
+        "m0.0",
+        30,
+        31,
+        Request::Leave { member_id: "a".into(), instance: None },
+        Answer::Error { error: NONE },
+    );
     let dropped = Entry::Unanswered {
         actor: "m1.0".into(),
         sent_ms: 33,
-        call: Request::Heartbeat { member_id: "b".into(), generation: 1 },
+        call: Request::Heartbeat { member_id: "b".into(), generation: 1, instance: None },
         group: String::new(),
     };
     let mut entries = classic_group();
@@ -805,7 +837,7 @@ fn a_rejoin_to_a_recreated_consumer_group_starts_its_epochs_afresh() {
 #[test]
 fn a_commit_after_the_member_was_let_back_in_passes() {
     let mut entries = classic_group();
-    let hb = Request::Heartbeat { member_id: "a".into(), generation: 1 };
+    let hb = Request::Heartbeat { member_id: "a".into(), generation: 1, instance: None };
     entries.push(x("m0.0", 30, 31, hb, Answer::Error { error: UNKNOWN_MEMBER_ID }));
     let rejoin = Answer::Join {
         error: NONE,
@@ -884,6 +916,7 @@ fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
 }
 
 mod coordinator_changes;
+mod errors;
 mod removals;
 
 /// KIP-394: a JoinGroup v4+ from a new dynamic member is answered MEMBER_ID_REQUIRED, never

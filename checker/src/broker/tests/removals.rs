@@ -21,7 +21,7 @@ fn classic_group_with_sessions() -> Vec<Entry> {
 }
 
 fn classic_heartbeat(actor: &str, t: u64, id: &str, generation: i32, error: i16) -> Entry {
-    let request = Request::Heartbeat { member_id: id.into(), generation };
+    let request = Request::Heartbeat { member_id: id.into(), generation, instance: None };
     x(actor, t, t + 1, request, Answer::Error { error })
 }
 
@@ -54,7 +54,7 @@ fn a_heartbeat_within_its_session_passes() {
 #[test]
 fn an_unanswered_request_or_a_coordinator_change_leaves_no_proof_of_expiry() {
     let mut unanswered = classic_group_with_sessions();
-    let call = Request::Heartbeat { member_id: "b".into(), generation: 1 };
+    let call = Request::Heartbeat { member_id: "b".into(), generation: 1, instance: None };
     unanswered.push(Entry::Unanswered {
         actor: "m1.0".into(),
         sent_ms: 9_000,
@@ -101,7 +101,7 @@ fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
         "m1.0",
         30,
         31,
-        Request::Leave { member_id: "b".into() },
+        Request::Leave { member_id: "b".into(), instance: None },
         Answer::Error { error: NONE },
     ));
     entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
@@ -125,4 +125,44 @@ fn a_consumer_heartbeat_older_than_its_previous_epoch_answered_none_is_stale_gen
     assert!(rules(&log(Protocol::Consumer, 2, previous)).is_empty());
     entries.push(heartbeat("m0.0", 40, "a", 1, 3, NONE, None));
     assert_eq!(rules(&log(Protocol::Consumer, 2, entries)), [BrokerRule::StaleGenerationAccepted]);
+}
+
+/// `lapsed-session`: after the heal, a classic member in the group owes a request that keeps its
+/// session within the session its JoinGroup asked for; silent for longer, it has broken the
+/// promise (the coordinator will expire it), whether or not it goes on fetching.
+#[test]
+fn a_member_silent_past_its_session_after_the_heal_broke_its_promise() {
+    let healed = |a_again: u64| {
+        let mut entries = classic_group_with_sessions();
+        entries.push(mark(22, Mark::Heal));
+        entries.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+        entries.push(classic_heartbeat("m1.0", 5_000, "b", 1, NONE));
+        entries.push(classic_heartbeat("m1.0", 12_000, "b", 1, NONE));
+        entries.push(classic_heartbeat("m0.0", a_again, "a", 1, NONE));
+        entries.push(classic_heartbeat("m1.0", 17_000, "b", 1, NONE));
+        entries.push(mark(17_500, Mark::End));
+        entries.sort_by_key(|e| match e {
+            Entry::Exchange(x) => x.answered_ms,
+            Entry::Mark { at_ms, .. } => *at_ms,
+            Entry::Unanswered { sent_ms, .. } => *sent_ms,
+        });
+        rules(&log(Protocol::Classic, 2, entries))
+    };
+    assert!(!healed(12_000).contains(&BrokerRule::LapsedSession));
+    // a silent 12 s, past its 10 s session and the second a broker timer may be late.
+    assert_eq!(healed(17_000).iter().filter(|r| **r == BrokerRule::LapsedSession).count(), 1);
+    // Out of the group (its leave written), it owes nothing.
+    let mut left = classic_group_with_sessions();
+    left.push(mark(22, Mark::Heal));
+    let leave = Request::Leave { member_id: "b".into(), instance: None };
+    left.push(x("m1.0", 30, 31, leave, Answer::Error { error: NONE }));
+    left.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+    left.push(classic_heartbeat("m0.0", 9_000, "a", 1, NONE));
+    left.push(mark(30_000, Mark::End));
+    let found = rules(&log(Protocol::Classic, 2, left));
+    assert_eq!(
+        found.iter().filter(|r| **r == BrokerRule::LapsedSession).count(),
+        1,
+        "a's silence from 9 s to the end counts, b's does not: {found:?}"
+    );
 }

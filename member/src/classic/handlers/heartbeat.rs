@@ -57,6 +57,14 @@ impl Member {
             return;
         }
         let current = self.membership.is_current(sent);
+        if current && code == codes::REBALANCE_IN_PROGRESS {
+            // The coordinator heard the heartbeat: the session holds while the group
+            // rebalances, and the member heartbeats on until it rejoins (the Java consumer's
+            // AbstractCoordinator counts REBALANCE_IN_PROGRESS as a heartbeat received, so that
+            // a member slow to rejoin is kept for the rebalance timeout, not expired after a
+            // session).
+            self.heartbeat.last_ok = now;
+        }
         if current && self.rules.heartbeat_error_ends_generation {
             self.heartbeat_ended_generation(now, sent, Some(code));
             return;

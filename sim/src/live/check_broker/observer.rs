@@ -127,7 +127,7 @@ fn stale_member(log: &AnswerLog, probed: &BTreeSet<(String, i32)>) -> Option<(St
                 newest_generation = newest_generation.max(*generation);
                 synced.push((member_id.clone(), *generation));
             }
-            (Request::Sync { member_id, generation }, Answer::Sync { error: 0, .. }) => {
+            (Request::Sync { member_id, generation, .. }, Answer::Sync { error: 0, .. }) => {
                 synced.push((member_id.clone(), *generation))
             }
             (
@@ -182,8 +182,12 @@ async fn probe(
                 })
                 .collect(),
         );
-    let summary =
-        Request::Commit { member_id: member_id.into(), generation, offsets: committed.to_vec() };
+    let summary = Request::Commit {
+        member_id: member_id.into(),
+        generation,
+        offsets: committed.to_vec(),
+        instance: None,
+    };
     let sent_ms = shared.now();
     tracing::debug!(member_id, generation, "stale-commit probe");
     let answer = admin.call("OffsetCommit", RequestKind::OffsetCommit(request)).await;
@@ -246,7 +250,7 @@ mod tests {
     }
 
     fn sync(member_id: &str, generation: i32) -> Entry {
-        let request = Request::Sync { member_id: member_id.into(), generation };
+        let request = Request::Sync { member_id: member_id.into(), generation, instance: None };
         x(request, Answer::Sync { error: 0, assignment: Vec::new() })
     }
 

@@ -186,7 +186,8 @@ mod tests {
                 request: Request::Commit {
                     member_id: "m0-1".into(),
                     generation: 4,
-                    offsets: vec![(tp.clone(), 17)]
+                    offsets: vec![(tp.clone(), 17)],
+                    instance: None,
                 },
                 answer: Answer::Commit { errors: vec![(tp, 22)] },
                 group: "g".into(),

@@ -1,0 +1,99 @@
+//! `wrong-error` on hand-built answer logs: the error code Kafka gives a request, by what the
+//! earlier answers prove about the group.
+
+use super::*;
+
+/// A classic heartbeat of static member `id` (instance `instance`) answered `error`.
+fn static_heartbeat(actor: &str, t: u64, id: &str, instance: &str, error: i16) -> Entry {
+    let request =
+        Request::Heartbeat { member_id: id.into(), generation: 1, instance: Some(instance.into()) };
+    x(actor, t, t + 1, request, Answer::Error { error })
+}
+
+/// KIP-345: `b`'s instance i1 is taken over by `c`, which goes on heartbeating; `b`'s stale
+/// heartbeat in between must be fenced (FENCED_INSTANCE_ID), not sent back to rejoin
+/// (UNKNOWN_MEMBER_ID), or the two processes take the instance from each other for ever.
+#[test]
+fn a_replaced_static_member_answered_unknown_member_id_is_a_wrong_error() {
+    let mut entries = static_group();
+    entries.push(static_join("m2.0", 30, "c", "i1", 1, &[]));
+    let mut fenced = entries.clone();
+    fenced.push(static_heartbeat("m1.0", 40, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    fenced.push(static_heartbeat("m2.0", 50, "c", "i1", NONE));
+    assert!(answer_rules(&log(Protocol::Classic, 2, fenced)).is_empty());
+    entries.push(static_heartbeat("m1.0", 40, "b", "i1", UNKNOWN_MEMBER_ID));
+    let mut holder_seen = entries.clone();
+    holder_seen.push(static_heartbeat("m2.0", 50, "c", "i1", NONE));
+    let found = check(&log(Protocol::Classic, 2, holder_seen));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), [BrokerRule::WrongError]);
+    assert_eq!(found[0].evidence, [4, 5, 6], "c's join, b's answer, c's later heartbeat");
+    // Without a later answer to c, c may have been removed before b asked: the instance was
+    // then nobody's and UNKNOWN_MEMBER_ID right.
+    assert!(answer_rules(&log(Protocol::Classic, 2, entries.clone())).is_empty());
+    // Nor across a coordinator change, which may load the instance under b again.
+    let mut moved = entries;
+    moved.insert(5, mark(35, Mark::CoordinatorMoved));
+    moved.push(static_heartbeat("m2.0", 50, "c", "i1", NONE));
+    assert!(answer_rules(&log(Protocol::Classic, 2, moved)).is_empty());
+}
+
+/// FENCED_INSTANCE_ID says another id holds the instance; answered to the id the instance was
+/// last given to, with no other JoinGroup naming it since, it fences the rightful holder.
+#[test]
+fn the_holder_of_an_instance_answered_fenced_instance_id_is_a_wrong_error() {
+    let mut entries = static_group();
+    entries.push(static_heartbeat("m1.0", 30, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    let found = check(&log(Protocol::Classic, 2, entries));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), [BrokerRule::WrongError]);
+    assert_eq!(found[0].evidence, [1, 4]);
+    // A join naming i1 that was never answered may have given it to another id.
+    let mut contested = static_group();
+    contested.push(Entry::Unanswered {
+        actor: "m2.0".into(),
+        sent_ms: 25,
+        call: Request::Join {
+            member_id: String::new(),
+            instance: Some("i1".into()),
+            session_timeout_ms: None,
+            version: None,
+        },
+        group: String::new(),
+    });
+    contested.push(static_heartbeat("m1.0", 30, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    assert!(answer_rules(&log(Protocol::Classic, 2, contested)).is_empty());
+}
+
+/// The refused member's own rejoin shows the instance was held: answered at the group's
+/// generation, it replaced a holder (a static member joining under a free instance starts a
+/// rebalance). So the refusal before it had to be FENCED_INSTANCE_ID.
+#[test]
+fn a_rejoin_answered_as_a_replacement_right_after_unknown_member_id_is_a_wrong_error() {
+    let mut entries = static_group();
+    entries.push(static_join("m2.0", 30, "c", "i1", 1, &[]));
+    entries.push(static_heartbeat("m1.0", 40, "b", "i1", UNKNOWN_MEMBER_ID));
+    let mut replaced = entries.clone();
+    replaced.push(static_join("m1.0", 45, "d", "i1", 1, &[]));
+    let found = check(&log(Protocol::Classic, 2, replaced));
+    assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), [BrokerRule::WrongError]);
+    assert_eq!(found[0].evidence, [5, 6], "b's refusal, its rejoin");
+    // A rejoin answered at a new generation may have been a new member's: no proof.
+    entries.push(static_join("m1.0", 45, "d", "i1", 2, &[]));
+    assert!(answer_rules(&log(Protocol::Classic, 2, entries)).is_empty());
+}
+
+/// `throwIfConsumerGroupHeartbeatRequestIsInvalid`: a heartbeat above epoch 0 or a leave at -1
+/// must name the member, and no member holds an epoch below -2.
+#[test]
+fn a_consumer_heartbeat_kafka_finds_invalid_answered_none_is_a_wrong_error() {
+    let with = |member_id: &str, epoch: i32| {
+        let Entry::Exchange(mut e) = heartbeat("m0.0", 10, "a", 3, 1, NONE, Some(&[0])) else {
+            unreachable!()
+        };
+        e.request = Request::ConsumerHeartbeat { member_id: member_id.into(), epoch, owned: None };
+        rules(&log(Protocol::Consumer, 1, vec![Entry::Exchange(e)]))
+    };
+    assert!(!with("a", 3).contains(&BrokerRule::WrongError));
+    assert!(with("", 3).contains(&BrokerRule::WrongError));
+    assert!(with(" ", -1).contains(&BrokerRule::WrongError));
+    assert!(with("a", -3).contains(&BrokerRule::WrongError));
+}
