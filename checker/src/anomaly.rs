@@ -83,11 +83,13 @@ pub enum AnomalyClass {
     RequestJoinOwningPartitions,
     /// A classic client in the group was silent for longer than its session after the heal.
     RequestLapsedSession,
+    /// A client asked to close cleanly stopped without leaving the group.
+    RequestNoLeave,
 }
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 33] = [
+    pub const ALL: [AnomalyClass; 34] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -121,6 +123,7 @@ impl AnomalyClass {
         AnomalyClass::RequestUnknownGeneration,
         AnomalyClass::RequestJoinOwningPartitions,
         AnomalyClass::RequestLapsedSession,
+        AnomalyClass::RequestNoLeave,
     ];
 
     /// The kebab-case name used in reports and on the command line.
@@ -161,6 +164,7 @@ impl AnomalyClass {
             AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",
             AnomalyClass::RequestJoinOwningPartitions => "request-join-owning-partitions",
             AnomalyClass::RequestLapsedSession => "request-lapsed-session",
+            AnomalyClass::RequestNoLeave => "request-no-leave",
         }
     }
 

@@ -541,6 +541,7 @@ impl Views {
             WorldEvent::RunStarted { .. }
             | WorldEvent::ObserverStarted { .. }
             | WorldEvent::MemberExited { .. }
+            | WorldEvent::CloseTimedOut { .. }
             | WorldEvent::SwarmChosen { .. }
             | WorldEvent::TriggerFired { .. }
             | WorldEvent::FaultInjected { .. }

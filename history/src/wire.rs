@@ -37,6 +37,10 @@ pub enum Mark {
     Started(String),
     /// A member incarnation stopped (crashed, left, or the run ended).
     Stopped(String),
+    /// The harness asked a member incarnation to close cleanly (leave the group).
+    Leaving(String),
+    /// A member incarnation was killed: crashed by a fault, or at the harness's close deadline.
+    Killed(String),
     /// The user's broker-restart command (`--restart-cmd`) was started.
     RestartStarted,
     /// The harness crashed or restarted a broker, or moved a group's coordinator: a group may

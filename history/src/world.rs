@@ -23,6 +23,9 @@ pub enum WorldEvent {
     MemberLeaveRequested { member: String },
     /// A member process stopped (after leaving, or at the end of the run).
     MemberStopped { member: String },
+    /// A member asked to leave had not exited by the harness's close deadline and was killed:
+    /// to the group it is a crash, not a leave. A `MemberStopped` follows.
+    CloseTimedOut { member: String },
     /// A member process exited by itself (its client library crashed, the application raised,
     /// an unexpected exit code): to the group it is a crash, like a SIGKILL. `client_id` names
     /// the incarnation, `status` how it exited, `stderr_tail` the last lines it wrote. A

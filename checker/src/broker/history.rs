@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_history::{EventKind, History, MemberEvent, WorldEvent};
+use groupsim_history::{EventKind, Fault, History, MemberEvent, WorldEvent};
 use groupsim_wire::TopicPartition;
 
 use super::log::{Answer, AnswerLog, Entry, Mark, Protocol, Request};
@@ -60,6 +60,7 @@ impl BrokerRule {
             BrokerRule::UnknownGenerationSent => AnomalyClass::RequestUnknownGeneration,
             BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
             BrokerRule::LapsedSession => AnomalyClass::RequestLapsedSession,
+            BrokerRule::NoLeave => AnomalyClass::RequestNoLeave,
         }
     }
 }
@@ -100,6 +101,21 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
             WorldEvent::ObserverStarted { observer, .. } => {
                 *observers.entry(observer).or_default() += 1;
             }
+            WorldEvent::MemberLeaveRequested { member } => {
+                if let Some(actor) = actors.get(member.as_str()) {
+                    marks.push((i, Mark::Leaving(actor.clone()), e.at_ms));
+                }
+            }
+            WorldEvent::CloseTimedOut { member }
+            | WorldEvent::MemberExited { member, .. }
+            | WorldEvent::FaultInjected {
+                fault: Fault::MemberCrash { member, .. },
+                applied: true,
+            } => {
+                if let Some(actor) = actors.get(member.as_str()) {
+                    marks.push((i, Mark::Killed(actor.clone()), e.at_ms));
+                }
+            }
             WorldEvent::MemberStopped { member } => {
                 if let Some(actor) = actors.remove(member.as_str()) {
                     marks.push((i, Mark::Stopped(actor), e.at_ms));
@@ -135,7 +151,9 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
     let mut built = Vec::new();
     for (group, actors) in groups {
         let ours = |m: &(usize, Mark, u64)| match &m.1 {
-            Mark::Started(a) | Mark::Stopped(a) => actors.contains(a.as_str()),
+            Mark::Started(a) | Mark::Stopped(a) | Mark::Leaving(a) | Mark::Killed(a) => {
+                actors.contains(a.as_str())
+            }
             _ => true,
         };
         let mut log = AnswerLog::new(Protocol::Classic, Vec::new());

@@ -31,6 +31,7 @@ pub mod errors;
 pub mod fencing;
 pub mod fetches;
 pub mod history;
+pub mod leaves;
 pub mod log;
 pub mod obligations;
 pub mod removals;
@@ -81,6 +82,8 @@ pub enum BrokerRule {
     JoinOwningPartitions,
     /// A classic client in the group went silent for longer than its session after the heal.
     LapsedSession,
+    /// A client asked to close cleanly stopped without leaving the group.
+    NoLeave,
 }
 
 impl BrokerRule {
@@ -102,6 +105,7 @@ impl BrokerRule {
             BrokerRule::UnknownGenerationSent => "unknown-generation-sent",
             BrokerRule::JoinOwningPartitions => "join-owning-partitions",
             BrokerRule::LapsedSession => "lapsed-session",
+            BrokerRule::NoLeave => "no-leave",
         }
     }
 }
@@ -156,6 +160,7 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(shapes::check(log));
     found.extend(requests::check(log, excused));
     found.extend(obligations::check(log));
+    found.extend(leaves::check(log));
     found.sort_by_key(|a| (a.rule, a.at_ms));
     found
 }

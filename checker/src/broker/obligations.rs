@@ -16,8 +16,9 @@
 //! it writes its next Heartbeat, JoinGroup, SyncGroup, LeaveGroup or OffsetCommit within its
 //! session timeout plus a second, and it does not stop, nor does the run end, silent for longer.
 //! What it cannot know: a client whose last answer was a coordinator error (NOT_COORDINATOR,
-//! COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) or never came looks its coordinator
-//! up with requests the stream does not keep, so its silence is not judged until it writes again;
+//! COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) or never came, or that saw a broker
+//! crash or restart or a coordinator move since, looks its coordinator up with requests the
+//! stream does not keep, so its silence is not judged until it writes again;
 //! a consumer-protocol member's session is the broker's configuration, not on the wire.
 
 use std::collections::BTreeMap;
@@ -46,6 +47,8 @@ enum Step {
     Lost,
     /// The actor stopped, or the run ended.
     End { entry: usize },
+    /// A broker crashed or restarted, or the coordinator moved.
+    Moved,
 }
 
 /// Where an actor stands.
@@ -88,6 +91,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     }
     let mut steps: BTreeMap<&str, Vec<(Millis, u8, Step)>> = BTreeMap::new();
     let mut end = None;
+    // Coordinator changes: any client may lose its coordinator at one without a word on the wire.
+    let mut moves = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
         match e {
             Entry::Exchange(x) if keeps_session(&x.request) => {
@@ -104,6 +109,9 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 steps.entry(actor).or_default().push((*at_ms, 2, Step::End { entry: i }));
             }
             Entry::Mark { at_ms, mark: Mark::End } => end = end.or(Some((*at_ms, i))),
+            Entry::Mark { at_ms, mark: Mark::CoordinatorMoved | Mark::RestartStarted } => {
+                moves.push(*at_ms);
+            }
             _ => {}
         }
     }
@@ -112,6 +120,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         if let Some((t, i)) = end {
             steps.push((t, 2, Step::End { entry: i }));
         }
+        steps.extend(moves.iter().map(|&t| (t, 0, Step::Moved)));
         // Reads before writes in one millisecond: a client writes after what it read.
         steps.sort_by_key(|s| (s.0, s.1));
         let mut st = Standing::default();
@@ -166,6 +175,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                     st.in_flight = st.in_flight.saturating_sub(1);
                     st.silent_since = None;
                 }
+                Step::Moved => st.silent_since = None,
                 Step::End { .. } => break,
             }
         }

@@ -56,6 +56,9 @@ pub fn text(history: &History) -> String {
                     line(&mut out, at, format!("{member} asked to leave"))
                 }
                 WorldEvent::MemberStopped { member } => line(&mut out, at, format!("{member} stopped")),
+                WorldEvent::CloseTimedOut { member } => {
+                    line(&mut out, at, format!("{member} killed: not exited by its close deadline"))
+                }
                 WorldEvent::MemberExited { member, client_id, status, stderr_tail } => {
                     let last = stderr_tail.lines().last().unwrap_or("");
                     line(&mut out, at, format!("{member} ({client_id}) EXITED by itself ({status}): {last}"))

@@ -101,6 +101,7 @@ fn answer_rules(log: &AnswerLog) -> Vec<BrokerRule> {
         BrokerRule::UnknownGenerationSent,
         BrokerRule::JoinOwningPartitions,
         BrokerRule::LapsedSession,
+        BrokerRule::NoLeave,
     ];
     rules(log).into_iter().filter(|r| !client.contains(r)).collect()
 }

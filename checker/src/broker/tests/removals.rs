@@ -166,3 +166,26 @@ fn a_member_silent_past_its_session_after_the_heal_broke_its_promise() {
         "a's silence from 9 s to the end counts, b's does not: {found:?}"
     );
 }
+
+/// `no-leave`: a dynamic member asked to close while in the group tells its coordinator
+/// (LeaveGroup) before it stops, unless it may have lost its coordinator.
+#[test]
+fn a_member_asked_to_close_that_stops_without_leaving_broke_its_promise() {
+    let closing = |between: Vec<Entry>| {
+        let mut entries = classic_group();
+        entries.push(mark(30, Mark::Leaving("m1.0".into())));
+        entries.extend(between);
+        entries.push(mark(40, Mark::Stopped("m1.0".into())));
+        rules(&log(Protocol::Classic, 2, entries))
+    };
+    assert_eq!(closing(Vec::new()), [BrokerRule::NoLeave]);
+    let leave = Request::Leave { member_id: "b".into(), instance: None };
+    assert!(closing(vec![x("m1.0", 32, 33, leave, Answer::Error { error: NONE })]).is_empty());
+    assert!(closing(vec![mark(35, Mark::CoordinatorMoved)]).is_empty());
+    assert!(closing(vec![mark(35, Mark::Killed("m1.0".into()))]).is_empty());
+    // A static member keeps its place for its session: it owes no leave.
+    let mut statics = static_group();
+    statics.push(mark(30, Mark::Leaving("m1.0".into())));
+    statics.push(mark(40, Mark::Stopped("m1.0".into())));
+    assert!(rules(&log(Protocol::Classic, 2, statics)).is_empty());
+}

@@ -205,8 +205,13 @@ impl<'a> Members<'a> {
             }
             if let Some(until) = slot.closing_until {
                 let a = slot.adapter.as_mut().expect("a closing member has a process");
-                if a.exited().is_some() || now >= until {
+                let exited = a.exited().is_some();
+                if exited || now >= until {
                     a.kill(); // no-op if it exited
+                    if !exited {
+                        let member = member.clone();
+                        cluster.recorder().world(WorldEvent::CloseTimedOut { member });
+                    }
                     slot.adapter = None;
                     slot.closing_until = None;
                     cluster.recorder().world(WorldEvent::MemberStopped { member: member.clone() });
