@@ -216,7 +216,118 @@ fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
 /// `max`: `(first, last, count)`. Control records are skipped; a truncated or garbled tail ends
 /// decoding (brokers may cut the last batch short).
 pub fn offsets_in(records: Option<Bytes>, position: i64, max: usize) -> Option<(i64, i64, usize)> {
-    let mut buf = records?;
+    let buf = records?;
+    match walk_offsets(&buf, position, max) {
+        Some(found) => found,
+        None => decoded_offsets(buf, position, max),
+    }
+}
+
+/// [`offsets_in`] by walking well-formed uncompressed v2 batches in place, reading each record's
+/// offset delta and skipping the rest by its length: what the decoder would read, without
+/// building the records. `None` at anything else the decoder could meet (a compressed or corrupt
+/// batch, a record header, an odd varint): the caller decodes instead, from the start.
+fn walk_offsets(buf: &[u8], position: i64, max: usize) -> Option<Option<(i64, i64, usize)>> {
+    // Every batch's header first, as the decoder's guard reads them all before decoding any.
+    let mut batches = Vec::new();
+    let mut at = 0;
+    while at < buf.len() {
+        let batch = &buf[at..];
+        let base = i64::from_be_bytes(batch.get(0..8)?.try_into().ok()?);
+        let length =
+            usize::try_from(i32::from_be_bytes(batch.get(8..12)?.try_into().ok()?)).ok()?;
+        let body = batch.get(12..12 + length)?;
+        if length < BATCH_HEADER - 12 || body[4] != 2 {
+            return None;
+        }
+        if crc32c::crc32c(&body[9..]) != u32::from_be_bytes(body[5..9].try_into().ok()?) {
+            return None;
+        }
+        let attributes = i16::from_be_bytes(body[9..11].try_into().ok()?);
+        let records = i32::from_be_bytes(body[45..49].try_into().ok()?);
+        if attributes & 0x7 != 0 || records < 0 {
+            return None;
+        }
+        batches.push((base, attributes & (1 << 5) != 0, records as usize, &body[49..]));
+        at += 12 + length;
+    }
+    // The decoder's guard: a count larger than the bytes there is garbage.
+    if batches.iter().any(|b| b.2 > buf.len()) {
+        return Some(None);
+    }
+    let mut first = None;
+    let mut last = 0;
+    let mut count = 0;
+    for (base, control, records, mut rec) in batches {
+        if count >= max {
+            break;
+        }
+        for _ in 0..records {
+            let (size, n) = short_varint(rec, 5)?;
+            let size = usize::try_from(size).ok()?;
+            let record = rec.get(n..n + size)?;
+            rec = &rec[n + size..];
+            let fields = record.get(1..)?;
+            let (_, n) = short_varint(fields, 10)?;
+            let (delta, _) = short_varint(fields.get(n..)?, 5)?;
+            if !record_is_plain(fields)? {
+                return None;
+            }
+            let offset = base + delta;
+            if control || offset < position || offset <= last && first.is_some() {
+                continue;
+            }
+            if count >= max {
+                break;
+            }
+            first.get_or_insert(offset);
+            last = offset;
+            count += 1;
+        }
+    }
+    Some(first.map(|f| (f, last, count)))
+}
+
+/// Whether a record's fields after its attributes (timestamp delta, offset delta, key, value,
+/// header count) read as the decoder reads them, with no headers and nothing it would refuse.
+fn record_is_plain(fields: &[u8]) -> Option<bool> {
+    let (_, a) = short_varint(fields, 10)?;
+    let (_, b) = short_varint(fields.get(a..)?, 5)?;
+    let mut at = a + b;
+    for _ in 0..2 {
+        let (len, n) = short_varint(fields.get(at..)?, 5)?;
+        at += n;
+        if len < -1 {
+            return Some(false);
+        }
+        if len > 0 {
+            at += usize::try_from(len).ok()?;
+            fields.get(..at)?;
+        }
+    }
+    let (headers, _) = short_varint(fields.get(at..)?, 5)?;
+    Some(headers == 0)
+}
+
+/// A zig-zag varint of at most `max_bytes` bytes at the start of `b`: its value and length.
+/// `None` for a longer one, one cut short, or (at five bytes) one beyond 32 bits, which the
+/// decoder reads otherwise.
+fn short_varint(b: &[u8], max_bytes: usize) -> Option<(i64, usize)> {
+    let mut z: u64 = 0;
+    for (i, &byte) in b.iter().enumerate().take(max_bytes) {
+        z |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            if max_bytes == 5 && z > u64::from(u32::MAX) {
+                return None;
+            }
+            return Some(((z >> 1) as i64 ^ -((z & 1) as i64), i + 1));
+        }
+    }
+    None
+}
+
+/// [`offsets_in`] through kafka-protocol's decoder, for whatever [`walk_offsets`] leaves.
+fn decoded_offsets(mut buf: Bytes, position: i64, max: usize) -> Option<(i64, i64, usize)> {
     // A batch claiming more records than there are bytes is garbage: refuse it before the
     // decoder sizes a vector by that count.
     if let Ok(infos) = RecordBatchDecoder::decode_batch_info(&mut buf.clone()) {
@@ -244,4 +355,57 @@ pub fn offsets_in(records: Option<Bytes>, position: i64, max: usize) -> Option<(
         }
     }
     first.map(|f| (f, last, count))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+
+    /// Random logs' batches, one or several, sometimes cut short or with a byte changed: the
+    /// walk gives what the decoder gives, wherever it gives anything at all.
+    #[test]
+    fn the_walk_reads_what_the_decoder_reads() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut walked = 0;
+        for case in 0..3_000 {
+            let mut bytes = Vec::new();
+            let mut next = rng.random_range(0..1_000i64);
+            for _ in 0..rng.random_range(1..4) {
+                let n = rng.random_range(1..12);
+                let records: Vec<LogRecord> = (0..n)
+                    .map(|i| LogRecord {
+                        offset: next + i,
+                        timestamp_ms: rng.random_range(0..1i64 << 41),
+                        key: rng
+                            .random_bool(0.5)
+                            .then(|| Bytes::from(vec![7; rng.random_range(0..200)])),
+                        value: Bytes::from(vec![1; rng.random_range(0..300)]),
+                    })
+                    .collect();
+                // Sometimes a batch repeats offsets already sent, as a re-sent batch would.
+                next += if rng.random_bool(0.2) { n / 2 } else { n };
+                bytes.extend_from_slice(&encode_batch(&records).unwrap());
+            }
+            match rng.random_range(0..4) {
+                0 => bytes.truncate(rng.random_range(0..bytes.len())),
+                1 => {
+                    let at = rng.random_range(0..bytes.len());
+                    bytes[at] ^= 1 << rng.random_range(0..8);
+                }
+                _ => {}
+            }
+            let bytes = Bytes::from(bytes);
+            let position = next - rng.random_range(0..30);
+            let max = rng.random_range(0..40);
+            let decoded = decoded_offsets(bytes.clone(), position, max);
+            if let Some(found) = walk_offsets(&bytes, position, max) {
+                walked += 1;
+                assert_eq!(found, decoded, "case {case}");
+            }
+            assert_eq!(offsets_in(Some(bytes), position, max), decoded, "case {case}");
+        }
+        assert!(walked > 1_500, "the walk took only {walked} of the cases");
+    }
 }
