@@ -41,6 +41,10 @@ pub enum Mark {
     Leaving(String),
     /// A member incarnation was killed: crashed by a fault, or at the harness's close deadline.
     Killed(String),
+    /// The harness held or delayed a broker's answers (a held answer, a slow or unresponsive
+    /// broker): a request written since may not have been read, so its absence from the stream
+    /// proves nothing.
+    AnswersHeld,
     /// The user's broker-restart command (`--restart-cmd`) was started.
     RestartStarted,
     /// The harness crashed or restarted a broker, or moved a group's coordinator: a group may

@@ -94,13 +94,43 @@ pub fn encode_response(
             return Err(encode_err(format!("the response is for {other:?}, not {api_key:?}")));
         }
     }
-    let mut buf = BytesMut::new();
+    let mut buf = BytesMut::with_capacity(response_size_hint(response));
     let header = ResponseHeader::default().with_correlation_id(correlation_id);
     header
         .encode(&mut buf, api_key.response_header_version(version))
         .map_err(|e| encode_err(format!("{e:#}")))?;
     response.encode(&mut buf, version).map_err(|e| encode_err(format!("{e:#}")))?;
     Ok(buf.freeze())
+}
+
+/// Room for most group and metadata messages, header included: a buffer that starts this size
+/// grows rarely while a message is encoded into it.
+const SMALL_MESSAGE: usize = 512;
+
+/// The bytes to reserve for encoding `response`: its record sets' length on top of
+/// [`SMALL_MESSAGE`] (a Fetch answer's records are most of it), so the buffer is not regrown and
+/// copied record set by record set. Only the buffer's first size: the bytes are the same.
+fn response_size_hint(response: &ResponseKind) -> usize {
+    match response {
+        ResponseKind::Fetch(f) => {
+            let partitions = f.responses.iter().flat_map(|t| t.partitions.iter());
+            SMALL_MESSAGE
+                + partitions.map(|p| 64 + p.records.as_ref().map_or(0, |r| r.len())).sum::<usize>()
+        }
+        _ => SMALL_MESSAGE,
+    }
+}
+
+/// The bytes to reserve for encoding `request` (see [`response_size_hint`]).
+fn request_size_hint(request: &RequestKind) -> usize {
+    match request {
+        RequestKind::Produce(p) => {
+            let partitions = p.topic_data.iter().flat_map(|t| t.partition_data.iter());
+            SMALL_MESSAGE
+                + partitions.map(|p| 64 + p.records.as_ref().map_or(0, |r| r.len())).sum::<usize>()
+        }
+        _ => SMALL_MESSAGE,
+    }
 }
 
 /// Encodes the ApiVersions answer to an ApiVersions request of a version we do not serve:
@@ -147,7 +177,7 @@ pub fn encode_request(header: &RequestHeader, request: &RequestKind) -> Result<B
         Some(key) if key == api_key => {}
         other => return Err(encode_err(format!("the request is for {other:?}, not {api_key:?}"))),
     }
-    let mut buf = BytesMut::new();
+    let mut buf = BytesMut::with_capacity(request_size_hint(request));
     header
         .encode(&mut buf, api_key.request_header_version(version))
         .map_err(|e| encode_err(format!("header: {e:#}")))?;

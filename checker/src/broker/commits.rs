@@ -9,7 +9,8 @@
 //! member answered UNKNOWN_MEMBER_ID or its LeaveGroup accepted, its session expired, or the
 //! leader's member list of that very generation leaving it out (unless the member took a static
 //! member's place in it): [`super::removals`]. Consumer protocol: the member had left (member epoch -1 answered) or
-//! been fenced (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH) and not rejoined since. Commits without
+//! been removed (UNKNOWN_MEMBER_ID), or its heartbeat at the commit's very epoch was answered
+//! FENCED_MEMBER_EPOCH, and it had not rejoined since. Commits without
 //! a generation (-1: an admin's commit) are not judged.
 //!
 //! `offset-regression`: a committed offset read (OffsetFetch) lower than one known committed
@@ -57,7 +58,7 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
         let removal = match consumer_members.contains(member_id.as_str()) {
             false => removals.first(member_id, *generation, i, |_| true),
-            true => consumer_removal(log, member_id, x.sent_ms),
+            true => consumer_removal(log, member_id, *generation, x.sent_ms),
         };
         if let Some(r) = removal {
             found.push(BrokerAnomaly {
@@ -77,8 +78,19 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// The last leave or fencing of `member_id` read before `before_ms`, if it did not rejoin since.
-fn consumer_removal(log: &AnswerLog, member_id: &str, before_ms: Millis) -> Option<Removal> {
+/// The last leave or fencing of `member_id` read before `before_ms`, if it did not rejoin since,
+/// that rules out a commit at member epoch `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone;
+/// FENCED_MEMBER_EPOCH only that the heartbeat's epoch is not the member's (Kafka's epoch check
+/// throws and changes nothing: the member keeps its epoch and its session), so it rules out
+/// commits at that epoch and no other (a client that heartbeats at a stale epoch, as librdkafka
+/// 2.16 did in check-client's confluent-kafka consumer seed 3, may still commit at its current
+/// one).
+fn consumer_removal(
+    log: &AnswerLog,
+    member_id: &str,
+    commit_epoch: i32,
+    before_ms: Millis,
+) -> Option<Removal> {
     let mut last: Option<Removal> = None;
     for (i, x) in log.exchanges() {
         if x.answered_ms >= before_ms {
@@ -100,6 +112,7 @@ fn consumer_removal(log: &AnswerLog, member_id: &str, before_ms: Millis) -> Opti
                 last = Some(Removal { at_ms: x.answered_ms, entry: i, why, kind: Kind::Left });
             }
             (NONE, _) => last = None,
+            (FENCED_MEMBER_EPOCH, fenced) if fenced != commit_epoch => {}
             (UNKNOWN_MEMBER_ID | FENCED_MEMBER_EPOCH, _) => {
                 let why = format!("it was fenced ({})", error_name(*error));
                 last = Some(Removal { at_ms: x.answered_ms, entry: i, why, kind: Kind::Left });

@@ -116,6 +116,16 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                     marks.push((i, Mark::Killed(actor.clone()), e.at_ms));
                 }
             }
+            WorldEvent::FaultInjected {
+                fault:
+                    Fault::HoldResponse { .. }
+                    | Fault::ResponseDelay { .. }
+                    | Fault::Unresponsive { .. }
+                    | Fault::LatencySpike { .. }
+                    | Fault::NetworkPartition { .. }
+                    | Fault::OneWayPartition { .. },
+                applied: true,
+            } => marks.push((i, Mark::AnswersHeld, e.at_ms)),
             WorldEvent::MemberStopped { member } => {
                 if let Some(actor) = actors.remove(member.as_str()) {
                     marks.push((i, Mark::Stopped(actor), e.at_ms));

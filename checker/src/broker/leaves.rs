@@ -14,7 +14,10 @@
 //! ConsumerGroupHeartbeat below epoch 0, before it stops. What it cannot know: a client that may
 //! have lost its coordinator (an answer NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or
 //! COORDINATOR_NOT_AVAILABLE, a request never answered, a broker crash or restart or a
-//! coordinator move, with no group answer since) may have had no one to tell; a client killed before it was done (a crash, the harness's close deadline) or still
+//! coordinator move, with no group answer since) may have had no one to tell, and one whose
+//! broker was holding or delaying answers (a held answer, a slow or unresponsive broker, a slow
+//! or cut network) may have written its leave behind a request the broker had not answered, so
+//! that the broker never read it (a connection is served one request at a time); a client killed before it was done (a crash, the harness's close deadline) or still
 //! closing when the run ended is not judged.
 
 use std::collections::BTreeMap;
@@ -100,7 +103,10 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             }
             // A broker crashed or restarted, or the coordinator moved: any client may have lost
             // its coordinator without a word on the wire (a connection that never opened).
-            Entry::Mark { mark: Mark::CoordinatorMoved | Mark::RestartStarted, .. } => {
+            Entry::Mark {
+                mark: Mark::CoordinatorMoved | Mark::RestartStarted | Mark::AnswersHeld,
+                ..
+            } => {
                 for a in actors.values_mut() {
                     a.lookup = true;
                     if let Some((_, excused)) = &mut a.leaving {

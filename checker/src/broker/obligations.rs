@@ -109,7 +109,10 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 steps.entry(actor).or_default().push((*at_ms, 2, Step::End { entry: i }));
             }
             Entry::Mark { at_ms, mark: Mark::End } => end = end.or(Some((*at_ms, i))),
-            Entry::Mark { at_ms, mark: Mark::CoordinatorMoved | Mark::RestartStarted } => {
+            Entry::Mark {
+                at_ms,
+                mark: Mark::CoordinatorMoved | Mark::RestartStarted | Mark::AnswersHeld,
+            } => {
                 moves.push(*at_ms);
             }
             _ => {}

@@ -236,6 +236,21 @@ fn a_consumer_commit_after_fencing_answered_none_is_a_zombie_commit() {
     assert_eq!(found[0].evidence, vec![1, 2], "only the commit between fencing and rejoin");
 }
 
+/// FENCED_MEMBER_EPOCH to a heartbeat at a stale epoch changes nothing at the coordinator (its
+/// epoch check throws before any record is written): the member keeps its current epoch, and a
+/// commit at that one is accepted, as Kafka's exact-epoch commit check says.
+#[test]
+fn a_consumer_commit_at_its_current_epoch_after_a_stale_heartbeat_was_fenced_passes() {
+    let entries = vec![
+        heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])),
+        heartbeat("m0.0", 20, "a", 1, 2, NONE, None),
+        heartbeat("m0.0", 50, "a", 1, 0, FENCED_MEMBER_EPOCH, None),
+        commit("m0.0", 60, "a", 2, 5, NONE),
+    ];
+    let found = check(&log(Protocol::Consumer, 1, entries));
+    assert!(found.is_empty(), "{found:?}");
+}
+
 #[test]
 fn a_committed_offset_lowered_by_a_commit_passes() {
     let entries = vec![

@@ -200,6 +200,11 @@ impl Host {
                     self.shared.mark(Mark::Started(actor.clone()));
                     self.actor = Some(actor);
                 }
+                Action::Record(EventKind::World(WorldEvent::MemberLeaveRequested { .. })) => {
+                    if let Some(actor) = &self.actor {
+                        self.shared.mark(Mark::Leaving(actor.clone()));
+                    }
+                }
                 Action::Record(EventKind::World(WorldEvent::MemberStopped { .. })) => {
                     if let Some(actor) = self.actor.take() {
                         tracing::debug!(%actor, "member stopped");
