@@ -44,6 +44,7 @@ pub mod runner;
 pub mod scenario;
 pub mod scenarios;
 pub mod shrink;
+pub mod signature;
 pub mod sweep;
 pub mod testing;
 pub mod threads;

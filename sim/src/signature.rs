@@ -1,0 +1,202 @@
+//! A run's signature: the distinct protocol situations it reached, the feedback a coverage-guided
+//! search keeps schedules by (issue 43's `explore`). Read from a finished run only — the probes
+//! it hit and its history — so computing it never changes a run.
+//!
+//! Elements:
+//! - every coverage probe hit (family members with their detail: a request answered in a given
+//!   group state with a given error is one element per state and error);
+//! - every (API, error, group protocol) a coordinator answered, from the wire stream, the group's
+//!   protocol being consumer from the first ConsumerGroupHeartbeat it was sent;
+//! - every pair of consecutive events of one member (the kind of the event before, the kind of
+//!   the event), the member's sub-state transitions as its events show them;
+//! - every kind of coordinator event.
+//!
+//! A [`Coverage`] is the union over runs, with how many runs reached each element, so a search can
+//! favour the schedules that hold the rarest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_history::wire::{Answer, Entry, Request};
+use groupsim_history::{EventKind, History};
+use groupsim_wire::probe::ProbeHits;
+use serde::Serialize;
+
+/// One distinct situation a run reached (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Element {
+    /// A coverage probe, with its detail when it has one (`name:detail`).
+    Probe(String),
+    /// A coordinator's answer: the API, its error code, and the group's protocol then.
+    Answer { api: &'static str, error: i16, consumer_group: bool },
+    /// Two consecutive events of one member: the kind before (`start` for its first) and after.
+    MemberStep { from: String, to: String },
+    /// A kind of coordinator event.
+    Coordinator(String),
+}
+
+/// The elements one run reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Signature {
+    /// The elements, ordered.
+    pub elements: BTreeSet<Element>,
+}
+
+impl Signature {
+    /// The signature of a run that hit `probes` and recorded `history`.
+    pub fn of(probes: &ProbeHits, history: &History) -> Self {
+        let mut elements: BTreeSet<Element> =
+            probes.keys().map(|name| Element::Probe(name.clone())).collect();
+        let mut consumer_groups: BTreeSet<&str> = BTreeSet::new();
+        for record in history.wire() {
+            let Entry::Exchange(x) = &record.wire else { continue };
+            if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
+                consumer_groups.insert(&x.group);
+            }
+            elements.insert(Element::Answer {
+                api: api(&x.request),
+                error: error(&x.answer),
+                consumer_group: consumer_groups.contains(x.group.as_str()),
+            });
+        }
+        let mut last: BTreeMap<&str, String> = BTreeMap::new();
+        for event in history.events() {
+            match &event.kind {
+                EventKind::Member { member, event } => {
+                    let to = kind(event);
+                    let from = last.insert(member, to.clone()).unwrap_or_else(|| "start".into());
+                    elements.insert(Element::MemberStep { from, to });
+                }
+                EventKind::Coordinator { event, .. } => {
+                    elements.insert(Element::Coordinator(kind(event)));
+                }
+                EventKind::World(_) => {}
+            }
+        }
+        Self { elements }
+    }
+}
+
+/// The union of the signatures of many runs, with how many runs reached each element.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Each element reached, and by how many runs.
+    pub reached: BTreeMap<Element, u64>,
+    /// Runs added.
+    pub runs: u64,
+}
+
+impl Coverage {
+    /// Adds one run's signature; returns the elements no earlier run had reached.
+    pub fn add(&mut self, signature: &Signature) -> Vec<Element> {
+        self.runs += 1;
+        let mut new = Vec::new();
+        for e in &signature.elements {
+            let count = self.reached.entry(e.clone()).or_insert(0);
+            if *count == 0 {
+                new.push(e.clone());
+            }
+            *count += 1;
+        }
+        new
+    }
+
+    /// How rare `signature`'s rarest element is: the fewest runs that reached any of its
+    /// elements (`u64::MAX` for an empty signature). A search favours low values.
+    pub fn rarest(&self, signature: &Signature) -> u64 {
+        signature
+            .elements
+            .iter()
+            .map(|e| self.reached.get(e).copied().unwrap_or(0))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+/// The API a request summary belongs to.
+fn api(r: &Request) -> &'static str {
+    match r {
+        Request::Join { .. } => "JoinGroup",
+        Request::Sync { .. } => "SyncGroup",
+        Request::Heartbeat { .. } => "Heartbeat",
+        Request::Leave { .. } => "LeaveGroup",
+        Request::ConsumerHeartbeat { .. } => "ConsumerGroupHeartbeat",
+        Request::Commit { .. } => "OffsetCommit",
+        Request::OffsetFetch { .. } => "OffsetFetch",
+        Request::Fetch { .. } => "Fetch",
+    }
+}
+
+/// An answer's error: its top-level one, or its first partition's.
+fn error(a: &Answer) -> i16 {
+    match a {
+        Answer::Join { error, .. }
+        | Answer::Sync { error, .. }
+        | Answer::Error { error }
+        | Answer::ConsumerHeartbeat { error, .. } => *error,
+        Answer::Commit { errors } => errors.first().map_or(0, |e| e.1),
+        Answer::OffsetFetch { offsets } => offsets.first().map_or(0, |e| e.2),
+        Answer::Fetch { partitions } => partitions.first().map_or(0, |p| p.1),
+    }
+}
+
+/// The variant name of a history event (serde's external tag).
+fn kind(event: &impl Serialize) -> String {
+    match serde_json::to_value(event) {
+        Ok(serde_json::Value::Object(map)) => map.keys().next().cloned().unwrap_or_default(),
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{run_seed_with, RunOptions};
+
+    fn signature(scenario: &str, seed: u64) -> Signature {
+        let s = crate::scenarios::find(scenario).expect("in catalogue");
+        let r = run_seed_with(&s, seed, &RunOptions::default()).expect("run");
+        Signature::of(&r.probes, &r.history)
+    }
+
+    /// The signature is read from the run alone: the same seed gives the same one, and it holds
+    /// what the run did (a classic group's joins answered, its members' joins after their
+    /// coordinator was found).
+    #[test]
+    fn a_runs_signature_is_its_own_and_names_what_it_reached() {
+        let a = signature("membership_churn", 3);
+        assert_eq!(a, signature("membership_churn", 3));
+        assert!(a.elements.contains(&Element::Answer {
+            api: "JoinGroup",
+            error: 0,
+            consumer_group: false
+        }));
+        assert!(a.elements.iter().any(|e| matches!(e, Element::MemberStep { from, to }
+            if from == "start" && to == "CoordinatorFound")));
+        assert!(a.elements.iter().any(|e| matches!(e, Element::Probe(_))));
+        let consumer = signature("consumer_protocol_churn", 3);
+        assert!(consumer.elements.contains(&Element::Answer {
+            api: "ConsumerGroupHeartbeat",
+            error: 0,
+            consumer_group: true
+        }));
+    }
+
+    /// The union counts runs per element and says what a run added; rarity favours the run
+    /// holding an element few others reached.
+    #[test]
+    fn coverage_counts_and_names_what_is_new() {
+        let e = |s: &str| Element::Probe(s.into());
+        let one = Signature { elements: [e("a"), e("b")].into() };
+        let two = Signature { elements: [e("b"), e("c")].into() };
+        let mut c = Coverage::default();
+        assert_eq!(c.add(&one), [e("a"), e("b")]);
+        assert_eq!(c.add(&two), [e("c")]);
+        assert_eq!(c.add(&two), Vec::<Element>::new());
+        assert_eq!(c.runs, 3);
+        assert_eq!(c.reached[&e("b")], 3);
+        assert_eq!(c.rarest(&one), 1, "a was reached once");
+        assert_eq!(c.rarest(&two), 2, "c twice");
+        assert_eq!(c.rarest(&Signature::default()), u64::MAX);
+    }
+}
