@@ -156,6 +156,38 @@ pub enum Answer {
     Fetch { partitions: Vec<(TopicPartition, i16, Vec<i64>)> },
 }
 
+impl Request {
+    /// The Kafka API the request belongs to.
+    pub fn api(&self) -> &'static str {
+        match self {
+            Request::Join { .. } => "JoinGroup",
+            Request::Sync { .. } => "SyncGroup",
+            Request::Heartbeat { .. } => "Heartbeat",
+            Request::Leave { .. } => "LeaveGroup",
+            Request::ConsumerHeartbeat { .. } => "ConsumerGroupHeartbeat",
+            Request::Commit { .. } => "OffsetCommit",
+            Request::OffsetFetch { .. } => "OffsetFetch",
+            Request::Fetch { .. } => "Fetch",
+        }
+    }
+}
+
+impl Answer {
+    /// The answer's error code: its own, or for the APIs answered per partition, its first
+    /// partition's (0 when it lists none).
+    pub fn error(&self) -> i16 {
+        match self {
+            Answer::Join { error, .. }
+            | Answer::Sync { error, .. }
+            | Answer::Error { error }
+            | Answer::ConsumerHeartbeat { error, .. } => *error,
+            Answer::Commit { errors } => errors.first().map_or(0, |e| e.1),
+            Answer::OffsetFetch { offsets } => offsets.first().map_or(0, |e| e.2),
+            Answer::Fetch { partitions } => partitions.first().map_or(0, |p| p.1),
+        }
+    }
+}
+
 /// One entry of a history's wire stream, with its place among the events: it happened after
 /// the first `after` events and before the rest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupsim_history::wire::{Answer, Entry, Request};
+use groupsim_history::wire::{Entry, Request};
 use groupsim_history::{EventKind, History};
 use groupsim_wire::probe::ProbeHits;
 use serde::Serialize;
@@ -53,8 +53,8 @@ impl Signature {
                 consumer_groups.insert(&x.group);
             }
             elements.insert(Element::Answer {
-                api: api(&x.request),
-                error: error(&x.answer),
+                api: x.request.api(),
+                error: x.answer.error(),
                 consumer_group: consumer_groups.contains(x.group.as_str()),
             });
         }
@@ -109,33 +109,6 @@ impl Coverage {
             .map(|e| self.reached.get(e).copied().unwrap_or(0))
             .min()
             .unwrap_or(u64::MAX)
-    }
-}
-
-/// The API a request summary belongs to.
-fn api(r: &Request) -> &'static str {
-    match r {
-        Request::Join { .. } => "JoinGroup",
-        Request::Sync { .. } => "SyncGroup",
-        Request::Heartbeat { .. } => "Heartbeat",
-        Request::Leave { .. } => "LeaveGroup",
-        Request::ConsumerHeartbeat { .. } => "ConsumerGroupHeartbeat",
-        Request::Commit { .. } => "OffsetCommit",
-        Request::OffsetFetch { .. } => "OffsetFetch",
-        Request::Fetch { .. } => "Fetch",
-    }
-}
-
-/// An answer's error: its top-level one, or its first partition's.
-fn error(a: &Answer) -> i16 {
-    match a {
-        Answer::Join { error, .. }
-        | Answer::Sync { error, .. }
-        | Answer::Error { error }
-        | Answer::ConsumerHeartbeat { error, .. } => *error,
-        Answer::Commit { errors } => errors.first().map_or(0, |e| e.1),
-        Answer::OffsetFetch { offsets } => offsets.first().map_or(0, |e| e.2),
-        Answer::Fetch { partitions } => partitions.first().map_or(0, |p| p.1),
     }
 }
 

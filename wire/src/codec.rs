@@ -112,11 +112,9 @@ const SMALL_MESSAGE: usize = 512;
 /// copied record set by record set. Only the buffer's first size: the bytes are the same.
 fn response_size_hint(response: &ResponseKind) -> usize {
     match response {
-        ResponseKind::Fetch(f) => {
-            let partitions = f.responses.iter().flat_map(|t| t.partitions.iter());
-            SMALL_MESSAGE
-                + partitions.map(|p| 64 + p.records.as_ref().map_or(0, |r| r.len())).sum::<usize>()
-        }
+        ResponseKind::Fetch(f) => with_records(
+            f.responses.iter().flat_map(|t| t.partitions.iter()).map(|p| p.records.as_ref()),
+        ),
         _ => SMALL_MESSAGE,
     }
 }
@@ -124,13 +122,16 @@ fn response_size_hint(response: &ResponseKind) -> usize {
 /// The bytes to reserve for encoding `request` (see [`response_size_hint`]).
 fn request_size_hint(request: &RequestKind) -> usize {
     match request {
-        RequestKind::Produce(p) => {
-            let partitions = p.topic_data.iter().flat_map(|t| t.partition_data.iter());
-            SMALL_MESSAGE
-                + partitions.map(|p| 64 + p.records.as_ref().map_or(0, |r| r.len())).sum::<usize>()
-        }
+        RequestKind::Produce(p) => with_records(
+            p.topic_data.iter().flat_map(|t| t.partition_data.iter()).map(|p| p.records.as_ref()),
+        ),
         _ => SMALL_MESSAGE,
     }
+}
+
+/// [`SMALL_MESSAGE`] and, per partition, its record set and room for its other fields.
+fn with_records<'a>(records: impl Iterator<Item = Option<&'a Bytes>>) -> usize {
+    SMALL_MESSAGE + records.map(|r| 64 + r.map_or(0, Bytes::len)).sum::<usize>()
 }
 
 /// Encodes the ApiVersions answer to an ApiVersions request of a version we do not serve:

@@ -25,9 +25,9 @@ pub struct LogRecord {
 
 /// Encodes consecutive log records as one uncompressed v2 batch, byte for byte as
 /// kafka-protocol's `RecordBatchEncoder` writes them (no producer, no sequence, no headers, the
-/// batch's first timestamp the least of the records'), but straight into a buffer sized first:
-/// a Fetch answer is built on every fetch, and the general encoder's intermediate records, their
-/// header maps and its growing buffer were the largest part of answering one (the equivalence is
+/// batch's first timestamp the least of the records'), but straight into a buffer sized first,
+/// without the general encoder's intermediate records, their header maps and a growing buffer:
+/// a Fetch answer is built on every fetch (the equivalence is
 /// `encode_batch_writes_what_kafka_protocol_writes`, in the tests).
 pub fn encode_batch(records: &[LogRecord]) -> Result<Bytes, WireError> {
     let Some(first) = records.first() else { return Ok(Bytes::new()) };

@@ -26,12 +26,7 @@ use groupsim_wire::Millis;
 
 use super::log::{Answer, AnswerLog, Entry, Mark, Request};
 
-/// COORDINATOR_LOAD_IN_PROGRESS.
-pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
-/// COORDINATOR_NOT_AVAILABLE.
-pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-/// NOT_COORDINATOR.
-pub const NOT_COORDINATOR: i16 = 16;
+pub use super::log::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
 
 /// Era numbers from here up are those of answers made across a coordinator change: one each.
 const STRADDLING: u32 = u32::MAX / 2;

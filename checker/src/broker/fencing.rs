@@ -27,11 +27,8 @@ use std::collections::BTreeMap;
 
 use super::eras::Eras;
 use super::log::{answer_error, request_member, Answer, AnswerLog, Entry, Request, NONE};
-use super::log::{Exchange, UNKNOWN_MEMBER_ID};
+use super::log::{Exchange, FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID};
 use super::{BrokerAnomaly, BrokerRule};
-
-/// FENCED_INSTANCE_ID.
-pub const FENCED_INSTANCE_ID: i16 = 82;
 
 /// How long after it was written a request never answered may still reach the broker: a
 /// JoinGroup naming the instance written that long before a window may have changed its holder

@@ -22,12 +22,10 @@
 
 use std::collections::BTreeMap;
 
-use super::eras::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
-use super::log::{answer_error, Answer, AnswerLog, Entry, Mark, Request, NONE};
+use super::log::{answer_error, Answer, AnswerLog, Entry, Mark, Request};
+use super::log::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
+use super::log::{NONE, REBALANCE_IN_PROGRESS};
 use super::{BrokerAnomaly, BrokerRule};
-
-/// REBALANCE_IN_PROGRESS: still a member.
-const REBALANCE_IN_PROGRESS: i16 = 27;
 
 /// One actor's standing, as its answers tell it.
 #[derive(Default)]

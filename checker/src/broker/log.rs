@@ -10,14 +10,12 @@ use serde::{Deserialize, Serialize};
 
 pub use groupsim_history::wire::{Answer, Entry, Exchange, Mark, Request};
 
-/// Kafka's error code for success.
-pub const NONE: i16 = 0;
-/// ILLEGAL_GENERATION.
-pub const ILLEGAL_GENERATION: i16 = 22;
-/// UNKNOWN_MEMBER_ID.
-pub const UNKNOWN_MEMBER_ID: i16 = 25;
-/// FENCED_MEMBER_EPOCH.
-pub const FENCED_MEMBER_EPOCH: i16 = 110;
+/// The error codes the rules name, as the wire crate defines them.
+pub use groupsim_wire::error_codes::{
+    COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, FENCED_INSTANCE_ID,
+    FENCED_MEMBER_EPOCH, ILLEGAL_GENERATION, MEMBER_ID_REQUIRED, NONE, NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID,
+};
 
 /// The group protocol the members of a run spoke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

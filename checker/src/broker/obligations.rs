@@ -25,16 +25,13 @@ use std::collections::BTreeMap;
 
 use groupsim_wire::Millis;
 
-use super::eras::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
-use super::log::{answer_error, AnswerLog, Entry, Mark, Request, NONE};
+use super::log::{answer_error, AnswerLog, Entry, Mark, Request};
+use super::log::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
+use super::log::{MEMBER_ID_REQUIRED, NONE, REBALANCE_IN_PROGRESS};
 use super::{BrokerAnomaly, BrokerRule};
 
 /// How late past its session a client may be heard from: a broker timer's granularity.
 const SLACK_MS: Millis = 1_000;
-/// REBALANCE_IN_PROGRESS: still a member, bound to rejoin.
-const REBALANCE_IN_PROGRESS: i16 = 27;
-/// MEMBER_ID_REQUIRED: a pending member, bound to rejoin with its id.
-const MEMBER_ID_REQUIRED: i16 = 79;
 
 /// One step of an actor's conversation, in time order.
 #[derive(Debug)]

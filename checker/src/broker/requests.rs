@@ -31,11 +31,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::Millis;
 
-use super::log::{Answer, AnswerLog, Entry, Mark, Request, NONE};
+use super::log::{Answer, AnswerLog, Entry, Mark, Request, MEMBER_ID_REQUIRED, NONE};
 use super::{BrokerAnomaly, BrokerRule};
-
-/// MEMBER_ID_REQUIRED (KIP-394): the JoinGroup answer that hands a new member its id.
-const MEMBER_ID_REQUIRED: i16 = 79;
 
 /// The requests a deliberately misbehaving client declared, each by the case it names when it
 /// reads the answer: (member name, answer read at). Its requests whose answers never came

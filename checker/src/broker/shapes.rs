@@ -12,10 +12,8 @@
 //!   least 1, or the one the leave asked for (-1, or -2 for a static member's temporary leave).
 
 use super::eras::Eras;
-use super::log::{Answer, AnswerLog, Request, NONE};
+use super::log::{Answer, AnswerLog, Request, MEMBER_ID_REQUIRED, NONE};
 use super::{BrokerAnomaly, BrokerRule};
-
-const MEMBER_ID_REQUIRED: i16 = 79;
 
 /// Finds every answer missing what its protocol says it carries.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {

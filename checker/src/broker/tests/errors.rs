@@ -18,7 +18,7 @@ fn a_replaced_static_member_answered_unknown_member_id_is_a_wrong_error() {
     let mut entries = static_group();
     entries.push(static_join("m2.0", 30, "c", "i1", 1, &[]));
     let mut fenced = entries.clone();
-    fenced.push(static_heartbeat("m1.0", 40, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    fenced.push(static_heartbeat("m1.0", 40, "b", "i1", FENCED_INSTANCE_ID));
     fenced.push(static_heartbeat("m2.0", 50, "c", "i1", NONE));
     assert!(answer_rules(&log(Protocol::Classic, 2, fenced)).is_empty());
     entries.push(static_heartbeat("m1.0", 40, "b", "i1", UNKNOWN_MEMBER_ID));
@@ -42,7 +42,7 @@ fn a_replaced_static_member_answered_unknown_member_id_is_a_wrong_error() {
 #[test]
 fn the_holder_of_an_instance_answered_fenced_instance_id_is_a_wrong_error() {
     let mut entries = static_group();
-    entries.push(static_heartbeat("m1.0", 30, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    entries.push(static_heartbeat("m1.0", 30, "b", "i1", FENCED_INSTANCE_ID));
     let found = check(&log(Protocol::Classic, 2, entries));
     assert_eq!(found.iter().map(|a| a.rule).collect::<Vec<_>>(), [BrokerRule::WrongError]);
     assert_eq!(found[0].evidence, [1, 4]);
@@ -59,7 +59,7 @@ fn the_holder_of_an_instance_answered_fenced_instance_id_is_a_wrong_error() {
         },
         group: String::new(),
     });
-    contested.push(static_heartbeat("m1.0", 30, "b", "i1", fencing::FENCED_INSTANCE_ID));
+    contested.push(static_heartbeat("m1.0", 30, "b", "i1", FENCED_INSTANCE_ID));
     assert!(answer_rules(&log(Protocol::Classic, 2, contested)).is_empty());
 }
 

@@ -3,7 +3,7 @@
 use groupsim_wire::TopicPartition;
 
 use super::log::*;
-use super::{check, check_excusing, eras, fencing, requests, BrokerRule};
+use super::{check, check_excusing, eras, requests, BrokerRule};
 
 fn tp(p: i32) -> TopicPartition {
     TopicPartition::new("t", p)
@@ -52,6 +52,12 @@ fn commit(actor: &str, t: u64, id: &str, generation: i32, offset: i64, error: i1
         instance: None,
     };
     x(actor, t, t + 1, request, Answer::Commit { errors: vec![(tp(0), error)] })
+}
+
+/// `id`'s LeaveGroup, written at `t` by `actor` and accepted.
+fn left(actor: &str, t: u64, id: &str) -> Entry {
+    let request = Request::Leave { member_id: id.into(), instance: None };
+    x(actor, t, t + 1, request, Answer::Error { error: NONE })
 }
 
 fn fetched(actor: &str, t: u64, offset: i64) -> Entry {
@@ -211,13 +217,7 @@ fn a_commit_of_a_past_generation_refused_passes() {
 #[test]
 fn a_commit_after_the_member_left_answered_none_is_a_zombie_commit() {
     let mut entries = classic_group();
-    entries.push(x(
-        "m0.0",
-        30,
-        31,
-        Request::Leave { member_id: "a".into(), instance: None },
-        Answer::Error { error: NONE },
-    ));
+    entries.push(left("m0.0", 30, "a"));
     entries.push(commit("m0.0", 40, "a", 1, 5, NONE));
     assert_eq!(rules(&log(Protocol::Classic, 2, entries)), vec![BrokerRule::ZombieCommit]);
 }
@@ -533,13 +533,7 @@ fn on(node: i32, mut entry: Entry) -> Entry {
 #[test]
 fn a_commit_after_a_leave_that_a_coordinator_change_undid_passes() {
     let mut entries: Vec<Entry> = classic_group().into_iter().map(|e| on(0, e)).collect();
-    let leave = x(
-        "m0.0",
-        30,
-        31,
-        Request::Leave { member_id: "a".into(), instance: None },
-        Answer::Error { error: NONE },
-    );
+    let leave = left("m0.0", 30, "a");
     entries.push(on(0, leave));
     entries.push(on(1, commit("m0.0", 40, "a", 1, 5, NONE)));
     assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
@@ -810,13 +804,7 @@ fn a_leader_list_changed_only_by_static_replacements_passes() {
 /// (or crashed a broker) ends what the in-memory leave proves.
 #[test]
 fn a_dropped_connection_is_no_coordinator_change_and_a_harness_move_is() {
-    let leave = x(
-        "m0.0",
-        30,
-        31,
-        Request::Leave { member_id: "a".into(), instance: None },
-        Answer::Error { error: NONE },
-    );
+    let leave = left("m0.0", 30, "a");
     let dropped = Entry::Unanswered {
         actor: "m1.0".into(),
         sent_ms: 33,

@@ -97,13 +97,7 @@ fn a_heartbeat_of_a_replaced_static_member_answered_none_is_removed_member_accep
 #[test]
 fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
     let mut entries = classic_group();
-    entries.push(x(
-        "m1.0",
-        30,
-        31,
-        Request::Leave { member_id: "b".into(), instance: None },
-        Answer::Error { error: NONE },
-    ));
+    entries.push(left("m1.0", 30, "b"));
     entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
     assert_eq!(
         answer_rules(&log(Protocol::Classic, 2, entries)),
@@ -152,14 +146,13 @@ fn a_member_silent_past_its_session_after_the_heal_broke_its_promise() {
     // a silent 12 s, past its 10 s session and the second a broker timer may be late.
     assert_eq!(healed(17_000).iter().filter(|r| **r == BrokerRule::LapsedSession).count(), 1);
     // Out of the group (its leave written), it owes nothing.
-    let mut left = classic_group_with_sessions();
-    left.push(mark(22, Mark::Heal));
-    let leave = Request::Leave { member_id: "b".into(), instance: None };
-    left.push(x("m1.0", 30, 31, leave, Answer::Error { error: NONE }));
-    left.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
-    left.push(classic_heartbeat("m0.0", 9_000, "a", 1, NONE));
-    left.push(mark(30_000, Mark::End));
-    let found = rules(&log(Protocol::Classic, 2, left));
+    let mut gone = classic_group_with_sessions();
+    gone.push(mark(22, Mark::Heal));
+    gone.push(left("m1.0", 30, "b"));
+    gone.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+    gone.push(classic_heartbeat("m0.0", 9_000, "a", 1, NONE));
+    gone.push(mark(30_000, Mark::End));
+    let found = rules(&log(Protocol::Classic, 2, gone));
     assert_eq!(
         found.iter().filter(|r| **r == BrokerRule::LapsedSession).count(),
         1,
@@ -179,8 +172,7 @@ fn a_member_asked_to_close_that_stops_without_leaving_broke_its_promise() {
         rules(&log(Protocol::Classic, 2, entries))
     };
     assert_eq!(closing(Vec::new()), [BrokerRule::NoLeave]);
-    let leave = Request::Leave { member_id: "b".into(), instance: None };
-    assert!(closing(vec![x("m1.0", 32, 33, leave, Answer::Error { error: NONE })]).is_empty());
+    assert!(closing(vec![left("m1.0", 32, "b")]).is_empty());
     assert!(closing(vec![mark(35, Mark::CoordinatorMoved)]).is_empty());
     assert!(closing(vec![mark(35, Mark::Killed("m1.0".into()))]).is_empty());
     // A broker holding answers may not have read the leave, written behind a held request.
