@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real Kafka clients that the conformance tests (sim/tests/real_clients.rs,
+# Installs the real Kafka clients that the conformance tests (cli/tests/real_clients.rs,
 # check_client.rs, served_history.rs) and `groupsim check-client` drive against `groupsim serve`:
 # a Python venv with kafka-python, confluent-kafka and aiokafka from PyPI, and kafkajs from npm
 # into clients/node.
@@ -7,7 +7,7 @@
 # Usage: install-real-clients.sh [python] [node]   (both when neither is named)
 #
 # The tests run it themselves on first use, one runtime at a time under a lock
-# (sim/tests/common/real_clients.rs); run it by hand before `groupsim check-client`. Idempotent:
+# (cli/tests/common/real_clients.rs); run it by hand before `groupsim check-client`. Idempotent:
 # a second run with everything in place at the pinned versions only checks them and returns.
 set -euo pipefail
 cd "$(dirname "$0")/.."

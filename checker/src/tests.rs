@@ -625,6 +625,49 @@ fn static_member_replacement_inherits_the_generation_and_assignment() {
     assert!(classes(&h.finish(&[(0, 12), (1, 10)])).contains(&AnomalyClass::ZombieCommit));
 }
 
+/// Regression (static_churn seed 105, when a static takeover was answered before it was
+/// stored): a static member's commit validated in the millisecond its twin's JoinGroup replaced
+/// its member id, and appended after, when the generation's assignment already named the new id
+/// in the checker's view. Kafka validated the commit while the old id held the place (it would
+/// have refused it FENCED_INSTANCE_ID after): it is the replaced member's, not a zombie's or an
+/// unowned one.
+#[test]
+fn a_commit_validated_in_the_millisecond_of_a_static_replacement_is_the_replaced_members() {
+    // (The hand-made history stops before the new process joins: only `stuck` may be reported.)
+    let got = commit_around_a_static_replacement(0);
+    assert!(got.iter().all(|c| *c == AnomalyClass::Stuck), "{got:?}");
+    // Validated a millisecond after the replacement, the same commit is a zombie's.
+    let got = commit_around_a_static_replacement(1);
+    assert!(got.contains(&AnomalyClass::ZombieCommit), "{got:?}");
+}
+
+/// Static member `a` (instance `i0`) is replaced by `a2`; a commit of `a`'s, validated
+/// `after_ms` after the replacement, lands after it. The classes the checker reports.
+fn commit_around_a_static_replacement(after_ms: u64) -> Vec<AnomalyClass> {
+    let added = |member_id: &str| CoordinatorEvent::MemberAdded {
+        group: G.into(),
+        member_id: member_id.into(),
+        group_instance_id: Some("i0".into()),
+        client_id: "m0".into(),
+    };
+    let mut h = H::new(2);
+    h.coord(added("a"));
+    h.started("m0").started("m1");
+    h.generation(1, &[("m0", "a", &[0]), ("m1", "b", &[1])]);
+    h.produced(0, 10).produced(1, 10);
+    h.processed("m0", "a", 1, 0, 0, 9);
+    h.coord(CoordinatorEvent::MemberRemoved {
+        group: G.into(),
+        member_id: "a".into(),
+        reason: groupsim_history::RemovalReason::Fenced,
+    });
+    let validated = h.t + after_ms;
+    h.coord(added("a2"));
+    h.commit_validated_at("a", 1, 0, 10, validated);
+    h.processed("m1", "b", 1, 1, 0, 9).commit("b", 1, 1, 10);
+    classes(&h.finish(&[(0, 10), (1, 10)]))
+}
+
 #[test]
 fn commit_acknowledged_to_a_member_but_missing_later_is_a_lost_commit() {
     // The coordinator acknowledged offset 10 to member a (its accepted event never made it to

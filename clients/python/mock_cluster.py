@@ -9,7 +9,7 @@ the cluster up until stdin closes, so the cluster dies with the process that sta
 Usage: mock_cluster.py [--brokers N] [--topic NAME] [--debug]
   --debug  the mock's own log (librdkafka `debug=mock`) on stderr
 
-Used by sim/tests/check_broker_mock.rs and by hand (docs/check-broker.md).
+Used by cli/tests/check_broker_mock.rs and by hand (docs/check-broker.md).
 """
 
 import argparse

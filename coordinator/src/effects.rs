@@ -43,10 +43,22 @@ pub(crate) struct Effects {
     /// can be found and removed in O(log n).
     pub timers: BTreeSet<(Millis, TimerKey)>,
     /// Group snapshots to append to the offsets log without waiting for them, in the order
-    /// queued (a classic group became Empty or a static member was replaced; a consumer group
-    /// changed on a timer; a group converted between the protocols); the coordinator drains
-    /// these.
+    /// queued (a classic group became Empty; a consumer group changed on a timer; a group
+    /// converted between the protocols); the coordinator drains these.
     pub stores: Vec<OffsetsRecord>,
+    /// Group snapshots whose append an answer waits for (a static member's takeover of a
+    /// Stable group), drained after `stores`.
+    pub stores_then_answer: Vec<StoreThenAnswer>,
+}
+
+/// A snapshot to append, and the answer that goes out once it is written (`response`) or when
+/// the append fails because the offsets partition moved away (`on_failure`).
+#[derive(Debug)]
+pub(crate) struct StoreThenAnswer {
+    pub record: OffsetsRecord,
+    pub id: RequestId,
+    pub response: ResponseKind,
+    pub on_failure: ResponseKind,
 }
 
 impl Effects {
@@ -91,6 +103,23 @@ impl Effects {
     /// Queue a fire-and-forget append of a group's metadata.
     pub fn store_group(&mut self, snapshot: GroupMetadataValue) {
         self.stores.push(OffsetsRecord::Group(snapshot));
+    }
+
+    /// Queue an append of a group's metadata that answer `id` waits for: `response` once it is
+    /// written, `on_failure` if the offsets partition moves away first.
+    pub fn store_group_then_respond(
+        &mut self,
+        snapshot: GroupMetadataValue,
+        id: RequestId,
+        response: impl Into<ResponseKind>,
+        on_failure: impl Into<ResponseKind>,
+    ) {
+        self.stores_then_answer.push(StoreThenAnswer {
+            record: OffsetsRecord::Group(snapshot),
+            id,
+            response: response.into(),
+            on_failure: on_failure.into(),
+        });
     }
 
     /// Queue a fire-and-forget append of a consumer group's snapshot.

@@ -10,10 +10,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use groupsim::bugs;
-use groupsim::live::check_broker::plan::Fault;
-use groupsim::live::check_broker::{run_seed, CheckBrokerError, RunConfig};
-use groupsim::live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_checker::broker::{BrokerRule, Entry, Mark};
+use groupsim_live::check_broker::plan::Fault;
+use groupsim_live::check_broker::{run_seed, CheckBrokerError, RunConfig};
+use groupsim_live::serve::{Cluster, ClusterConfig, TopicSpec};
 use groupsim_member::GroupProtocol;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CRATES: &[&str] = &["wire", "coordinator", "member", "history", "checker", "sim"];
+const CRATES: &[&str] = &["wire", "coordinator", "member", "history", "checker", "sim", "live"];
 const MAX_LINES: usize = 1_000;
 
 fn workspace() -> PathBuf {
@@ -424,7 +424,9 @@ fn use_trees_expand_and_paths_resolve_through_reexports() {
 #[test]
 fn no_hand_written_source_file_exceeds_a_thousand_lines() {
     let mut files = Vec::new();
-    for dir in ["wire", "coordinator", "member", "history", "checker", "sim", "scenarios"] {
+    for dir in
+        ["wire", "coordinator", "member", "history", "checker", "sim", "live", "cli", "scenarios"]
+    {
         rust_files(&workspace().join(dir), &mut files);
     }
     assert!(files.len() > 50, "found only {} source files", files.len());
@@ -458,6 +460,21 @@ fn dependencies(krate: &str) -> BTreeMap<String, bool> {
         }
     }
     out
+}
+
+/// The simulation library stands below the real-time tools, and both below the command line:
+/// a user's test that depends on `groupsim` builds neither sockets nor a CLI.
+#[test]
+fn the_library_depends_on_neither_the_real_time_tools_nor_the_command_line() {
+    let sim = dependencies("sim");
+    for above in ["groupsim-live", "groupsim-cli", "anyhow", "tracing-subscriber", "mimalloc"] {
+        assert!(!sim.contains_key(above), "the library must not depend on {above}: {sim:?}");
+    }
+    let live = dependencies("live");
+    assert!(live.contains_key("groupsim"), "{live:?}");
+    assert!(!live.contains_key("groupsim-cli"), "{live:?}");
+    let cli = dependencies("cli");
+    assert!(cli.contains_key("groupsim") && cli.contains_key("groupsim-live"), "{cli:?}");
 }
 
 #[test]

@@ -333,10 +333,11 @@ fn a_second_load_of_a_downgrades_generation_is_the_lost_rebalance_hazard() {
 /// consumer do the same: the `static-leader-skips-new-partitions` hazard. (3996 met it too until
 /// the coordinator stopped rebalancing a static replacement whose subscription alone changed;
 /// since then 1658 meets it, with the coordinator moving after the replacement: the next one
-/// loads the same generation, and the leader still watches counts that include the growth.)
+/// loads the same generation, and the leader still watches counts that include the growth.
+/// 4628 met it until a static takeover's answer waited for its append; 931 meets it since.)
 #[test]
 fn partitions_added_before_a_static_leader_skipped_the_assignment_are_the_named_hazard() {
-    for seed in [3569, 4628, 1658] {
+    for seed in [3569, 931, 1658] {
         let r = run(seed);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let named =

@@ -335,6 +335,7 @@ fn a_lost_member_id_required_answer_leaves_a_pending_member_that_expires() {
                 action,
                 per_mille: 1000,
                 max_fires: 2,
+                after_ms: None,
             }];
             let r = run_spec_in(spec, world).expect("runs");
             assert!(r.verdict.is_ok(), "{world:?} {action:?}: {}", r.failure_report());

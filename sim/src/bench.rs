@@ -153,7 +153,7 @@ impl BenchRow {
 
 /// CPU seconds the calling thread has run, where the platform says (Linux:
 /// `/proc/thread-self/schedstat`, whose first field is nanoseconds on a CPU).
-fn thread_cpu_s() -> Option<f64> {
+pub(crate) fn thread_cpu_s() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)

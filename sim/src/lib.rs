@@ -7,7 +7,8 @@
 //! was lost or duplicated, no zombie committed, and the group recovered.
 //!
 //! Entry points: [`scenarios::catalogue`] lists the scenarios, [`runner::run_seed`] runs one
-//! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call.
+//! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call,
+//! and [`recipe::Recipe`] defines a scenario in a user's own crate.
 //!
 //! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
 //! the layout test, `scenarios/tests/layout.rs`, fails on any import cycle):
@@ -22,9 +23,10 @@
 //!   [`pictures`] (rebalance traces, Mermaid and SVG timelines).
 //! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
 //! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
+//!   [`signature`] and [`explore`] (the coverage-guided search for failing schedules),
 //!   [`sweep`] (many seeds on every core, shards, the table), [`merge`] (shards back into one
 //!   sweep), [`bench`](mod@bench) (throughput), [`testing`] (helpers for scenario tests).
-//! - real time, in [`live`]: `serve` (the same coordinator on real loopback sockets for real Kafka clients)
+//! - real time, in the `groupsim-live` crate: `serve` (the same coordinator on real loopback sockets for real Kafka clients)
 //!   and `check-client` (real clients under seeded faults, judged by the checker's rules).
 
 pub mod bench;
@@ -32,12 +34,13 @@ pub mod bugs;
 pub mod coverage;
 pub mod determinism;
 pub mod exchange;
+pub mod explore;
 pub mod faults;
-pub mod live;
 pub mod merge;
 pub mod pictures;
 pub mod probes;
 pub mod process;
+pub mod recipe;
 pub mod record;
 pub mod rng;
 pub mod runner;

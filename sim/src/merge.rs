@@ -148,6 +148,16 @@ impl ShardFile {
                 plan.scenarios.len()
             )));
         }
+        let whole = plan.start..plan.start.saturating_add(plan.seeds);
+        if plan.first_seed > plan.end_seed
+            || plan.first_seed < whole.start
+            || plan.end_seed > whole.end
+        {
+            return Err(not_sweep(format!(
+                "its seeds {:?} are not within its sweep's {whole:?}",
+                plan.range()
+            )));
+        }
         let wanted = (plan.end_seed.saturating_sub(plan.first_seed)) as usize;
         for r in &rows {
             if r.seeds != wanted || r.passed + r.failed != r.seeds {
@@ -201,6 +211,12 @@ pub fn merge(mut files: Vec<ShardFile>) -> Result<Merged, MergeError> {
     let mut covered = whole.start;
     for (i, f) in files.iter().enumerate() {
         let r = f.plan.range();
+        if r.start < whole.start || r.end > whole.end {
+            return Err(MergeError::NotSweepJson {
+                path: f.path.clone(),
+                reason: format!("its seeds {r:?} are not within its sweep's {whole:?}"),
+            });
+        }
         if r.start < covered {
             let prev = &files[i - 1];
             return Err(MergeError::Overlap {
@@ -365,6 +381,24 @@ mod tests {
         let err = merge(mixed).unwrap_err().to_string();
         assert_eq!(err, format!("1/2 and b are shards of different sweeps: bug none vs {bug}"));
         assert!(matches!(merge(vec![]), Err(MergeError::NoFiles)));
+    }
+
+    /// Regression, found by the `shard_reader` fuzz target: a shard whose own seeds began before
+    /// its sweep's (`first_seed` below `start`, a hand-edited or corrupt file) sorted first and
+    /// was taken for an overlap with the shard before it, which did not exist: an index below
+    /// zero, a panic. Such a file is now refused when read, and `merge` names it if one is built
+    /// by hand.
+    #[test]
+    fn a_shard_whose_seeds_lie_outside_its_sweep_is_refused() {
+        let json = shard_json(Some("1/4"), None);
+        let edited = json.replace("\"start\": 0", "\"start\": 1");
+        assert_ne!(edited, json, "the plan names its start");
+        let e = ShardFile::parse("bad.json", &edited).expect_err("refused when read");
+        assert!(e.to_string().contains("not within its sweep"), "{e}");
+        let mut f = files(&["1/4"]).remove(0);
+        f.plan.start = 1;
+        let e = merge(vec![f]).expect_err("refused by merge");
+        assert!(e.to_string().contains("not within its sweep"), "{e}");
     }
 
     #[test]

@@ -261,9 +261,26 @@ impl RunReport {
         out
     }
 
-    /// The failure report: scenario, seed, swarm choice, fault schedule, first anomaly with its
-    /// events, and the replay commands.
+    /// The failure report: [`Self::failure_details`], then the replay commands.
     pub fn failure_report(&self) -> String {
+        let mut out = self.failure_details();
+        let _ = writeln!(
+            out,
+            "replay: {}{}",
+            replay_command(&self.spec.name, self.spec.seed),
+            self.extra_args
+        );
+        let _ = writeln!(
+            out,
+            "replay as a test: {}",
+            test_replay_command(&self.spec.name, self.spec.seed)
+        );
+        out
+    }
+
+    /// What failed: scenario, seed, swarm choice, fault schedule, first anomaly with its events,
+    /// and every anomaly class with its count.
+    pub fn failure_details(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "scenario {} failed with seed {}", self.spec.name, self.spec.seed);
         if let Some(swarm) = &self.spec.swarm {
@@ -287,17 +304,6 @@ impl RunReport {
         let counts: Vec<String> =
             self.verdict.counts().iter().map(|(c, n)| format!("{c}={n}")).collect();
         let _ = writeln!(out, "all anomalies: {}", counts.join(" "));
-        let _ = writeln!(
-            out,
-            "replay: {}{}",
-            replay_command(&self.spec.name, self.spec.seed),
-            self.extra_args
-        );
-        let _ = writeln!(
-            out,
-            "replay as a test: {}",
-            test_replay_command(&self.spec.name, self.spec.seed)
-        );
         out
     }
 

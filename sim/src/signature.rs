@@ -19,15 +19,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupsim_history::wire::{Entry, Request};
 use groupsim_history::{EventKind, History};
 use groupsim_wire::probe::ProbeHits;
-use serde::Serialize;
+use groupsim_wire::Millis;
+use serde::{Deserialize, Serialize};
 
 /// One distinct situation a run reached (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Element {
     /// A coverage probe, with its detail when it has one (`name:detail`).
     Probe(String),
     /// A coordinator's answer: the API, its error code, and the group's protocol then.
-    Answer { api: &'static str, error: i16, consumer_group: bool },
+    Answer { api: String, error: i16, consumer_group: bool },
     /// Two consecutive events of one member: the kind before (`start` for its first) and after.
     MemberStep { from: String, to: String },
     /// A kind of coordinator event.
@@ -35,7 +36,7 @@ pub enum Element {
 }
 
 /// The elements one run reached.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signature {
     /// The elements, ordered.
     pub elements: BTreeSet<Element>,
@@ -44,35 +45,48 @@ pub struct Signature {
 impl Signature {
     /// The signature of a run that hit `probes` and recorded `history`.
     pub fn of(probes: &ProbeHits, history: &History) -> Self {
+        Self::timed(probes, history).0
+    }
+
+    /// [`Self::of`], with the instant each element other than a probe was first reached (a
+    /// probe's hits carry no time).
+    pub fn timed(probes: &ProbeHits, history: &History) -> (Self, BTreeMap<Element, Millis>) {
         let mut elements: BTreeSet<Element> =
             probes.keys().map(|name| Element::Probe(name.clone())).collect();
+        let mut first: BTreeMap<Element, Millis> = BTreeMap::new();
+        let mut reach = |e: Element, at: Millis, elements: &mut BTreeSet<Element>| {
+            let earliest = first.entry(e.clone()).or_insert(at);
+            *earliest = (*earliest).min(at);
+            elements.insert(e);
+        };
         let mut consumer_groups: BTreeSet<&str> = BTreeSet::new();
         for record in history.wire() {
             let Entry::Exchange(x) = &record.wire else { continue };
             if matches!(x.request, Request::ConsumerHeartbeat { .. }) {
                 consumer_groups.insert(&x.group);
             }
-            elements.insert(Element::Answer {
-                api: x.request.api(),
+            let e = Element::Answer {
+                api: x.request.api().to_string(),
                 error: x.answer.error(),
                 consumer_group: consumer_groups.contains(x.group.as_str()),
-            });
+            };
+            reach(e, x.answered_ms, &mut elements);
         }
         let mut last: BTreeMap<&str, String> = BTreeMap::new();
         for event in history.events() {
             match &event.kind {
-                EventKind::Member { member, event } => {
-                    let to = kind(event);
+                EventKind::Member { member, event: e } => {
+                    let to = kind(e);
                     let from = last.insert(member, to.clone()).unwrap_or_else(|| "start".into());
-                    elements.insert(Element::MemberStep { from, to });
+                    reach(Element::MemberStep { from, to }, event.at_ms, &mut elements);
                 }
-                EventKind::Coordinator { event, .. } => {
-                    elements.insert(Element::Coordinator(kind(event)));
+                EventKind::Coordinator { event: e, .. } => {
+                    reach(Element::Coordinator(kind(e)), event.at_ms, &mut elements);
                 }
                 EventKind::World(_) => {}
             }
         }
-        Self { elements }
+        (Self { elements }, first)
     }
 }
 
@@ -140,7 +154,7 @@ mod tests {
         let a = signature("membership_churn", 3);
         assert_eq!(a, signature("membership_churn", 3));
         assert!(a.elements.contains(&Element::Answer {
-            api: "JoinGroup",
+            api: "JoinGroup".into(),
             error: 0,
             consumer_group: false
         }));
@@ -149,7 +163,7 @@ mod tests {
         assert!(a.elements.iter().any(|e| matches!(e, Element::Probe(_))));
         let consumer = signature("consumer_protocol_churn", 3);
         assert!(consumer.elements.contains(&Element::Answer {
-            api: "ConsumerGroupHeartbeat",
+            api: "ConsumerGroupHeartbeat".into(),
             error: 0,
             consumer_group: true
         }));

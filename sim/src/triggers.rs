@@ -207,6 +207,12 @@ pub struct Trigger {
     pub per_mille: u16,
     /// Most times it fires in a run.
     pub max_fires: u16,
+    /// The instant it is armed from (simulated ms, or ms into a real-time run's fault phase);
+    /// armed from the start when absent. Before it the trigger ignores its event and draws
+    /// nothing, so a trigger armed at T leaves a run's history before T as it was: what lets
+    /// `explore` add one after the moment a run reached something rare and keep that moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_ms: Option<Millis>,
 }
 
 impl fmt::Display for Trigger {
@@ -234,7 +240,11 @@ impl fmt::Display for Trigger {
             self.per_mille / 1000,
             self.per_mille % 1000,
             self.max_fires
-        )
+        )?;
+        match self.after_ms {
+            Some(at) => write!(f, ", from t={at}ms"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -292,7 +302,7 @@ pub fn draw_for(
         // may fire ten times as often as the others, or it is spent in the group's first seconds.
         let max_fires =
             if on == TriggerEvent::MemberEpochAdvanced { max_fires * 10 } else { max_fires };
-        out.push(Trigger { id: i as u32, on, action, per_mille, max_fires });
+        out.push(Trigger { id: i as u32, on, action, per_mille, max_fires, after_ms: None });
     }
     out
 }
@@ -365,8 +375,14 @@ mod tests {
     /// and a JSON round trip (schedules carry triggers as data).
     #[test]
     fn triggers_print_their_event_action_and_odds_and_round_trip() {
-        let t =
-            |id, on, action, per_mille, max_fires| Trigger { id, on, action, per_mille, max_fires };
+        let t = |id, on, action, per_mille, max_fires| Trigger {
+            id,
+            on,
+            action,
+            per_mille,
+            max_fires,
+            after_ms: None,
+        };
         let cases = [
             (
                 t(3, TriggerEvent::CommitAppended, TriggerAction::DropConnections, 250, 2),

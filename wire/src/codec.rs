@@ -192,8 +192,9 @@ pub fn peek_correlation_id(frame: &[u8]) -> Option<i32> {
 }
 
 /// Decodes a response frame for a request of `api_key` sent at `version`; returns the
-/// correlation id and the body. Only APIs we serve can be decoded (their layouts are known).
-/// Bytes after the body make the frame malformed.
+/// correlation id and the body. Only APIs whose layouts we hold (those we serve, and
+/// CreateTopics, which check-broker sends) are read. Bytes after the body make the frame
+/// malformed.
 pub fn decode_response(
     frame: Bytes,
     api_key: ApiKey,
@@ -220,7 +221,7 @@ pub fn decode_response_prefix(
 }
 
 /// Where a frame came from: bytes from outside are walked against their layout before
-/// kafka-protocol reads them ([`shape`]); frames this process's own encoder wrote (an in-process
+/// kafka-protocol reads them (`shape`); frames this process's own encoder wrote (an in-process
 /// world's members and coordinator) are read directly, and a well-formed body takes the whole
 /// frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -248,11 +249,15 @@ pub fn decode_response_prefix_from(
     let mut buf = frame;
     let header = guarded(|| ResponseHeader::decode(&mut buf, header_version))
         .map_err(|e| malformed(format!("header: {e}")))?;
-    // An API without a layout (CreateTopics, which only check-broker sends) is read whole.
-    let length = if source == Source::Untrusted && shape::has_response_layout(api_key) {
-        shape::response_length(api_key, version, &buf).map_err(malformed)?
-    } else {
-        buf.len()
+    // kafka-protocol sizes a vector by the count it reads, before reading the elements: bytes
+    // from outside are first walked against their layout, and an answer whose layout we do not
+    // hold is refused rather than read.
+    let length = match source {
+        Source::Untrusted if !shape::has_response_layout(api_key) => {
+            return Err(malformed(format!("no layout known for {api_key:?} answers: not read")));
+        }
+        Source::Untrusted => shape::response_length(api_key, version, &buf).map_err(malformed)?,
+        Source::OwnEncoder => buf.len(),
     };
     let trailing = buf.len() - length;
     let mut body = buf.split_to(length);

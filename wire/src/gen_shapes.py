@@ -18,7 +18,7 @@ APIS = [
     "api_versions", "metadata", "find_coordinator", "list_offsets", "fetch", "join_group",
     "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "describe_groups",
     "list_groups", "produce", "init_producer_id", "consumer_group_heartbeat",
-    "consumer_group_describe",
+    "consumer_group_describe", "create_topics",
 ]
 
 PRIMS = {

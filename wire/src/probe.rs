@@ -2,7 +2,7 @@
 //! run, so a sweep can say which of them its seeds reached (FoundationDB's code probes).
 //!
 //! A probe is a `static` [`Probe`] with a dotted name (`coordinator.offset_fetch.while_loading`)
-//! and a one-line description, declared in its crate's probe catalogue with [`probes!`], and hit
+//! and a one-line description, declared in its crate's probe catalogue with [`probes!`](crate::probes!), and hit
 //! with `PROBE.hit()` beside the code it names. Families of situations (a request answered in a
 //! given group state with a given error) hit one probe with a detail: `PROBE.hit_as(detail)`.
 //!
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::sync::Arc;
 
-/// A named rare situation. Declare with [`probes!`]; hit with [`Probe::hit`].
+/// A named rare situation. Declare with [`probes!`](crate::probes!); hit with [`Probe::hit`].
 #[derive(Debug)]
 pub struct Probe {
     /// Dotted name: `<crate area>.<concept>.<situation>`.

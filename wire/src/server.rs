@@ -55,7 +55,7 @@ pub struct BrokerHandle {
     tx: mpsc::UnboundedSender<BrokerCall>,
 }
 
-/// The receiving end of the broker task's call channel (give it to [`run_broker`]).
+/// The receiving end of the broker task's call channel (give it to `run_broker`).
 #[derive(Debug)]
 pub struct BrokerCalls {
     rx: mpsc::UnboundedReceiver<BrokerCall>,

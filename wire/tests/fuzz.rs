@@ -106,3 +106,21 @@ fn decoders_survive_random_truncated_and_mutated_frames() {
     assert!(ok > 100, "only {ok} mutated frames decoded");
     assert!(err > 10_000, "only {err} frames refused");
 }
+
+/// Regression, found by the `frame_decode` fuzz target: a 14-byte answer read as
+/// DescribeDelegationToken v1 (an API we hold no layout for) made kafka-protocol size a vector
+/// of 0x3001_0029 tokens (4.4 GB) before reading one, and the allocation aborted the process.
+/// The decoder read answers without a layout whole, trusting kafka-protocol; it now refuses
+/// them, and CreateTopics (the one such API check-broker sends) has a layout.
+#[test]
+fn an_answer_without_a_known_layout_is_refused_not_read() {
+    let frame = Bytes::from_static(&[0x00, 0x00, 0x00, 0x00, 0x00, 0x1e, 0x01, 0x00, 0x29, 0x30]);
+    let e = decode_response(frame, ApiKey::DescribeDelegationToken, 1).expect_err("refused");
+    assert!(e.to_string().contains("no layout"), "{e}");
+    // CreateTopics answers are walked like the served APIs': a huge topic count is refused.
+    let mut frame = vec![0, 0, 0, 1]; // correlation id
+    frame.extend_from_slice(&[0, 0, 0, 0]); // throttle time (v2+)
+    frame.extend_from_slice(&0x7fff_ffffi32.to_be_bytes()); // topics
+    let e = decode_response(Bytes::from(frame), ApiKey::CreateTopics, 2).expect_err("refused");
+    assert!(e.to_string().contains("CreateTopics"), "{e}");
+}

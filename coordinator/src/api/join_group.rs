@@ -342,10 +342,22 @@ fn join_static_member_takeover(
             } else {
                 current_generation(group, new_id, old_leader, false)
             };
-            fx.respond(p.parked.id, response(p.parked.version, r));
-            // The instance now maps to the new member id: store it so a coordinator that
-            // loads the group fences the old id too.
-            fx.store_group(group.snapshot(None, now));
+            // The instance now maps to the new member id. Kafka answers only once that is
+            // written (updateStaticMemberThenRebalanceOrCompleteJoin answers in storeGroup's
+            // callback): a coordinator that loads the group later must fence the old id too.
+            // Had the answer gone out first and the offsets partition moved before the append
+            // completed, the next coordinator would load the old mapping and take the old
+            // process's heartbeats and commits while the new one believed it held the
+            // instance. The append fails only when the partition moves away, which unloads the
+            // group here, so there is nothing to revert: the new process hears NOT_COORDINATOR
+            // with no member id and joins again at the next coordinator.
+            let failed = JoinResult::error("", ResponseError::NotCoordinator);
+            fx.store_group_then_respond(
+                group.snapshot(None, now),
+                p.parked.id,
+                response(p.parked.version, r),
+                response(p.parked.version, failed),
+            );
         }
         // A group holding the instance is not Empty, and no Dead group is held.
         _ => {

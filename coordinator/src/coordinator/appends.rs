@@ -173,11 +173,21 @@ impl GroupCoordinator {
         self.fx.answer_commit(c.id, topics);
     }
 
-    /// Appends the snapshots groups queued (fire-and-forget).
+    /// Appends the snapshots groups queued: the fire-and-forget ones, then those an answer
+    /// waits for.
     pub(crate) fn flush_stores(&mut self, now: Millis) {
         for record in std::mem::take(&mut self.fx.stores) {
             let group = record.group().to_string();
             self.append(now, &group, vec![record], AppendDone::Nothing);
+        }
+        for s in std::mem::take(&mut self.fx.stores_then_answer) {
+            let group = s.record.group().to_string();
+            let then = AppendDone::Answer {
+                id: s.id,
+                response: Box::new(s.response),
+                on_failure: Box::new(s.on_failure),
+            };
+            self.append(now, &group, vec![s.record], then);
         }
     }
 }

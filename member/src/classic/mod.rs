@@ -13,7 +13,7 @@
 //! The [`Member`] here is the orchestrator over owned sub-states, each of its own type in its
 //! own file (as quinn-proto's `connection/`): `membership` (member id, generation, group
 //! errors), `rebalance` (revoke and assign), `heartbeat`, `commits`, beside the
-//! protocol-neutral [`Core`](crate::shared::core::Core) it shares with the KIP-848 member
+//! protocol-neutral `Core` it shares with the KIP-848 member
 //! (metadata, coordinator, positions, fetch, processing, timers, requests in flight, outputs),
 //! whose handlers are written once in `crate::shared::handlers`. What needs the whole member
 //! lives in `impl Member` blocks under `handlers/`, one file per concern; how the shared

@@ -12,7 +12,7 @@
 //! As the classic member, it is an orchestrator over owned sub-states, each in its own file:
 //! `membership` (member id, epoch, state), `heartbeat` (interval, full and delta fields),
 //! `reconciliation` (target, current, the step under way), beside the protocol-neutral
-//! [`Core`](crate::shared::core::Core) it shares with the classic member (metadata,
+//! `Core` it shares with the classic member (metadata,
 //! coordinator, positions, fetch, processing, commits, timers, outputs). What needs the whole
 //! member lives in `handlers/`; how the shared handlers reach it, in `protocol`.
 

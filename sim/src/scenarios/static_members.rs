@@ -91,6 +91,7 @@ pub fn static_churn(seed: u64) -> ScenarioSpec {
             },
             per_mille: trng.random_range(300..=700),
             max_fires: 1,
+            after_ms: None,
         },
         Trigger {
             id: 1,
@@ -98,6 +99,7 @@ pub fn static_churn(seed: u64) -> ScenarioSpec {
             action: TriggerAction::Crash { restart_after_ms: trng.random_range(500..3_000) },
             per_mille: trng.random_range(300..=700),
             max_fires: 1,
+            after_ms: None,
         },
     ];
     s.faults = FaultSchedule::new(faults).with_triggers(triggers);

@@ -77,6 +77,7 @@ pub fn rebalance_timeout(seed: u64) -> ScenarioSpec {
             action: TriggerAction::SlowRevokeToDeadline { margin_ms: rng.random_range(20..=35) },
             per_mille: 1_000,
             max_fires: 2,
+            after_ms: None,
         })
         .collect();
     s.faults = FaultSchedule::new(faults).with_triggers(triggers);

@@ -1194,6 +1194,98 @@ static CONSUMER_GROUP_DESCRIBE_RESPONSE_TOPIC_PARTITIONS: Shape = Shape {
         Field { name: "partitions", min: 0, max: 1, tag: None, ty: Ty::PrimArray(&Ty::I32) },
     ],
 };
+static CREATE_TOPICS_REQUEST_CREATABLE_REPLICA_ASSIGNMENT: Shape = Shape {
+    name: "CreatableReplicaAssignment",
+    fields: &[
+        Field { name: "partition_index", min: 2, max: 7, tag: None, ty: Ty::I32 },
+        Field { name: "broker_ids", min: 2, max: 7, tag: None, ty: Ty::PrimArray(&Ty::I32) },
+    ],
+};
+static CREATE_TOPICS_REQUEST_CREATABLE_TOPIC: Shape = Shape {
+    name: "CreatableTopic",
+    fields: &[
+        Field { name: "name", min: 2, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "num_partitions", min: 2, max: 7, tag: None, ty: Ty::I32 },
+        Field { name: "replication_factor", min: 2, max: 7, tag: None, ty: Ty::I16 },
+        Field {
+            name: "assignments",
+            min: 2,
+            max: 7,
+            tag: None,
+            ty: Ty::Array(&CREATE_TOPICS_REQUEST_CREATABLE_REPLICA_ASSIGNMENT),
+        },
+        Field {
+            name: "configs",
+            min: 2,
+            max: 7,
+            tag: None,
+            ty: Ty::Array(&CREATE_TOPICS_REQUEST_CREATABLE_TOPIC_CONFIG),
+        },
+    ],
+};
+static CREATE_TOPICS_REQUEST_CREATABLE_TOPIC_CONFIG: Shape = Shape {
+    name: "CreatableTopicConfig",
+    fields: &[
+        Field { name: "name", min: 2, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "value", min: 2, max: 7, tag: None, ty: Ty::Str },
+    ],
+};
+static CREATE_TOPICS_REQUEST_CREATE_TOPICS_REQUEST: Shape = Shape {
+    name: "CreateTopicsRequest",
+    fields: &[
+        Field {
+            name: "topics",
+            min: 2,
+            max: 7,
+            tag: None,
+            ty: Ty::Array(&CREATE_TOPICS_REQUEST_CREATABLE_TOPIC),
+        },
+        Field { name: "timeout_ms", min: 2, max: 7, tag: None, ty: Ty::I32 },
+        Field { name: "validate_only", min: 2, max: 7, tag: None, ty: Ty::Bool },
+    ],
+};
+static CREATE_TOPICS_RESPONSE_CREATABLE_TOPIC_CONFIGS: Shape = Shape {
+    name: "CreatableTopicConfigs",
+    fields: &[
+        Field { name: "name", min: 5, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "value", min: 5, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "read_only", min: 5, max: 7, tag: None, ty: Ty::Bool },
+        Field { name: "config_source", min: 5, max: 7, tag: None, ty: Ty::I8 },
+        Field { name: "is_sensitive", min: 5, max: 7, tag: None, ty: Ty::Bool },
+    ],
+};
+static CREATE_TOPICS_RESPONSE_CREATABLE_TOPIC_RESULT: Shape = Shape {
+    name: "CreatableTopicResult",
+    fields: &[
+        Field { name: "name", min: 2, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "topic_id", min: 7, max: 7, tag: None, ty: Ty::Uuid },
+        Field { name: "error_code", min: 2, max: 7, tag: None, ty: Ty::I16 },
+        Field { name: "error_message", min: 2, max: 7, tag: None, ty: Ty::Str },
+        Field { name: "topic_config_error_code", min: 5, max: 7, tag: Some(0), ty: Ty::I16 },
+        Field { name: "num_partitions", min: 5, max: 7, tag: None, ty: Ty::I32 },
+        Field { name: "replication_factor", min: 5, max: 7, tag: None, ty: Ty::I16 },
+        Field {
+            name: "configs",
+            min: 5,
+            max: 7,
+            tag: None,
+            ty: Ty::Array(&CREATE_TOPICS_RESPONSE_CREATABLE_TOPIC_CONFIGS),
+        },
+    ],
+};
+static CREATE_TOPICS_RESPONSE_CREATE_TOPICS_RESPONSE: Shape = Shape {
+    name: "CreateTopicsResponse",
+    fields: &[
+        Field { name: "throttle_time_ms", min: 2, max: 7, tag: None, ty: Ty::I32 },
+        Field {
+            name: "topics",
+            min: 2,
+            max: 7,
+            tag: None,
+            ty: Ty::Array(&CREATE_TOPICS_RESPONSE_CREATABLE_TOPIC_RESULT),
+        },
+    ],
+};
 
 /// The top-level request layout for `api_key` and its first flexible version.
 pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
@@ -1219,6 +1311,7 @@ pub(crate) fn request_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::ConsumerGroupDescribe => {
             (&CONSUMER_GROUP_DESCRIBE_REQUEST_CONSUMER_GROUP_DESCRIBE_REQUEST, 0)
         }
+        ApiKey::CreateTopics => (&CREATE_TOPICS_REQUEST_CREATE_TOPICS_REQUEST, 5),
         _ => return None,
     })
 }
@@ -1247,6 +1340,7 @@ pub(crate) fn response_shape(api_key: ApiKey) -> Option<(&'static Shape, i16)> {
         ApiKey::ConsumerGroupDescribe => {
             (&CONSUMER_GROUP_DESCRIBE_RESPONSE_CONSUMER_GROUP_DESCRIBE_RESPONSE, 0)
         }
+        ApiKey::CreateTopics => (&CREATE_TOPICS_RESPONSE_CREATE_TOPICS_RESPONSE, 5),
         _ => return None,
     })
 }

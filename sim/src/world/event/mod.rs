@@ -7,13 +7,13 @@
 //! request at a time, and members and brokers are the same shells the turmoil world runs.
 //!
 //! What differs from the turmoil world: latencies are drawn per frame (no 5 ms grid), so
-//! histories differ for the same seed; the network model is explicit ([`network`]); triggers act
+//! histories differ for the same seed; the network model is explicit (`network`); triggers act
 //! at the very instant of their event rather than at the next step.
 //!
-//! Leaves first: [`queue`] (events and the queue), [`network`] (links, connections, lanes),
-//! [`ctx`] (what a host reaches while it handles an event),
-//! [`member`] (a member host: a member process and its connections' transport ends),
-//! [`broker`] (a broker host).
+//! Leaves first: `queue` (events and the queue), `network` (links, connections, lanes),
+//! `ctx` (what a host reaches while it handles an event),
+//! `member` (a member host: a member process and its connections' transport ends),
+//! `broker` (a broker host).
 
 mod broker;
 mod ctx;

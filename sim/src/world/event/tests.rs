@@ -96,6 +96,7 @@ fn a_dropped_connection_fails_the_answer_in_flight_as_disconnected() {
         action: TriggerAction::DropConnections,
         per_mille: 1_000,
         max_fires: 2,
+        after_ms: None,
     }];
     let history = run(&spec);
     let fired: Vec<(Millis, &str)> = history

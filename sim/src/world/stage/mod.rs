@@ -1,8 +1,8 @@
 //! The stage: the half of a run that does not depend on how time and the network are
 //! simulated — the history with its opening events, the topics, the cluster control
 //! ([`cluster`]), the fault injector ([`nemesis`]), the [`producer`], the phases and the early
-//! end (with [`settle`]). Both worlds drive it the same way: [`Stage::tick`] at every instant
-//! where something happened or [`Stage::next_due`] says, with the probe taps their hosts
+//! end (with [`settle`]). Both worlds drive it the same way: `Stage::tick` at every instant
+//! where something happened or `Stage::next_due` says, with the probe taps their hosts
 //! collected; it gives its orders through [`Hosts`]. It imports neither world.
 
 use std::cell::RefCell;
@@ -35,7 +35,7 @@ const LIVENESS_CHECK_MS: Millis = 100;
 
 /// The world-agnostic state of one run (see the module docs). A world builds it, starts its
 /// hosts from [`Stage::cluster`], reports member processes' settling to [`Stage::settling`], calls
-/// [`Stage::tick`] whenever simulated time reaches an instant it handles, and
+/// `Stage::tick` whenever simulated time reaches an instant it handles, and
 /// [`Stage::finish`] at the end.
 pub(crate) struct Stage {
     /// The history being recorded.

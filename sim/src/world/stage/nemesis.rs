@@ -243,6 +243,7 @@ impl Nemesis {
             if a.trigger.on != event
                 || a.fired >= a.trigger.max_fires
                 || a.last_fired_at == Some(now)
+                || a.trigger.after_ms.is_some_and(|at| now < at)
             {
                 continue;
             }

@@ -1,6 +1,6 @@
 //! The turmoil world: the same process shells as tokio tasks on turmoil's simulated hosts, over
 //! its simulated TCP, stepped in fixed ticks; kept as the cross-check of the event world. The
-//! broker hosts run [`broker`], the client hosts one task per member process ([`member`]).
+//! broker hosts run `broker`, the client hosts one task per member process (`member`).
 //! Only this folder imports turmoil.
 
 mod broker;

@@ -1,0 +1,132 @@
+//! The search's own tests: determinism across threads and resumes, the budget's errors, the
+//! blind strategy's order, and an end-to-end catch of a bug switch.
+
+use super::*;
+
+fn settings(names: &[&str], runs: u64, jobs: usize) -> Settings {
+    Settings {
+        scenarios: names.iter().map(|n| crate::scenarios::find(n).expect("in catalogue")).collect(),
+        options: RunOptions::default(),
+        runs: Some(runs),
+        minutes: None,
+        jobs,
+        seed: 7,
+        shard: None,
+        findings_dir: std::env::temp_dir().join(format!("groupsim-explore-{}", std::process::id())),
+        shrink: true,
+        stop_at_catch: false,
+        strategy: Strategy::Guided,
+    }
+}
+
+fn search(s: &Settings, corpus: Corpus) -> Outcome {
+    explore(s, corpus, &AtomicBool::new(false), |_| {}, |_| {}).expect("search runs")
+}
+
+/// The same arguments give the same corpus whatever the threads, and a search stopped after a
+/// round and resumed from its written corpus ends where an uninterrupted one does.
+#[test]
+fn the_search_is_deterministic_across_threads_and_resumes() {
+    let names = ["swarm"];
+    let whole = settings(&names, 2 * ROUND, 2);
+    let once = search(&whole, Corpus::new(&whole.scenarios, &whole.options));
+    assert_eq!(once.runs, 2 * ROUND);
+    assert!(!once.corpus.entries.is_empty());
+    assert!(
+        once.corpus.entries.iter().any(|e| e.parent.is_some()),
+        "the second round mutates what the first kept: {:?}",
+        once.corpus.entries.iter().map(|e| &e.how).collect::<Vec<_>>()
+    );
+
+    let half = settings(&names, ROUND, 1);
+    let first = search(&half, Corpus::new(&half.scenarios, &half.options));
+    let dir = std::env::temp_dir().join(format!("groupsim-explore-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    first.corpus.write(&dir).expect("writes");
+    let read = Corpus::read(&dir, &Corpus::new(&half.scenarios, &half.options))
+        .expect("reads")
+        .expect("a corpus");
+    let resumed = search(&half, read);
+    assert_eq!(resumed.corpus, once.corpus, "resumed after a round = uninterrupted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_search_without_a_budget_or_scenario_is_refused() {
+    let stop = AtomicBool::new(false);
+    let mut s = settings(&["steady_state"], 1, 1);
+    s.runs = None;
+    let c = Corpus::new(&s.scenarios, &s.options);
+    let e = explore(&s, c.clone(), &stop, |_| {}, |_| {}).expect_err("no budget");
+    assert!(e.to_string().contains("--runs"), "{e}");
+    s.runs = Some(0);
+    assert!(matches!(explore(&s, c.clone(), &stop, |_| {}, |_| {}), Err(ExploreError::NoBudget)));
+    s.runs = None;
+    s.minutes = Some(0.0);
+    assert!(matches!(explore(&s, c.clone(), &stop, |_| {}, |_| {}), Err(ExploreError::NoBudget)));
+    s.minutes = None;
+    s.runs = Some(1);
+    s.scenarios.clear();
+    assert!(matches!(explore(&s, c, &stop, |_| {}, |_| {}), Err(ExploreError::NoScenario)));
+}
+
+/// The blind side of `--versus-sweep` is a sweep: fresh seeds from 0, the scenarios in turn, the
+/// drawn schedules unchanged.
+#[test]
+fn the_blind_strategy_runs_fresh_seeds_in_turn() {
+    let mut s = settings(&["steady_state", "rolling_restart"], 1, 1);
+    s.strategy = Strategy::Blind;
+    let mut corpus = Corpus::new(&s.scenarios, &s.options);
+    let v: Vec<Vocabulary> = s.scenarios.iter().map(|x| Vocabulary::of(x, &s.options)).collect();
+    let round = draw_round(&s, &mut corpus, &v, &Coverage::default(), 6);
+    let drawn: Vec<(usize, u64)> = round.iter().map(|c| (c.scenario, c.seed)).collect();
+    assert_eq!(drawn, [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]);
+    for c in &round {
+        assert_eq!(c.schedule, s.options.spec(&s.scenarios[c.scenario], c.seed).faults);
+    }
+}
+
+/// A shard's fresh seeds are its own: shards 1/2 and 2/2 together take every seed once.
+#[test]
+fn shards_take_interleaved_fresh_seeds() {
+    let mut seeds = Vec::new();
+    for index in 1..=2 {
+        let mut s = settings(&["steady_state"], 1, 1);
+        s.strategy = Strategy::Blind;
+        s.shard = Some(Shard { index, count: 2 });
+        let mut corpus = Corpus::new(&s.scenarios, &s.options);
+        let v = vec![Vocabulary::of(&s.scenarios[0], &s.options)];
+        seeds.extend(
+            draw_round(&s, &mut corpus, &v, &Coverage::default(), 3).iter().map(|c| c.seed),
+        );
+    }
+    assert_eq!(seeds, [0, 2, 4, 1, 3, 5]);
+}
+
+/// End to end under a bug switch: the search finds the failing schedule, writes it, shrinks it,
+/// and the printed replay (its scenario, seed and shrunk schedule) fails the same way.
+#[test]
+fn a_search_saves_shrinks_and_replays_a_failing_schedule() {
+    let mut s = settings(&["membership_churn"], ROUND, 2);
+    s.options.bug =
+        Some(crate::bugs::find("coordinator-admits-unknown-member-id").expect("switch"));
+    s.findings_dir =
+        std::env::temp_dir().join(format!("groupsim-explore-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&s.findings_dir);
+    let outcome = search(&s, Corpus::new(&s.scenarios, &s.options));
+    let f = outcome.findings.first().expect("the switch is caught within a round");
+    assert!(outcome.caught_at.is_some());
+    let class = f.class.expect("an anomaly");
+    let (shrunk, size) = f.shrunk.clone().expect("shrunk");
+    assert!(f.schedule.exists() && shrunk.exists());
+    assert!(f.replay.contains(&format!("--seed {}", f.seed)), "{}", f.replay);
+    assert!(f.replay.contains("--bug coordinator-admits-unknown-member-id"), "{}", f.replay);
+    assert!(f.replay.ends_with(&format!("--schedule {}", shrunk.display())), "{}", f.replay);
+    let text = std::fs::read_to_string(&shrunk).expect("reads");
+    let schedule = FaultSchedule::from_json(&text).expect("a schedule file");
+    assert_eq!(schedule.len(), size);
+    let options = RunOptions { schedule: Some(schedule), ..s.options.clone() };
+    let again = runner::run_seed_with(&s.scenarios[0], f.seed, &options).expect("replays");
+    assert!(again.verdict.anomalies.iter().any(|a| a.class == class), "the replay fails alike");
+    let _ = std::fs::remove_dir_all(&s.findings_dir);
+}
