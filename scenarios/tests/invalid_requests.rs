@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use groupsim::runner::{RunOptions, WorldKind};
 use groupsim::testing::check_scenario_with;
 use groupsim_checker::AnomalyClass;
-use groupsim_history::{EventKind, History, MemberEvent};
+use groupsim_history::{ConsumerGroupEvent, CoordinatorEvent, EventKind, History, MemberEvent};
 use groupsim_member::InvalidCase;
 
 /// The cases answered in `history`, with the errors they got.
@@ -80,4 +80,53 @@ fn an_invalid_request_answered_without_error_is_caught() {
         .find(|a| a.class == AnomalyClass::InvalidRequestAccepted)
         .unwrap_or_else(|| panic!("not caught: {:?}", verdict.anomalies));
     assert_eq!(caught.events, vec![idx], "{}", caught.message);
+}
+
+/// Regression, found by `groupsim explore` (invalid_requests seeds 137 and 144, their drawn
+/// schedules mutated into the member upgrades kept under `fixtures/`): `answer-zombie-commit`,
+/// `answer-stale-generation-accepted` and `answer-removed-member-accepted` for correct answers.
+/// Mechanism: every classic member rolled to the consumer protocol and back; the group emptied,
+/// became a consumer group, emptied again, and m3's classic JoinGroup had the coordinator
+/// delete the empty consumer group and make a new classic group, whose generations start over
+/// at 1, as Kafka's do. The answer rules compared that generation 1 with the first classic
+/// group's generation 2 and its first member list. A proof read while the group was plainly
+/// classic no longer counts against an answer read after a consumer-protocol member spoke,
+/// unless it is the member's own (the checker's `recreated` rule tests).
+#[test]
+fn a_classic_group_made_again_after_a_consumer_group_is_judged_afresh() {
+    for seed in [137, 144] {
+        let path = format!(
+            "{}/tests/fixtures/invalid_requests-{seed}.schedule.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let r = groupsim::testing::run_schedule_file(
+            "invalid_requests",
+            seed,
+            &path,
+            &RunOptions::default(),
+        );
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        let deleted = r.history.events().iter().position(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(
+                        ConsumerGroupEvent::EmptyGroupDeleted { .. }
+                    ),
+                    ..
+                }
+            )
+        });
+        let deleted = deleted.unwrap_or_else(|| panic!("seed {seed}: no consumer group deleted"));
+        let first_again = r.history.events()[deleted..].iter().any(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::GenerationStarted { generation: 1, .. },
+                    ..
+                }
+            )
+        });
+        assert!(first_again, "seed {seed}: the classic group made again starts at generation 1");
+    }
 }

@@ -199,3 +199,29 @@ fn passes_naming(scenario: &str, seeds: &[u64], hazard: groupsim_checker::Hazard
         assert!(named, "{scenario} seed {seed}: {:?}", r.verdict.hazards);
     }
 }
+
+/// Regression, found by `groupsim explore` (migration_faults seed 34, its drawn schedule
+/// mutated; kept under `fixtures/`): `answer-stale-generation-accepted` for a correct answer.
+/// Mechanism: as invalid_requests seeds 137 and 144 (`invalid_requests.rs`): the emptied
+/// consumer group was deleted for m3's classic JoinGroup and made again as a classic group at
+/// generation 1, whose SyncGroup the rule compared with the first classic group's generation 2.
+#[test]
+fn a_classic_group_made_again_after_migration_is_judged_afresh() {
+    let path =
+        format!("{}/tests/fixtures/migration_faults-34.schedule.json", env!("CARGO_MANIFEST_DIR"));
+    let options = groupsim::runner::RunOptions::default();
+    let r = groupsim::testing::run_schedule_file("migration_faults", 34, &path, &options);
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    let deleted = r.history.events().iter().any(|e| {
+        matches!(
+            &e.kind,
+            EventKind::Coordinator {
+                event: CoordinatorEvent::ConsumerGroup(
+                    ConsumerGroupEvent::EmptyGroupDeleted { .. }
+                ),
+                ..
+            }
+        )
+    });
+    assert!(deleted, "the coordinator deleted the empty consumer group");
+}

@@ -77,3 +77,18 @@ pub fn recorded_swarm_spec(
         crate::scenarios::swarm::SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
     spec
 }
+
+/// `scenario`'s seed `seed` on the fault schedule saved in `path` (JSON, as `explore`, `shrink`
+/// and `replay` write it), checked in the world `options` names: a finding kept as a regression
+/// test runs exactly as its printed replay command does. Panics, naming the file, when it cannot
+/// be read or is not a simulated schedule, or when the scenario is unknown.
+pub fn run_schedule_file(scenario: &str, seed: u64, path: &str, options: &RunOptions) -> RunReport {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let schedule =
+        crate::faults::FaultSchedule::from_json_for(&text, crate::faults::Mode::Simulated)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let s = scenarios::find(scenario).unwrap_or_else(|e| panic!("{e}"));
+    let options = RunOptions { schedule: Some(schedule), ..options.clone() };
+    runner::run_seed_with(&s, seed, &options)
+        .unwrap_or_else(|e| panic!("{scenario} seed {seed} on {path}: {e}"))
+}

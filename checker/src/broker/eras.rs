@@ -128,6 +128,16 @@ impl Eras {
     pub fn classic_at(&self, i: usize) -> bool {
         i < self.first_consumer
     }
+
+    /// Whether entries `a` and `b` both lie where the group was plainly classic, so one group
+    /// answered both. Once a consumer-protocol member has spoken, the group may have been an
+    /// empty consumer group that a classic JoinGroup deleted and made again as a new classic
+    /// group (KIP-848's downgrade of an empty group: GroupMetadataManager deletes it and creates
+    /// a classic one), whose generations start over at 1: a generation, a member list or a
+    /// removal read before is about another group than an answer read after.
+    pub fn plain(&self, a: usize, b: usize) -> bool {
+        self.classic_at(a) && self.classic_at(b)
+    }
 }
 
 /// The group-level error of an answer, if it has one.

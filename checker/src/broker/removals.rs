@@ -6,9 +6,10 @@
 //! Proofs that hold for the rest of the log (Kafka wrote them, [`super::eras`]): the member's
 //! static instance given to another member id (KIP-345: the coordinator fences the old id with
 //! FENCED_INSTANCE_ID), a SyncGroup answered NONE at a later generation. Proofs that hold inside
-//! their era only, while the group is plainly classic (a consumer group creates a classic member
-//! a JoinGroup names when it does not know it), and until a JoinGroup lets the member id back
-//! in: a JoinGroup answer of a later generation, its generation's member list without it, its
+//! their era only, while the group is plainly classic when both the proof and the judged
+//! request are read (a consumer group creates a classic member a JoinGroup names when it does
+//! not know it, and may be deleted and made again: [`Eras::plain`]), and until a JoinGroup lets
+//! the member id back in: a JoinGroup answer of a later generation, its generation's member list without it, its
 //! LeaveGroup accepted, an answer UNKNOWN_MEMBER_ID, and its session expired ([`super::sessions`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,7 +142,7 @@ impl<'a> Removals<'a> {
         };
         let rejoined = |i: usize| joined(i, &|g| g >= generation);
         let restarted = |i: usize| joined(i, &|g| g <= generation);
-        let in_era = |i: usize| eras.classic_at(i) && eras.same(i, judged);
+        let in_era = |i: usize| eras.plain(i, judged) && eras.same(i, judged);
         let mut best: Option<Removal> = None;
         // Later generations are looked for only where they count (the commit rule): a heartbeat
         // need not walk every SyncGroup of the run.
@@ -177,7 +178,7 @@ impl<'a> Removals<'a> {
         }
         if later_generations {
             for &(g, i, synced) in &self.syncs {
-                let classic = eras.classic_at(i);
+                let classic = eras.plain(i, judged);
                 if g > generation
                     && before(i)
                     && (classic || (synced == member_id && !restarted(i)))

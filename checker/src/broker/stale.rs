@@ -6,7 +6,9 @@
 //! moved past generation `g` when a SyncGroup was answered NONE at a later one (written: for
 //! good), or a JoinGroup NONE at a later one from the same coordinator ([`super::eras`]). Judged
 //! while the group is plainly classic, and on the member's own answers once consumer-protocol
-//! members have joined (a consumer group gives each classic member its own member epoch).
+//! members have joined (a consumer group gives each classic member its own member epoch, and
+//! an emptied consumer group may be deleted and made again as a classic group whose
+//! generations start over: [`Eras::plain`]).
 //!
 //! Kafka answers a Heartbeat NONE, blindly, while it is still loading the group (both
 //! coordinators: "the group is still loading, so respond just blindly"), so a Heartbeat's NONE
@@ -46,9 +48,9 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 let (g, read_ms, j, written, owner) = **m;
                 g > generation
                     && read_ms < x.sent_ms
-                    && (eras.classic_at(j) || owner == member_id)
+                    && (eras.plain(j, i) || owner == member_id)
                     && (written || eras.same(j, i))
-                    && (eras.classic_at(j) || !rejoined_at(j))
+                    && (eras.plain(j, i) || !rejoined_at(j))
             });
             if let Some(&(g, _, j, written, _)) = proof {
                 let api = if matches!(x.request, Request::Sync { .. }) {

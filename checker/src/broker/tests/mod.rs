@@ -921,6 +921,7 @@ fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
 
 mod coordinator_changes;
 mod errors;
+mod recreated;
 mod removals;
 
 /// KIP-394: a JoinGroup v4+ from a new dynamic member is answered MEMBER_ID_REQUIRED, never
