@@ -242,6 +242,10 @@ enum Command {
     /// against an external Kafka-compatible broker under seeded client-side faults, and judge
     /// its group coordinator with the broker-side rules; exit 1 on any anomaly.
     CheckBroker(groupsim_live::check_broker::CheckBrokerArgs),
+    /// Soak `serve`: run it for --minutes under a real kafka-python group and a stream of
+    /// loopback clients (valid requests, malformed frames, half-frames), sample its memory,
+    /// descriptors and answer latency, and judge them; exit 1 when a goal fails.
+    Soak(groupsim_live::soak::SoakArgs),
 }
 
 /// Which seeds a sweep runs, and on how many threads.
@@ -462,6 +466,7 @@ fn real_main() -> Result<ExitCode> {
             groupsim_live::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Soak(args) => soak(&args),
         Command::Sweep {
             scenarios,
             range,
@@ -515,6 +520,27 @@ fn saved_history(
         .with_context(|| format!("history {}", path.display()))?;
     let verdict = groupsim_checker::check_any(&history);
     Ok((history, verdict))
+}
+
+/// `groupsim soak`: prints the samples, the plot's path and each goal; exit 1 if one failed.
+fn soak(args: &groupsim_live::soak::SoakArgs) -> Result<ExitCode> {
+    let report = groupsim_live::soak::run(args, &mut |line| outln!("{line}"))?;
+    outln!("\n{}", report.table);
+    outln!("plot: {}", report.svg.display());
+    for failure in &report.load.failures {
+        outln!("  loopback failure: {failure}");
+    }
+    for goal in &report.goals {
+        outln!("{} {}: {}", if goal.passed { "ok  " } else { "FAIL" }, goal.name, goal.detail);
+    }
+    let failed: Vec<&str> = report.goals.iter().filter(|g| !g.passed).map(|g| g.name).collect();
+    if failed.is_empty() {
+        outln!("soak passed");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        outln!("soak FAILED: {}", failed.join(", "));
+        Ok(ExitCode::from(1))
+    }
 }
 
 fn run_one(s: &Scenario, seed: u64, options: &RunOptions) -> Result<RunReport> {

@@ -4,7 +4,9 @@
 //!   under a seeded real-time nemesis.
 //! - [`check_client`]: real client processes run against [`serve`] under seeded faults and
 //!   judged by the black-box checker.
+//! - [`soak`]: serve run for minutes under a real group and bad loopback clients, measured.
 
 pub mod check_broker;
 pub mod check_client;
 pub mod serve;
+pub mod soak;
