@@ -59,6 +59,8 @@ fn serve_with_a_seed_prints_its_schedule_heals_and_writes_its_history_on_exit() 
             consumer_heartbeat_interval_ms: 5_000,
             group_protocol: groupsim_member::GroupProtocol::Classic,
             connections_max_idle_ms: 600_000,
+            max_request_bytes: groupsim_live::serve::DEFAULT_MAX_REQUEST_BYTES,
+            max_connections: groupsim_live::serve::DEFAULT_MAX_CONNECTIONS_PER_BROKER,
             bug: None,
         };
         args.schedule_shape(1)

@@ -47,8 +47,11 @@ pub struct Cluster {
     pub(super) shared: Arc<Shared>,
     slots: Vec<Slot>,
     config: BrokerConfig,
-    /// How each broker serves its connections (`connections.max.idle.ms`).
+    /// How each broker serves its connections (`connections.max.idle.ms`,
+    /// `socket.request.max.bytes`).
     serve_options: groupsim_wire::server::ServeOptions,
+    /// Most connections one broker holds open (`max.connections`).
+    max_connections: usize,
 }
 
 /// One broker's listener address and, while it runs, its tasks.
@@ -126,10 +129,16 @@ impl Cluster {
             .collect();
         let serve_options = groupsim_wire::server::ServeOptions {
             idle_close: config.connections_max_idle_ms.map(Duration::from_millis),
-            ..Default::default()
+            max_frame_bytes: config.max_request_bytes,
         };
-        let cluster =
-            Cluster { runtime: Some(runtime), shared, slots, config: broker_config, serve_options };
+        let cluster = Cluster {
+            runtime: Some(runtime),
+            shared,
+            slots,
+            config: broker_config,
+            serve_options,
+            max_connections: config.max_connections_per_broker,
+        };
         for (slot, listener) in cluster.slots.iter().zip(listeners) {
             let running = cluster.launch(slot.node_id, listener)?;
             *lock(&slot.running) = Some(running);
@@ -433,7 +442,9 @@ impl Cluster {
             .map_err(|e| ServeError::io("registering the listener", e))?;
         let core = tokio::spawn(run_broker_controlled(broker, calls, controls, clock, on_event));
         let options = self.serve_options.clone();
-        let accept = tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id, options));
+        let limit = self.max_connections;
+        let accept =
+            tokio::spawn(accept_loop(listener, handle, shared.clone(), node_id, options, limit));
         Ok(Running { core, accept, control })
     }
 }
@@ -535,6 +546,87 @@ mod tests {
         assert!(addrs.iter().all(|a| a.ip().is_loopback() && a.port() != 0));
         assert_eq!(cluster.bootstrap(), format!("{},{}", addrs[0], addrs[1]));
         assert!(cluster.is_running(0) && cluster.is_running(1));
+        cluster.shutdown();
+    }
+
+    /// An ApiVersions v0 request frame (prefix included) under `correlation_id`.
+    fn api_versions_frame(correlation_id: i32) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&18i16.to_be_bytes()); // ApiVersions
+        body.extend_from_slice(&0i16.to_be_bytes());
+        body.extend_from_slice(&correlation_id.to_be_bytes());
+        body.extend_from_slice(&(-1i16).to_be_bytes()); // null client id
+        groupsim_wire::encode_frame(&body).unwrap()
+    }
+
+    /// Writes `bytes`, then reads until the broker answers (`Some(correlation id)`) or closes
+    /// the connection (`None`). Generous bound: it only keeps a broken broker from hanging.
+    fn answer_to(stream: &mut std::net::TcpStream, bytes: &[u8]) -> Option<i32> {
+        use std::io::{Read, Write};
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        if stream.write_all(bytes).is_err() {
+            return None;
+        }
+        let mut prefix = [0u8; 4];
+        let read = stream.read_exact(&mut prefix).and_then(|()| {
+            let mut body = vec![0u8; i32::from_be_bytes(prefix) as usize];
+            stream.read_exact(&mut body).map(|()| body)
+        });
+        match read {
+            Ok(body) => Some(i32::from_be_bytes([body[0], body[1], body[2], body[3]])),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
+            Err(e) => panic!("neither an answer nor a close: {e}"),
+        }
+    }
+
+    #[test]
+    fn a_connection_past_the_limit_is_closed_and_the_open_ones_are_still_served() {
+        let cluster = Cluster::start(ClusterConfig {
+            max_connections_per_broker: 2,
+            ..ClusterConfig::default()
+        })
+        .unwrap();
+        let addr = cluster.addrs()[0];
+        let mut open: Vec<_> =
+            (0..2).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+        // Both are served, so both are counted before the third arrives.
+        for (i, s) in open.iter_mut().enumerate() {
+            assert_eq!(answer_to(s, &api_versions_frame(i as i32)), Some(i as i32));
+        }
+        let mut third = std::net::TcpStream::connect(addr).unwrap();
+        assert_eq!(answer_to(&mut third, &api_versions_frame(7)), None, "closed at once");
+        assert_eq!(answer_to(&mut open[1], &api_versions_frame(8)), Some(8), "still served");
+        // A closed connection frees its place.
+        drop(open.remove(0));
+        let served = (0..50).any(|i| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            let ok = answer_to(&mut s, &api_versions_frame(100 + i)) == Some(100 + i);
+            if !ok {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            ok
+        });
+        assert!(served, "a place freed by a close is taken by a new connection");
+        cluster.shutdown();
+    }
+
+    #[test]
+    fn a_request_longer_than_the_limit_closes_its_connection_only() {
+        let cluster = Cluster::start(ClusterConfig {
+            max_request_bytes: super::super::config::MIN_MAX_REQUEST_BYTES,
+            ..ClusterConfig::default()
+        })
+        .unwrap();
+        let addr = cluster.addrs()[0];
+        let mut big = std::net::TcpStream::connect(addr).unwrap();
+        let mut other = std::net::TcpStream::connect(addr).unwrap();
+        let too_long = (super::super::config::MIN_MAX_REQUEST_BYTES as i32 + 1).to_be_bytes();
+        assert_eq!(answer_to(&mut big, &too_long), None, "closed on the length prefix alone");
+        assert_eq!(answer_to(&mut other, &api_versions_frame(3)), Some(3));
+        assert!(ClusterConfig { max_request_bytes: 10, ..ClusterConfig::default() }
+            .validate()
+            .is_err());
         cluster.shutdown();
     }
 }

@@ -69,7 +69,28 @@ pub struct ClusterConfig {
     pub seed: u64,
     /// `connections.max.idle.ms`: a broker closes a connection idle this long (`None`: never).
     pub connections_max_idle_ms: Option<u64>,
+    /// Largest request a broker reads, in bytes ([`DEFAULT_MAX_REQUEST_BYTES`]).
+    pub max_request_bytes: usize,
+    /// Most client connections one broker holds open at once
+    /// ([`DEFAULT_MAX_CONNECTIONS_PER_BROKER`]).
+    pub max_connections_per_broker: usize,
 }
+
+/// Largest request frame a broker reads, as Kafka's `socket.request.max.bytes`: a length prefix
+/// above it closes the connection at once (logged), before any of the body is read. It also
+/// bounds what one connection buffers: a broker reserves room for a frame when its length
+/// prefix arrives, so a client that writes a prefix and stalls holds at most this much until
+/// the connection closes or idles out. Far above any request a real client sends (clients cap
+/// their own requests near a megabyte by default); the wire crate's default.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = groupsim_wire::DEFAULT_MAX_FRAME_BYTES;
+
+/// Most client connections one broker holds open at once, as Kafka's `max.connections`. One more
+/// is accepted and closed at once, before it has sent anything, with a warning naming the limit:
+/// no request is read and then dropped, and a client sees a closed connection it retries, as
+/// from a Kafka broker at its limit. Each connection is one of the process's file descriptors,
+/// so keep the limit times the broker count below the open-file limit (`ulimit -n`); past that,
+/// accepts fail and the broker backs off until a descriptor frees.
+pub const DEFAULT_MAX_CONNECTIONS_PER_BROKER: usize = 1_000;
 
 /// Kafka's default `connections.max.idle.ms` (10 minutes).
 pub const KAFKA_CONNECTIONS_MAX_IDLE_MS: u64 = 600_000;
@@ -86,12 +107,16 @@ impl Default for ClusterConfig {
             label: "serve".to_string(),
             seed: 0,
             connections_max_idle_ms: Some(KAFKA_CONNECTIONS_MAX_IDLE_MS),
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_connections_per_broker: DEFAULT_MAX_CONNECTIONS_PER_BROKER,
         }
     }
 }
 
 /// Most brokers one cluster may run (each is a listener and a task: this is a test fixture).
 pub const MAX_BROKERS: usize = 64;
+/// Smallest `max_request_bytes` accepted: room for any group request a client sends.
+pub const MIN_MAX_REQUEST_BYTES: usize = 64 * 1024;
 /// Most records `preload` may put into one partition.
 pub const MAX_PRELOAD: u32 = 1_000_000;
 
@@ -106,6 +131,15 @@ impl ClusterConfig {
         }
         if self.preload > MAX_PRELOAD {
             return Err(ServeError::Preload { preload: self.preload, max: MAX_PRELOAD });
+        }
+        if !(MIN_MAX_REQUEST_BYTES..=i32::MAX as usize).contains(&self.max_request_bytes) {
+            return Err(ServeError::MaxRequestBytes {
+                bytes: self.max_request_bytes,
+                min: MIN_MAX_REQUEST_BYTES,
+            });
+        }
+        if self.max_connections_per_broker < 1 {
+            return Err(ServeError::MaxConnections);
         }
         if self.offsets_topic_partitions < 1 {
             return Err(ServeError::OffsetsTopicPartitions);
@@ -175,6 +209,13 @@ pub struct ServeArgs {
     /// long while none was in service (0: never). Kafka's default is 10 minutes.
     #[arg(long, default_value_t = KAFKA_CONNECTIONS_MAX_IDLE_MS)]
     pub connections_max_idle_ms: u64,
+    /// `socket.request.max.bytes`: a request frame longer than this closes its connection.
+    #[arg(long, default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
+    pub max_request_bytes: usize,
+    /// `max.connections`, per broker: a connection past this many open ones is closed at once,
+    /// before it sends anything.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_BROKER)]
+    pub max_connections: usize,
     /// Run the coordinator with this bug switch on (`groupsim bugs` lists them; only the
     /// coordinator's, named `coordinator-…`): a deliberately broken broker, to see a checker
     /// catch it.
@@ -222,6 +263,8 @@ impl ServeArgs {
             },
             connections_max_idle_ms: (self.connections_max_idle_ms > 0)
                 .then_some(self.connections_max_idle_ms),
+            max_request_bytes: self.max_request_bytes,
+            max_connections_per_broker: self.max_connections,
             ..ClusterConfig::default()
         };
         let mut config = config;
@@ -252,6 +295,8 @@ mod tests {
             consumer_heartbeat_interval_ms: 5_000,
             group_protocol: GroupProtocol::Classic,
             connections_max_idle_ms: KAFKA_CONNECTIONS_MAX_IDLE_MS,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS_PER_BROKER,
             bug: None,
         }
     }
@@ -278,6 +323,14 @@ mod tests {
             (args(1, 0, &[]), "--port must be between 1 and 65535"),
             (args(0, 9092, &[]), "--brokers 0 must be between 1"),
             (args(3, 65534, &[]), "past port 65535"),
+            (
+                ServeArgs { max_request_bytes: 100, ..args(1, 9092, &[]) },
+                "--max-request-bytes 100 must be between 65536",
+            ),
+            (
+                ServeArgs { max_connections: 0, ..args(1, 9092, &[]) },
+                "--max-connections must be at least 1",
+            ),
             (
                 ServeArgs { consumer_heartbeat_interval_ms: 45_000, ..args(1, 9092, &[]) },
                 "--consumer-heartbeat-interval-ms 45000 must be at least 1 and less than",

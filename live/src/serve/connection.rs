@@ -22,17 +22,27 @@ use super::shared::Shared;
 use groupsim::exchange::{self, TopicNames};
 
 /// Accepts connections until aborted; aborting it drops the listener and every connection task.
+/// A connection past `max_connections` open ones is closed at once, before anything is read from
+/// it (`DEFAULT_MAX_CONNECTIONS_PER_BROKER` says why).
 pub(super) async fn accept_loop(
     listener: TcpListener,
     handle: BrokerHandle,
     shared: Arc<Shared>,
     node: i32,
     options: ServeOptions,
+    max_connections: usize,
 ) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) if at_limit(&mut connections, max_connections) => {
+                    tracing::warn!(
+                        broker = node, %peer, max_connections,
+                        "connection closed at once: the broker holds max connections open"
+                    );
+                    drop(stream);
+                }
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let (handle, shared, options) = (handle.clone(), shared.clone(), options.clone());
@@ -60,6 +70,13 @@ pub(super) async fn accept_loop(
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
+}
+
+/// Whether `max_connections` connections are open (finished ones reaped first, so one that
+/// just closed frees its place at once).
+fn at_limit(connections: &mut JoinSet<()>, max_connections: usize) -> bool {
+    while connections.try_join_next().is_some() {}
+    connections.len() >= max_connections
 }
 
 /// Returns when a reset names this connection (never, if the signal goes away).

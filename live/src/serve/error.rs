@@ -50,6 +50,12 @@ pub enum ServeError {
     NotACoordinatorBug(#[from] groupsim::bugs::NotACoordinatorBug),
     #[error("offsets_topic_partitions must be at least 1")]
     OffsetsTopicPartitions,
+    /// `--max-request-bytes` out of range.
+    #[error("--max-request-bytes {bytes} must be between {min} and 2147483647")]
+    MaxRequestBytes { bytes: usize, min: usize },
+    /// `--max-connections 0`.
+    #[error("--max-connections must be at least 1")]
+    MaxConnections,
     /// A `--schedule` file that cannot be read or applied.
     #[error("schedule {path}: {source}")]
     Schedule {

@@ -32,8 +32,9 @@ mod shared;
 pub use self::cluster::{Cluster, LOOPBACK};
 pub use self::command::run;
 pub use self::config::{
-    parse_group_protocol, ClusterConfig, ServeArgs, TopicSpec, KAFKA_CONNECTIONS_MAX_IDLE_MS,
-    MAX_BROKERS, MAX_PRELOAD,
+    parse_group_protocol, ClusterConfig, ServeArgs, TopicSpec, DEFAULT_MAX_CONNECTIONS_PER_BROKER,
+    DEFAULT_MAX_REQUEST_BYTES, KAFKA_CONNECTIONS_MAX_IDLE_MS, MAX_BROKERS, MAX_PRELOAD,
+    MIN_MAX_REQUEST_BYTES,
 };
 pub use self::error::ServeError;
 pub use self::nemesis::{ClientAction, Nemesis};
