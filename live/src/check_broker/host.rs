@@ -192,7 +192,7 @@ impl Host {
     /// Carries out what the process asked for, in order.
     async fn carry_out(&mut self) {
         while let Some(action) = self.process.poll_action() {
-            match action {
+            match action.framed() {
                 Action::Record(EventKind::World(WorldEvent::MemberStarted { member, .. })) => {
                     let actor = format!("{member}.{}", self.incarnations);
                     self.incarnations += 1;
@@ -228,6 +228,8 @@ impl Host {
                         self.process.write_failed(self.shared.now(), conn);
                     }
                 }
+                // `framed` made every handed-over request a frame.
+                Action::Hand { .. } => {}
                 Action::Close { conn } => self.close(conn),
                 // The tap reads this host's frames as they cross its sockets instead.
                 Action::Timer(_) | Action::Tap(_) | Action::Settling(_) | Action::Wire(_) => {}

@@ -2,7 +2,7 @@
 //! delivers back.
 
 use bytes::Bytes;
-use groupsim_wire::conn::ClientConn;
+use groupsim_wire::conn::{ClientConn, HandedRequest, HandedResponse};
 use groupsim_wire::probe::Tap;
 use groupsim_wire::Millis;
 
@@ -22,6 +22,10 @@ pub enum Action {
     Connect { conn: ConnKey, node: i32 },
     /// Send `frame` on connection `conn`.
     Transmit { conn: ConnKey, frame: Bytes },
+    /// Send this request on connection `conn` as a value (only a host that asked for values
+    /// gets these: [`crate::process::MemberProcess::hand_over_values`]; a host that moves bytes
+    /// sends [`HandedRequest::to_frame`]).
+    Hand { conn: ConnKey, request: Box<HandedRequest> },
     /// Close connection `conn` (the broker sees it closed); deliver nothing more from it.
     Close { conn: ConnKey },
     /// A probe was hit (for event triggers).
@@ -43,6 +47,25 @@ pub enum Action {
     TakesCommands(bool),
 }
 
+impl Action {
+    /// This action for a host that moves bytes only: a request handed over as a value becomes
+    /// its frame ([`Action::Transmit`]); every other action is itself. A request the encoder
+    /// refuses (the handover checked it when it was written, so none should be) closes its
+    /// connection instead, which the process sees as a failed connection.
+    pub fn framed(self) -> Self {
+        match self {
+            Action::Hand { conn, request } => match request.to_frame() {
+                Ok(frame) => Action::Transmit { conn, frame },
+                Err(e) => {
+                    tracing::error!(conn, error = %e, "a handed-over request does not encode");
+                    Action::Close { conn }
+                }
+            },
+            other => other,
+        }
+    }
+}
+
 /// How a process's faults are playing out (see [`crate::world::stage::settle`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Settle {
@@ -61,6 +84,8 @@ pub enum Delivery {
     Connected { conn: ConnKey, client: Box<ClientConn> },
     /// A frame from the broker.
     Frame { conn: ConnKey, frame: Bytes },
+    /// An answer from the broker handed over as a value.
+    Handed { conn: ConnKey, response: Box<HandedResponse> },
     /// The connection failed (refused, closed or reset by the broker, a handshake that failed).
     Failed { conn: ConnKey, reason: String },
 }
@@ -71,6 +96,7 @@ impl Delivery {
         match self {
             Delivery::Connected { conn, .. }
             | Delivery::Frame { conn, .. }
+            | Delivery::Handed { conn, .. }
             | Delivery::Failed { conn, .. } => *conn,
         }
     }

@@ -14,7 +14,8 @@ use groupsim_history::wire::{Entry, Exchange, Request};
 use groupsim_member::compat::fit_request_to_version;
 use groupsim_member::{GroupMember, MemberOutput, RequestFailure, Target};
 use groupsim_wire::codec::request_api_key;
-use groupsim_wire::conn::{ClientConn, Received};
+use groupsim_wire::conn::handoff::Handover;
+use groupsim_wire::conn::{ClientConn, HandedRequest, Received};
 use groupsim_wire::probe::{self, Tap};
 use groupsim_wire::{topic_id, Millis, RequestId};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
@@ -88,6 +89,8 @@ pub struct Incarnation {
 pub(crate) struct Out<'a> {
     pub(crate) actions: &'a mut VecDeque<Action>,
     pub(crate) next_key: &'a mut ConnKey,
+    /// Requests go to the host as values where they can ([`Action::Hand`]).
+    pub(crate) hand_over: bool,
 }
 
 impl Out<'_> {
@@ -181,13 +184,17 @@ impl Incarnation {
             link.queued.push((id, request, deadline));
             return;
         };
-        match write(client, request, self.pinned, now, &self.topics) {
-            Ok((correlation_id, frame, mut written)) => {
+        match write(client, request, self.pinned, now, &self.topics, out.hand_over) {
+            Ok((correlation_id, sent, mut written)) => {
                 written.node = match target {
                     Target::Broker(n) | Target::Coordinator(n) => n,
                 };
                 link.in_flight.push_back(InFlight { correlation_id, id, deadline, written });
-                out.actions.push_back(Action::Transmit { conn: link.key, frame });
+                let conn = link.key;
+                out.actions.push_back(match sent {
+                    Sent::Frame(frame) => Action::Transmit { conn, frame },
+                    Sent::Value(request) => Action::Hand { conn, request },
+                });
             }
             Err(why) => {
                 self.input(out, |m| m.handle_failure(now, id, RequestFailure::Unsupported(why)))
@@ -308,6 +315,33 @@ impl Incarnation {
         self.target_of(conn).is_some()
     }
 
+    /// What the connection to `target` read (`None`: no connection yet): an answer to the
+    /// oldest request in flight goes to the core; anything else drops the connection.
+    fn answer_read(
+        &mut self,
+        out: &mut Out<'_>,
+        now: Millis,
+        target: Target,
+        read: Option<Result<Received, groupsim_wire::WireError>>,
+    ) {
+        let answer = match read {
+            Some(Ok(Received::Response { correlation_id, response })) => {
+                Some((correlation_id, response))
+            }
+            Some(Ok(_)) | Some(Err(_)) | None => None,
+        };
+        let front = self.links.get(&target).and_then(|l| l.in_flight.front());
+        match (answer, front) {
+            (Some((got, response)), Some(r)) if got == r.correlation_id => {
+                let link = self.links.get_mut(&target).expect("found above");
+                let r = link.in_flight.pop_front().expect("the front, matched");
+                self.answered(out, now, r.written, &response);
+                self.input(out, |m| m.handle_response(now, r.id, *response));
+            }
+            _ => self.close(out, now, target, None),
+        }
+    }
+
     /// Takes what a connection delivered: the handshake's result (queued requests go out), an
     /// answer (to the core, if it answers the oldest request in flight; else the connection is
     /// dropped), or a failure (the connection is dropped).
@@ -324,20 +358,12 @@ impl Incarnation {
                 }
             }
             Delivery::Frame { frame, .. } => {
-                let answer = match link.client.as_mut().map(|c| c.on_frame(frame)) {
-                    Some(Ok(Received::Response { correlation_id, response })) => {
-                        Some((correlation_id, response))
-                    }
-                    Some(Ok(_)) | Some(Err(_)) | None => None,
-                };
-                match (answer, link.in_flight.front()) {
-                    (Some((got, response)), Some(r)) if got == r.correlation_id => {
-                        let r = link.in_flight.pop_front().expect("the front, matched");
-                        self.answered(out, now, r.written, &response);
-                        self.input(out, |m| m.handle_response(now, r.id, *response));
-                    }
-                    _ => self.close(out, now, target, None),
-                }
+                let read = link.client.as_mut().map(|c| c.on_frame(frame));
+                self.answer_read(out, now, target, read);
+            }
+            Delivery::Handed { response, .. } => {
+                let read = link.client.as_mut().map(|c| c.on_handed(*response));
+                self.answer_read(out, now, target, read);
             }
             Delivery::Failed { reason, .. } => {
                 tracing::debug!(at_ms = now, member = %self.name, ?target, %reason, "connection failed");
@@ -347,17 +373,25 @@ impl Incarnation {
     }
 }
 
+/// How a request goes to the host: as its frame, or handed over as a value.
+enum Sent {
+    Frame(bytes::Bytes),
+    Value(Box<HandedRequest>),
+}
+
 /// Encodes `request` at the version negotiated for its API, or the client's pinned one when
 /// lower (reshaped for that version, as the member builds requests in its newest shape), with
-/// what the wire stream keeps of it as written at `now`. Fails, saying why, when no version both
-/// sides speak fits or the request does not encode at it.
+/// what the wire stream keeps of it as written at `now`; with `hand_over`, a request the
+/// handover takes goes as a value instead. Fails, saying why, when no version both sides speak
+/// fits or the request does not encode at it.
 fn write(
     client: &mut ClientConn,
     request: RequestKind,
     pinned: &[(ApiKey, i16)],
     now: Millis,
     topics: &TopicNames,
-) -> Result<(i32, bytes::Bytes, Written), String> {
+    hand_over: bool,
+) -> Result<(i32, Sent, Written), String> {
     let key = request_api_key(&request);
     let version = client.versions().and_then(|v| key.and_then(|k| v.version_for(k)));
     let Some(mut version) = version else {
@@ -367,12 +401,22 @@ fn write(
         version = version.min(pin);
     }
     let request = fit_request_to_version(request, version);
-    let (correlation_id, frame) = client.write(&request, version).map_err(|e| e.to_string())?;
     let written = Written {
         group: exchange::group(&request),
         node: -1,
         sent_ms: now,
         request: exchange::request(&request, version, topics),
     };
-    Ok((correlation_id, frame, written))
+    let request = match hand_over {
+        true => match client.write_handed(request, version) {
+            Handover::Value(handed) => {
+                return Ok((handed.correlation_id, Sent::Value(Box::new(handed)), written));
+            }
+            Handover::Refused(e) => return Err(e.to_string()),
+            Handover::Framed(request) => request,
+        },
+        false => request,
+    };
+    let (correlation_id, frame) = client.write(&request, version).map_err(|e| e.to_string())?;
+    Ok((correlation_id, Sent::Frame(frame), written))
 }

@@ -54,6 +54,8 @@ pub struct MemberProcess {
     deliveries: VecDeque<Delivery>,
     next_key: ConnKey,
     actions: VecDeque<Action>,
+    /// Its host carries requests and answers as values where it can ([`Action::Hand`]).
+    hand_over: bool,
 }
 
 impl MemberProcess {
@@ -72,7 +74,16 @@ impl MemberProcess {
             deliveries: VecDeque::new(),
             next_key: 0,
             actions: VecDeque::new(),
+            hand_over: false,
         }
+    }
+
+    /// Its host is in-process and carries the requests [`groupsim_wire::conn::handoff`] hands
+    /// over as values ([`Action::Hand`]), and their answers ([`Delivery::Handed`]), instead of
+    /// their frames: the same run, without encoding and decoding them.
+    pub fn hand_over_values(mut self) -> Self {
+        self.hand_over = true;
+        self
     }
 
     /// Its planned name (`m0`, …).
@@ -137,9 +148,14 @@ impl MemberProcess {
     /// The incarnation and where its actions go.
     fn running(&mut self) -> Option<(&mut Incarnation, Out<'_>)> {
         match &mut self.life {
-            Life::Running(inc) => {
-                Some((inc, Out { actions: &mut self.actions, next_key: &mut self.next_key }))
-            }
+            Life::Running(inc) => Some((
+                inc,
+                Out {
+                    actions: &mut self.actions,
+                    next_key: &mut self.next_key,
+                    hand_over: self.hand_over,
+                },
+            )),
             _ => None,
         }
     }
@@ -177,9 +193,14 @@ impl MemberProcess {
         let mut inc = Box::new(Incarnation::new(core, name, self.incarnation, topics, pinned));
         self.next_config = self.config.clone();
         self.restart_after = None;
-        inc.input(&mut Out { actions: &mut self.actions, next_key: &mut self.next_key }, |m| {
-            m.start(now)
-        });
+        inc.input(
+            &mut Out {
+                actions: &mut self.actions,
+                next_key: &mut self.next_key,
+                hand_over: self.hand_over,
+            },
+            |m| m.start(now),
+        );
         self.life = Life::Running(inc);
         self.after_input(now);
     }
@@ -200,7 +221,11 @@ impl MemberProcess {
     /// Ends the incarnation: its connections close; it restarts after `restart` if given.
     fn end(&mut self, now: Millis, restart: Option<Millis>) {
         let Life::Running(inc) = std::mem::replace(&mut self.life, Life::Down) else { return };
-        inc.abort(&mut Out { actions: &mut self.actions, next_key: &mut self.next_key });
+        inc.abort(&mut Out {
+            actions: &mut self.actions,
+            next_key: &mut self.next_key,
+            hand_over: self.hand_over,
+        });
         self.deliveries.clear();
         self.config = self.next_config.clone();
         self.record(WorldEvent::MemberStopped { member: self.plan.name.clone() });

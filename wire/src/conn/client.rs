@@ -7,6 +7,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 
+use super::handoff::{as_decoded_request, hands_over, HandedRequest, HandedResponse, Handover};
 use crate::codec::{
     decode_response, decode_response_prefix_from, encode_request, peek_correlation_id,
     request_api_key, request_header, Source,
@@ -252,6 +253,50 @@ impl ClientConn {
             return Err(WireError::NotNegotiated(api_key));
         }
         self.encode(api_key, version, request)
+    }
+
+    /// [`Self::write`] for a request handed over as a value by an in-process world (see
+    /// [`super::handoff`]): the same checks, errors and correlation id, no frame. A request
+    /// that is not handed over at `version` is given back ([`Handover::Framed`]): write it.
+    pub fn write_handed(
+        &mut self,
+        request: RequestKind,
+        version: i16,
+    ) -> Handover<HandedRequest, RequestKind> {
+        let Some(api_key) = request_api_key(&request).filter(|k| hands_over(*k, version)) else {
+            return Handover::Framed(request);
+        };
+        let negotiated = self.versions.as_ref().and_then(|v| v.broker_range(api_key));
+        if !negotiated.is_some_and(|range| (range.min..=range.max).contains(&version)) {
+            return Handover::Refused(WireError::NotNegotiated(api_key));
+        }
+        let request = match as_decoded_request(request, version) {
+            Handover::Value(decoded) => decoded,
+            Handover::Refused(e) => return Handover::Refused(e),
+            Handover::Framed(request) => return Handover::Framed(request),
+        };
+        let correlation_id = self.next_correlation_id;
+        self.next_correlation_id = correlation_id.wrapping_add(1);
+        self.expected.push_back((correlation_id, api_key, version));
+        let client_id = Some(self.client_id.to_string());
+        Handover::Value(HandedRequest { correlation_id, api_key, version, client_id, request })
+    }
+
+    /// [`Self::on_frame`] for an answer handed over as a value: the answer to the oldest
+    /// request in flight, or an error that makes the connection unusable.
+    pub fn on_handed(&mut self, handed: HandedResponse) -> Result<Received, WireError> {
+        let got = handed.correlation_id;
+        let (expected, _, _) =
+            self.expected.pop_front().ok_or(WireError::UnexpectedResponse(got))?;
+        if got != expected {
+            return Err(WireError::CorrelationMismatch { expected, got });
+        }
+        match self.phase {
+            Phase::Open => {
+                Ok(Received::Response { correlation_id: got, response: Box::new(handed.response) })
+            }
+            Phase::Handshake { .. } | Phase::New => Err(WireError::UnexpectedResponse(got)),
+        }
     }
 
     fn encode(

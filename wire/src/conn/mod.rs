@@ -10,9 +10,13 @@
 //! - [`server::ServerConn`]: requests read and not yet served, served one at a time in order
 //!   (Kafka mutes a channel until its current answer is sent), the ApiVersions fallback answer,
 //!   and no answer to a Produce with acks=0.
+//! - [`handoff`]: an in-process world's Fetch requests and answers handed over as values, as
+//!   the other side would decode them, in place of their frames.
 
 pub mod client;
+pub mod handoff;
 pub mod server;
 
 pub use client::{ClientConn, NegotiatedVersions, Received};
-pub use server::{Next, ReplyTo, ServerConn};
+pub use handoff::{HandedRequest, HandedResponse};
+pub use server::{Next, Outgoing, ReplyTo, ServerConn};

@@ -11,7 +11,11 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 
-use crate::codec::{decode_request_from, encode_api_versions_fallback, encode_response, Source};
+use super::handoff::{as_decoded_response, HandedRequest, HandedResponse, Handover};
+use crate::codec::{
+    decode_request_from, encode_api_versions_fallback, encode_response, response_api_key, Source,
+};
+use crate::versions::is_served;
 use crate::versions::unsupported_api_versions;
 use crate::WireError;
 
@@ -27,6 +31,9 @@ pub struct ReplyTo {
     pub version: i16,
     /// No answer goes back (a Produce with acks=0).
     pub silent: bool,
+    /// The request was handed over as a value ([`super::handoff`]): so is its answer
+    /// ([`ServerConn::answer_handed`]).
+    pub handed: bool,
 }
 
 /// What the connection asks of its host next.
@@ -40,11 +47,27 @@ pub enum Next {
     Refuse(WireError),
 }
 
+/// A request read and not yet served.
+#[derive(Debug)]
+enum Waiting {
+    Frame(Bytes),
+    Handed(Box<HandedRequest>),
+}
+
+/// An answer to send: a frame, or (to a request handed over) a value.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// The answer's frame.
+    Frame(Bytes),
+    /// The answer handed over as a value ([`super::handoff`]).
+    Handed(Box<HandedResponse>),
+}
+
 /// The server side of one connection (see the module docs).
 #[derive(Debug, Default)]
 pub struct ServerConn {
-    /// Request frames read and not yet served.
-    waiting: VecDeque<Bytes>,
+    /// Requests read and not yet served.
+    waiting: VecDeque<Waiting>,
     /// A request is being served (its answer is not sent yet).
     busy: bool,
     /// The client closed its side: serve what was read, then drop the connection.
@@ -67,7 +90,13 @@ impl ServerConn {
 
     /// A request frame was read.
     pub fn push(&mut self, frame: Bytes) {
-        self.waiting.push_back(frame);
+        self.waiting.push_back(Waiting::Frame(frame));
+    }
+
+    /// A request handed over as a value was read ([`super::handoff`]); it waits its turn with
+    /// the frames.
+    pub fn push_handed(&mut self, request: Box<HandedRequest>) {
+        self.waiting.push_back(Waiting::Handed(request));
     }
 
     /// The client closed its side.
@@ -101,7 +130,10 @@ impl ServerConn {
         if self.busy {
             return None;
         }
-        let frame = self.waiting.pop_front()?;
+        let frame = match self.waiting.pop_front()? {
+            Waiting::Frame(frame) => frame,
+            Waiting::Handed(handed) => return Some(self.serve_handed(*handed)),
+        };
         Some(match decode_request_from(frame, self.source) {
             Ok(req) => {
                 self.busy = true;
@@ -111,6 +143,7 @@ impl ServerConn {
                     api_key: req.api_key,
                     version: req.version,
                     silent,
+                    handed: false,
                 };
                 let client_id = req.header.client_id.as_ref().map(|c| c.to_string());
                 Next::Serve { reply, client_id, request: Box::new(req.request) }
@@ -128,6 +161,55 @@ impl ServerConn {
             }
             Err(e) => Next::Refuse(e),
         })
+    }
+
+    /// A handed-over request, as its frame would be served: refused at a version we do not
+    /// serve, as decoding refuses it.
+    fn serve_handed(&mut self, handed: HandedRequest) -> Next {
+        let HandedRequest { correlation_id, api_key, version, client_id, request } = handed;
+        if !is_served(api_key, version) {
+            return Next::Refuse(WireError::UnsupportedVersion {
+                api_key,
+                version,
+                correlation_id,
+            });
+        }
+        self.busy = true;
+        let silent = matches!(&request, RequestKind::Produce(p) if p.acks == 0);
+        let reply = ReplyTo { correlation_id, api_key, version, silent, handed: true };
+        Next::Serve { reply, client_id, request: Box::new(request) }
+    }
+
+    /// [`Self::answer`] for a request handed over as a value: its answer as a value too, as
+    /// the client side would decode it (the encoder's error where it would refuse it), or as
+    /// a frame when the handover does not take it.
+    pub fn answer_handed(
+        &mut self,
+        reply: ReplyTo,
+        response: ResponseKind,
+    ) -> Result<Option<Outgoing>, WireError> {
+        if reply.silent {
+            self.busy = false;
+            return Ok(None);
+        }
+        let (api_key, version) = (reply.api_key, reply.version);
+        if response_api_key(&response) != Some(api_key) {
+            return self.answer(reply, &response).map(|f| f.map(Outgoing::Frame));
+        }
+        match as_decoded_response(response, version) {
+            Handover::Value(response) => {
+                self.busy = false;
+                let correlation_id = reply.correlation_id;
+                Ok(Some(Outgoing::Handed(Box::new(HandedResponse { correlation_id, response }))))
+            }
+            Handover::Refused(e) => {
+                self.busy = false;
+                Err(e)
+            }
+            Handover::Framed(response) => {
+                self.answer(reply, &response).map(|f| f.map(Outgoing::Frame))
+            }
+        }
     }
 
     /// The answer to the request being served: the frame to send, or `None` when the request

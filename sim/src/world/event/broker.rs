@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use groupsim_coordinator::broker::BrokerConfig;
-use groupsim_wire::conn::{Next, ReplyTo, ServerConn};
+use groupsim_wire::conn::{Next, Outgoing, ReplyTo, ServerConn};
 use groupsim_wire::Millis;
 
 use super::ctx::Ctx;
@@ -118,7 +118,9 @@ impl BrokerNode {
         let Some(running) = &mut self.running else {
             match frame {
                 Frame::Syn => self.held_syns.push(conn),
-                Frame::Data(_) => drop(self.held_data.insert(conn)),
+                Frame::Data(_) | Frame::Request(_) | Frame::Response(_) => {
+                    self.held_data.insert(conn);
+                }
                 Frame::Close => {}
             }
             return;
@@ -129,10 +131,18 @@ impl BrokerNode {
                 running.active_at.insert(conn, ctx.now);
                 ctx.queue.push(ctx.now, Event::Accepted { conn });
             }
-            Frame::Data(bytes) => match running.conns.get_mut(&conn) {
+            Frame::Data(_) | Frame::Request(_) | Frame::Response(_) => match running
+                .conns
+                .get_mut(&conn)
+            {
                 Some(c) if !c.is_closing() => {
                     running.active_at.insert(conn, ctx.now);
-                    c.push(bytes);
+                    match frame {
+                        Frame::Data(bytes) => c.push(bytes),
+                        Frame::Request(request) => c.push_handed(request),
+                        // Answers travel toward clients only.
+                        _ => {}
+                    }
                     if !c.is_busy() {
                         self.serve_next(ctx, conn);
                     }
@@ -262,16 +272,18 @@ impl BrokerNode {
                 BrokerOutput::Answer { to: (conn, reply), response } => {
                     // The connection may have gone away; its answer is dropped.
                     let Some(c) = running.conns.get_mut(&conn) else { continue };
-                    match c.answer(reply, &response) {
-                        Ok(Some(frame)) => {
+                    let answered = match reply.handed {
+                        true => c.answer_handed(reply, response),
+                        false => c.answer(reply, &response).map(|f| f.map(Outgoing::Frame)),
+                    };
+                    match answered {
+                        Ok(Some(answer)) => {
                             running.active_at.insert(conn, ctx.now);
-                            ctx.net.send(
-                                &mut ctx.queue,
-                                ctx.now,
-                                conn,
-                                Dir::ToClient,
-                                Frame::Data(frame),
-                            )
+                            let frame = match answer {
+                                Outgoing::Frame(bytes) => Frame::Data(bytes),
+                                Outgoing::Handed(response) => Frame::Response(response),
+                            };
+                            ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, frame)
                         }
                         Ok(None) => {}
                         Err(e) => {

@@ -44,7 +44,8 @@ impl MemberHost {
     /// The process of `plan`, the `index`-th member of the world; its start is queued.
     pub(super) fn new(ctx: &mut Ctx, index: usize, plan: MemberPlan) -> Self {
         ctx.queue.push(plan.start_ms, Event::MemberStart { member: index });
-        Self { index, process: MemberProcess::new(plan), armed: None, conns: BTreeMap::new() }
+        let process = MemberProcess::new(plan).hand_over_values();
+        Self { index, process, armed: None, conns: BTreeMap::new() }
     }
 
     /// Carries out what the process asked for, in order.
@@ -69,6 +70,12 @@ impl MemberHost {
                             Dir::ToBroker,
                             Frame::Data(frame),
                         );
+                    }
+                }
+                Action::Hand { conn, request } => {
+                    if let Some((id, _)) = self.conns.get(&conn) {
+                        let frame = Frame::Request(request);
+                        ctx.net.send(&mut ctx.queue, ctx.now, *id, Dir::ToBroker, frame);
                     }
                 }
                 Action::Close { conn } => {
@@ -198,10 +205,22 @@ impl MemberHost {
                 return;
             }
             (_, Frame::Close) => failed("the broker closed the connection"),
-            (Transport::Connecting(_), Frame::Data(_)) => failed("data before the connection"),
+            (Transport::Connecting(_), Frame::Data(_) | Frame::Request(_) | Frame::Response(_)) => {
+                failed("data before the connection")
+            }
             (Transport::Open, Frame::Data(bytes)) => {
                 *transport = Transport::Open;
                 Delivery::Frame { conn: key, frame: bytes }
+            }
+            (Transport::Open, Frame::Response(response)) => {
+                *transport = Transport::Open;
+                Delivery::Handed { conn: key, response }
+            }
+            (Transport::Open | Transport::Handshake(_), Frame::Request(_)) => {
+                failed("a request from the broker")
+            }
+            (Transport::Handshake(_), Frame::Response(_)) => {
+                failed("an answer before the handshake's")
             }
             (Transport::Handshake(mut client), Frame::Data(bytes)) => {
                 match client.on_frame(bytes) {

@@ -42,6 +42,7 @@ use crate::process::ConnKey;
 use crate::rng::{self, Stream};
 use crate::scenario::ScenarioSpec;
 use crate::world::orders::{broker_host, client_host, RETRANSMIT_MIN_MS};
+use groupsim_wire::conn::{HandedRequest, HandedResponse};
 
 /// What travels on a lane.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +51,11 @@ pub(super) enum Frame {
     Syn,
     /// One Kafka frame (its body, without the length prefix).
     Data(Bytes),
+    /// A request handed over as a value in place of its frame (the member's side chooses:
+    /// [`groupsim_wire::conn::handoff`]).
+    Request(Box<HandedRequest>),
+    /// An answer handed over as a value in place of its frame.
+    Response(Box<HandedResponse>),
     /// The sender closed the connection (FIN), or reset it (RST).
     Close,
 }

@@ -134,7 +134,7 @@ impl Host {
     /// Carries out what the process asked for, in order.
     async fn carry_out(&mut self) {
         while let Some(action) = self.process.poll_action() {
-            match action {
+            match action.framed() {
                 Action::Record(kind) => self.shared.record(kind),
                 Action::Wire(entry) => self.shared.history.borrow_mut().record_wire(entry),
                 Action::Connect { conn, node } => {
@@ -149,6 +149,8 @@ impl Host {
                         self.process.write_failed(sim_now(), conn);
                     }
                 }
+                // `framed` made every handed-over request a frame.
+                Action::Hand { .. } => {}
                 Action::Close { conn } => {
                     if let Some(task) = self.tasks.remove(&conn) {
                         task.abort();
