@@ -67,7 +67,7 @@ pub struct SoakArgs {
     /// Where the history, logs and plot go.
     #[arg(long, default_value = "target/groupsim/soak")]
     pub out: PathBuf,
-    /// Write the SVG plot here (default: <out>/soak.svg).
+    /// Write the SVG plot here (default: `soak.svg` in --out).
     #[arg(long)]
     pub svg: Option<PathBuf>,
 }
