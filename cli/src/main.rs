@@ -531,9 +531,16 @@ fn soak(args: &groupsim_live::soak::SoakArgs) -> Result<ExitCode> {
         outln!("  loopback failure: {failure}");
     }
     for goal in &report.goals {
-        outln!("{} {}: {}", if goal.passed { "ok  " } else { "FAIL" }, goal.name, goal.detail);
+        let mark = match (goal.judged, goal.passed) {
+            (false, _) => "n/j ",
+            (true, true) => "ok  ",
+            (true, false) => "FAIL",
+        };
+        let why = if goal.judged { "" } else { " (not judged: the run is too short to tell)" };
+        outln!("{mark} {}: {}{why}", goal.name, goal.detail);
     }
-    let failed: Vec<&str> = report.goals.iter().filter(|g| !g.passed).map(|g| g.name).collect();
+    let failed: Vec<&str> =
+        report.goals.iter().filter(|g| g.judged && !g.passed).map(|g| g.name).collect();
     if failed.is_empty() {
         outln!("soak passed");
         Ok(ExitCode::SUCCESS)

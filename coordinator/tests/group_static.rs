@@ -296,3 +296,31 @@ fn unloading_answers_parked_requests_not_coordinator_and_kills_the_groups() {
     let f = h.send(5, fetch_req(GROUP, Some(&[("t", &[0])])));
     assert_eq!(h.fetch(f).topics[0].partitions[0].committed_offset, 1, "offsets outlive the group");
 }
+
+/// Found by the coordinator fuzz target (`fuzz/harness/coordinator.rs`): a dynamic member's
+/// SyncGroup naming an instance id nobody holds was answered NONE, because the coordinator
+/// checked the instance only for a stale holder and then found the member id. Kafka's
+/// `validateMember` looks a request naming an instance up by its instance: nobody holding it is
+/// UNKNOWN_MEMBER_ID, whatever the member id. The same holds for Heartbeat, OffsetCommit and a
+/// LeaveGroup naming the instance, which must not remove the dynamic member either.
+#[test]
+fn a_request_naming_an_instance_nobody_holds_is_an_unknown_member() {
+    let mut h = Harness::default();
+    let (ids, generation) = h.stable_group(2);
+    let stranger = Some(s("i9"));
+    let hb = h.send(3, hb_req(&ids[1], generation).with_group_instance_id(stranger.clone()));
+    assert_eq!(h.heartbeat_error(hb), code(E::UnknownMemberId));
+    let sy = h.send(3, sync_req(&ids[1], generation, &[]).with_group_instance_id(stranger.clone()));
+    assert_eq!(h.sync(sy).error_code, code(E::UnknownMemberId));
+    let cm = h.send(
+        7,
+        commit_req(GROUP, &ids[1], generation, &[("t", 1, 5)]).with_group_instance_id(stranger),
+    );
+    assert_eq!(h.commit_errors(cm), vec![code(E::UnknownMemberId)]);
+    let lv = h.send(3, leave_req_v3(&[(&ids[1], Some("i9"))]));
+    assert_eq!(h.leave(lv).members[0].error_code, code(E::UnknownMemberId));
+    // The member itself is untouched: without the stranger's instance it is served as before.
+    assert!(h.removed().is_empty(), "{:?}", h.removed());
+    let hb = h.send(3, hb_req(&ids[1], generation));
+    assert_eq!(h.heartbeat_error(hb), 0);
+}

@@ -19,6 +19,13 @@ use rand_chacha::ChaCha8Rng;
 /// Mutations tried per committed input.
 const MUTATIONS: usize = 20;
 
+#[path = "../../fuzz/harness/coordinator.rs"]
+mod coordinator;
+
+/// Seeded random scripts the coordinator target plays beyond its committed corpus
+/// (`GROUPSIM_FUZZ_SCRIPTS=<n>` plays more).
+const RANDOM_SCRIPTS: u64 = 200;
+
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -126,4 +133,30 @@ fn shards_and_corpora_read_or_are_refused() {
             let _ = Corpus::merge(vec![c.clone(), c]);
         }
     });
+}
+
+/// The structure-aware coordinator target's properties (`fuzz/harness/coordinator.rs`): every
+/// committed script and its variations, then seeded random scripts — no panic, every answer
+/// encodes and decodes at its version, and the checker's coordinator rules find nothing.
+#[test]
+fn the_coordinator_answers_scripts_of_odd_requests_by_the_protocols_rules() {
+    each("coordinator_requests", coordinator::run);
+    let scripts = std::env::var("GROUPSIM_FUZZ_SCRIPTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(RANDOM_SCRIPTS);
+    let mut rng = ChaCha8Rng::seed_from_u64(44);
+    for _ in 0..scripts {
+        let len = rng.random_range(16..1024);
+        let script: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let played = std::panic::catch_unwind(|| coordinator::run(&script));
+        if let Err(panic) = played {
+            // Kept where a libFuzzer campaign or a regression input can take it from.
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-failures");
+            let path = dir.join("coordinator_requests.bin");
+            let saved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &script));
+            eprintln!("the failing script: {} ({saved:?})", path.display());
+            std::panic::resume_unwind(panic);
+        }
+    }
 }

@@ -13,15 +13,23 @@
 //!
 //! - UNKNOWN_MEMBER_ID to a request from (`M`, instance `I`), when a JoinGroup answered NONE
 //!   had given `I` to another id `H` before the request was written, and `H` was answered NONE
-//!   on a request written after that answer was read: `I` was held by `H` throughout (an id the
-//!   coordinator removed is never let back in), so the answer had to be FENCED_INSTANCE_ID.
+//!   on a request written after that answer was read (an OffsetCommit without a generation or
+//!   without partitions does not count: Kafka takes the one from anyone while the group is
+//!   Empty, and answers the other without asking the coordinator): `I` was held by
+//!   `H` throughout (an id the coordinator removed is never let back in), so the answer had to
+//!   be FENCED_INSTANCE_ID.
 //! - UNKNOWN_MEMBER_ID to a request from (`M`, `I`) when `M`'s own rejoin under `I` right after
 //!   was answered at the group's current generation: a replacement without a rebalance, which
 //!   Kafka makes only of an instance someone holds (a new static member starts a rebalance).
 //! - FENCED_INSTANCE_ID to a request from (`M`, `I`) when the last JoinGroup to give `I` away
 //!   gave it to `M` itself and no other JoinGroup naming `I` was in flight since: no other id
-//!   holds `I`. What it cannot know: a ConsumerGroupHeartbeat's instance id (its summary does
-//!   not keep it), so a log in which a consumer-protocol member spoke is not judged here.
+//!   holds `I`.
+//!
+//! A member id the coordinator told MEMBER_ID_REQUIRED and that has not joined since is
+//! pending, and a pending member is dynamic: Kafka refuses it naming an instance before looking
+//! the instance up, so neither error is judged for it. What the rules cannot know: a
+//! ConsumerGroupHeartbeat's instance id (its summary does not keep it), so a log in which a
+//! consumer-protocol member spoke is not judged here.
 
 use std::collections::BTreeMap;
 
@@ -74,8 +82,19 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         Entry::Mark { .. } => false,
     });
     // Member id -> the entries where a request naming it was answered NONE, in answer order.
+    // An OffsetCommit without a generation proves nothing of its member id: Kafka takes it
+    // from anyone while the group is Empty (ClassicGroup `validateOffsetCommit`: an admin's or
+    // a simple consumer's commit). Nor does one of no partitions: Kafka answers it at once,
+    // empty, without asking the coordinator (KafkaApis `handleOffsetCommitRequest`).
     let mut accepted: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, x) in log.exchanges() {
+        let unproven = |r: &Request| match r {
+            Request::Commit { generation, offsets, .. } => *generation < 0 || offsets.is_empty(),
+            _ => false,
+        };
+        if unproven(&x.request) {
+            continue;
+        }
         if let Some(m) = request_member(&x.request) {
             if answer_error(&x.answer) == NONE && !m.is_empty() {
                 accepted.entry(m).or_default().push(i);
@@ -93,6 +112,12 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         }
         let error = answer_error(&x.answer);
         if error != UNKNOWN_MEMBER_ID && error != FENCED_INSTANCE_ID {
+            continue;
+        }
+        // A member id told MEMBER_ID_REQUIRED and not joined since is pending, and pending
+        // members are dynamic: Kafka refuses one that names an instance before it looks the
+        // instance up (an IllegalStateException, answered UNKNOWN_SERVER_ERROR).
+        if log.pending_when_written(member, x) {
             continue;
         }
         let Some((j, holder)) = holder_before(log, instance, x) else { continue };

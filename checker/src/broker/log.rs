@@ -51,6 +51,22 @@ impl AnswerLog {
         })
     }
 
+    /// Whether `member_id` may have been pending when the request of exchange `x` was written:
+    /// the last JoinGroup answer naming it read by then (in that millisecond too: excused, not
+    /// judged) was MEMBER_ID_REQUIRED. A pending member id is no member yet — requests naming
+    /// it are refused — yet its JoinGroup may still let it in, and it is dynamic.
+    pub fn pending_when_written(&self, member_id: &str, x: &Exchange) -> bool {
+        let last = self
+            .exchanges()
+            .filter(|(_, y)| y.answered_ms <= x.sent_ms && !std::ptr::eq(*y, x))
+            .filter_map(|(_, y)| match &y.answer {
+                Answer::Join { error, member_id: m, .. } if m == member_id => Some(*error),
+                _ => None,
+            })
+            .last();
+        last == Some(MEMBER_ID_REQUIRED)
+    }
+
     /// Whether a JoinGroup answered NONE gave `member_id` a generation `fits` accepts, in an
     /// entry after `after` read by `by_ms` (in that millisecond too: it may have been read
     /// first). The rules ask it to learn whether a member was let back in, or its generations

@@ -10,7 +10,9 @@
 //! request are read (a consumer group creates a classic member a JoinGroup names when it does
 //! not know it, and may be deleted and made again: [`Eras::plain`]), and until a JoinGroup lets
 //! the member id back in: a JoinGroup answer of a later generation, its generation's member list without it, its
-//! LeaveGroup accepted, an answer UNKNOWN_MEMBER_ID, and its session expired ([`super::sessions`]).
+//! LeaveGroup accepted, an answer UNKNOWN_MEMBER_ID (to a request naming no instance, or the
+//! instance it was given under; not while the id was pending, told MEMBER_ID_REQUIRED and not
+//! joined yet), and its session expired ([`super::sessions`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,6 +57,18 @@ pub enum Kind {
     Expired,
 }
 
+/// The instance id a classic request names, if any.
+fn request_instance(r: &Request) -> Option<&str> {
+    match r {
+        Request::Join { instance, .. }
+        | Request::Sync { instance, .. }
+        | Request::Heartbeat { instance, .. }
+        | Request::Leave { instance, .. }
+        | Request::Commit { instance, .. } => instance.as_deref(),
+        _ => None,
+    }
+}
+
 /// The indexes [`Removals::first`] reads.
 pub struct Removals<'a> {
     log: &'a AnswerLog,
@@ -83,6 +97,11 @@ impl<'a> Removals<'a> {
         let mut syncs = Vec::new();
         let mut joins_at: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
         let mut joins_of: BTreeMap<&str, Vec<(usize, Millis, i32)>> = BTreeMap::new();
+        // The instance each member id was given under. UNKNOWN_MEMBER_ID to a request naming
+        // an instance says nobody holds that instance (Kafka's `validateMember`), which proves
+        // the member id gone only when it held that instance: a dynamic member that names a
+        // stranger's instance is answered so and stays a member.
+        let mut instances: BTreeMap<&str, &str> = BTreeMap::new();
         for (i, x) in log.exchanges() {
             match (&x.request, &x.answer) {
                 (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
@@ -98,9 +117,25 @@ impl<'a> Removals<'a> {
                 _ => {}
             }
             if let Some(m) = request_member(&x.request) {
-                if answer_error(&x.answer) == UNKNOWN_MEMBER_ID {
+                let own_instance = match request_instance(&x.request) {
+                    None => true,
+                    Some(named) => instances.get(m).is_some_and(|held| *held == named),
+                };
+                // A pending member id (told MEMBER_ID_REQUIRED) is refused until its JoinGroup
+                // lets it in: UNKNOWN_MEMBER_ID then proves nothing about later requests.
+                if answer_error(&x.answer) == UNKNOWN_MEMBER_ID
+                    && own_instance
+                    && !log.pending_when_written(m, x)
+                {
                     proofs.entry(m.to_string()).or_default().push((i, Kind::Unknown));
                 }
+            }
+            if let (
+                Request::Join { instance: Some(named), .. },
+                Answer::Join { error: NONE, member_id, .. },
+            ) = (&x.request, &x.answer)
+            {
+                instances.insert(member_id.as_str(), named.as_str());
             }
         }
         for v in proofs.values_mut() {

@@ -8,8 +8,9 @@
 //! - Unknown group: UNKNOWN_MEMBER_ID (the member was removed and must rejoin).
 //! - Dead group (one leaving this coordinator): COORDINATOR_NOT_AVAILABLE, so the member looks
 //!   the coordinator up again.
-//! - A static member's stale member id: FENCED_INSTANCE_ID. An unknown member:
-//!   UNKNOWN_MEMBER_ID. Another generation: ILLEGAL_GENERATION.
+//! - A static member's stale member id: FENCED_INSTANCE_ID. An unknown member, or an instance
+//!   id nobody holds whatever the member id (Kafka's `validateMember`): UNKNOWN_MEMBER_ID.
+//!   Another generation: ILLEGAL_GENERATION.
 //! - Then by group state:
 //!   - Empty: UNKNOWN_MEMBER_ID.
 //!   - PreparingRebalance and CompletingRebalance: REBALANCE_IN_PROGRESS, so the member rejoins
@@ -43,7 +44,9 @@ impl GroupCoordinator {
             Some(g) if g.is_static_member_fenced(&member_id, instance.as_deref()) => {
                 ResponseError::FencedInstanceId.code()
             }
-            Some(g) if !g.has(&member_id) => ResponseError::UnknownMemberId.code(),
+            Some(g) if g.is_instance_unheld(instance.as_deref()) || !g.has(&member_id) => {
+                ResponseError::UnknownMemberId.code()
+            }
             // Bug `accepts_heartbeat_of_any_generation` skips this check.
             Some(g) if req.generation_id != g.generation_id && !any_generation => {
                 ResponseError::IllegalGeneration.code()

@@ -6,7 +6,8 @@
 //! - A member id that is stale for its instance id: FENCED_INSTANCE_ID.
 //! - A pending member (told MEMBER_ID_REQUIRED) is simply forgotten: NONE.
 //! - Neither the member id nor the instance id known: UNKNOWN_MEMBER_ID (also for an unknown
-//!   group).
+//!   group). An instance id nobody holds: UNKNOWN_MEMBER_ID whatever the member id (Kafka finds
+//!   a member named by instance id by its instance only).
 //! - Otherwise the member (found by instance id first) is removed: Stable and
 //!   CompletingRebalance groups rebalance (a new leader is chosen if the leader left),
 //!   PreparingRebalance may now complete, and the last member leaving leaves the group Empty.
@@ -47,6 +48,9 @@ impl GroupCoordinator {
                     } else if g.pending_members.contains_key(member_id.as_str()) {
                         g.leave_pending_member(member_id, now, fx);
                         0
+                    } else if !cfg.bugs.forgets_fenced_instances && g.is_instance_unheld(instance) {
+                        // Kafka looks a member named by instance up by its instance only.
+                        ResponseError::UnknownMemberId.code()
                     } else if let Some(target) =
                         static_id.or_else(|| g.has(member_id).then(|| member_id.clone()))
                     {

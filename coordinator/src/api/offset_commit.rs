@@ -6,6 +6,8 @@
 //!   coordinator does not know, e.g. from before a coordinator move).
 //! - A static member's stale member id: FENCED_INSTANCE_ID.
 //! - Generation < 0 on an Empty group: accepted (the group only stores offsets).
+//! - An instance id nobody holds: UNKNOWN_MEMBER_ID (Kafka's `validateMember`), whatever the
+//!   member id.
 //! - CompletingRebalance: REBALANCE_IN_PROGRESS (the new assignment is not known yet).
 //! - Unknown member: UNKNOWN_MEMBER_ID. Another generation: ILLEGAL_GENERATION, the fence that
 //!   keeps a zombie from overwriting the new owner's offsets.
@@ -186,6 +188,8 @@ impl GroupCoordinator {
                     Err(ResponseError::FencedInstanceId)
                 } else if generation < 0 && g.state == GroupState::Empty {
                     Ok(())
+                } else if g.is_instance_unheld(instance.as_deref()) {
+                    Err(ResponseError::UnknownMemberId)
                 } else if g.state == GroupState::CompletingRebalance {
                     Err(ResponseError::RebalanceInProgress)
                 } else if !g.has(member_id) {

@@ -1,7 +1,8 @@
 //! SyncGroup (API 14): members fetch their assignment; the leader's request carries it.
 //!
 //! Rules (Kafka's doSyncGroup):
-//! - Unknown group or member: UNKNOWN_MEMBER_ID. A static member's stale member id:
+//! - Unknown group or member, or an instance id nobody holds whatever the member id (Kafka's
+//!   `validateMember`): UNKNOWN_MEMBER_ID. A static member's stale member id:
 //!   FENCED_INSTANCE_ID. A generation other than the current one: ILLEGAL_GENERATION (the
 //!   member missed a rebalance and must rejoin).
 //! - From v5, a protocol type or name differing from the group's: INCONSISTENT_GROUP_PROTOCOL.
@@ -71,7 +72,7 @@ impl GroupCoordinator {
         if group.is_static_member_fenced(&member_id, instance.as_deref()) {
             return fail(fx, ResponseError::FencedInstanceId);
         }
-        if !group.has(&member_id) {
+        if group.is_instance_unheld(instance.as_deref()) || !group.has(&member_id) {
             return fail(fx, ResponseError::UnknownMemberId);
         }
         if req.generation_id != group.generation_id {

@@ -25,6 +25,12 @@ impl Group {
         }
     }
 
+    /// The request names an instance id nobody holds: Kafka's `validateMember` answers it
+    /// UNKNOWN_MEMBER_ID whatever its member id (a dynamic member's id included).
+    pub fn is_instance_unheld(&self, group_instance_id: Option<&str>) -> bool {
+        group_instance_id.is_some_and(|i| !self.static_members.contains_key(i))
+    }
+
     /// A static member came back with an unknown member id: `new_id` takes over the instance
     /// from `old_id`, keeping its place, leadership, assignment and pending sync. Requests the
     /// old member id had parked are answered FENCED_INSTANCE_ID.

@@ -97,3 +97,65 @@ fn a_consumer_heartbeat_kafka_finds_invalid_answered_none_is_a_wrong_error() {
     assert!(with(" ", -1).contains(&BrokerRule::WrongError));
     assert!(with("a", -3).contains(&BrokerRule::WrongError));
 }
+
+/// Found by the coordinator fuzz target (`fuzz/harness/coordinator.rs`): static member `c`
+/// (instance i1) joined and went silent past its session, so the coordinator removed it and
+/// i1 was nobody's; a heartbeat naming i1 was rightly answered UNKNOWN_MEMBER_ID. `c`'s later
+/// OffsetCommit without a generation was answered NONE, which the rule took for `c` still
+/// holding i1. Kafka takes a commit without a generation from anyone while the group is Empty
+/// (ClassicGroup `validateOffsetCommit`): it proves nothing of its member id. The same target
+/// found the twin: a commit of no partitions, answered without the coordinator.
+#[test]
+fn a_commit_without_a_generation_does_not_prove_its_member_holds_an_instance() {
+    let mut entries = vec![static_join("m2.0", 10, "c", "i1", 1, &[])];
+    entries.push(static_heartbeat("m1.0", 70_000, "", "i1", UNKNOWN_MEMBER_ID));
+    let mut later = entries.clone();
+    later.push(commit("m2.0", 80_000, "c", -1, 5, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, later));
+    assert!(found.is_empty(), "{found:?}");
+    // Nor does a commit of no partitions, which Kafka answers without asking the coordinator.
+    let mut empty = entries.clone();
+    let request =
+        Request::Commit { member_id: "c".into(), generation: 1, offsets: vec![], instance: None };
+    empty.push(x("m2.0", 80_000, 80_001, request, Answer::Commit { errors: vec![] }));
+    let found = answer_rules(&log(Protocol::Classic, 2, empty));
+    assert!(found.is_empty(), "{found:?}");
+    // A commit at the member's generation does prove it: the coordinator validated c.
+    entries.push(commit("m2.0", 80_000, "c", 1, 5, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.contains(&BrokerRule::WrongError), "{found:?}");
+}
+
+/// Found by the coordinator fuzz target: a client told MEMBER_ID_REQUIRED (member id `p`,
+/// pending) joined again naming instance i1, which `b` held. Kafka refuses a pending member
+/// that names an instance before it looks the instance up (pending members are dynamic), so
+/// the answer is not FENCED_INSTANCE_ID; the fencing rule does not judge pending member ids.
+#[test]
+fn a_pending_member_naming_a_held_instance_is_not_judged_by_the_fencing_rule() {
+    let mut entries = static_group();
+    let join = |member_id: &str, instance: Option<&str>| Request::Join {
+        member_id: member_id.into(),
+        instance: instance.map(Into::into),
+        session_timeout_ms: None,
+        version: Some(9),
+    };
+    let required = Answer::Join {
+        error: MEMBER_ID_REQUIRED,
+        generation: -1,
+        member_id: "p".into(),
+        leader: String::new(),
+        members: vec![],
+    };
+    entries.push(x("m2.0", 30, 31, join("", None), required));
+    let refused = Answer::Join {
+        error: UNKNOWN_MEMBER_ID,
+        generation: -1,
+        member_id: "p".into(),
+        leader: String::new(),
+        members: vec![],
+    };
+    entries.push(x("m2.0", 40, 41, join("p", Some("i1")), refused));
+    entries.push(static_heartbeat("m1.0", 50, "b", "i1", NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.is_empty(), "{found:?}");
+}

@@ -183,3 +183,68 @@ fn a_member_asked_to_close_that_stops_without_leaving_broke_its_promise() {
     statics.push(mark(40, Mark::Stopped("m1.0".into())));
     assert!(rules(&log(Protocol::Classic, 2, statics)).is_empty());
 }
+
+/// Found by the coordinator fuzz target: UNKNOWN_MEMBER_ID to a request naming an instance id
+/// says nobody holds that instance (Kafka's `validateMember`); a dynamic member that names a
+/// stranger's instance is answered so and stays a member, so its later heartbeat answered NONE
+/// is no removed member accepted. To a static member naming its own instance, it does prove
+/// the member gone.
+#[test]
+fn unknown_member_id_for_a_strangers_instance_does_not_remove_the_member() {
+    let named = |instance: &str| {
+        let request = Request::Heartbeat {
+            member_id: "b".into(),
+            generation: 1,
+            instance: Some(instance.into()),
+        };
+        x("m1.0", 30, 31, request, Answer::Error { error: UNKNOWN_MEMBER_ID })
+    };
+    let mut entries = classic_group();
+    entries.push(named("i9"));
+    entries.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.is_empty(), "{found:?}");
+    // b joined under i1: the same answer to its own instance removes it.
+    let mut own = vec![static_join("m0.0", 10, "a", "i0", 1, &["a", "b"])];
+    own.push(static_join("m1.0", 10, "b", "i1", 1, &[]));
+    own.push(sync("m0.0", 20, "a", 1, &[0]));
+    own.push(sync("m1.0", 20, "b", 1, &[1]));
+    own.push(named("i1"));
+    own.push(classic_heartbeat("m1.0", 40, "b", 1, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, own));
+    assert!(found.contains(&BrokerRule::RemovedMemberAccepted), "{found:?}");
+}
+
+/// Found by the coordinator fuzz target: a member id told MEMBER_ID_REQUIRED is pending, and
+/// requests naming it are refused UNKNOWN_MEMBER_ID until its JoinGroup lets it in (the join
+/// may be parked, its answer not read yet). A commit accepted after such a refusal is no
+/// zombie's.
+#[test]
+fn unknown_member_id_to_a_pending_member_proves_no_removal() {
+    let join = |member_id: &str| Request::Join {
+        member_id: member_id.into(),
+        instance: None,
+        session_timeout_ms: None,
+        version: Some(9),
+    };
+    let answer = |error: i16| Answer::Join {
+        error,
+        generation: -1,
+        member_id: "p".into(),
+        leader: String::new(),
+        members: vec![],
+    };
+    let entries = vec![
+        x("m0.0", 0, 0, join(""), answer(MEMBER_ID_REQUIRED)),
+        classic_heartbeat("m0.0", 1, "p", 1, UNKNOWN_MEMBER_ID),
+        Entry::Unanswered {
+            actor: "m1.0".into(),
+            sent_ms: 5,
+            call: join("p"),
+            group: String::new(),
+        },
+        commit("m0.0", 10, "p", 0, 5, NONE),
+    ];
+    let found = answer_rules(&log(Protocol::Classic, 1, entries));
+    assert!(found.is_empty(), "{found:?}");
+}
