@@ -44,6 +44,13 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
     });
     println!("bootstrap servers: {}   (Ctrl-C to stop)", cluster.bootstrap());
     if let Some(path) = &args.history {
+        // The wire stream (every request answered) grows with the traffic; it waits on disk,
+        // beside the history, rather than in memory (docs/serve.md, "Soak").
+        let spill = spill_path(path);
+        cluster
+            .recorder()
+            .spill_wire_to(&spill)
+            .map_err(|e| ServeError::io(format!("creating {}", spill.display()), e))?;
         println!("history: {} (on exit; SIGUSR1 writes it now)", path.display());
     }
     let stop = cluster.stop_signal(args.history.as_deref());
@@ -77,9 +84,18 @@ pub fn run(args: &ServeArgs) -> Result<(), ServeError> {
             .save(path)
             .map_err(|e| ServeError::io(format!("writing the history to {}", path.display()), e))?;
         println!("history written to {}", path.display());
+        cluster.recorder().remove_spill();
     }
     cluster.shutdown();
     Ok(())
+}
+
+/// Where the wire stream of the history written to `history` waits until it is written:
+/// beside it, with `.wire` added to its name.
+fn spill_path(history: &std::path::Path) -> std::path::PathBuf {
+    let mut name = history.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".wire");
+    history.with_file_name(name)
 }
 
 /// Reads a `--schedule` file, refusing what serve cannot apply.

@@ -9,12 +9,15 @@
 //! time decide the interleaving.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use groupsim_coordinator::cluster::{self, SharedClusterState};
 use groupsim_coordinator::CoordinatorEvent;
+use groupsim_history::wire::WireRecord;
 use groupsim_history::{EventKind, History, WorldEvent};
 use groupsim_wire::records::check_batches;
 use groupsim_wire::{Millis, TopicPartition};
@@ -32,6 +35,16 @@ pub struct Recorder {
     history: Arc<Mutex<History>>,
     /// Every group a coordinator reported, to name the groups a coordinator move takes along.
     groups: Arc<Mutex<BTreeSet<String>>>,
+    /// Where the wire stream goes instead of memory, once [`Self::spill_wire_to`] is called.
+    spill: Arc<Mutex<Option<Spill>>>,
+}
+
+/// The wire stream written to a file as it is recorded: a long-running `serve` answers far more
+/// requests than it records events, and kept in memory its wire stream would grow its RSS with
+/// every request served.
+struct Spill {
+    path: PathBuf,
+    file: BufWriter<File>,
 }
 
 impl Recorder {
@@ -39,7 +52,13 @@ impl Recorder {
     pub fn new(started: Instant) -> Self {
         let since_unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let started_unix_ms = (since_unix.saturating_sub(started.elapsed())).as_secs_f64() * 1e3;
-        Self { started, started_unix_ms, history: Arc::default(), groups: Arc::default() }
+        Self {
+            started,
+            started_unix_ms,
+            history: Arc::default(),
+            groups: Arc::default(),
+            spill: Arc::default(),
+        }
     }
 
     /// Real milliseconds since the cluster started.
@@ -103,17 +122,61 @@ impl Recorder {
     }
 
     /// A copy of the history so far. Events are in the order recorded; brokers stamp their
-    /// events when they happen, so two brokers' events may be a millisecond out of order.
+    /// events when they happen, so two brokers' events may be a millisecond out of order. A
+    /// spilled wire stream is read back from its file.
     pub fn snapshot(&self) -> History {
-        self.lock().clone()
+        // The history's lock, then the spill's: the order `wire` takes them in.
+        let history = self.lock();
+        let mut spill = self.spill.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(spill) = spill.as_mut() else { return history.clone() };
+        let wire = spill.read_back().unwrap_or_else(|e| {
+            let file = spill.path.display();
+            tracing::warn!(%file, error = %e, "the spilled wire stream did not read back");
+            Vec::new()
+        });
+        History::from_parts(history.events().to_vec(), wire)
     }
 
-    /// Writes the history so far to `path` as JSON lines (the format of `groupsim run --save`).
+    /// From now on, writes the wire stream to `path` (JSON lines, as the history file holds
+    /// them) instead of keeping it in memory; what was recorded before goes there first.
+    /// [`Self::save`] then copies it after the events, and [`Self::snapshot`] reads it back.
+    pub fn spill_wire_to(&self, path: &Path) -> std::io::Result<()> {
+        let mut file = BufWriter::new(File::create(path)?);
+        let mut history = self.lock();
+        for record in history.wire() {
+            write_line(&mut file, record)?;
+        }
+        *history = History::from_parts(history.events().to_vec(), Vec::new());
+        let spill = Spill { path: path.to_path_buf(), file };
+        *self.spill.lock().unwrap_or_else(|p| p.into_inner()) = Some(spill);
+        Ok(())
+    }
+
+    /// Writes the history so far to `path` as JSON lines (the format of `groupsim run --save`):
+    /// the events, then the wire stream, copied from its spill file when it has one.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        std::fs::write(path, self.snapshot().to_jsonl())
+        let history = self.lock();
+        let mut spill = self.spill.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(spill) = spill.as_mut() else {
+            return std::fs::write(path, history.to_jsonl());
+        };
+        spill.file.flush()?;
+        let events = History::from_parts(history.events().to_vec(), Vec::new());
+        let mut out = BufWriter::new(File::create(path)?);
+        out.write_all(events.to_jsonl().as_bytes())?;
+        std::io::copy(&mut File::open(&spill.path)?, &mut out)?;
+        out.flush()
+    }
+
+    /// Removes the spill file (once the history is saved for good).
+    pub fn remove_spill(&self) {
+        if let Some(spill) = self.spill.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            drop(spill.file);
+            let _ = std::fs::remove_file(&spill.path);
+        }
     }
 
     /// Records a coordinator event already in the history's form, now (tests feed the nemesis
@@ -129,7 +192,21 @@ impl Recorder {
 
     /// Adds an entry to the wire stream (after the events recorded so far).
     pub fn wire(&self, entry: groupsim_history::wire::Entry) {
-        self.lock().record_wire(entry);
+        let history = self.lock();
+        let mut spill = self.spill.lock().unwrap_or_else(|p| p.into_inner());
+        match spill.as_mut() {
+            Some(spill) => {
+                let record = WireRecord { after: history.events().len(), wire: entry };
+                if let Err(e) = write_line(&mut spill.file, &record) {
+                    tracing::warn!(file = %spill.path.display(), error = %e, "a wire entry was not spilled");
+                }
+            }
+            None => {
+                drop(spill);
+                let mut history = history;
+                history.record_wire(entry);
+            }
+        }
     }
 
     fn record(&self, at_ms: Millis, kind: EventKind) {
@@ -139,6 +216,24 @@ impl Recorder {
     fn lock(&self) -> std::sync::MutexGuard<'_, History> {
         self.history.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+impl Spill {
+    /// The wire stream written so far.
+    fn read_back(&mut self) -> std::io::Result<Vec<WireRecord>> {
+        self.file.flush()?;
+        let text = std::fs::read_to_string(&self.path)?;
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).map_err(std::io::Error::other))
+            .collect()
+    }
+}
+
+/// One JSON line.
+fn write_line(out: &mut impl Write, record: &WireRecord) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, record).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
 }
 
 /// How many records a (valid, uncompressed) record set holds; 0 for anything else.
@@ -204,5 +299,52 @@ mod tests {
                 count: 2
             }]
         );
+    }
+
+    /// A wire stream spilled to a file saves, snapshots and reads back exactly as one kept in
+    /// memory, with each entry still after the events recorded before it; the spill file goes
+    /// once removed.
+    #[test]
+    fn a_spilled_wire_stream_saves_and_snapshots_as_one_kept_in_memory() {
+        use groupsim_history::wire::{Entry, Request};
+        let entry = |k: u64| Entry::Unanswered {
+            actor: format!("m{k}.0"),
+            sent_ms: k,
+            call: Request::OffsetFetch { partitions: vec![TopicPartition::new("t", 0)] },
+            group: "g".into(),
+        };
+        let play = |recorder: &Recorder| {
+            recorder.world(WorldEvent::RunEnded);
+            recorder.wire(entry(1));
+            recorder.world(WorldEvent::RunEnded);
+            recorder.wire(entry(2));
+            recorder.wire(entry(3));
+        };
+        let dir = std::env::temp_dir().join(format!("groupsim-spill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let memory = Recorder::new(Instant::now());
+        play(&memory);
+        let spilled = Recorder::new(Instant::now());
+        spilled.wire(entry(0)); // before the spill: moved to the file
+        spilled.spill_wire_to(&dir.join("h.jsonl.wire")).expect("spill file");
+        play(&spilled);
+        memory.wire(entry(4));
+        spilled.wire(entry(4));
+        let mut expected = memory.snapshot();
+        expected = History::from_parts(expected.events().to_vec(), {
+            let mut w = vec![WireRecord { after: 0, wire: entry(0) }];
+            w.extend(expected.wire().iter().cloned());
+            w
+        });
+        assert_eq!(spilled.snapshot().wire(), expected.wire());
+        assert_eq!(spilled.snapshot().events().len(), expected.events().len());
+        spilled.save(&dir.join("h.jsonl")).expect("saves");
+        let text = std::fs::read_to_string(dir.join("h.jsonl")).expect("reads");
+        let read = History::from_jsonl(&text).expect("a history file");
+        assert_eq!(read.wire(), expected.wire());
+        assert_eq!(read.events(), spilled.snapshot().events());
+        spilled.remove_spill();
+        assert!(!dir.join("h.jsonl.wire").exists(), "the spill file is removed");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
