@@ -12,10 +12,10 @@ use super::clients::{self, LoadConfig, LoadStats, SharedStats};
 use super::error::SoakError;
 use super::frames::Target;
 use super::judge::{self, Goal};
+use super::plan::{SoakArgs, SoakPlan};
 use super::processes::{self, ChildProcess};
 use super::render;
 use super::sample::{self, Sample};
-use super::{SoakArgs, SoakPlan};
 
 /// The topic the real group consumes, its partitions, and the records preloaded in each.
 const TOPIC: &str = "soak";
