@@ -83,6 +83,8 @@ pub struct Removals<'a> {
     joins_at: BTreeMap<i32, Vec<usize>>,
     /// JoinGroup answers NONE per member id given: (entry, answered at, generation).
     joins_of: BTreeMap<&'a str, Vec<(usize, Millis, i32)>>,
+    /// When each member id's own JoinGroups were written, answered or not.
+    join_writes: BTreeMap<&'a str, Vec<Millis>>,
     sessions: Sessions<'a>,
 }
 
@@ -141,6 +143,19 @@ impl<'a> Removals<'a> {
         for v in proofs.values_mut() {
             v.sort_unstable_by_key(|p| p.0);
         }
+        let mut join_writes: BTreeMap<&str, Vec<Millis>> = BTreeMap::new();
+        for e in &log.entries {
+            let (call, sent_ms) = match e {
+                Entry::Exchange(x) => (&x.request, x.sent_ms),
+                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms),
+                Entry::Mark { .. } => continue,
+            };
+            if let Request::Join { member_id, .. } = call {
+                if !member_id.is_empty() {
+                    join_writes.entry(member_id.as_str()).or_default().push(sent_ms);
+                }
+            }
+        }
         Self {
             log,
             eras: Eras::of(log),
@@ -150,6 +165,7 @@ impl<'a> Removals<'a> {
             syncs,
             joins_at,
             joins_of,
+            join_writes,
             sessions: Sessions::of(log),
         }
     }
@@ -245,8 +261,17 @@ impl<'a> Removals<'a> {
             else {
                 continue;
             };
+            // A JoinGroup of the member written since the list was read may have added it to
+            // the group, which keeps the generation's number until the rebalance completes:
+            // Kafka takes a commit from it at that number meanwhile.
+            let listed_at = self.answer(i).map_or(0, |x| x.answered_ms);
+            let joined_since = self
+                .join_writes
+                .get(member_id)
+                .is_some_and(|w| w.iter().any(|&t| t >= listed_at && t <= c.sent_ms));
             if before(i)
                 && in_era(i)
+                && !joined_since
                 && leader == to
                 && !members.is_empty()
                 && !members.iter().any(|m| m == member_id)

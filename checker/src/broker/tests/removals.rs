@@ -248,3 +248,30 @@ fn unknown_member_id_to_a_pending_member_proves_no_removal() {
     let found = answer_rules(&log(Protocol::Classic, 1, entries));
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// Found by the coordinator fuzz target (libFuzzer): member `c` joined while generation 1 was
+/// completing; Kafka adds it to the group at once and the group keeps generation 1's number
+/// until the rebalance completes, so a commit from `c` at generation 1 is accepted meanwhile.
+/// Generation 1's member list without `c` proves nothing once `c`'s JoinGroup was written
+/// after it; without that JoinGroup, the commit is a zombie's.
+#[test]
+fn a_member_list_proves_nothing_against_a_member_that_joined_since() {
+    let join_c = Entry::Unanswered {
+        actor: "m2.0".into(),
+        sent_ms: 30,
+        call: Request::Join {
+            member_id: "c".into(),
+            instance: None,
+            session_timeout_ms: None,
+            version: Some(9),
+        },
+        group: String::new(),
+    };
+    let mut entries = classic_group();
+    entries.push(commit("m2.0", 40, "c", 1, 5, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries.clone()));
+    assert!(found.contains(&BrokerRule::ZombieCommit), "{found:?}");
+    entries.insert(4, join_c);
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(!found.contains(&BrokerRule::ZombieCommit), "{found:?}");
+}
