@@ -243,7 +243,7 @@ impl Drop for Adapter {
 
 /// Sends signal `name` (`STOP`, `CONT`, `TERM`) to `pid` with kill(1): the workspace forbids
 /// unsafe code, so no libc call.
-fn signal(pid: u32, name: &str) -> bool {
+pub(crate) fn signal(pid: u32, name: &str) -> bool {
     Command::new("kill")
         .args(["-s", name, &pid.to_string()])
         .stdout(Stdio::null())

@@ -101,7 +101,7 @@ impl ChildProcess {
         if let Some(status) = self.exited() {
             return Some(status);
         }
-        send_signal(self.child.id(), signal);
+        crate::check_client::process::signal(self.child.id(), signal);
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             if let Some(status) = self.exited() {
@@ -123,16 +123,6 @@ impl Drop for ChildProcess {
             let _ = self.child.wait();
         }
     }
-}
-
-/// Sends signal `name` to `pid` with kill(1): the workspace forbids unsafe code, so no libc.
-fn send_signal(pid: u32, name: &str) -> bool {
-    Command::new("kill")
-        .args(["-s", name, &pid.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// A free port on 127.0.0.1 for serve's broker (another process could take it before serve
