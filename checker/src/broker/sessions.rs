@@ -2,7 +2,8 @@
 //!
 //! Kafka's classic group arms a heartbeat timer per member for its session timeout (the
 //! `session_timeout_ms` of its JoinGroup) and re-arms it when it completes the member's join or
-//! sync, takes a heartbeat, takes a commit at a generation, or loads the group. When the timer
+//! sync (completing a join re-arms every member of the new generation, as the leader's member
+//! list names them, a static member that did not rejoin too), takes a heartbeat, takes a commit at a generation, or loads the group. When the timer
 //! fires and the member is awaiting no JoinGroup or SyncGroup answer, the member is removed
 //! (GroupMetadataManager `rescheduleClassicGroupMemberHeartbeat`,
 //! `expireClassicGroupMemberHeartbeat`; ClassicGroupMember `hasSatisfiedHeartbeat`;
@@ -90,6 +91,15 @@ impl<'a> Sessions<'a> {
                 )
             });
             let touch = Touch { sent_ms, bound: answer.map(|a| a.1), entry, served };
+            // Completing a join re-arms every member of the new generation, those that did not
+            // rejoin (static members are kept) included: the leader's list names them all.
+            if let Some((Answer::Join { error: 0, members, .. }, _)) = answer {
+                for listed in members.iter().map(String::as_str) {
+                    if Some(listed) != named && Some(listed) != given {
+                        touches.entry(listed).or_default().push(touch);
+                    }
+                }
+            }
             for m in [named, given.filter(|g| Some(*g) != named)].into_iter().flatten() {
                 touches.entry(m).or_default().push(touch);
                 if let Request::Join { session_timeout_ms, .. } = request {

@@ -275,3 +275,30 @@ fn a_member_list_proves_nothing_against_a_member_that_joined_since() {
     let found = answer_rules(&log(Protocol::Classic, 2, entries));
     assert!(!found.contains(&BrokerRule::ZombieCommit), "{found:?}");
 }
+
+/// Found by the coordinator fuzz target (libFuzzer): a static member that did not rejoin is
+/// kept in the next generation, and completing that join re-arms every member's session. A
+/// commit from it within its session of the new generation's answer, though longer than a
+/// session after its own last request, is no zombie's; the leader's member list shows the
+/// re-arming.
+#[test]
+fn completing_a_join_re_arms_the_session_of_every_member_it_lists() {
+    let mut entries = classic_group_with_sessions();
+    let mut gen2 = join("m0.0", 8_000, "a", 2, "a", &["a", "b"]);
+    if let Entry::Exchange(x) = &mut gen2 {
+        x.request = Request::Join {
+            member_id: "a".into(),
+            instance: None,
+            session_timeout_ms: Some(10_000),
+            version: None,
+        };
+    }
+    entries.push(gen2);
+    entries.push(commit("m1.0", 15_000, "b", 2, 5, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries.clone()));
+    assert!(found.is_empty(), "{found:?}");
+    // Past a session after its last contact (its commit above), the next commit is a zombie's.
+    entries.push(commit("m1.0", 27_000, "b", 2, 6, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.contains(&BrokerRule::ZombieCommit), "{found:?}");
+}
