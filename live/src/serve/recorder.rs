@@ -141,6 +141,9 @@ impl Recorder {
     /// them) instead of keeping it in memory; what was recorded before goes there first.
     /// [`Self::save`] then copies it after the events, and [`Self::snapshot`] reads it back.
     pub fn spill_wire_to(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
         let mut file = BufWriter::new(File::create(path)?);
         let mut history = self.lock();
         for record in history.wire() {
@@ -320,8 +323,9 @@ mod tests {
             recorder.wire(entry(2));
             recorder.wire(entry(3));
         };
+        // A folder that does not exist yet: the spill makes it, as `save` does.
         let dir = std::env::temp_dir().join(format!("groupsim-spill-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let _ = std::fs::remove_dir_all(&dir);
         let memory = Recorder::new(Instant::now());
         play(&memory);
         let spilled = Recorder::new(Instant::now());
