@@ -23,7 +23,7 @@ pub struct Goal {
     /// Whether it was met (when it was judged).
     pub passed: bool,
     /// Whether the run could judge it: resources are judged only over a span long enough for
-    /// growth to show apart from warm-up ([`MIN_TREND_S`]); a shorter run prints the figures.
+    /// growth to show apart from warm-up (`MIN_TREND_S`); a shorter run prints the figures.
     pub judged: bool,
     /// The figures that decided it.
     pub detail: String,
