@@ -187,8 +187,20 @@ impl World {
             2 => {
                 let mut assignments = Vec::new();
                 if u.arbitrary()? {
-                    for m in self.members.get(group).into_iter().flatten().take(4) {
-                        let a = Assignment { partitions: self.partitions(u)?, user_data: None };
+                    // A leader's assignment as a correct assignor makes it: each partition to
+                    // one member at most (the coordinator hands the leader's bytes on as they
+                    // are, so a split assignment would be the leader's fault, not its own).
+                    let members: Vec<&String> =
+                        self.members.get(group).into_iter().flatten().take(4).collect();
+                    let mut shares = vec![Vec::new(); members.len()];
+                    for p in 0..PARTITIONS {
+                        let owner = u.int_in_range(0..=members.len())?;
+                        if let Some(share) = shares.get_mut(owner) {
+                            share.push(TopicPartition::new(TOPIC, p));
+                        }
+                    }
+                    for (m, partitions) in members.into_iter().zip(shares) {
+                        let a = Assignment { partitions, user_data: None };
                         assignments.push(
                             SyncGroupRequestAssignment::default()
                                 .with_member_id(s(m))
