@@ -215,7 +215,7 @@ fn the_consumer_protocol_passes_a_short_faulted_seed_and_commit_before_process_i
 
 /// An old release of each family, installed into the release cache on first use: the oldest
 /// the adapters support that installs from a wheel on the CI's Python (aiokafka 0.7.1, older
-/// still, builds from source and runs too: docs/findings.md); samsa's only if the cache has it
+/// still, builds from source and runs too: docs/log/findings.md); samsa's only if the cache has it
 /// built already (its build takes minutes).
 const OLD_RELEASES: [&str; 5] = [
     "kafka-python==2.0.2",
@@ -276,7 +276,7 @@ fn an_old_release_of_each_family_runs_a_short_seed_to_a_verdict() {
         let short = Settings { fault_ms: 4_000, ..settings(2) };
         let outcome = run::run_seed(&launcher, &mode, CI_SEED, &short)
             .unwrap_or_else(|e| panic!("{text}: {e}"));
-        // samsa's stream ends on the first coordinator error (docs/findings.md): its members
+        // samsa's stream ends on the first coordinator error (docs/log/findings.md): its members
         // exiting is its verdict, not an incompatibility.
         if spec.kind.runtime != clients::Runtime::Rust {
             assert!(outcome.exits.is_empty(), "{text}: an adapter exited: {:?}", outcome.exits);
