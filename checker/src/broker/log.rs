@@ -52,19 +52,27 @@ impl AnswerLog {
     }
 
     /// Whether `member_id` may have been pending when the request of exchange `x` was written:
-    /// the last JoinGroup answer naming it read by then (in that millisecond too: excused, not
-    /// judged) was MEMBER_ID_REQUIRED. A pending member id is no member yet — requests naming
-    /// it are refused — yet its JoinGroup may still let it in, and it is dynamic.
+    /// a JoinGroup answer read by then (in that millisecond too: excused, not judged) told it
+    /// MEMBER_ID_REQUIRED, and none answered NONE has let it in since (a refused JoinGroup of a
+    /// pending id leaves it pending). A pending member id is no member yet — requests naming it
+    /// are refused — yet its JoinGroup may still let it in, and it is dynamic.
     pub fn pending_when_written(&self, member_id: &str, x: &Exchange) -> bool {
-        let last = self
+        let answers = self
             .exchanges()
             .filter(|(_, y)| y.answered_ms <= x.sent_ms && !std::ptr::eq(*y, x))
             .filter_map(|(_, y)| match &y.answer {
                 Answer::Join { error, member_id: m, .. } if m == member_id => Some(*error),
                 _ => None,
-            })
-            .last();
-        last == Some(MEMBER_ID_REQUIRED)
+            });
+        let mut pending = false;
+        for error in answers {
+            match error {
+                MEMBER_ID_REQUIRED => pending = true,
+                NONE => pending = false,
+                _ => {}
+            }
+        }
+        pending
     }
 
     /// Whether a JoinGroup answered NONE gave `member_id` a generation `fits` accepts, in an

@@ -129,7 +129,8 @@ fn a_commit_without_a_generation_does_not_prove_its_member_holds_an_instance() {
 /// Found by the coordinator fuzz target: a client told MEMBER_ID_REQUIRED (member id `p`,
 /// pending) joined again naming instance i1, which `b` held. Kafka refuses a pending member
 /// that names an instance before it looks the instance up (pending members are dynamic), so
-/// the answer is not FENCED_INSTANCE_ID; the fencing rule does not judge pending member ids.
+/// the answer is not FENCED_INSTANCE_ID; the fencing rule does not judge pending member ids,
+/// and a refused JoinGroup leaves an id pending (the libFuzzer run found that second step).
 #[test]
 fn a_pending_member_naming_a_held_instance_is_not_judged_by_the_fencing_rule() {
     let mut entries = static_group();
@@ -154,8 +155,11 @@ fn a_pending_member_naming_a_held_instance_is_not_judged_by_the_fencing_rule() {
         leader: String::new(),
         members: vec![],
     };
-    entries.push(x("m2.0", 40, 41, join("p", Some("i1")), refused));
+    entries.push(x("m2.0", 40, 41, join("p", Some("i1")), refused.clone()));
+    // A refused JoinGroup leaves the id pending: its next one, naming a's instance, neither.
+    entries.push(x("m2.0", 42, 43, join("p", Some("i0")), refused));
     entries.push(static_heartbeat("m1.0", 50, "b", "i1", NONE));
+    entries.push(static_heartbeat("m0.0", 50, "a", "i0", NONE));
     let found = answer_rules(&log(Protocol::Classic, 2, entries));
     assert!(found.is_empty(), "{found:?}");
 }
