@@ -195,20 +195,12 @@ impl Recorder {
 
     /// Adds an entry to the wire stream (after the events recorded so far).
     pub fn wire(&self, entry: groupsim_history::wire::Entry) {
-        let history = self.lock();
+        let mut history = self.lock();
         let mut spill = self.spill.lock().unwrap_or_else(|p| p.into_inner());
-        match spill.as_mut() {
-            Some(spill) => {
-                let record = WireRecord { after: history.events().len(), wire: entry };
-                if let Err(e) = write_line(&mut spill.file, &record) {
-                    tracing::warn!(file = %spill.path.display(), error = %e, "a wire entry was not spilled");
-                }
-            }
-            None => {
-                drop(spill);
-                let mut history = history;
-                history.record_wire(entry);
-            }
+        let Some(spill) = spill.as_mut() else { return history.record_wire(entry) };
+        let record = WireRecord { after: history.events().len(), wire: entry };
+        if let Err(e) = write_line(&mut spill.file, &record) {
+            tracing::warn!(file = %spill.path.display(), error = %e, "a wire entry was not spilled");
         }
     }
 

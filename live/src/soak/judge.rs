@@ -8,8 +8,8 @@ pub const FLAT_TOLERANCE: f64 = 0.10;
 
 /// The shortest span, in seconds from the first sample after warm-up to the last, over which
 /// RSS and descriptors are judged flat. Over a shorter one the allocator's and the runtime's
-/// own settling moves RSS by as much as the tolerance (one-minute runs moved it by -3% to +10%),
-/// so a short run (CI's) prints the figures without a verdict on them.
+/// own settling moves RSS by as much as the tolerance (docs/serve.md, "Soak"), so a short run
+/// (CI's) prints the figures without a verdict on them.
 pub const MIN_TREND_S: f64 = 600.0;
 /// Descriptor counts are small: a drift of this many is within noise whatever the percentage
 /// (a connection the kernel has not yet reported closed, a log file rotated).

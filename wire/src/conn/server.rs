@@ -188,26 +188,20 @@ impl ServerConn {
         reply: ReplyTo,
         response: ResponseKind,
     ) -> Result<Option<Outgoing>, WireError> {
-        if reply.silent {
-            self.busy = false;
-            return Ok(None);
-        }
-        let (api_key, version) = (reply.api_key, reply.version);
-        if response_api_key(&response) != Some(api_key) {
+        // No answer, or one of another API (the encoder's error): as a frame would be.
+        if reply.silent || response_api_key(&response) != Some(reply.api_key) {
             return self.answer(reply, &response).map(|f| f.map(Outgoing::Frame));
         }
+        self.busy = false;
+        let (correlation_id, version) = (reply.correlation_id, reply.version);
         match as_decoded_response(response, version) {
             Handover::Value(response) => {
-                self.busy = false;
-                let correlation_id = reply.correlation_id;
                 Ok(Some(Outgoing::Handed(Box::new(HandedResponse { correlation_id, response }))))
             }
-            Handover::Refused(e) => {
-                self.busy = false;
-                Err(e)
-            }
+            Handover::Refused(e) => Err(e),
             Handover::Framed(response) => {
-                self.answer(reply, &response).map(|f| f.map(Outgoing::Frame))
+                encode_response(correlation_id, reply.api_key, version, &response)
+                    .map(|f| Some(Outgoing::Frame(f)))
             }
         }
     }
