@@ -481,11 +481,14 @@ impl World {
                 format!("{}: {}{}", a.class.name(), a.message, proof.concat())
             })
             .collect();
-        assert!(
-            broken.is_empty(),
-            "the coordinator broke the protocol's rules:\n{}",
-            broken.join("\n")
-        );
+        if !broken.is_empty() {
+            let log: Vec<String> = wire.iter().map(|w| format!("\n    {:?}", w.wire)).collect();
+            panic!(
+                "the coordinator broke the protocol's rules:\n{}\nthe whole log:{}",
+                broken.join("\n"),
+                log.concat()
+            );
+        }
     }
 }
 

@@ -3,7 +3,12 @@
 //! Kafka's classic group arms a heartbeat timer per member for its session timeout (the
 //! `session_timeout_ms` of its JoinGroup) and re-arms it when it completes the member's join or
 //! sync (completing a join re-arms every member of the new generation, as the leader's member
-//! list names them, a static member that did not rejoin too), takes a heartbeat, takes a commit at a generation, or loads the group. When the timer
+//! list names them, a static member that did not rejoin too), takes a heartbeat, takes a commit
+//! at a generation, or loads the group. A static member's new process, joining with no member id,
+//! takes the instance over: its new member id's timer is armed with the session timeout the
+//! replaced member held, and the new one applies from the next re-arming
+//! (`updateStaticMemberThenRebalanceOrCompleteJoin` reschedules before `updateMember`), so a
+//! new member id's session counts the longest the instance ever asked for. When the timer
 //! fires and the member is awaiting no JoinGroup or SyncGroup answer, the member is removed
 //! (GroupMetadataManager `rescheduleClassicGroupMemberHeartbeat`,
 //! `expireClassicGroupMemberHeartbeat`; ClassicGroupMember `hasSatisfiedHeartbeat`;
@@ -71,7 +76,29 @@ impl<'a> Sessions<'a> {
     pub fn of(log: &'a AnswerLog) -> Self {
         let mut touches: BTreeMap<&str, Vec<Touch>> = BTreeMap::new();
         let mut session: BTreeMap<&str, Option<Millis>> = BTreeMap::new();
+        // Per (group, instance): the longest session timeout its JoinGroups asked for, and the
+        // member ids handed to its processes joining with no member id (takeovers, maybe).
+        let mut instances: BTreeMap<(&str, &str), (Option<Millis>, Vec<&str>)> = BTreeMap::new();
         for (entry, e) in log.entries.iter().enumerate() {
+            if let Entry::Exchange(x) = e {
+                if let Request::Join { member_id, instance: Some(i), session_timeout_ms, .. } =
+                    &x.request
+                {
+                    let asked = session_timeout_ms.map(|s| s.max(0) as Millis);
+                    let slot = instances
+                        .entry((x.group.as_str(), i.as_str()))
+                        .or_insert((Some(0), vec![]));
+                    slot.0 = match (slot.0, asked) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        _ => None,
+                    };
+                    if let Answer::Join { error: 0, member_id: given, .. } = &x.answer {
+                        if member_id.is_empty() && !given.is_empty() {
+                            slot.1.push(given.as_str());
+                        }
+                    }
+                }
+            }
             let (request, sent_ms, answer) = match e {
                 Entry::Exchange(x) => (&x.request, x.sent_ms, Some((&x.answer, x.answered_ms))),
                 Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
@@ -110,6 +137,15 @@ impl<'a> Sessions<'a> {
                         _ => None,
                     };
                 }
+            }
+        }
+        for (asked, given) in instances.values() {
+            for m in given {
+                let slot = session.entry(m).or_insert(Some(0));
+                *slot = match (*slot, *asked) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                };
             }
         }
         let mut latest = BTreeMap::new();

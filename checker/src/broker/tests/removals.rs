@@ -302,3 +302,27 @@ fn completing_a_join_re_arms_the_session_of_every_member_it_lists() {
     let found = answer_rules(&log(Protocol::Classic, 2, entries));
     assert!(found.contains(&BrokerRule::ZombieCommit), "{found:?}");
 }
+
+/// Found by the coordinator fuzz target (libFuzzer): a static member's new process that takes
+/// its instance over is armed with the session timeout the replaced member held, not the one it
+/// asks for; the new timeout applies from its next re-arming (Kafka's
+/// `updateStaticMemberThenRebalanceOrCompleteJoin` reschedules the heartbeat before it updates
+/// the member). A heartbeat of the new member id after its own shorter session but within the
+/// instance's earlier, longer one, answered NONE, is no removed member accepted; past the longer
+/// one it is.
+#[test]
+fn a_static_takeover_keeps_the_replaced_members_session_until_it_is_re_armed() {
+    let mut entries = static_group();
+    entries[0] = with_session(entries[0].clone(), 30_000);
+    entries[1] = with_session(entries[1].clone(), 30_000);
+    entries.push(with_session(static_join("m1.1", 1_000, "b2", "i1", 1, &[]), 10_000));
+    let mut kept = entries.clone();
+    kept.push(classic_heartbeat("m1.1", 25_000, "b2", 1, NONE));
+    let found = answer_rules(&log(Protocol::Classic, 2, kept));
+    assert!(found.is_empty(), "{found:?}");
+    entries.push(classic_heartbeat("m1.1", 40_000, "b2", 1, NONE));
+    assert_eq!(
+        answer_rules(&log(Protocol::Classic, 2, entries)),
+        [BrokerRule::RemovedMemberAccepted]
+    );
+}
