@@ -59,6 +59,19 @@ pub struct Expiry {
     pub session_ms: Millis,
 }
 
+/// A static instance's JoinGroups: the longest session timeout they asked for (None: one did not
+/// say), and the member ids handed to its processes that joined with no member id.
+struct Instance<'a> {
+    asked: Option<Millis>,
+    given: Vec<&'a str>,
+}
+
+impl Default for Instance<'_> {
+    fn default() -> Self {
+        Self { asked: Some(0), given: Vec::new() }
+    }
+}
+
 /// Each member id's requests, in the order they were written, and its session timeout.
 pub struct Sessions<'a> {
     log: &'a AnswerLog,
@@ -78,23 +91,21 @@ impl<'a> Sessions<'a> {
         let mut session: BTreeMap<&str, Option<Millis>> = BTreeMap::new();
         // Per (group, instance): the longest session timeout its JoinGroups asked for, and the
         // member ids handed to its processes joining with no member id (takeovers, maybe).
-        let mut instances: BTreeMap<(&str, &str), (Option<Millis>, Vec<&str>)> = BTreeMap::new();
+        let mut instances: BTreeMap<(&str, &str), Instance> = BTreeMap::new();
         for (entry, e) in log.entries.iter().enumerate() {
             if let Entry::Exchange(x) = e {
                 if let Request::Join { member_id, instance: Some(i), session_timeout_ms, .. } =
                     &x.request
                 {
                     let asked = session_timeout_ms.map(|s| s.max(0) as Millis);
-                    let slot = instances
-                        .entry((x.group.as_str(), i.as_str()))
-                        .or_insert((Some(0), vec![]));
-                    slot.0 = match (slot.0, asked) {
+                    let slot = instances.entry((x.group.as_str(), i.as_str())).or_default();
+                    slot.asked = match (slot.asked, asked) {
                         (Some(a), Some(b)) => Some(a.max(b)),
                         _ => None,
                     };
                     if let Answer::Join { error: 0, member_id: given, .. } = &x.answer {
                         if member_id.is_empty() && !given.is_empty() {
-                            slot.1.push(given.as_str());
+                            slot.given.push(given.as_str());
                         }
                     }
                 }
@@ -139,10 +150,10 @@ impl<'a> Sessions<'a> {
                 }
             }
         }
-        for (asked, given) in instances.values() {
-            for m in given {
+        for i in instances.values() {
+            for m in &i.given {
                 let slot = session.entry(m).or_insert(Some(0));
-                *slot = match (*slot, *asked) {
+                *slot = match (*slot, i.asked) {
                     (Some(a), Some(b)) => Some(a.max(b)),
                     _ => None,
                 };
