@@ -91,7 +91,7 @@ impl<'a> Sessions<'a> {
         let mut session: BTreeMap<&str, Option<Millis>> = BTreeMap::new();
         // Per (group, instance): the longest session timeout its JoinGroups asked for, and the
         // member ids handed to its processes joining with no member id (takeovers, maybe).
-        let mut instances: BTreeMap<(&str, &str), Instance> = BTreeMap::new();
+        let mut instances: BTreeMap<(&str, &str), Instance<'_>> = BTreeMap::new();
         for (entry, e) in log.entries.iter().enumerate() {
             if let Entry::Exchange(x) = e {
                 if let Request::Join { member_id, instance: Some(i), session_timeout_ms, .. } =
