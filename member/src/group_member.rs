@@ -1,6 +1,7 @@
-//! One member of either group protocol, chosen by its profile, or an admin client watching the
-//! group: what the world's driver runs. Each method hands the call to the classic [`Member`],
-//! the KIP-848 [`ConsumerGroupMember`] or the [`AdminObserver`]; all keep the same sans-IO
+//! One member of either group protocol, chosen by its profile, an admin client watching the
+//! group, or a member written outside groupsim: what the world's driver runs. Each method hands
+//! the call to the classic [`Member`], the KIP-848 [`ConsumerGroupMember`], the
+//! [`AdminObserver`], the prober or the plug-in [`SansIoMember`]; all keep the same sans-IO
 //! contract.
 
 use kafka_protocol::messages::ResponseKind;
@@ -9,7 +10,7 @@ use crate::observer::AdminObserver;
 use crate::prober::InvalidRequestProber;
 use crate::{
     ConsumerGroupMember, GroupProtocol, Member, MemberConfig, MemberFault, MemberOutput, Millis,
-    RequestFailure, RequestId,
+    RequestFailure, RequestId, SansIoMember,
 };
 
 /// A member speaking the group protocol its profile names.
@@ -23,6 +24,8 @@ pub enum GroupMember {
     Observer(Box<AdminObserver>),
     /// Not a member: a client sending requests Kafka must refuse.
     Prober(Box<InvalidRequestProber>),
+    /// A member written outside groupsim.
+    Plugin(Box<dyn SansIoMember>),
 }
 
 /// Calls `$call` on whichever member `$self` holds.
@@ -33,13 +36,18 @@ macro_rules! each {
             GroupMember::Consumer($m) => $call,
             GroupMember::Observer($m) => $call,
             GroupMember::Prober($m) => $call,
+            GroupMember::Plugin($m) => $call,
         }
     };
 }
 
 impl GroupMember {
-    /// The member `config.profile` calls for; `seed` as each member takes it.
+    /// The member `config.profile` calls for (or `config.plugin`, when it names one this
+    /// program can build); `seed` as each member takes it.
     pub fn new(config: MemberConfig, seed: u64) -> Self {
+        if let Some(member) = config.plugin.as_ref().and_then(|p| p.build(&config, seed)) {
+            return GroupMember::Plugin(member);
+        }
         if config.admin_observer {
             return GroupMember::Observer(Box::new(AdminObserver::new(config, seed)));
         }

@@ -26,7 +26,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig};
+use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig, PluginMember};
 use groupsim_wire::Millis;
 
 use crate::faults::{FaultKind, FaultSchedule, Swarm};
@@ -81,6 +81,8 @@ pub struct Recipe {
     client_hosts: usize,
     topics: Vec<(String, i32)>,
     profiles: Vec<ClientProfile>,
+    /// Per member (as `profiles`), the plug-in member running in its place.
+    plugins: Vec<Option<PluginMember>>,
     configure: Option<Configure>,
     coordinator: CoordinatorConfig,
     rate: (u32, u32),
@@ -117,6 +119,7 @@ impl Recipe {
                 client_hosts: 0,
                 topics: Vec::new(),
                 profiles: vec![ClientProfile::JavaEager; 3],
+                plugins: vec![None; 3],
                 configure: None,
                 coordinator: CoordinatorConfig {
                     initial_rebalance_delay_ms: 1_000,
@@ -150,6 +153,7 @@ impl Recipe {
                 let name = format!("m{i}");
                 let mut config = member_config(&name, self.profiles[i]);
                 config.topics = topics.clone();
+                config.plugin = self.plugins[i].clone();
                 if let Some(configure) = &self.configure {
                     configure(&name, &mut config);
                 }
@@ -303,12 +307,26 @@ impl RecipeBuilder {
     /// `n` members running `profile` (replaces the members set so far).
     pub fn members(mut self, n: usize, profile: ClientProfile) -> Self {
         self.recipe.profiles = vec![profile; n];
+        self.recipe.plugins = vec![None; n];
         self
     }
 
     /// One more member running `profile`.
     pub fn member(mut self, profile: ClientProfile) -> Self {
         self.recipe.profiles.push(profile);
+        self.recipe.plugins.push(None);
+        self
+    }
+
+    /// `n` more members of your own (`kind`, a [`SansIoMember`](groupsim_member::SansIoMember)),
+    /// each built with the configuration `profile` gives its members (group, topics, timeouts,
+    /// commit interval; then [`Self::configure`]). The profile also names the group protocol
+    /// the run expects of them.
+    pub fn plugin_members(mut self, n: usize, profile: ClientProfile, kind: PluginMember) -> Self {
+        for _ in 0..n {
+            self.recipe.profiles.push(profile);
+            self.recipe.plugins.push(Some(kind.clone()));
+        }
         self
     }
 
