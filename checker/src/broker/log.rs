@@ -53,22 +53,26 @@ impl AnswerLog {
 
     /// Whether `member_id` may have been pending when the request of exchange `x` was written:
     /// a JoinGroup answer read by then (in that millisecond too: excused, not judged) told it
-    /// MEMBER_ID_REQUIRED, and none answered NONE has let it in since (a refused JoinGroup of a
-    /// pending id leaves it pending). A pending member id is no member yet — requests naming it
-    /// are refused — yet its JoinGroup may still let it in, and it is dynamic.
+    /// MEMBER_ID_REQUIRED, and none answered NONE certainly before (in an earlier millisecond: one
+    /// read in the same millisecond may have been served after it) has let it in since (a
+    /// refused JoinGroup of a pending id leaves it pending). A pending member id is no member yet
+    /// — requests naming it are refused — yet its JoinGroup may still let it in, and it is
+    /// dynamic.
     pub fn pending_when_written(&self, member_id: &str, x: &Exchange) -> bool {
         let answers = self
             .exchanges()
             .filter(|(_, y)| y.answered_ms <= x.sent_ms && !std::ptr::eq(*y, x))
             .filter_map(|(_, y)| match &y.answer {
-                Answer::Join { error, member_id: m, .. } if m == member_id => Some(*error),
+                Answer::Join { error, member_id: m, .. } if m == member_id => {
+                    Some((*error, y.answered_ms))
+                }
                 _ => None,
             });
         let mut pending = false;
-        for error in answers {
+        for (error, answered_ms) in answers {
             match error {
                 MEMBER_ID_REQUIRED => pending = true,
-                NONE => pending = false,
+                NONE if answered_ms < x.sent_ms => pending = false,
                 _ => {}
             }
         }

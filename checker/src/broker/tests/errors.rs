@@ -163,3 +163,37 @@ fn a_pending_member_naming_a_held_instance_is_not_judged_by_the_fencing_rule() {
     let found = answer_rules(&log(Protocol::Classic, 2, entries));
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// Found by the coordinator fuzz target (libFuzzer): a JoinGroup that let a pending member id in
+/// was answered in the same millisecond that its refused JoinGroup naming a held instance was
+/// written; the coordinator may have read the refused one first, while the id was still
+/// pending, so the refusal is not judged. A join answered in an earlier millisecond does end
+/// the excuse.
+#[test]
+fn a_join_answered_in_the_same_millisecond_may_not_have_let_a_pending_member_in_yet() {
+    let join = |member_id: &str, instance: Option<&str>| Request::Join {
+        member_id: member_id.into(),
+        instance: instance.map(Into::into),
+        session_timeout_ms: None,
+        version: Some(9),
+    };
+    let answer = |error: i16, generation: i32| Answer::Join {
+        error,
+        generation,
+        member_id: "p".into(),
+        leader: "a".into(),
+        members: vec![],
+    };
+    let with_join_at = |t: u64| {
+        let mut entries = static_group();
+        entries.push(x("m2.0", 30, 31, join("", None), answer(MEMBER_ID_REQUIRED, -1)));
+        entries.push(x("m2.0", t, t, join("p", None), answer(NONE, 2)));
+        entries.push(x("m2.0", 60, 60, join("p", Some("i1")), answer(UNKNOWN_MEMBER_ID, -1)));
+        entries.push(static_heartbeat("m1.0", 70, "b", "i1", NONE));
+        answer_rules(&log(Protocol::Classic, 2, entries))
+    };
+    let same_ms = with_join_at(60);
+    assert!(!same_ms.contains(&BrokerRule::WrongError), "{same_ms:?}");
+    let earlier = with_join_at(59);
+    assert!(earlier.contains(&BrokerRule::WrongError), "{earlier:?}");
+}
