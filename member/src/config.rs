@@ -66,10 +66,6 @@ pub struct MemberConfig {
     /// ([`InvalidRequestProber`](crate::InvalidRequestProber)).
     #[serde(default, skip_serializing_if = "is_false")]
     pub invalid_request_prober: bool,
-    /// A member written outside groupsim ([`SansIoMember`](crate::SansIoMember)) runs in this
-    /// member's place, with this configuration; None runs the profile's own member.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugin: Option<crate::PluginMember>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -412,7 +408,6 @@ impl MemberConfig {
             bugs: MemberBugs::default(),
             admin_observer: false,
             invalid_request_prober: false,
-            plugin: None,
         }
     }
 

@@ -42,12 +42,8 @@ macro_rules! each {
 }
 
 impl GroupMember {
-    /// The member `config.profile` calls for (or `config.plugin`, when it names one this
-    /// program can build); `seed` as each member takes it.
+    /// The member `config.profile` calls for; `seed` as each member takes it.
     pub fn new(config: MemberConfig, seed: u64) -> Self {
-        if let Some(member) = config.plugin.as_ref().and_then(|p| p.build(&config, seed)) {
-            return GroupMember::Plugin(member);
-        }
         if config.admin_observer {
             return GroupMember::Observer(Box::new(AdminObserver::new(config, seed)));
         }

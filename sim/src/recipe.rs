@@ -153,7 +153,6 @@ impl Recipe {
                 let name = format!("m{i}");
                 let mut config = member_config(&name, self.profiles[i]);
                 config.topics = topics.clone();
-                config.plugin = self.plugins[i].clone();
                 if let Some(configure) = &self.configure {
                     configure(&name, &mut config);
                 }
@@ -164,6 +163,7 @@ impl Recipe {
                     config,
                     seed: rng::sub_seed(seed, Stream::Member(i as u32)),
                     name,
+                    plugin: self.plugins[i].clone(),
                 }
             })
             .collect();
@@ -505,5 +505,67 @@ mod tests {
             assert!(report.contains(&format!("GROUPSIM_SEED={seed} cargo test")), "{report}");
             assert!(!report.contains("cargo run --release -- replay"), "{report}");
         }
+    }
+
+    /// A member that does nothing: enough to show how a plug-in kind travels.
+    #[derive(Debug)]
+    struct Idle;
+
+    impl groupsim_member::SansIoMember for Idle {
+        fn start(&mut self, _: Millis) {}
+        fn leave(&mut self, _: Millis) {}
+        fn handle_response(
+            &mut self,
+            _: Millis,
+            _: groupsim_wire::RequestId,
+            _: kafka_protocol::messages::ResponseKind,
+        ) {
+        }
+        fn handle_failure(
+            &mut self,
+            _: Millis,
+            _: groupsim_wire::RequestId,
+            _: groupsim_member::RequestFailure,
+        ) {
+        }
+        fn poll_timeout(&self) -> Option<Millis> {
+            None
+        }
+        fn handle_timeout(&mut self, _: Millis) {}
+        fn poll_output(&mut self) -> Option<groupsim_member::MemberOutput> {
+            None
+        }
+        fn is_finished(&self) -> bool {
+            false
+        }
+        fn member_id(&self) -> &str {
+            ""
+        }
+    }
+
+    /// Plug-in members take their place in the drawn spec by name; a spec read back from JSON
+    /// names the kind but cannot build it, and the world refuses it saying so rather than
+    /// running the profile's own member in its place.
+    #[test]
+    fn a_plug_in_kind_read_back_from_a_file_is_refused_by_name() {
+        let kind = PluginMember::new("idle", |_, _| Box::new(Idle));
+        let r = Recipe::builder("plugged")
+            .topic("orders", 2)
+            .members(1, ClientProfile::JavaEager)
+            .plugin_members(2, ClientProfile::JavaEager, kind)
+            .build()
+            .expect("valid");
+        let spec = r.spec(3);
+        let kinds: Vec<Option<&str>> =
+            spec.members.iter().map(|m| m.plugin.as_ref().map(|k| k.name())).collect();
+        assert_eq!(kinds, [None, Some("idle"), Some("idle")]);
+        let json = serde_json::to_string(&spec).expect("serializes");
+        let back: ScenarioSpec = serde_json::from_str(&json).expect("deserializes");
+        assert_eq!(back, spec, "the kind keeps its name");
+        let err = runner::run_spec_in(back, WorldKind::Event).expect_err("cannot build the kind");
+        let text = err.to_string();
+        assert!(text.contains("m1 runs the plug-in member `idle`"), "{text}");
+        assert!(text.contains("GROUPSIM_SEED=3"), "{text}");
+        assert!(runner::run_spec_in(spec, WorldKind::Event).is_ok(), "the built kind runs");
     }
 }

@@ -60,6 +60,11 @@ pub struct MemberPlan {
     pub config: MemberConfig,
     /// Seed for its processing-time generator.
     pub seed: u64,
+    /// A member written outside groupsim ([`SansIoMember`](groupsim_member::SansIoMember)) runs
+    /// in this process's place, with `config`; None runs the profile's own member. A spec read
+    /// back from a file names the kind but cannot build it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<groupsim_member::PluginMember>,
 }
 
 /// The producer: appends records to every partition at a steady per-partition rate.

@@ -182,6 +182,7 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
             leave_ms: None,
             config: c,
             seed: rng::sub_seed(config.seed, Stream::Member(i as u32)),
+            plugin: None,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         members.push(tokio::task::spawn_local(run_member(member, shared.clone(), proxies, rx)));

@@ -187,7 +187,11 @@ impl MemberProcess {
         });
         let seed =
             self.plan.seed.wrapping_add(self.incarnation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let core = GroupMember::new(self.config.clone(), seed);
+        let plugin = self.plan.plugin.as_ref().and_then(|kind| kind.build(&self.config, seed));
+        let core = match plugin {
+            Some(member) => GroupMember::Plugin(member),
+            None => GroupMember::new(self.config.clone(), seed),
+        };
         let pinned = self.config.profile.pinned_api_versions();
         let (name, topics) = (&self.plan.name, &self.config.topics);
         let mut inc = Box::new(Incarnation::new(core, name, self.incarnation, topics, pinned));

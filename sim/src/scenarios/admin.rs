@@ -37,6 +37,7 @@ pub fn admin_observer(seed: u64) -> ScenarioSpec {
         leave_ms: None,
         config,
         seed: seed ^ 0xad31,
+        plugin: None,
     });
     let mut faults = std::mem::take(&mut s.faults.faults);
     for _ in 0..2 {
@@ -84,6 +85,7 @@ pub fn invalid_requests(seed: u64) -> ScenarioSpec {
         leave_ms: None,
         config,
         seed: seed ^ 0x1e7a,
+        plugin: None,
     });
     let mut faults = std::mem::take(&mut s.faults.faults);
     let t = prng.random_range(5_000..safety_end - 2_000);

@@ -42,6 +42,7 @@ pub fn churn_spec(
             config: config(i as usize, &member),
             seed: rng::sub_seed(seed, Stream::Member(i)),
             name: member,
+            plugin: None,
         });
     }
     let mut order: Vec<usize> = (0..6).collect();

@@ -33,6 +33,7 @@ pub(super) fn start_members(
                 config: config(&name),
                 seed: rng::sub_seed(seed, Stream::Member(i)),
                 name,
+                plugin: None,
             }
         })
         .collect()

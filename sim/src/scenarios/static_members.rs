@@ -176,6 +176,7 @@ pub(super) fn add_twin(
         config,
         seed: rng::sub_seed(seed, Stream::Member(twin)),
         name,
+        plugin: None,
     });
 }
 

@@ -256,7 +256,7 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Result<(), WorldError> {
                 m.name, m.host, spec.client_hosts
             ));
         }
-        if let Some(kind) = m.config.plugin.as_ref().filter(|k| !k.can_build()) {
+        if let Some(kind) = m.plugin.as_ref().filter(|k| !k.can_build()) {
             return bad(format!(
                 "member {} runs the plug-in member `{}`, which only the program that defines it \
                  can build (a spec read back from a file names it but cannot run it): replay the \
