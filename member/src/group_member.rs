@@ -120,3 +120,41 @@ impl GroupMember {
         each!(self, m => m.member_id())
     }
 }
+
+/// The built-in members keep the same contract as a plug-in one: a built-in member can run as a
+/// plug-in (which is how the plug-in path is proved faithful).
+impl SansIoMember for GroupMember {
+    fn start(&mut self, now: Millis) {
+        GroupMember::start(self, now)
+    }
+    fn leave(&mut self, now: Millis) {
+        GroupMember::leave(self, now)
+    }
+    fn handle_response(&mut self, now: Millis, id: RequestId, response: ResponseKind) {
+        GroupMember::handle_response(self, now, id, response)
+    }
+    fn handle_failure(&mut self, now: Millis, id: RequestId, failure: RequestFailure) {
+        GroupMember::handle_failure(self, now, id, failure)
+    }
+    fn poll_timeout(&self) -> Option<Millis> {
+        GroupMember::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Millis) {
+        GroupMember::handle_timeout(self, now)
+    }
+    fn poll_output(&mut self) -> Option<MemberOutput> {
+        GroupMember::poll_output(self)
+    }
+    fn is_finished(&self) -> bool {
+        GroupMember::is_finished(self)
+    }
+    fn member_id(&self) -> &str {
+        GroupMember::member_id(self)
+    }
+    fn inject(&mut self, now: Millis, fault: MemberFault) {
+        GroupMember::inject(self, now, fault)
+    }
+    fn heal_pending_faults(&mut self) {
+        GroupMember::heal_pending_faults(self)
+    }
+}

@@ -568,4 +568,32 @@ mod tests {
         assert!(text.contains("GROUPSIM_SEED=3"), "{text}");
         assert!(runner::run_spec_in(spec, WorldKind::Event).is_ok(), "the built kind runs");
     }
+
+    /// The plug-in path is faithful: the built-in member run as a plug-in kind gives the same
+    /// history, event for event and exchange for exchange, as the built-in member itself.
+    #[test]
+    fn a_built_in_member_run_as_a_plug_in_gives_the_same_history() {
+        let builtin =
+            |config: &MemberConfig, seed: u64| -> Box<dyn groupsim_member::SansIoMember> {
+                Box::new(groupsim_member::GroupMember::new(config.clone(), seed))
+            };
+        let kind = PluginMember::new("java_eager_again", builtin);
+        let base = || {
+            Recipe::builder("faithful")
+                .brokers(2)
+                .topic("orders", 4)
+                .faults(&[FaultKind::ConnectionDrop, FaultKind::MemberCrash], 4_000)
+        };
+        let own = base().members(3, ClientProfile::JavaEager).build().expect("valid");
+        let plugged = base()
+            .members(1, ClientProfile::JavaEager)
+            .plugin_members(2, ClientProfile::JavaEager, kind)
+            .build()
+            .expect("valid");
+        for seed in 0..3 {
+            let (a, b) = (own.run(seed).expect("runs"), plugged.run(seed).expect("runs"));
+            assert_eq!(a.history_hash(), b.history_hash(), "seed {seed}");
+            assert!(a.history.events().len() > 100, "seed {seed}: the members worked");
+        }
+    }
 }
