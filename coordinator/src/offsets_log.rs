@@ -8,6 +8,12 @@
 //! ([`OffsetsLog::load`]): the last snapshot of each group and the last commit of each partition
 //! win, as in Kafka's compacted topic.
 //!
+//! Like Kafka's log cleaner, the log compacts a partition once it has grown well past what it
+//! holds: only each key's last record stays (a group's last snapshot, classic or consumer, and
+//! each partition's last commit), in order. Nothing a reader sees changes — a replay, the last
+//! commit of a partition, the groups a partition holds — and a coordinator that runs for hours
+//! (`serve`) keeps memory bounded by its groups and partitions, not by its commits.
+//!
 //! The log is shared by every broker of a simulated cluster through a [`SharedOffsetsLog`] and is
 //! never lost: replication is modelled by the coordinator completing an append only after
 //! `offsets_append_delay_ms` (see [`crate::CoordinatorConfig`]).
@@ -121,16 +127,47 @@ impl LoadedPartition {
     }
 }
 
-/// The offsets log: one append-only record list per offsets partition.
+/// A partition is compacted when it holds this many records more than it kept at its last
+/// compaction (and at least twice as many).
+const COMPACT_SLACK: usize = 4_096;
+
+/// The offsets log: one record list per offsets partition, appended to and compacted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OffsetsLog {
     partitions: Vec<Vec<OffsetsRecord>>,
+    /// Per partition, the record count at which it is compacted next.
+    compact_at: Vec<usize>,
+    /// The slack above (smaller in tests).
+    slack: usize,
+}
+
+/// What compaction keeps one record of: a group's metadata (classic or consumer: the later
+/// replaces the other), or one partition's commit.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key<'a> {
+    Metadata(&'a str),
+    Commit(&'a str, &'a TopicPartition),
+}
+
+impl OffsetsRecord {
+    fn key(&self) -> Key<'_> {
+        match self {
+            OffsetsRecord::Commit { group, partition, .. } => Key::Commit(group, partition),
+            OffsetsRecord::Group(g) => Key::Metadata(&g.group_id),
+            OffsetsRecord::ConsumerGroup(g) => Key::Metadata(&g.group_id),
+        }
+    }
 }
 
 impl OffsetsLog {
     /// An empty log with `partitions` partitions (at least one).
     pub fn new(partitions: i32) -> Self {
-        Self { partitions: vec![Vec::new(); partitions.max(1) as usize] }
+        Self::with_slack(partitions, COMPACT_SLACK)
+    }
+
+    fn with_slack(partitions: i32, slack: usize) -> Self {
+        let n = partitions.max(1) as usize;
+        Self { partitions: vec![Vec::new(); n], compact_at: vec![slack; n], slack }
     }
 
     /// Wraps the log in a [`SharedOffsetsLog`].
@@ -148,10 +185,26 @@ impl OffsetsLog {
         match usize::try_from(partition).ok().and_then(|p| self.partitions.get_mut(p)) {
             Some(records) => {
                 records.push(record);
+                let p = partition as usize;
+                if records.len() >= self.compact_at[p] {
+                    self.compact(p);
+                }
                 true
             }
             None => false,
         }
+    }
+
+    /// Keeps only each key's last record of partition `p`, in their order.
+    fn compact(&mut self, p: usize) {
+        let records = std::mem::take(&mut self.partitions[p]);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut keep: Vec<bool> = records.iter().rev().map(|r| seen.insert(r.key())).collect();
+        keep.reverse();
+        let kept: Vec<OffsetsRecord> =
+            records.into_iter().zip(keep).filter_map(|(r, k)| k.then_some(r)).collect();
+        self.compact_at[p] = (kept.len() * 2).max(kept.len() + self.slack);
+        self.partitions[p] = kept;
     }
 
     /// Every record of a partition, oldest first.
@@ -199,6 +252,8 @@ impl OffsetsLog {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn commit(group: &str, p: i32, offset: i64) -> OffsetsRecord {
@@ -224,6 +279,63 @@ mod tests {
             members: Vec::new(),
             stored_at: 0,
         })
+    }
+
+    /// Compaction changes nothing a reader sees: every replay, every last commit and the groups
+    /// of every partition are those of the same appends never compacted, while the records kept
+    /// stay bounded by the keys.
+    #[test]
+    fn compaction_keeps_what_every_reader_sees_and_bounds_the_records() {
+        let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let (mut compacted, mut plain) = (OffsetsLog::with_slack(2, 8), OffsetsLog::new(2));
+        for i in 0..5_000 {
+            let group = ["g", "h", "k"][next(3) as usize];
+            let record = match next(4) {
+                0 => snapshot(group, i),
+                1 => OffsetsRecord::ConsumerGroup(ConsumerGroupValue {
+                    group_id: group.into(),
+                    group_epoch: i,
+                    assignment_epoch: i,
+                    subscription_metadata: Default::default(),
+                    members: Vec::new(),
+                    target: Default::default(),
+                    stored_at: 0,
+                }),
+                _ => commit(group, next(4) as i32, i64::from(i)),
+            };
+            let partition = next(2) as i32;
+            assert!(compacted.append(partition, record.clone()));
+            assert!(plain.append(partition, record));
+            if i % 97 == 0 {
+                for p in 0..2 {
+                    assert_eq!(compacted.load(p), plain.load(p), "partition {p} after {i}");
+                }
+            }
+        }
+        for p in 0..2 {
+            assert_eq!(compacted.load(p), plain.load(p));
+            let groups = |l: &OffsetsLog| {
+                l.records(p).iter().map(|r| r.group().to_string()).collect::<BTreeSet<_>>()
+            };
+            assert_eq!(groups(&compacted), groups(&plain));
+            // 3 groups' metadata and 3 x 4 partitions' commits, and the slack of appends since.
+            assert!(compacted.records(p).len() <= 2 * 15 + 8, "{}", compacted.records(p).len());
+        }
+        for group in ["g", "h", "k"] {
+            for q in 0..4 {
+                let tp = TopicPartition::new("t", q);
+                assert_eq!(
+                    compacted.committed_offset(group, &tp),
+                    plain.committed_offset(group, &tp)
+                );
+            }
+        }
     }
 
     #[test]
