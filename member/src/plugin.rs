@@ -11,6 +11,60 @@
 //!
 //! A recipe names the member's kind with a [`PluginMember`]: a name (written into the saved
 //! history's scenario) and the function that builds one for each process start.
+//!
+//! ```
+//! use groupsim_member::{
+//!     MemberConfig, MemberEvent, MemberOutput, Millis, PluginMember, RequestFailure, RequestId,
+//!     SansIoMember, Target,
+//! };
+//! use kafka_protocol::messages::{FindCoordinatorRequest, RequestKind, ResponseKind};
+//! use kafka_protocol::protocol::StrBytes;
+//!
+//! /// Finds its group's coordinator, says so, and waits: the smallest member that talks.
+//! #[derive(Debug)]
+//! struct Finder {
+//!     group: String,
+//!     out: Vec<MemberOutput>,
+//! }
+//!
+//! impl SansIoMember for Finder {
+//!     fn start(&mut self, _now: Millis) {
+//!         let key = StrBytes::from_string(self.group.clone());
+//!         let request = FindCoordinatorRequest::default().with_coordinator_keys(vec![key]);
+//!         let request = RequestKind::FindCoordinator(request);
+//!         self.out.push(MemberOutput::Send { id: RequestId(1), target: Target::Broker(0), request, timeout_ms: 5_000 });
+//!     }
+//!     fn leave(&mut self, _now: Millis) {}
+//!     fn handle_response(&mut self, _now: Millis, _id: RequestId, response: ResponseKind) {
+//!         if let ResponseKind::FindCoordinator(r) = response {
+//!             let node_id = r.coordinators.first().map_or(r.node_id.0, |c| c.node_id.0);
+//!             self.out.push(MemberOutput::Event(MemberEvent::CoordinatorFound { node_id }));
+//!         }
+//!     }
+//!     fn handle_failure(&mut self, _now: Millis, _id: RequestId, _failure: RequestFailure) {}
+//!     fn poll_timeout(&self) -> Option<Millis> {
+//!         None
+//!     }
+//!     fn handle_timeout(&mut self, _now: Millis) {}
+//!     fn poll_output(&mut self) -> Option<MemberOutput> {
+//!         (!self.out.is_empty()).then(|| self.out.remove(0))
+//!     }
+//!     fn is_finished(&self) -> bool {
+//!         false
+//!     }
+//!     fn member_id(&self) -> &str {
+//!         ""
+//!     }
+//! }
+//!
+//! let kind = PluginMember::new("finder", |config: &MemberConfig, _seed| {
+//!     Box::new(Finder { group: config.group_id.clone(), out: Vec::new() })
+//! });
+//! let config = MemberConfig::new("orders-app", "c1", vec!["orders".into()]);
+//! let mut member = kind.build(&config, 7).expect("built by this program");
+//! member.start(0);
+//! assert!(matches!(member.poll_output(), Some(MemberOutput::Send { target: Target::Broker(0), .. })));
+//! ```
 
 use std::fmt;
 use std::sync::Arc;
