@@ -145,6 +145,14 @@ impl Recipe {
     /// (each kind's mean interval as given), triggers on the allowed events, then the liveness
     /// phase.
     pub fn spec(&self, seed: u64) -> ScenarioSpec {
+        self.draw(seed).0
+    }
+
+    /// [`Self::spec`], and the seed's workload stream as the draw left it: to shape the run
+    /// further from the same seed — members that start or leave later, traffic lulls, faults at
+    /// fixed instants — as the catalogue's scenarios do. Draws from the stream change the run
+    /// only through what they shape, so the same seed still gives the same run.
+    pub fn draw(&self, seed: u64) -> (ScenarioSpec, rand_chacha::ChaCha8Rng) {
         let mut rng = rng::stream(seed, Stream::Workload);
         let hosts = self.hosts();
         let topics: Vec<String> = self.topics.iter().map(|(t, _)| t.clone()).collect();
@@ -205,7 +213,7 @@ impl Recipe {
         let liveness_bound_ms = self
             .liveness_bound_ms
             .unwrap_or_else(|| 2 * widest_liveness_bound(&members, &self.coordinator));
-        ScenarioSpec {
+        let spec = ScenarioSpec {
             name: self.name.clone(),
             seed,
             tick_ms: TICK_MS,
@@ -226,7 +234,8 @@ impl Recipe {
             swarm: (!swarm.enabled.is_empty()).then_some(swarm),
             faults: schedule,
             network: Default::default(),
-        }
+        };
+        (spec, rng)
     }
 
     /// Runs seed `seed` and checks its history: the verdict, the history and the drawn spec.

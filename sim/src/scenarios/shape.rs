@@ -7,12 +7,10 @@ use groupsim_wire::Millis;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::faults::{Fault, FaultSchedule, ScheduledFault};
+use crate::faults::{Fault, ScheduledFault};
+use crate::recipe::{Recipe, MIN_SAFETY_MS};
 use crate::rng::{self, Stream};
-use crate::scenario::{
-    liveness_bound, member_config, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
-    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
-};
+use crate::scenario::{liveness_bound, member_config, MemberPlan, ScenarioSpec};
 
 /// Members `m0..` (`count` of them) spread round-robin over `client_hosts`, each starting at a
 /// time drawn within the first 3 s and configured by `config(name)`.
@@ -39,8 +37,12 @@ pub(super) fn start_members(
         .collect()
 }
 
-/// The common shape: `members` members spread over `client_hosts`, starting within 3 s, two
-/// topics (8 + 4 partitions), a producer until `safety_end`, then the liveness phase.
+/// The common shape, a [`Recipe`] like any user's: `members` Java eager members spread over
+/// `client_hosts`, starting within 3 s, two topics (8 + 4 partitions), a producer until
+/// `safety_end`, then the liveness phase with the bound the members' settings imply. Returns the
+/// drawn run and the workload stream, for the scenario to shape further. A safety phase shorter
+/// than a recipe allows (a scenario whose members arrive later) is drawn at the shortest and
+/// set after.
 pub(super) fn base(
     name: &str,
     seed: u64,
@@ -49,30 +51,22 @@ pub(super) fn base(
     client_hosts: usize,
     safety_end: Millis,
 ) -> (ScenarioSpec, ChaCha8Rng) {
-    let mut rng = rng::stream(seed, Stream::Workload);
     let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
-    let plans = start_members(&mut rng, seed, members, client_hosts, |name| {
-        member_config(name, ClientProfile::JavaEager)
-    });
-    let liveness_bound_ms = liveness_bound(&plans[0].config, &coordinator);
-    let spec = ScenarioSpec {
-        name: name.into(),
-        seed,
-        tick_ms: TICK_MS,
-        latency_ms: LATENCY_MS,
-        brokers,
-        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
-        coordinator,
-        topics: vec![("orders".into(), 8), ("payments".into(), 4)],
-        client_hosts,
-        members: plans,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end, lulls: Vec::new() },
-        liveness_start_ms: safety_end,
-        liveness_bound_ms,
-        swarm: None,
-        faults: FaultSchedule::default(),
-        network: Default::default(),
-    };
+    let bound = liveness_bound(&member_config("m0", ClientProfile::JavaEager), &coordinator);
+    let recipe = Recipe::builder(name)
+        .brokers(brokers)
+        .client_hosts(client_hosts)
+        .topic("orders", 8)
+        .topic("payments", 4)
+        .members(members as usize, ClientProfile::JavaEager)
+        .coordinator(|c| *c = coordinator)
+        .safety_phase_ms(safety_end.max(MIN_SAFETY_MS))
+        .liveness_bound_ms(bound)
+        .build()
+        .unwrap_or_else(|e| panic!("the catalogue's shape is a valid recipe: {e}"));
+    let (mut spec, rng) = recipe.draw(seed);
+    spec.producer.stop_ms = safety_end;
+    spec.liveness_start_ms = safety_end;
     (spec, rng)
 }
 
