@@ -1,9 +1,9 @@
 //! Static membership (KIP-345) as the classic rules need it. A JoinGroup naming a
 //! `group.instance.id`, answered NONE with a member id other than the one the instance had,
 //! hands the instance to the new id: the coordinator fences the old id from then on. The old
-//! id's answer must have been read before the new id's request was written; when the two were
-//! in flight together the order the broker gave them in is unknown, and no replacement is
-//! claimed. Answered
+//! id's answer must have been read before the new id's request was written; when two takeovers
+//! were in flight together the order the broker gave them in is unknown, and only what both
+//! orders share is claimed: the ids the instance held before the two were replaced. Answered
 //! at the generation the group is in (Kafka's replacement in a Stable group: no rebalance), the
 //! new id takes the old one's place in that generation, its member list and its assignment.
 
@@ -70,7 +70,31 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
             }),
             // Both requests were in flight together (an answer read late, after a pause): which
             // id the broker gave the instance to last is unknown, and the holder stays as read.
-            Some(_) => continue,
+            // Either way the ids the instance held before the two were fenced by then and the
+            // new id took their place (directly, or after the other one of the two).
+            Some(&(current_id, _)) => {
+                let ids = held.entry(instance).or_default();
+                let before: Vec<&str> = ids
+                    .iter()
+                    .copied()
+                    .filter(|id| *id != current_id && *id != member_id)
+                    .collect();
+                if let Some((old, earlier)) = before.split_last() {
+                    found.push(Replacement {
+                        instance: instance.clone(),
+                        old: old.to_string(),
+                        new: member_id.clone(),
+                        earlier: earlier.iter().map(|id| id.to_string()).collect(),
+                        generation: *generation,
+                        at_ms: x.answered_ms,
+                        entry: i,
+                    });
+                }
+                if !ids.contains(&member_id.as_str()) {
+                    ids.push(member_id);
+                }
+                continue;
+            }
             None => {}
         }
         current.insert(instance, (member_id, x.answered_ms));

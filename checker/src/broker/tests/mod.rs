@@ -493,6 +493,25 @@ fn a_static_replacement_inside_a_generation_passes() {
     assert!(rules(&log(Protocol::Classic, 2, entries)).is_empty());
 }
 
+/// Found by the coordinator fuzz target (libFuzzer): two processes took instance i1 over with
+/// JoinGroups in flight together (`b2` and `b3`, in the same milliseconds), so which the broker
+/// served last is unknown; either way `b` was replaced and the last of the two holds `b`'s
+/// place and assignment in generation 1. `b3`'s SyncGroup handed `b`'s partition is no split
+/// assignment.
+#[test]
+fn two_takeovers_in_flight_together_both_succeed_the_replaced_member() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "b2", "i1", 1, &[]));
+    entries.push(static_join("m1.2", 30, "b3", "i1", 1, &[]));
+    entries.push(sync("m1.2", 40, "b3", 1, &[1]));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries.clone()));
+    assert!(found.is_empty(), "{found:?}");
+    // Yet a member id that never held the instance is still a second holder.
+    entries.push(sync("m2.0", 50, "c", 1, &[1]));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.contains(&BrokerRule::SplitAssignment), "{found:?}");
+}
+
 /// Once the instance is given to `b2`, the coordinator fences `b` (FENCED_INSTANCE_ID): a
 /// commit from `b` accepted after that is a zombie's.
 #[test]
