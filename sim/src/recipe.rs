@@ -29,6 +29,7 @@ use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig, PluginMember};
 use groupsim_wire::Millis;
 
+use crate::fault_draw::{draw_schedule, FaultContext};
 use crate::faults::{FaultKind, FaultSchedule, Swarm};
 use crate::rng::{self, Stream};
 use crate::runner::{self, RunReport, WorldKind};
@@ -36,7 +37,6 @@ use crate::scenario::{
     member_config, widest_liveness_bound, MemberPlan, ProducerPlan, ScenarioSpec, GROUP_ID,
     LATENCY_MS, OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
-use crate::scenarios::swarm::{draw_schedule, FaultContext};
 use crate::triggers::{self, TriggerEvent};
 use crate::world::WorldError;
 
@@ -265,7 +265,7 @@ impl Recipe {
     /// runs for further assertions.
     pub fn check(&self, default_count: u64) -> Vec<RunReport> {
         let mut runs = Vec::new();
-        for seed in crate::testing::seeds(default_count) {
+        for seed in crate::seeds::seeds(default_count) {
             let run = self.run(seed).unwrap_or_else(|e| {
                 panic!("recipe {} seed {seed}: the harness failed: {e}", self.name)
             });

@@ -165,23 +165,23 @@ pub fn campaign(
                 mode: mode.clone(),
                 ..Row::default()
             };
-            let mut search =
-                args.explore.then(|| explore::ClientSearch::new(run::plan_shape(&settings)));
+            // Plain seeds count the situations they meet too, so the two ways compare.
+            let mut search = explore::ClientSearch::new(run::plan_shape(&settings));
             for seed in args.start..args.start + args.seeds {
-                let outcome = match &mut search {
-                    None => run::run_seed(&launcher, &mode, seed, &settings)?,
-                    Some(search) => {
-                        let (plan, how) = search.plan_for(seed);
-                        let outcome = run::run_seed_with(&launcher, &mode, seed, &settings, plan)?;
-                        let new = search.learn(seed, &outcome.plan, &outcome.history);
-                        progress(&format!(
-                            "explore: seed {seed} ran {how}; met {} new, {} in all\n",
-                            new.len(),
-                            search.met()
-                        ));
-                        outcome
-                    }
+                let (outcome, how, way) = if args.explore {
+                    let (plan, how) = search.plan_for(seed);
+                    let outcome = run::run_seed_with(&launcher, &mode, seed, &settings, plan)?;
+                    (outcome, how, "explore")
+                } else {
+                    let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
+                    (outcome, "its own draw".to_string(), "plain")
                 };
+                let new = search.learn(seed, &outcome.plan, &outcome.history);
+                progress(&format!(
+                    "{way}: seed {seed} ran {how}; met {} new, {} in all\n",
+                    new.len(),
+                    search.met()
+                ));
                 progress(&seed_report(&launcher.kind, protocol, &mode, &outcome)?);
                 row.add(seed, &outcome);
             }
