@@ -10,6 +10,19 @@
 //! seed, [`sweep::Sweep`] runs many, [`testing::check_scenario`] is what scenario tests call,
 //! and [`recipe::Recipe`] defines a scenario in a user's own crate.
 //!
+//! One seed of a catalogue scenario, judged, replayed bit for bit and read as a trace:
+//!
+//! ```
+//! use groupsim::{runner, scenarios, trace};
+//!
+//! let scenario = scenarios::find("steady_state").expect("in the catalogue");
+//! let run = runner::run_seed(&scenario, 7).expect("the world runs");
+//! assert!(run.verdict.is_ok(), "{}", run.failure_details());
+//! let again = runner::run_seed(&scenario, 7).expect("the world runs");
+//! assert_eq!(run.history_hash(), again.history_hash(), "the same seed, the same history");
+//! assert!(trace::text(&run.history).contains("generation"));
+//! ```
+//!
 //! Modules, leaves first (imports flow one way, from the top of this list towards the bottom;
 //! the layout test, `scenarios/tests/layout.rs`, fails on any import cycle):
 //! - leaves: [`rng`] (seed streams), [`faults`] (fault kinds and schedules), [`record`] (the
@@ -21,8 +34,11 @@
 //!   producer, phases, early end) and the event and turmoil worlds behind one interface.
 //! - reading a run (the checker is its own crate, `groupsim-checker`): [`trace`] and
 //!   [`pictures`] (rebalance traces, Mermaid and SVG timelines).
-//! - the recipes: [`scenarios`] (the catalogue, one file per family), [`bugs`] (bug switches).
-//! - running: [`runner`] (one seed to a report), [`shrink`] (delta debugging of a schedule),
+//! - drawing faults: [`fault_draw`] and [`swarm_draw`] (a seed's faults; swarm mode), [`bugs`]
+//!   (bug switches).
+//! - running: [`runner`] (one seed to a report), [`recipe`] (a scenario's public definition,
+//!   each seed a run) and [`scenarios`] (the catalogue, one file per family, each a recipe),
+//!   [`shrink`] (delta debugging of a schedule),
 //!   [`signature`] and [`explore`] (the coverage-guided search for failing schedules),
 //!   [`sweep`] (many seeds on every core, shards, the table), [`merge`] (shards back into one
 //!   sweep), [`bench`](mod@bench) (throughput), [`testing`] (helpers for scenario tests).
@@ -50,6 +66,7 @@ pub mod scenarios;
 pub mod seeds;
 pub mod shrink;
 pub mod signature;
+pub mod swarm_draw;
 pub mod sweep;
 pub mod testing;
 pub mod threads;

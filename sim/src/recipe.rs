@@ -28,15 +28,17 @@ use std::sync::Arc;
 use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig, PluginMember};
 use groupsim_wire::Millis;
+use rand_chacha::ChaCha8Rng;
 
-use crate::fault_draw::{draw_schedule, FaultContext};
+use crate::fault_draw::{draw_schedule, FaultContext, PauseTiming};
 use crate::faults::{FaultKind, FaultSchedule, Swarm};
 use crate::rng::{self, Stream};
 use crate::runner::{self, RunReport, WorldKind};
 use crate::scenario::{
-    member_config, widest_liveness_bound, MemberPlan, ProducerPlan, ScenarioSpec, GROUP_ID,
-    LATENCY_MS, OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+    member_config, widest_liveness_bound, MemberPlan, NetworkShape, ProducerPlan, ScenarioSpec,
+    GROUP_ID, LATENCY_MS, OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
+use crate::swarm_draw::{draw_swarm, fewer_partitions};
 use crate::triggers::{self, TriggerEvent};
 use crate::world::WorldError;
 
@@ -65,13 +67,40 @@ pub enum RecipeError {
     /// A fault kind the simulation does not apply.
     #[error("recipe {recipe}: fault kind {kind} is not simulated (see FaultKind::ALL)")]
     NotSimulated { recipe: String, kind: &'static str },
-    /// Members of both group protocols in one recipe.
-    #[error("recipe {recipe}: members speak both group protocols; use one profile family")]
+    /// A member's start window is empty or ends after the safety phase.
+    #[error(
+        "recipe {recipe}: member {member} starts within {from}..{to} ms, which is empty or \
+         ends after the {safety_ms} ms safety phase"
+    )]
+    BadStart { recipe: String, member: String, from: Millis, to: Millis, safety_ms: Millis },
+    /// Members of both group protocols in one recipe that did not allow it.
+    #[error(
+        "recipe {recipe}: members speak both group protocols; use one profile family, or \
+         .mixed_protocols() for a consumer group that classic members join"
+    )]
     MixedProtocols { recipe: String },
 }
 
 /// The shortest safety phase a recipe may have: the group's first rebalance and some work.
 pub const MIN_SAFETY_MS: Millis = 5_000;
+
+/// When members start unless a recipe says otherwise: within the first three seconds.
+const DEFAULT_START: Range<Millis> = 0..3_000;
+
+/// One member of a recipe: its profile, the plug-in running in its place if any, and the
+/// window its start is drawn in.
+#[derive(Clone)]
+struct Slot {
+    profile: ClientProfile,
+    plugin: Option<PluginMember>,
+    start: Range<Millis>,
+}
+
+impl Slot {
+    fn new(profile: ClientProfile, plugin: Option<PluginMember>, start: Range<Millis>) -> Self {
+        Self { profile, plugin, start }
+    }
+}
 
 /// A scenario defined outside the catalogue (see the module docs).
 #[derive(Clone)]
@@ -80,14 +109,18 @@ pub struct Recipe {
     brokers: i32,
     client_hosts: usize,
     topics: Vec<(String, i32)>,
-    profiles: Vec<ClientProfile>,
-    /// Per member (as `profiles`), the plug-in member running in its place.
-    plugins: Vec<Option<PluginMember>>,
+    members: Vec<Slot>,
+    /// Whether `members` still holds the default members (the first member added replaces them).
+    default_members: bool,
     configure: Option<Configure>,
     coordinator: CoordinatorConfig,
     rate: (u32, u32),
     safety_ms: Millis,
     faults: Vec<(FaultKind, Millis)>,
+    /// Swarm mode: the kinds each seed switches on or off, and their shortest mean interval.
+    swarm: Option<(Vec<FaultKind>, Millis)>,
+    /// Whether members of both group protocols may share the group.
+    mixed_protocols: bool,
     trigger_events: Vec<TriggerEvent>,
     liveness_bound_ms: Option<Millis>,
     world: WorldKind,
@@ -107,7 +140,8 @@ pub struct RecipeBuilder {
 
 impl Recipe {
     /// A recipe named `name` (its runs' histories carry the name). Defaults: one broker, one
-    /// client host per member up to three, no topic (add one), three Java eager members, the
+    /// client host per member up to three, no topic (add one), three Java eager members (the
+    /// first member added replaces them), each starting within the first 3 s, the
     /// catalogue's member settings (10 s session, 3 s heartbeats), 2–20 records per second per
     /// partition, a 30 s safety phase, no faults and no triggers, the liveness bound the
     /// members' settings imply, the event world.
@@ -118,8 +152,8 @@ impl Recipe {
                 brokers: 1,
                 client_hosts: 0,
                 topics: Vec::new(),
-                profiles: vec![ClientProfile::JavaEager; 3],
-                plugins: vec![None; 3],
+                members: vec![Slot::new(ClientProfile::JavaEager, None, DEFAULT_START); 3],
+                default_members: true,
                 configure: None,
                 coordinator: CoordinatorConfig {
                     initial_rebalance_delay_ms: 1_000,
@@ -128,6 +162,8 @@ impl Recipe {
                 rate: (2, 20),
                 safety_ms: 30_000,
                 faults: Vec::new(),
+                swarm: None,
+                mixed_protocols: false,
                 trigger_events: Vec::new(),
                 liveness_bound_ms: None,
                 world: WorldKind::Event,
@@ -140,7 +176,7 @@ impl Recipe {
         &self.name
     }
 
-    /// The run seed `seed` draws: members starting within the first 3 s on the client hosts,
+    /// The run seed `seed` draws: members starting within their windows on the client hosts,
     /// the producer until the safety phase ends, faults of the allowed kinds at drawn instants
     /// (each kind's mean interval as given), triggers on the allowed events, then the liveness
     /// phase.
@@ -152,26 +188,34 @@ impl Recipe {
     /// further from the same seed — members that start or leave later, traffic lulls, faults at
     /// fixed instants — as the catalogue's scenarios do. Draws from the stream change the run
     /// only through what they shape, so the same seed still gives the same run.
-    pub fn draw(&self, seed: u64) -> (ScenarioSpec, rand_chacha::ChaCha8Rng) {
-        let mut rng = rng::stream(seed, Stream::Workload);
+    pub fn draw(&self, seed: u64) -> (ScenarioSpec, ChaCha8Rng) {
+        self.draw_with(seed, rng::stream(seed, Stream::Workload))
+    }
+
+    /// [`Self::draw`] from a workload stream the caller has already drawn from: for a scenario
+    /// that first draws per-seed choices of its own (which client each member runs, a broker
+    /// setting) from [`rng::stream`]`(seed, Stream::Workload)`, builds its recipe from them, and
+    /// lets the recipe go on drawing from the same stream.
+    pub fn draw_with(&self, seed: u64, mut rng: ChaCha8Rng) -> (ScenarioSpec, ChaCha8Rng) {
         let hosts = self.hosts();
         let topics: Vec<String> = self.topics.iter().map(|(t, _)| t.clone()).collect();
-        let members: Vec<MemberPlan> = (0..self.profiles.len())
+        let members: Vec<MemberPlan> = (0..self.members.len())
             .map(|i| {
+                let slot = &self.members[i];
                 let name = format!("m{i}");
-                let mut config = member_config(&name, self.profiles[i]);
+                let mut config = member_config(&name, slot.profile);
                 config.topics = topics.clone();
                 if let Some(configure) = &self.configure {
                     configure(&name, &mut config);
                 }
                 MemberPlan {
                     host: i % hosts,
-                    start_ms: rand::RngExt::random_range(&mut rng, 0..3_000),
+                    start_ms: rand::RngExt::random_range(&mut rng, slot.start.clone()),
                     leave_ms: None,
                     config,
                     seed: rng::sub_seed(seed, Stream::Member(i as u32)),
                     name,
-                    plugin: self.plugins[i].clone(),
+                    plugin: slot.plugin.clone(),
                 }
             })
             .collect();
@@ -192,11 +236,29 @@ impl Recipe {
             end_ms: self.safety_ms.saturating_sub(2_000),
             protocol,
         };
-        let swarm = Swarm { enabled: self.faults.clone() };
-        let mut schedule = if swarm.enabled.is_empty() {
-            FaultSchedule::default()
-        } else {
-            draw_schedule(&mut rng::stream(seed, Stream::Faults), &swarm, &ctx)
+        let (mut schedule, swarm, network, lulls, topics) = match &self.swarm {
+            Some((kinds, interval)) => {
+                let timing = PauseTiming {
+                    heartbeat_ms: members[0].config.heartbeat_interval_ms,
+                    session_ms: session,
+                };
+                let d = draw_swarm(seed, kinds, *interval, &ctx, timing, self.safety_ms);
+                let topics = match d.fewer_partitions {
+                    true => fewer_partitions(&self.topics),
+                    false => self.topics.clone(),
+                };
+                (d.faults, Some(d.swarm), d.network, d.lulls, topics)
+            }
+            None => {
+                let swarm = Swarm { enabled: self.faults.clone() };
+                let schedule = if swarm.enabled.is_empty() {
+                    FaultSchedule::default()
+                } else {
+                    draw_schedule(&mut rng::stream(seed, Stream::Faults), &swarm, &ctx)
+                };
+                let swarm = (!swarm.enabled.is_empty()).then_some(swarm);
+                (schedule, swarm, NetworkShape::default(), Vec::new(), self.topics.clone())
+            }
         };
         if !self.trigger_events.is_empty() {
             let consumer = protocol == GroupProtocol::Consumer;
@@ -221,19 +283,15 @@ impl Recipe {
             brokers: self.brokers,
             offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
             coordinator: self.coordinator.clone(),
-            topics: self.topics.clone(),
+            topics,
             client_hosts: hosts,
             members,
-            producer: ProducerPlan {
-                records_per_sec: self.rate,
-                stop_ms: self.safety_ms,
-                lulls: Vec::new(),
-            },
+            producer: ProducerPlan { records_per_sec: self.rate, stop_ms: self.safety_ms, lulls },
             liveness_start_ms: self.safety_ms,
             liveness_bound_ms,
-            swarm: (!swarm.enabled.is_empty()).then_some(swarm),
+            swarm,
             faults: schedule,
-            network: Default::default(),
+            network,
         };
         (spec, rng)
     }
@@ -283,13 +341,13 @@ impl Recipe {
 
     fn hosts(&self) -> usize {
         match self.client_hosts {
-            0 => self.profiles.len().clamp(1, 3),
+            0 => self.members.len().clamp(1, 3),
             n => n,
         }
     }
 
     fn protocol(&self) -> GroupProtocol {
-        self.profiles.first().map_or(GroupProtocol::Classic, |p| p.group_protocol())
+        self.members.first().map_or(GroupProtocol::Classic, |m| m.profile.group_protocol())
     }
 }
 
@@ -315,15 +373,43 @@ impl RecipeBuilder {
 
     /// `n` members running `profile` (replaces the members set so far).
     pub fn members(mut self, n: usize, profile: ClientProfile) -> Self {
-        self.recipe.profiles = vec![profile; n];
-        self.recipe.plugins = vec![None; n];
+        self.recipe.members = vec![Slot::new(profile, None, DEFAULT_START); n];
+        self.recipe.default_members = false;
         self
     }
 
-    /// One more member running `profile`.
-    pub fn member(mut self, profile: ClientProfile) -> Self {
-        self.recipe.profiles.push(profile);
-        self.recipe.plugins.push(None);
+    /// One more member running `profile` (the first member added replaces the default three).
+    pub fn member(self, profile: ClientProfile) -> Self {
+        self.add(Slot::new(profile, None, DEFAULT_START))
+    }
+
+    /// `n` more members running `profile` that start at instants drawn within `window`
+    /// (milliseconds from the run's start) rather than in the first three seconds: members
+    /// that join a group already at work. The window must be non-empty and end within the
+    /// safety phase.
+    ///
+    /// ```
+    /// use groupsim::recipe::Recipe;
+    /// use groupsim_member::ClientProfile;
+    ///
+    /// let recipe = Recipe::builder("late_joiners")
+    ///     .topic("orders", 6)
+    ///     .members(2, ClientProfile::JavaCooperative)
+    ///     .members_starting(2, ClientProfile::JavaCooperative, 10_000..20_000)
+    ///     .build()
+    ///     .expect("a valid recipe");
+    /// let spec = recipe.spec(3);
+    /// assert!(spec.members[2..].iter().all(|m| (10_000..20_000).contains(&m.start_ms)));
+    /// ```
+    pub fn members_starting(self, n: usize, profile: ClientProfile, window: Range<Millis>) -> Self {
+        (0..n).fold(self, |b, _| b.add(Slot::new(profile, None, window.clone())))
+    }
+
+    fn add(mut self, slot: Slot) -> Self {
+        if std::mem::take(&mut self.recipe.default_members) {
+            self.recipe.members.clear();
+        }
+        self.recipe.members.push(slot);
         self
     }
 
@@ -331,12 +417,8 @@ impl RecipeBuilder {
     /// each built with the configuration `profile` gives its members (group, topics, timeouts,
     /// commit interval; then [`Self::configure`]). The profile also names the group protocol
     /// the run expects of them.
-    pub fn plugin_members(mut self, n: usize, profile: ClientProfile, kind: PluginMember) -> Self {
-        for _ in 0..n {
-            self.recipe.profiles.push(profile);
-            self.recipe.plugins.push(Some(kind.clone()));
-        }
-        self
+    pub fn plugin_members(self, n: usize, profile: ClientProfile, kind: PluginMember) -> Self {
+        (0..n).fold(self, |b, _| b.add(Slot::new(profile, Some(kind.clone()), DEFAULT_START)))
     }
 
     /// Adjusts each member's configuration after its profile's defaults (session and
@@ -369,9 +451,49 @@ impl RecipeBuilder {
     }
 
     /// Allows faults of `kinds`, each drawn at gaps of a half to one and a half times
-    /// `mean_interval_ms` during the safety phase (as the catalogue's swarms draw them).
+    /// `mean_interval_ms` during the safety phase, in every seed. Replaces [`Self::swarm`].
     pub fn faults(mut self, kinds: &[FaultKind], mean_interval_ms: Millis) -> Self {
         self.recipe.faults = kinds.iter().map(|k| (*k, mean_interval_ms.max(1))).collect();
+        self.recipe.swarm = None;
+        self
+    }
+
+    /// Swarm mode, as the catalogue's swarms run: each seed switches each of `kinds` on or off
+    /// (at least one on) and paces it at one to four times `min_interval_ms`; in half the seeds
+    /// each it adds late requests, broker-side error injection and forced rebalances, pauses of
+    /// every length, and fault breadth (stuck poll loops, one-way partitions, lossy links, the
+    /// network's shape, traffic lulls, topics shrunk below the member count). A different mix
+    /// per seed reaches more than every kind in every seed. Replaces [`Self::faults`].
+    ///
+    /// ```
+    /// use groupsim::faults::FaultKind;
+    /// use groupsim::recipe::Recipe;
+    /// use groupsim_member::ClientProfile;
+    ///
+    /// let kinds = [FaultKind::ConnectionDrop, FaultKind::CoordinatorMove, FaultKind::MemberCrash];
+    /// let recipe = Recipe::builder("my_swarm")
+    ///     .brokers(3)
+    ///     .topic("orders", 8)
+    ///     .members(4, ClientProfile::JavaEager)
+    ///     .swarm(&kinds, 5_000)
+    ///     .build()
+    ///     .expect("a valid recipe");
+    /// // Each seed draws its own mix: print it with the seed.
+    /// let mix = recipe.spec(11).swarm.expect("swarm mode draws a swarm").describe();
+    /// assert!(!mix.is_empty());
+    /// ```
+    pub fn swarm(mut self, kinds: &[FaultKind], min_interval_ms: Millis) -> Self {
+        self.recipe.swarm = Some((kinds.to_vec(), min_interval_ms.max(1)));
+        self.recipe.faults = Vec::new();
+        self
+    }
+
+    /// Lets members of both group protocols share the group: a consumer group (KIP-848) that
+    /// classic members join, as during a rolling migration, as far as the brokers'
+    /// `group.consumer.migration.policy` ([`CoordinatorConfig`]) allows. The first member's
+    /// protocol aims the faults and triggers. Without it a recipe mixing them is refused.
+    pub fn mixed_protocols(mut self) -> Self {
+        self.recipe.mixed_protocols = true;
         self
     }
 
@@ -403,7 +525,7 @@ impl RecipeBuilder {
         if r.brokers < 1 {
             return zero("brokers");
         }
-        if r.profiles.is_empty() {
+        if r.members.is_empty() {
             return zero("members");
         }
         if r.topics.is_empty() {
@@ -431,12 +553,31 @@ impl RecipeBuilder {
                 min: MIN_SAFETY_MS,
             });
         }
-        if let Some((k, _)) = r.faults.iter().find(|(k, _)| !k.simulated()) {
+        for (i, m) in r.members.iter().enumerate() {
+            if m.start.is_empty() || m.start.end > r.safety_ms {
+                return Err(RecipeError::BadStart {
+                    recipe,
+                    member: format!("m{i}"),
+                    from: m.start.start,
+                    to: m.start.end,
+                    safety_ms: r.safety_ms,
+                });
+            }
+        }
+        let swarm_kinds = r.swarm.iter().flat_map(|(kinds, _)| kinds.iter());
+        if let Some(k) = r.faults.iter().map(|(k, _)| k).chain(swarm_kinds).find(|k| !k.simulated())
+        {
             return Err(RecipeError::NotSimulated { recipe, kind: k.name() });
         }
-        let protocols: std::collections::BTreeSet<bool> =
-            r.profiles.iter().map(|p| p.group_protocol() == GroupProtocol::Consumer).collect();
-        if protocols.len() > 1 {
+        if r.swarm.as_ref().is_some_and(|(kinds, _)| kinds.is_empty()) {
+            return zero("swarm fault kinds");
+        }
+        let protocols: std::collections::BTreeSet<bool> = r
+            .members
+            .iter()
+            .map(|m| m.profile.group_protocol() == GroupProtocol::Consumer)
+            .collect();
+        if protocols.len() > 1 && !r.mixed_protocols {
             return Err(RecipeError::MixedProtocols { recipe });
         }
         Ok(r)
@@ -482,6 +623,61 @@ mod tests {
         assert!(with_triggers, "triggers are drawn on the allowed event");
     }
 
+    /// Members added one by one replace the default three; members added with a start window
+    /// start within it, the others within the first three seconds, in the order added.
+    #[test]
+    fn members_start_within_their_windows() {
+        let r = Recipe::builder("late")
+            .topic("orders", 4)
+            .member(ClientProfile::JavaCooperative)
+            .members_starting(2, ClientProfile::JavaCooperative, 10_000..12_000)
+            .build()
+            .expect("valid");
+        for seed in 0..10 {
+            let spec = r.spec(seed);
+            assert_eq!(spec.members.len(), 3, "the default members were replaced");
+            assert!(spec.members[0].start_ms < 3_000);
+            for m in &spec.members[1..] {
+                assert!((10_000..12_000).contains(&m.start_ms), "{}: {}", m.name, m.start_ms);
+            }
+        }
+    }
+
+    /// In swarm mode each seed switches the allowed kinds on or off, so the mix differs from
+    /// seed to seed, and the extras (late requests, BUGGIFY, pauses, breadth) join some seeds.
+    #[test]
+    fn swarm_mode_draws_a_different_mix_per_seed() {
+        let kinds = [FaultKind::ConnectionDrop, FaultKind::MemberPause, FaultKind::CoordinatorMove];
+        let r = two_members().brokers(2).swarm(&kinds, 3_000).build().expect("valid");
+        let mut mixes = std::collections::BTreeSet::new();
+        let mut shaped = 0;
+        for seed in 0..20 {
+            let spec = r.spec(seed);
+            let swarm = spec.swarm.as_ref().expect("a swarm is drawn");
+            let on: Vec<FaultKind> = swarm.enabled.iter().map(|(k, _)| *k).collect();
+            assert!(on.iter().any(|k| kinds.contains(k)), "seed {seed}: one allowed kind is on");
+            for f in &spec.faults.faults {
+                let kind = crate::faults::FaultRules::kind(&f.fault);
+                let extra = kind == FaultKind::MemberPause; // pauses of every length
+                assert!(on.contains(&kind) || extra, "seed {seed}: {kind:?} is not on");
+            }
+            mixes.insert(format!("{on:?}"));
+            if spec.network != NetworkShape::default() || !spec.producer.lulls.is_empty() {
+                shaped += 1;
+            }
+        }
+        assert!(mixes.len() > 3, "the mix differs between seeds: {mixes:?}");
+        assert!(shaped > 0, "fault breadth shapes some seeds");
+    }
+
+    /// Members of both protocols are refused unless the recipe asks for a mixed group.
+    #[test]
+    fn mixed_protocols_are_allowed_when_asked_for() {
+        let mixed = two_members().member(ClientProfile::JavaConsumer).mixed_protocols();
+        let spec = mixed.build().expect("allowed").spec(1);
+        assert_eq!(spec.members[2].config.profile, ClientProfile::JavaConsumer);
+    }
+
     #[test]
     fn a_bad_recipe_is_a_named_error() {
         let name = |b: RecipeBuilder| b.build().expect_err("invalid").to_string();
@@ -496,7 +692,15 @@ mod tests {
         );
         let mixed = two_members().member(ClientProfile::JavaConsumer);
         assert!(name(mixed).contains("both group protocols"));
+        assert!(name(two_members().swarm(&[], 1_000)).contains("swarm fault kinds"));
+        assert!(
+            name(two_members().swarm(&[FaultKind::HoldResponse], 1_000)).contains("hold_response")
+        );
         assert!(name(two_members().members(0, ClientProfile::JavaEager)).contains("members"));
+        let empty = two_members().members_starting(1, ClientProfile::JavaEager, 5_000..5_000);
+        assert!(name(empty).contains("member m2 starts within 5000..5000 ms"));
+        let late = two_members().members_starting(1, ClientProfile::JavaEager, 1_000..40_000);
+        assert!(name(late).contains("ends after the 30000 ms safety phase"));
     }
 
     /// A recipe runs in the simulated world and is judged by the checker; its failure report

@@ -1,18 +1,13 @@
 //! Membership churn: members join and leave over time, with no faults — the workload most
 //! other families reuse (`coordinator_moves`, the client profiles).
 
-use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{ClientProfile, MemberConfig};
 use groupsim_wire::Millis;
 use rand::RngExt;
 
 use super::shape::base;
-use crate::faults::FaultSchedule;
-use crate::rng::{self, Stream};
-use crate::scenario::{
-    member_config, widest_liveness_bound, MemberPlan, ProducerPlan, ScenarioSpec, LATENCY_MS,
-    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
-};
+use crate::recipe::Recipe;
+use crate::scenario::{member_config, widest_liveness_bound, ScenarioSpec};
 
 /// Members join and leave over time: three start together, three more join one by one, then
 /// four leave one by one, leaving two. Exercises eager rebalances triggered by joins and by
@@ -21,31 +16,33 @@ pub fn membership_churn(seed: u64) -> ScenarioSpec {
     churn_spec("membership_churn", seed, |_, name| member_config(name, ClientProfile::JavaEager))
 }
 
-/// `membership_churn`'s shape: three members start together, three join one by one, four leave
-/// one by one; member `i` is configured by `config(i, name)`.
+/// `membership_churn`'s shape, a [`Recipe`]: three members start together, three join one by
+/// one, four leave one by one; member `i` is configured by `config(i, name)`.
 pub fn churn_spec(
     name: &str,
     seed: u64,
     config: impl Fn(usize, &str) -> MemberConfig,
 ) -> ScenarioSpec {
-    let mut rng = rng::stream(seed, Stream::Workload);
-    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
-    let mut members = Vec::new();
-    for i in 0..6u32 {
-        let member = format!("m{i}");
-        let start_ms =
-            if i < 3 { rng.random_range(0..500) } else { rng.random_range(8_000..25_000) };
-        members.push(MemberPlan {
-            host: i as usize % 2,
-            start_ms,
-            leave_ms: None,
-            config: config(i as usize, &member),
-            seed: rng::sub_seed(seed, Stream::Member(i)),
-            name: member,
-            plugin: None,
-        });
+    let configs: Vec<MemberConfig> = (0..6).map(|i| config(i, &format!("m{i}"))).collect();
+    let mut recipe = Recipe::builder(name)
+        .client_hosts(2)
+        .topic("orders", 8)
+        .topic("payments", 4)
+        .coordinator(|c| c.initial_rebalance_delay_ms = 1_000)
+        .safety_phase_ms(CHURN_SAFETY_MS);
+    for (i, c) in configs.iter().enumerate() {
+        let window = if i < 3 { 0..500 } else { 8_000..25_000 };
+        recipe = recipe.members_starting(1, c.profile, window);
     }
-    let mut order: Vec<usize> = (0..6).collect();
+    let recipe = recipe
+        .configure(move |name, c| {
+            let i: usize = name[1..].parse().expect("members are named m0, m1, ...");
+            *c = configs[i].clone();
+        })
+        .build()
+        .unwrap_or_else(|e| panic!("membership_churn's shape is a valid recipe: {e}"));
+    let (mut spec, mut rng) = recipe.draw(seed);
+    let mut order: Vec<usize> = (0..spec.members.len()).collect();
     for i in (1..order.len()).rev() {
         let j = rng.random_range(0..=i);
         order.swap(i, j);
@@ -53,34 +50,18 @@ pub fn churn_spec(
     let mut last_change = 0;
     for (k, &i) in order.iter().take(4).enumerate() {
         let at = 32_000 + k as Millis * 6_000 + rng.random_range(0..4_000);
-        members[i].leave_ms = Some(at);
+        spec.members[i].leave_ms = Some(at);
         last_change = last_change.max(at);
     }
-    let liveness_start_ms = last_change.max(60_000);
-    let liveness_bound_ms = widest_liveness_bound(&members, &coordinator);
-    ScenarioSpec {
-        name: name.into(),
-        seed,
-        tick_ms: TICK_MS,
-        latency_ms: LATENCY_MS,
-        brokers: 1,
-        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
-        coordinator,
-        topics: vec![("orders".into(), 8), ("payments".into(), 4)],
-        client_hosts: 2,
-        members,
-        producer: ProducerPlan {
-            records_per_sec: (2, 20),
-            stop_ms: liveness_start_ms,
-            lulls: Vec::new(),
-        },
-        liveness_start_ms,
-        liveness_bound_ms,
-        swarm: None,
-        faults: FaultSchedule::default(),
-        network: Default::default(),
-    }
+    let liveness_start_ms = last_change.max(CHURN_SAFETY_MS);
+    spec.producer.stop_ms = liveness_start_ms;
+    spec.liveness_start_ms = liveness_start_ms;
+    spec.liveness_bound_ms = widest_liveness_bound(&spec.members, &spec.coordinator);
+    spec
 }
+
+/// The shortest safety phase of `membership_churn`'s shape (it lasts until the last member left).
+const CHURN_SAFETY_MS: Millis = 60_000;
 
 /// Four members, no faults: the baseline every other scenario departs from.
 pub fn steady_state(seed: u64) -> ScenarioSpec {

@@ -2,40 +2,13 @@
 //! two topics, a producer until the safety phase ends, then the liveness phase.
 
 use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{ClientProfile, MemberConfig};
+use groupsim_member::ClientProfile;
 use groupsim_wire::Millis;
-use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::faults::{Fault, ScheduledFault};
 use crate::recipe::{Recipe, MIN_SAFETY_MS};
-use crate::rng::{self, Stream};
-use crate::scenario::{liveness_bound, member_config, MemberPlan, ScenarioSpec};
-
-/// Members `m0..` (`count` of them) spread round-robin over `client_hosts`, each starting at a
-/// time drawn within the first 3 s and configured by `config(name)`.
-pub(super) fn start_members(
-    rng: &mut ChaCha8Rng,
-    seed: u64,
-    count: u32,
-    client_hosts: usize,
-    config: impl Fn(&str) -> MemberConfig,
-) -> Vec<MemberPlan> {
-    (0..count)
-        .map(|i| {
-            let name = format!("m{i}");
-            MemberPlan {
-                host: i as usize % client_hosts,
-                start_ms: rng.random_range(0..3_000),
-                leave_ms: None,
-                config: config(&name),
-                seed: rng::sub_seed(seed, Stream::Member(i)),
-                name,
-                plugin: None,
-            }
-        })
-        .collect()
-}
+use crate::scenario::{liveness_bound, member_config, ScenarioSpec};
 
 /// The common shape, a [`Recipe`] like any user's: `members` Java eager members spread over
 /// `client_hosts`, starting within 3 s, two topics (8 + 4 partitions), a producer until

@@ -1,17 +1,11 @@
 //! Join storms: hundreds or a thousand members join one group within seconds.
 
-use groupsim_coordinator::CoordinatorConfig;
-use groupsim_member::{ClientProfile, MemberConfig};
-use groupsim_wire::Millis;
+use groupsim_member::ClientProfile;
 use rand::RngExt;
 
-use super::shape::{base, start_members};
-use crate::faults::FaultSchedule;
-use crate::rng::{self, Stream};
-use crate::scenario::{
-    liveness_bound, member_config, ProducerPlan, ScenarioSpec, LATENCY_MS,
-    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
-};
+use super::shape::base;
+use crate::recipe::Recipe;
+use crate::scenario::{liveness_bound, ScenarioSpec};
 
 /// Hundreds of members join within seconds (several per client host, as consumers share
 /// machines): the join phase must collect them all without losing or double-assigning.
@@ -36,36 +30,17 @@ pub const STORM_PARTITIONS: i32 = 64;
 /// get nothing. About 60 simulated seconds: the join phase must gather a thousand JoinGroups,
 /// then heartbeats from every member keep the coordinator busy.
 pub fn join_storm_1000(seed: u64) -> ScenarioSpec {
-    let mut rng = rng::stream(seed, Stream::Workload);
-    let coordinator = CoordinatorConfig { initial_rebalance_delay_ms: 1_000, ..Default::default() };
-    let members = start_members(&mut rng, seed, STORM_MEMBERS, STORM_HOSTS, |name| MemberConfig {
-        topics: vec!["storm".into()],
-        ..member_config(name, ClientProfile::JavaEager)
-    });
-    let liveness_start_ms: Millis = 30_000;
-    let liveness_bound_ms = liveness_bound(&members[0].config, &coordinator);
-    ScenarioSpec {
-        name: "join_storm_1000".into(),
-        seed,
-        tick_ms: TICK_MS,
-        latency_ms: LATENCY_MS,
-        brokers: 1,
-        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
-        coordinator,
-        topics: vec![("storm".into(), STORM_PARTITIONS)],
-        client_hosts: STORM_HOSTS,
-        members,
-        producer: ProducerPlan {
-            records_per_sec: (1, 5),
-            stop_ms: liveness_start_ms,
-            lulls: Vec::new(),
-        },
-        liveness_start_ms,
-        liveness_bound_ms,
-        swarm: None,
-        faults: FaultSchedule::default(),
-        network: Default::default(),
-    }
+    let recipe = Recipe::builder("join_storm_1000")
+        .client_hosts(STORM_HOSTS)
+        .topic("storm", STORM_PARTITIONS)
+        .members(STORM_MEMBERS as usize, ClientProfile::JavaEager)
+        .producer_rate(1, 5)
+        .safety_phase_ms(30_000)
+        .build()
+        .unwrap_or_else(|e| panic!("the join storm is a valid recipe: {e}"));
+    let mut spec = recipe.spec(seed);
+    spec.liveness_bound_ms = liveness_bound(&spec.members[0].config, &spec.coordinator);
+    spec
 }
 
 #[cfg(test)]

@@ -2,21 +2,18 @@
 
 use groupsim_coordinator::CoordinatorConfig;
 use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig};
-use groupsim_wire::Millis;
 use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::profiles::mixed_member_config;
-use super::shape::start_members;
 pub use crate::fault_draw::{draw_pauses, draw_schedule, FaultContext, PauseTiming};
-use crate::faults::{FaultKind, Swarm};
+use crate::faults::FaultKind;
+use crate::recipe::Recipe;
 use crate::rng::{self, Stream};
-use crate::scenario::{
-    liveness_bound, member_config, NetworkShape, ProducerPlan, ScenarioSpec, GROUP_ID, LATENCY_MS,
-    OFFSETS_TOPIC_PARTITIONS, TICK_MS,
-};
-use crate::triggers::{self, TriggerEvent};
+use crate::scenario::{liveness_bound, member_config, ScenarioSpec};
+pub use crate::swarm_draw::{draw_lulls, draw_network};
+use crate::triggers::TriggerEvent;
 
 /// The swarms' topics and partition counts (fault breadth shrinks them in some seeds).
 pub const SWARM_TOPICS: &[(&str, i32)] = &[("orders", 8), ("payments", 4)];
@@ -163,8 +160,9 @@ pub fn mixed_protocol_swarm(seed: u64) -> ScenarioSpec {
 }
 
 /// The swarm recipe: `coordinator` with a drawn offsets-log replication delay, members running
-/// the profiles `profiles` draws (one per member, configured by `config`), and the trigger
-/// events of their group protocol.
+/// the profiles `profiles` draws (one per member, configured by `config`), the swarm's fault
+/// kinds in swarm mode, and the trigger events of their group protocol. The per-seed choices
+/// come first from the seed's workload stream; the recipe draws on from it.
 fn swarm_of(
     name: &str,
     seed: u64,
@@ -179,157 +177,45 @@ fn swarm_of(
         offsets_append_delay_ms: rng.random_range(5..=50),
         ..coordinator
     };
-    let brokers = 3;
-    let client_hosts = 3;
     let profiles = profiles(&mut rng);
-    let count = profiles.len() as u32;
-    let members = start_members(&mut rng, seed, count, client_hosts, |name| {
-        let i: usize = name[1..].parse().expect("members are named m0, m1, ...");
-        config(name, profiles[i])
-    });
-    let mut session = members[0].config.clone();
-    let consumer = session.profile.group_protocol() == GroupProtocol::Consumer;
-    let events: &[TriggerEvent] = if consumer {
-        // The coordinator, not the client, sets a consumer group member's session.
-        session.session_timeout_ms = coordinator.consumer_session_timeout_ms;
-        &TriggerEvent::CONSUMER_SWARM
-    } else {
-        TriggerEvent::CLASSIC_SWARM
-    };
-    let topics: Vec<(String, i32)> =
-        SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
-    let safety_end: Millis = 60_000;
-    let mut frng = rng::stream(seed, Stream::Faults);
-    let swarm = Swarm::draw(&mut frng, SWARM_KINDS, 6_000);
-    let ctx = FaultContext {
-        members: members.iter().map(|m| m.name.clone()).collect(),
-        brokers: (0..brokers).map(crate::world::orders::broker_host).collect(),
-        client_hosts: (0..client_hosts).map(crate::world::orders::client_host).collect(),
-        broker_ids: (0..brokers).collect(),
-        topics: topics.clone(),
-        group: GROUP_ID.to_string(),
-        start_ms: 4_000,
-        end_ms: safety_end - 2_000,
-        protocol: session.profile.group_protocol(),
-    };
-    // Triggers come from a stream of their own, so the timed faults are those of before.
-    let triggers = triggers::draw_for(
-        &mut rng::stream(seed, Stream::Triggers),
-        events,
-        session.session_timeout_ms.max(0) as Millis,
-        brokers > 1,
-        consumer,
-    );
-    let mut swarm = swarm;
-    let mut faults = draw_schedule(&mut frng, &swarm, &ctx);
-    // The late-request hazard, on in half the seeds, from a stream of its own.
-    let mut hrng = rng::stream(seed, Stream::Hazards);
-    if hrng.random_bool(0.5) {
-        let hazards =
-            Swarm { enabled: vec![(FaultKind::LateRequest, hrng.random_range(6_000..=24_000))] };
-        faults = faults.merged(draw_schedule(&mut hrng, &hazards, &ctx));
-        swarm.enabled.extend(hazards.enabled);
+    let consumer = profiles[0].group_protocol() == GroupProtocol::Consumer;
+    let events: &[TriggerEvent] =
+        if consumer { &TriggerEvent::CONSUMER_SWARM } else { TriggerEvent::CLASSIC_SWARM };
+    let mut recipe = Recipe::builder(name)
+        .brokers(3)
+        .client_hosts(3)
+        .coordinator(|c| *c = coordinator)
+        .swarm(SWARM_KINDS, 6_000)
+        .triggers(events)
+        .safety_phase_ms(60_000)
+        .mixed_protocols();
+    for (topic, partitions) in SWARM_TOPICS {
+        recipe = recipe.topic(topic, *partitions);
     }
-    // Broker-side BUGGIFY, on in half the seeds, from a stream of its own: error answers Kafka's
-    // coordinator gives, and rebalances a membership change elsewhere would start.
-    let mut brng = rng::stream(seed, Stream::Buggify);
-    if brng.random_bool(0.5) {
-        let buggify = Swarm {
-            enabled: vec![
-                (FaultKind::InjectError, brng.random_range(3_000..=12_000)),
-                (FaultKind::ForceRebalance, brng.random_range(10_000..=40_000)),
-            ],
-        };
-        faults = faults.merged(draw_schedule(&mut brng, &buggify, &ctx));
-        swarm.enabled.extend(buggify.enabled);
+    for profile in &profiles {
+        recipe = recipe.member(*profile);
     }
-    // Pauses of every length, on in half the seeds, from a stream of their own.
-    let mut prng = rng::stream(seed, Stream::Pauses);
-    if prng.random_bool(0.5) {
-        let timing = PauseTiming {
-            heartbeat_ms: session.heartbeat_interval_ms,
-            session_ms: session.session_timeout_ms.max(0) as Millis,
-        };
-        faults = faults.merged(draw_pauses(&mut prng, &ctx, timing));
-    }
-    // Fault breadth, on in half the seeds, from a stream of its own: poll loops stuck below and
-    // past max.poll.interval, one-way partitions, lossy links with retransmission, and the
-    // network's shape (bounded windows, same-instant order, idle connections closed by the
-    // brokers); idle members (fewer partitions than members) and traffic lulls.
-    let mut network = NetworkShape::default();
-    let mut lulls = Vec::new();
-    let mut topics = topics;
-    let mut wrng = rng::stream(seed, Stream::Breadth);
-    if wrng.random_bool(0.5) {
-        let breadth = Swarm {
-            enabled: vec![
-                (FaultKind::SlowBatch, wrng.random_range(8_000..=30_000)),
-                (FaultKind::OneWayPartition, wrng.random_range(8_000..=30_000)),
-                (FaultKind::FrameLoss, wrng.random_range(8_000..=30_000)),
-            ],
-        };
-        faults = faults.merged(draw_schedule(&mut wrng, &breadth, &ctx));
-        swarm.enabled.extend(breadth.enabled);
-        network = draw_network(&mut wrng);
-        if wrng.random_bool(0.5) {
-            lulls = draw_lulls(&mut wrng, ctx.start_ms, safety_end);
-        }
-        if wrng.random_bool(0.3) {
-            // Fewer partitions than members: some members own nothing and idle in the group.
-            topics = vec![("orders".to_string(), 2), ("payments".to_string(), 1)];
-        }
-    }
-    let faults = faults.with_triggers(triggers);
-    let liveness_bound_ms = 2 * liveness_bound(&session, &coordinator);
-    ScenarioSpec {
-        name: name.into(),
-        seed,
-        tick_ms: TICK_MS,
-        latency_ms: LATENCY_MS,
-        brokers,
-        offsets_topic_partitions: OFFSETS_TOPIC_PARTITIONS,
-        coordinator,
-        topics,
-        client_hosts,
-        members,
-        producer: ProducerPlan { records_per_sec: (2, 20), stop_ms: safety_end, lulls },
-        liveness_start_ms: safety_end,
-        liveness_bound_ms,
-        swarm: Some(swarm),
-        faults,
-        network,
-    }
-}
-
-/// A drawn network shape: each of a bounded window, shuffled same-instant order and brokers
-/// closing idle connections, on or off.
-pub fn draw_network(rng: &mut ChaCha8Rng) -> NetworkShape {
-    NetworkShape {
-        window_frames: rng.random_bool(0.5).then(|| rng.random_range(1..=8)),
-        shuffle_ties: rng.random_bool(0.5),
-        // Kafka's default is 10 minutes, against sessions of 45 s; scaled to these sessions,
-        // a member's connections to brokers it only fetches from, or looks a coordinator up
-        // on, go idle long enough.
-        idle_close_ms: rng.random_bool(0.5).then(|| rng.random_range(5_000..=20_000)),
-    }
-}
-
-/// One or two windows of 3 to 15 s within `[start, end)` in which nothing is produced.
-pub fn draw_lulls(rng: &mut ChaCha8Rng, start: Millis, end: Millis) -> Vec<(Millis, Millis)> {
-    let mut lulls: Vec<(Millis, Millis)> = (0..rng.random_range(1..=2))
-        .map(|_| {
-            let from = rng.random_range(start..end);
-            (from, (from + rng.random_range(3_000..=15_000)).min(end))
+    let recipe = recipe
+        .configure(move |name, c| {
+            let i: usize = name[1..].parse().expect("members are named m0, m1, ...");
+            *c = config(name, profiles[i]);
         })
-        .collect();
-    lulls.sort();
-    lulls
+        .build()
+        .unwrap_or_else(|e| panic!("the swarm is a valid recipe: {e}"));
+    let (mut spec, _) = recipe.draw_with(seed, rng);
+    let mut session = spec.members[0].config.clone();
+    if consumer {
+        // The coordinator, not the client, sets a consumer group member's session.
+        session.session_timeout_ms = spec.coordinator.consumer_session_timeout_ms;
+    }
+    spec.liveness_bound_ms = 2 * liveness_bound(&session, &spec.coordinator);
+    spec
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::Fault;
+    use crate::faults::{Fault, Swarm};
 
     fn ctx() -> FaultContext {
         FaultContext {
