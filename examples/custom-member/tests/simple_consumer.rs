@@ -34,3 +34,17 @@ fn the_stale_offsets_mistake_is_caught_with_a_replayable_seed() {
     let again = recipe.run(caught.spec.seed).expect("the world runs");
     assert_eq!(again.history_hash(), caught.history_hash(), "the seed replays bit for bit");
 }
+
+/// A seed's rebalances, reviewed as an insta snapshot as the catalogue reviews its own: one
+/// block per generation, then the verdict. A change to the member that changes how its group
+/// rebalances shows up as a diff (`cargo insta review`).
+#[test]
+fn the_simple_consumers_rebalances_review_as_a_snapshot() {
+    let recipe = recipe(Mistake::None).expect("a valid recipe");
+    let run = recipe.run(1).expect("the world runs");
+    assert!(run.verdict.is_ok(), "{}", recipe.failure_report(&run));
+    let summary = groupsim::trace::summary(&run.history, &run.verdict);
+    insta::with_settings!({ omit_expression => true }, {
+        insta::assert_snapshot!("simple_consumer-seed1", summary);
+    });
+}
