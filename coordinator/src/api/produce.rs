@@ -18,7 +18,7 @@
 //! Simplifications: idempotent producers are accepted but their sequence numbers are not
 //! checked (no duplicate detection); there are no record-level errors.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
@@ -93,6 +93,7 @@ fn append(
         return Err(ResponseError::NotLeaderOrFollower);
     }
     let records = decode(records.cloned().unwrap_or_default())?;
+    let mut owned = Owned::for_records(&records);
     let mut base_offset = None;
     for r in records {
         let timestamp = if r.timestamp_type == TimestampType::LogAppend || r.timestamp < 0 {
@@ -100,8 +101,10 @@ fn append(
         } else {
             r.timestamp
         };
+        let key = r.key.map(|k| owned.copy(&k));
+        let value = owned.copy(&r.value.unwrap_or_default());
         let offset = logs
-            .append(tp, r.key, r.value.unwrap_or_default(), timestamp)
+            .append(tp, key, value, timestamp)
             .map_err(|_| ResponseError::UnknownTopicOrPartition)?;
         base_offset.get_or_insert(offset);
     }
@@ -111,6 +114,26 @@ fn append(
         None => logs.log_end_offset(tp).ok_or(ResponseError::UnknownTopicOrPartition)?,
     };
     Ok((base_offset, log_start))
+}
+
+/// One buffer holding a record set's keys and values, sized to them exactly. Decoded keys and
+/// values are slices of the request frame, itself a slice of its connection's read buffer: kept
+/// in the log as they are, every stored record would pin that whole buffer (a closed
+/// connection's included) for as long as the log holds the record. Copied here, a record set
+/// costs one allocation of its own bytes.
+struct Owned(BytesMut);
+
+impl Owned {
+    fn for_records(records: &[Record]) -> Self {
+        let len = |b: &Option<Bytes>| b.as_ref().map_or(0, Bytes::len);
+        Self(BytesMut::with_capacity(records.iter().map(|r| len(&r.key) + len(&r.value)).sum()))
+    }
+
+    /// `bytes`, copied into the set's buffer.
+    fn copy(&mut self, bytes: &[u8]) -> Bytes {
+        self.0.extend_from_slice(bytes);
+        self.0.split().freeze()
+    }
 }
 
 /// Decodes a partition's record set into its records, refusing what we cannot store.
@@ -192,6 +215,25 @@ mod tests {
         assert_eq!(stored.iter().map(|r| r.value.clone()).collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(stored[1].key.as_deref(), Some(&b"k1"[..]));
         assert_eq!(stored[1].timestamp_ms, 1_001);
+    }
+
+    /// A stored record holds its own bytes, not a slice of the request: the connection's read
+    /// buffer the frame came from is freed once the request is served (serve's soak found every
+    /// produced record pinning a closed connection's buffer).
+    #[test]
+    fn stored_records_do_not_point_into_the_request() {
+        let (state, mut logs) = setup();
+        let frame = batch(&["alpha", "beta"], Compression::None);
+        let span = frame.as_ptr() as usize..frame.as_ptr() as usize + frame.len();
+        let r = handle(7, &request(1, 0, frame.clone()), &state, &mut logs, 5);
+        assert_eq!(first(&r).error_code, 0);
+        let stored = logs.read(&TopicPartition::new("t", 0), 0, 10).unwrap().to_vec();
+        assert_eq!(stored.iter().map(|r| r.value.clone()).collect::<Vec<_>>(), ["alpha", "beta"]);
+        for r in &stored {
+            assert!(!span.contains(&(r.value.as_ptr() as usize)), "value {:?}", r.value);
+            let key = r.key.as_ref().expect("the test batch keys its records");
+            assert!(!span.contains(&(key.as_ptr() as usize)), "key {key:?}");
+        }
     }
 
     #[test]
