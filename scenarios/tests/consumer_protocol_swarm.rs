@@ -6,6 +6,8 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
+mod support;
+
 use std::collections::BTreeSet;
 
 use groupsim::testing::check_scenario;
@@ -84,7 +86,7 @@ fn run_recorded(seed: u64) -> groupsim::runner::RunReport {
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let spec = groupsim::testing::recorded_swarm_spec("consumer_protocol_swarm", seed, &text);
+    let spec = support::recorded_swarm_spec("consumer_protocol_swarm", seed, &text);
     groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs")
 }
 

@@ -5,6 +5,8 @@
 //!
 //! Seeds: `GROUPSIM_SEEDS=<n>` (default sized for CI), or `GROUPSIM_SEED=<n>` to replay one.
 
+mod support;
+
 use groupsim::testing::check_scenario;
 use groupsim_checker::AnomalyClass;
 use groupsim_history::{EventKind, WorldEvent};
@@ -14,7 +16,7 @@ use groupsim_history::{EventKind, WorldEvent};
 fn recorded(seed: u64) -> groupsim::scenario::ScenarioSpec {
     let path = format!("{}/tests/fixtures/swarm-{seed}.schedule.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    groupsim::testing::recorded_swarm_spec("swarm", seed, &text)
+    support::recorded_swarm_spec("swarm", seed, &text)
 }
 
 /// [`recorded`] run in `world`.

@@ -42,25 +42,6 @@ pub fn check_scenario_with(name: &str, default_count: u64, options: &RunOptions)
     reports
 }
 
-/// `scenario`'s seed `seed` on a fault schedule recorded when a regression was found (JSON, as
-/// `replay` writes it), in the shape swarms drew before fault breadth: the plain network, no
-/// traffic lulls, the swarms' topics. Later additions to the swarms' draws change what a seed
-/// draws, not the run a regression test needs.
-pub fn recorded_swarm_spec(
-    scenario: &str,
-    seed: u64,
-    schedule_json: &str,
-) -> crate::scenario::ScenarioSpec {
-    let mut spec = scenarios::find(scenario).unwrap_or_else(|e| panic!("{e}")).build(seed);
-    spec.faults = crate::faults::FaultSchedule::from_json(schedule_json)
-        .unwrap_or_else(|e| panic!("{scenario} seed {seed}: not a schedule: {e}"));
-    spec.network = Default::default();
-    spec.producer.lulls.clear();
-    spec.topics =
-        crate::scenarios::swarm::SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
-    spec
-}
-
 /// `scenario`'s seed `seed` on the fault schedule saved in `path` (JSON, as `explore`, `shrink`
 /// and `replay` write it), checked in the world `options` names: a finding kept as a regression
 /// test runs exactly as its printed replay command does. Panics, naming the file, when it cannot
