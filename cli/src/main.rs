@@ -11,6 +11,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod explore;
+mod huge_pages;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -465,6 +466,7 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::from(code))
         }
         Command::Serve(args) => {
+            huge_pages::off_for_this_process();
             groupsim_live::serve::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }

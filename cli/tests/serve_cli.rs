@@ -106,3 +106,31 @@ fn serve_refuses_a_schedule_file_holding_a_fault_it_cannot_apply_naming_it() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// serve opts out of transparent huge pages (Linux), so its resident memory follows what it
+/// holds rather than growing in 2 MiB steps as the allocator's arenas are first touched: the
+/// soak's flat-RSS goal judges serve, not the page size. On a kernel that does not report the
+/// flag in /proc there is nothing to read, and the test says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_runs_without_transparent_huge_pages() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_groupsim"))
+        .args(["serve", "--port", &free_port().to_string(), "--topic", "t:1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let started = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("bootstrap servers:"));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(started, "serve did not start");
+    match status.lines().find(|l| l.starts_with("THP_enabled:")) {
+        Some(line) => assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}"),
+        None => eprintln!("skipped: this kernel does not report THP_enabled in /proc/PID/status"),
+    }
+}
