@@ -49,11 +49,18 @@ fn classic(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         }
         let of_generation = holders.entry(*generation).or_default();
         for tp in assignment {
+            // Whether `member_id` may hold what `old` held: it replaced `old` (or an id `old`
+            // replaced), or the two took the instance over together, in an order the log
+            // cannot tell.
             let replaced = |old: &str| {
                 replacements.iter().any(|r| {
-                    (r.old == old || r.earlier.iter().any(|e| e == old))
-                        && r.new == *member_id
-                        && r.entry < i
+                    let together =
+                        |a: &str, b: &str| r.new == a && r.alongside.as_deref() == Some(b);
+                    r.entry < i
+                        && ((r.new == *member_id
+                            && (r.old == old || r.earlier.iter().any(|e| e == old)))
+                            || together(member_id, old)
+                            || together(old, member_id))
                 })
             };
             match of_generation.get(tp) {

@@ -26,6 +26,10 @@ pub struct Replacement {
     /// instance as last written, so the id the new one replaced may be any of them (static_churn
     /// 883: generation 1's id, written, came back when the ids of generations 2 and 3 were lost).
     pub earlier: Vec<String>,
+    /// The id whose takeover was in flight together with this one's (it held the instance as
+    /// read): the broker served the two in an unknown order, so either may have replaced the
+    /// other. None when the old id's answer was read before the new id's request was written.
+    pub alongside: Option<String>,
     /// The generation the new id's JoinGroup was answered at.
     pub generation: i32,
     /// When the harness read the answer.
@@ -64,6 +68,7 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
                     .filter(|id| **id != old && **id != member_id)
                     .map(|id| id.to_string())
                     .collect(),
+                alongside: None,
                 generation: *generation,
                 at_ms: x.answered_ms,
                 entry: i,
@@ -71,7 +76,8 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
             // Both requests were in flight together (an answer read late, after a pause): which
             // id the broker gave the instance to last is unknown, and the holder stays as read.
             // Either way the ids the instance held before the two were fenced by then and the
-            // new id took their place (directly, or after the other one of the two).
+            // new id took their place (directly, or after the other one of the two), and one of
+            // the two took the other's.
             Some(&(current_id, _)) => {
                 let ids = held.entry(instance).or_default();
                 let before: Vec<&str> = ids
@@ -85,6 +91,7 @@ pub fn replacements(log: &AnswerLog) -> Vec<Replacement> {
                         old: old.to_string(),
                         new: member_id.clone(),
                         earlier: earlier.iter().map(|id| id.to_string()).collect(),
+                        alongside: Some(current_id.to_string()),
                         generation: *generation,
                         at_ms: x.answered_ms,
                         entry: i,

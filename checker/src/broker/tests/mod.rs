@@ -512,6 +512,26 @@ fn two_takeovers_in_flight_together_both_succeed_the_replaced_member() {
     assert!(found.contains(&BrokerRule::SplitAssignment), "{found:?}");
 }
 
+/// A takeover written in the millisecond the previous takeover's answer was read may have been
+/// served before or after it: either way one of the two new ids took the other's place, so both
+/// syncing into the generation with the instance's partition is a succession, not a split, in
+/// either order (libFuzzer find: the second takeover's SyncGroup came after the first's). A
+/// member id never tied to the instance is still a second holder.
+#[test]
+fn a_takeover_written_as_the_previous_one_was_answered_may_have_replaced_it() {
+    let mut entries = static_group();
+    entries.push(static_join("m1.1", 30, "b2", "i1", 1, &[]));
+    entries.push(sync("m1.1", 31, "b2", 1, &[1]));
+    entries.push(static_join("m1.2", 31, "b3", "i1", 1, &[]));
+    entries.push(sync("m1.2", 40, "b3", 1, &[1]));
+    entries.push(sync("m1.1", 45, "b2", 1, &[1]));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries.clone()));
+    assert!(found.is_empty(), "{found:?}");
+    entries.push(sync("m2.0", 50, "c", 1, &[1]));
+    let found = answer_rules(&log(Protocol::Classic, 2, entries));
+    assert!(found.contains(&BrokerRule::SplitAssignment), "{found:?}");
+}
+
 /// Once the instance is given to `b2`, the coordinator fences `b` (FENCED_INSTANCE_ID): a
 /// commit from `b` accepted after that is a zombie's.
 #[test]
