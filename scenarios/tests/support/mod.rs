@@ -14,7 +14,6 @@ pub fn recorded_swarm_spec(scenario: &str, seed: u64, schedule_json: &str) -> Sc
         .unwrap_or_else(|e| panic!("{scenario} seed {seed}: not a schedule: {e}"));
     spec.network = Default::default();
     spec.producer.lulls.clear();
-    spec.topics =
-        scenarios::swarm::SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
+    spec.topics = scenarios::swarm::SWARM_TOPICS.iter().map(|(t, n)| (t.to_string(), *n)).collect();
     spec
 }
