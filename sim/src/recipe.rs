@@ -30,15 +30,15 @@ use groupsim_member::{ClientProfile, GroupProtocol, MemberConfig, PluginMember};
 use groupsim_wire::Millis;
 use rand_chacha::ChaCha8Rng;
 
-use crate::fault_draw::{draw_schedule, FaultContext, PauseTiming};
-use crate::faults::{FaultKind, FaultSchedule, Swarm};
+use crate::fault_draw::{FaultContext, PauseTiming};
+use crate::faults::FaultKind;
 use crate::rng::{self, Stream};
 use crate::runner::{self, RunReport, WorldKind};
 use crate::scenario::{
-    member_config, widest_liveness_bound, MemberPlan, NetworkShape, ProducerPlan, ScenarioSpec,
-    GROUP_ID, LATENCY_MS, OFFSETS_TOPIC_PARTITIONS, TICK_MS,
+    member_config, widest_liveness_bound, MemberPlan, ProducerPlan, ScenarioSpec, GROUP_ID,
+    LATENCY_MS, OFFSETS_TOPIC_PARTITIONS, TICK_MS,
 };
-use crate::swarm_draw::{draw_swarm, fewer_partitions};
+use crate::swarm_draw::{draw_swarm, fewer_partitions, SwarmDraw};
 use crate::triggers::{self, TriggerEvent};
 use crate::world::WorldError;
 
@@ -236,30 +236,21 @@ impl Recipe {
             end_ms: self.safety_ms.saturating_sub(2_000),
             protocol,
         };
-        let (mut schedule, swarm, network, lulls, topics) = match &self.swarm {
+        let drawn = match &self.swarm {
             Some((kinds, interval)) => {
                 let timing = PauseTiming {
                     heartbeat_ms: members[0].config.heartbeat_interval_ms,
                     session_ms: session,
                 };
-                let d = draw_swarm(seed, kinds, *interval, &ctx, timing, self.safety_ms);
-                let topics = match d.fewer_partitions {
-                    true => fewer_partitions(&self.topics),
-                    false => self.topics.clone(),
-                };
-                (d.faults, Some(d.swarm), d.network, d.lulls, topics)
+                draw_swarm(seed, kinds, *interval, &ctx, timing, self.safety_ms)
             }
-            None => {
-                let swarm = Swarm { enabled: self.faults.clone() };
-                let schedule = if swarm.enabled.is_empty() {
-                    FaultSchedule::default()
-                } else {
-                    draw_schedule(&mut rng::stream(seed, Stream::Faults), &swarm, &ctx)
-                };
-                let swarm = (!swarm.enabled.is_empty()).then_some(swarm);
-                (schedule, swarm, NetworkShape::default(), Vec::new(), self.topics.clone())
-            }
+            None => SwarmDraw::every_seed(seed, &self.faults, &ctx),
         };
+        let topics = match drawn.fewer_partitions {
+            true => fewer_partitions(&self.topics),
+            false => self.topics.clone(),
+        };
+        let mut schedule = drawn.faults;
         if !self.trigger_events.is_empty() {
             let consumer = protocol == GroupProtocol::Consumer;
             let mut t = rng::stream(seed, Stream::Triggers);
@@ -286,12 +277,16 @@ impl Recipe {
             topics,
             client_hosts: hosts,
             members,
-            producer: ProducerPlan { records_per_sec: self.rate, stop_ms: self.safety_ms, lulls },
+            producer: ProducerPlan {
+                records_per_sec: self.rate,
+                stop_ms: self.safety_ms,
+                lulls: drawn.lulls,
+            },
             liveness_start_ms: self.safety_ms,
             liveness_bound_ms,
-            swarm,
+            swarm: (!drawn.swarm.enabled.is_empty()).then_some(drawn.swarm),
             faults: schedule,
-            network,
+            network: drawn.network,
         };
         (spec, rng)
     }
@@ -662,7 +657,7 @@ mod tests {
                 assert!(on.contains(&kind) || extra, "seed {seed}: {kind:?} is not on");
             }
             mixes.insert(format!("{on:?}"));
-            if spec.network != NetworkShape::default() || !spec.producer.lulls.is_empty() {
+            if spec.network != Default::default() || !spec.producer.lulls.is_empty() {
                 shaped += 1;
             }
         }

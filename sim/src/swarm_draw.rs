@@ -29,6 +29,25 @@ pub struct SwarmDraw {
     pub fewer_partitions: bool,
 }
 
+impl SwarmDraw {
+    /// No swarm: every kind of `faults` (with its mean interval) on in every seed, drawn from
+    /// the seed's fault stream, with none of the extras and the run's shape as it is.
+    pub fn every_seed(seed: u64, faults: &[(FaultKind, Millis)], ctx: &FaultContext) -> Self {
+        let swarm = Swarm { enabled: faults.to_vec() };
+        let faults = match swarm.enabled.is_empty() {
+            true => FaultSchedule::default(),
+            false => draw_schedule(&mut rng::stream(seed, Stream::Faults), &swarm, ctx),
+        };
+        Self {
+            swarm,
+            faults,
+            network: NetworkShape::default(),
+            lulls: Vec::new(),
+            fewer_partitions: false,
+        }
+    }
+}
+
 /// Draws seed `seed`'s swarm over `kinds` (each on with probability one half, paced at one to
 /// four times `min_interval_ms`) aimed at `ctx`, with the extras: the late-request hazard,
 /// BUGGIFY (injected errors Kafka's coordinator gives, forced rebalances), pauses of every
