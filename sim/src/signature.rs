@@ -9,7 +9,10 @@
 //!   protocol being consumer from the first ConsumerGroupHeartbeat it was sent;
 //! - every pair of consecutive events of one member (the kind of the event before, the kind of
 //!   the event), the member's sub-state transitions as its events show them;
-//! - every kind of coordinator event.
+//! - every kind of coordinator event;
+//! - how often a run reached each of those, in AFL's manner: an element reached at least 2, 4,
+//!   8, 32 or 128 times is one more element per step, so a schedule that makes a situation
+//!   recur (more rebalances, more fenced commits) counts as new though nothing in it is.
 //!
 //! A [`Coverage`] is the union over runs, with how many runs reached each element, so a search can
 //! favour the schedules that hold the rarest.
@@ -33,6 +36,21 @@ pub enum Element {
     MemberStep { from: String, to: String },
     /// A kind of coordinator event.
     Coordinator(String),
+    /// An element reached at least `at_least` times in one run (one of [`OFTEN`]).
+    Often { of: Box<Element>, at_least: u64 },
+}
+
+/// The counts at which an element reached again becomes a new element ([`Element::Often`]).
+pub const OFTEN: [u64; 5] = [2, 4, 8, 32, 128];
+
+impl Element {
+    /// The element itself, whatever count of it this is.
+    pub fn base(&self) -> &Element {
+        match self {
+            Element::Often { of, .. } => of.base(),
+            e => e,
+        }
+    }
 }
 
 /// The elements one run reached.
@@ -51,10 +69,24 @@ impl Signature {
     /// [`Self::of`], with the instant each element other than a probe was first reached (a
     /// probe's hits carry no time).
     pub fn timed(probes: &ProbeHits, history: &History) -> (Self, BTreeMap<Element, Millis>) {
-        let mut elements: BTreeSet<Element> =
-            probes.keys().map(|name| Element::Probe(name.clone())).collect();
+        let mut elements: BTreeSet<Element> = BTreeSet::new();
+        for (name, &hits) in probes {
+            let probe = Element::Probe(name.clone());
+            for at_least in OFTEN.into_iter().filter(|&n| hits >= n) {
+                elements.insert(Element::Often { of: Box::new(probe.clone()), at_least });
+            }
+            elements.insert(probe);
+        }
         let mut first: BTreeMap<Element, Millis> = BTreeMap::new();
+        let mut times: BTreeMap<Element, u64> = BTreeMap::new();
         let mut reach = |e: Element, at: Millis, elements: &mut BTreeSet<Element>| {
+            let n = times.entry(e.clone()).or_insert(0);
+            *n += 1;
+            if OFTEN.contains(n) {
+                let often = Element::Often { of: Box::new(e.clone()), at_least: *n };
+                first.insert(often.clone(), at);
+                elements.insert(often);
+            }
             let earliest = first.entry(e.clone()).or_insert(at);
             *earliest = (*earliest).min(at);
             elements.insert(e);
@@ -167,6 +199,44 @@ mod tests {
             error: 0,
             consumer_group: true
         }));
+    }
+
+    /// How often a run reached an element is feedback too: a probe hit five times adds the
+    /// elements "at least 2" and "at least 4" (not 8), a member step taken twice "at least 2",
+    /// and the instant of a count is when the run reached it, not when it first took the step.
+    #[test]
+    fn an_element_reached_again_and_again_adds_its_counts() {
+        use groupsim_history::{MemberEvent, WorldEvent};
+        let probes: ProbeHits = [("p".to_string(), 5), ("q".to_string(), 1)].into();
+        let mut history = History::new();
+        history.world(0, WorldEvent::RunEnded);
+        for at in [10, 20, 30] {
+            history.record(
+                at,
+                EventKind::Member {
+                    member: "m0".into(),
+                    event: MemberEvent::CoordinatorFound { node_id: 0 },
+                },
+            );
+        }
+        let (sig, first) = Signature::timed(&probes, &history);
+        let often = |of: Element, at_least| Element::Often { of: Box::new(of), at_least };
+        let p = Element::Probe("p".into());
+        assert!(sig.elements.contains(&often(p.clone(), 2)));
+        assert!(sig.elements.contains(&often(p.clone(), 4)));
+        assert!(!sig.elements.contains(&often(p, 8)));
+        assert!(!sig.elements.iter().any(|e| matches!(e, Element::Often { of, .. }
+            if **of == Element::Probe("q".into()))));
+        let again =
+            Element::MemberStep { from: "CoordinatorFound".into(), to: "CoordinatorFound".into() };
+        assert!(sig.elements.contains(&often(again.clone(), 2)));
+        assert!(!sig.elements.contains(&often(again.clone(), 4)));
+        assert_eq!(first[&often(again.clone(), 2)], 30, "the second such step came at 30");
+        assert_eq!(first[&again], 20);
+        assert_eq!(
+            often(often(Element::Probe("x".into()), 2), 4).base(),
+            &Element::Probe("x".into())
+        );
     }
 
     /// The union counts runs per element and says what a run added; rarity favours the run

@@ -16,8 +16,9 @@ use crate::scenario::Scenario;
 use crate::signature::{Coverage, Element, Signature};
 use groupsim_wire::Millis;
 
-/// The corpus file's format version.
-pub const FORMAT: u32 = 1;
+/// The corpus file's format version: 2 since signatures count how often an element recurred
+/// (a corpus of format 1 holds unions without those counts, which would all look new).
+pub const FORMAT: u32 = 2;
 
 /// The corpus file inside a corpus folder.
 pub const FILE: &str = "corpus.json";

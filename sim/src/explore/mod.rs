@@ -583,11 +583,11 @@ fn record_finding(
 pub fn element_counts(reached: &BTreeMap<Element, u64>) -> [usize; 4] {
     let mut counts = [0; 4];
     for e in reached.keys() {
-        let i = match e {
+        let i = match e.base() {
             Element::Probe(_) => 0,
             Element::Answer { .. } => 1,
             Element::MemberStep { .. } => 2,
-            Element::Coordinator(_) => 3,
+            Element::Coordinator(_) | Element::Often { .. } => 3,
         };
         counts[i] += 1;
     }
