@@ -43,8 +43,7 @@ impl ClientSearch {
     /// the seed's workload.
     pub fn plan_for(&self, seed: u64) -> (Plan, String) {
         let drawn = schedule::draw(seed, self.shape);
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(0x0065_7870_6c6f_7265);
+        let mut rng = Self::rng(seed);
         if self.kept.is_empty() || rng.random_ratio(FRESH_PER_MILLE, 1_000) {
             return (drawn, "its own draw".into());
         }
@@ -79,6 +78,13 @@ impl ClientSearch {
             }
             _ => (drawn, "its own draw".into()),
         }
+    }
+
+    /// Seed `seed`'s own draws of the search (fresh or not, which kept schedule, how mutated).
+    fn rng(seed: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(0x0065_7870_6c6f_7265);
+        rng
     }
 
     /// Takes what seed `seed`'s run under `plan` met (its served history); returns what no
@@ -165,6 +171,31 @@ mod tests {
     /// Before anything is kept every seed runs its own plan; once a run met something, later
     /// seeds take mutations of its schedule on their own workload (naming only their members),
     /// and the choice is the same every time.
+    /// Once schedules are kept, a seed runs its own draw only when its coin says so: a kept
+    /// schedule always yields a mutation, including the seeds' own drawn ones, whose broker
+    /// faults name members as `#N` picks (these once made every mutation of such a schedule
+    /// unfit, so most seeds fell back to their own draws).
+    #[test]
+    fn a_seed_runs_its_own_draw_only_when_its_coin_says_so() {
+        let mut search = ClientSearch::new(shape());
+        for seed in 0..12 {
+            let plan = schedule::draw(seed, shape());
+            let mut history = History::default();
+            let trigger = format!("on e{seed}: drop");
+            history.world(5, WorldEvent::TriggerFired { trigger, target: "c".into() });
+            search.learn(seed, &plan, &history);
+        }
+        let picks = |s: &FaultSchedule| {
+            s.faults.iter().any(|f| serde_json::to_string(&f.fault).unwrap().contains("\"#"))
+        };
+        assert!(search.kept.iter().any(|(_, s, _)| picks(s)), "the draws name members as #N");
+        for seed in 12..80 {
+            let fresh = ClientSearch::rng(seed).random_ratio(FRESH_PER_MILLE, 1_000);
+            let (_, how) = search.plan_for(seed);
+            assert_eq!(how == "its own draw", fresh, "seed {seed}: {how}");
+        }
+    }
+
     #[test]
     fn seeds_take_mutations_of_what_met_something_new() {
         let mut search = ClientSearch::new(shape());

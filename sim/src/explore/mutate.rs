@@ -304,7 +304,7 @@ pub fn fits(schedule: &FaultSchedule, shape: &Shape) -> bool {
         && schedule.faults.iter().all(|f| {
             f.at_ms < shape.end_ms.max(1)
                 && fields(&f.fault).iter().all(|(key, value)| match (key.as_str(), value) {
-                    ("member", Value::String(m)) => shape.members.contains(m),
+                    ("member", Value::String(m)) => shape.members.contains(m) || is_pick(m),
                     ("node" | "to" | "broker", Value::Number(n)) => {
                         n.as_i64().is_some_and(|b| (0..i64::from(shape.brokers)).contains(&b))
                     }
@@ -315,6 +315,12 @@ pub fn fits(schedule: &FaultSchedule, shape: &Shape) -> bool {
                     _ => true,
                 })
         })
+}
+
+/// Whether `member` is a real-time schedule's `#N`: whichever member of the group is N-th when
+/// the fault lands (see [`crate::faults`]), which fits any run.
+fn is_pick(member: &str) -> bool {
+    member.strip_prefix('#').is_some_and(|n| n.parse::<u32>().is_ok())
 }
 
 /// A fault's fields as its schedule JSON writes them (the `kind` tag left out).
@@ -503,6 +509,9 @@ mod tests {
         let shape = Shape::of(&spec);
         assert!(fits(&at(Fault::ConnectionDrop { member: spec.members[0].name.clone() }), &shape));
         assert!(!fits(&at(Fault::ConnectionDrop { member: "m999".into() }), &shape));
+        // A real-time schedule's `#N` picks whichever member is N-th then: it fits any run.
+        assert!(fits(&at(Fault::ConnectionDrop { member: "#294".into() }), &shape));
+        assert!(!fits(&at(Fault::ConnectionDrop { member: "#m".into() }), &shape));
         assert!(!fits(&at(Fault::BrokerCrash { node: 99, restart_after_ms: 10 }), &shape));
         let late = FaultSchedule::new(vec![ScheduledFault {
             at_ms: spec.liveness_start_ms,
