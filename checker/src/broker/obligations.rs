@@ -15,6 +15,10 @@
 //! MEMBER_ID_REQUIRED, and no LeaveGroup written since) and no group request of it is in flight,
 //! it writes its next Heartbeat, JoinGroup, SyncGroup, LeaveGroup or OffsetCommit within its
 //! session timeout plus a second, and it does not stop, nor does the run end, silent for longer.
+//! A static member that gives its membership up by itself writes no LeaveGroup (KIP-345: a
+//! static member leaves by its session running out; the Java consumer resets its generation on
+//! a poll timeout and stops heartbeating until the application polls again): a silence that
+//! ends with its JoinGroup with no member id, the instance joining afresh, is not judged.
 //! What it cannot know: a client whose last answer was a coordinator error (NOT_COORDINATOR,
 //! COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) or never came, or that saw a broker
 //! crash or restart or a coordinator move since, looks its coordinator up with requests the
@@ -36,8 +40,9 @@ const SLACK_MS: Millis = 1_000;
 /// One step of an actor's conversation, in time order.
 #[derive(Debug)]
 enum Step {
-    /// A group request written (entry of its exchange, or of its unanswered record).
-    Wrote { entry: usize, leave: bool, session_ms: Option<i32> },
+    /// A group request written (entry of its exchange, or of its unanswered record);
+    /// `afresh`: a static member's JoinGroup with no member id.
+    Wrote { entry: usize, leave: bool, afresh: bool, session_ms: Option<i32> },
     /// Its answer read, and what it tells the actor of its membership.
     Read { entry: usize, told: Told },
     /// Its answer never came: known at the time its record was made.
@@ -129,8 +134,9 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 Step::Wrote { entry, .. } | Step::End { entry } => Some(*entry),
                 _ => None,
             };
-            if let (Some(entry), Some((since, began)), Some(session)) =
-                (judged_entry, st.silent_since, st.session_ms)
+            let afresh = matches!(step, Step::Wrote { afresh: true, .. });
+            if let (Some(entry), Some((since, began)), Some(session), false) =
+                (judged_entry, st.silent_since, st.session_ms, afresh)
             {
                 if st.in_group
                     && st.in_flight == 0
@@ -189,7 +195,9 @@ fn wrote(entry: usize, r: &Request) -> Step {
         Request::Join { session_timeout_ms, .. } => *session_timeout_ms,
         _ => None,
     };
-    Step::Wrote { entry, leave: matches!(r, Request::Leave { .. }), session_ms }
+    let afresh =
+        matches!(r, Request::Join { member_id, instance: Some(_), .. } if member_id.is_empty());
+    Step::Wrote { entry, leave: matches!(r, Request::Leave { .. }), afresh, session_ms }
 }
 
 /// What an answer tells its actor of its membership.

@@ -195,12 +195,11 @@ impl<'a> Sessions<'a> {
             return None;
         }
         let touches = self.touches.get(member_id)?;
-        // Requests written while the judged one was in flight may have been read first.
+        // Requests written while the judged one was in flight may have been read first, but
+        // they were written after it, so past the deadline proven below: the timer had fired
+        // before any of them was read, and none re-armed it. (Two requests written together
+        // after a member's silence, a heartbeat and a commit, would otherwise clear each other.)
         let lo = touches.partition_point(|t| t.sent_ms < c.sent_ms);
-        let hi = touches.partition_point(|t| t.sent_ms < c.answered_ms.max(c.sent_ms + 1));
-        if touches[lo..hi].iter().any(|t| t.entry != judged) {
-            return None;
-        }
         // The latest re-arming among the requests written before.
         let t = (*self.latest.get(member_id)?.get(lo.checked_sub(1)?)?)?;
         let last_ms = t.bound?;

@@ -41,6 +41,20 @@ fn a_heartbeat_after_its_session_expired_answered_none_is_removed_member_accepte
     assert_eq!(found[0].evidence, [3, 5], "b's sync re-armed its timer last");
 }
 
+/// A member back from a pause longer than its session writes a heartbeat and a commit in the
+/// same millisecond, both answered NONE. Either may have been read first, but both were written
+/// after the session ran out, so neither could re-arm the timer before it fired: each is judged
+/// on its own (a check that let requests in flight together clear each other passed this).
+#[test]
+fn requests_written_together_after_the_session_ran_out_do_not_clear_each_other() {
+    let mut entries = classic_group_with_sessions();
+    entries.push(classic_heartbeat("m1.0", 25_000, "b", 1, NONE));
+    entries.push(commit("m1.0", 25_000, "b", 1, 5, NONE));
+    let mut found = rules(&log(Protocol::Classic, 2, entries));
+    found.sort();
+    assert_eq!(found, [BrokerRule::ZombieCommit, BrokerRule::RemovedMemberAccepted]);
+}
+
 #[test]
 fn a_heartbeat_within_its_session_passes() {
     let mut entries = classic_group_with_sessions();
@@ -158,6 +172,37 @@ fn a_member_silent_past_its_session_after_the_heal_broke_its_promise() {
         1,
         "a's silence from 9 s to the end counts, b's does not: {found:?}"
     );
+}
+
+/// A static member may give its membership up without a word (KIP-345: no LeaveGroup; the Java
+/// consumer resets its generation on a poll timeout and stops heartbeating until the application
+/// polls again), then join afresh with no member id: that silence is not judged. The same
+/// silence ended by a heartbeat under its old member id is: it thought itself in the group.
+#[test]
+fn a_static_member_silent_until_it_joins_afresh_is_not_judged() {
+    let silent_then = |last: Entry| {
+        let mut entries: Vec<Entry> = static_group()
+            .into_iter()
+            .map(|e| match e {
+                Entry::Exchange(Exchange { request: Request::Join { .. }, .. }) => {
+                    with_session(e, 10_000)
+                }
+                e => e,
+            })
+            .collect();
+        entries.push(mark(22, Mark::Heal));
+        entries.push(classic_heartbeat("m0.0", 5_000, "a", 1, NONE));
+        entries.push(classic_heartbeat("m1.0", 5_000, "b", 1, NONE));
+        entries.push(classic_heartbeat("m0.0", 12_000, "a", 1, NONE));
+        entries.push(classic_heartbeat("m0.0", 19_000, "a", 1, NONE));
+        entries.push(last);
+        entries.push(mark(20_500, Mark::End));
+        rules(&log(Protocol::Classic, 2, entries))
+    };
+    let afresh = with_session(static_join("m1.0", 20_000, "b2", "i1", 1, &[]), 10_000);
+    assert!(!silent_then(afresh).contains(&BrokerRule::LapsedSession));
+    let resumed = silent_then(classic_heartbeat("m1.0", 20_000, "b", 1, NONE));
+    assert_eq!(resumed.iter().filter(|r| **r == BrokerRule::LapsedSession).count(), 1);
 }
 
 /// `no-leave`: a dynamic member asked to close while in the group tells its coordinator
