@@ -119,7 +119,13 @@ pub fn check_epochs(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         if *sent > 0 {
             // What the member had read when it wrote the request: the latest epoch, and the
             // one before it, since its latest join.
-            let read = list.partition_point(|g| g.0 < x.sent_ms);
+            let mut read = list.partition_point(|g| g.0 < x.sent_ms);
+            // An answer read in the millisecond the request was written was read first when
+            // the request carries the epoch it gave (a rejoin's new epoch, sent at once).
+            let same_ms = list[read..].iter().take_while(|g| g.0 == x.sent_ms).count();
+            if let Some(k) = list[read..read + same_ms].iter().rposition(|g| g.1 == *sent) {
+                read += k + 1;
+            }
             let mut newest: Option<(i32, usize)> = None;
             let mut older: Option<(i32, usize)> = None;
             for &(_, e, k, join) in list[..read].iter().rev() {

@@ -119,6 +119,25 @@ fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
     );
 }
 
+/// A member that rejoins (epoch 0) and is given a lower epoch than before (the group was made
+/// again) writes its next heartbeat at once, in the millisecond it read the rejoin's answer: it
+/// read that answer first (it sends the epoch the answer gave), so its older epochs do not count
+/// against it. A heartbeat written then at an epoch nothing gave it still does.
+#[test]
+fn a_heartbeat_sent_in_the_millisecond_its_rejoin_was_answered_counts_that_answer_as_read() {
+    let with_last = |sent: i32| {
+        let entries = vec![
+            heartbeat("m0.0", 10, "a", 0, 6, NONE, Some(&[0])),
+            heartbeat("m0.0", 20, "a", 6, 7, NONE, None),
+            heartbeat("m0.0", 40, "a", 0, 2, NONE, Some(&[1])),
+            heartbeat("m0.0", 41, "a", sent, 2, NONE, None),
+        ];
+        rules(&log(Protocol::Consumer, 2, entries))
+    };
+    assert!(!with_last(2).contains(&BrokerRule::StaleGenerationAccepted), "{:?}", with_last(2));
+    assert!(with_last(1).contains(&BrokerRule::StaleGenerationAccepted));
+}
+
 /// KIP-848: the coordinator accepts a member's current epoch and its previous one (the answer
 /// that bumped it may have been lost), and fences older ones with FENCED_MEMBER_EPOCH.
 #[test]
