@@ -210,7 +210,16 @@ impl<'a> Removals<'a> {
             }
             match kind {
                 Kind::Replaced => {
-                    if let Some(r) = statics::at_entry(&self.replacements, i) {
+                    // Kafka stores a takeover in a Stable group before it answers it, but one
+                    // made during a rebalance only with that generation's assignment: until a
+                    // SyncGroup of its generation (or a later one) is answered, a coordinator
+                    // that takes the group over loads the instance as last stored.
+                    let stored = |r: &Replacement| {
+                        self.syncs.iter().any(|&(g, k, _)| g >= r.generation && before(k))
+                    };
+                    if let Some(r) = statics::at_entry(&self.replacements, i)
+                        .filter(|r| eras.same(i, judged) || stored(r))
+                    {
                         offer(
                             i,
                             format!("its instance {} was given to {}", r.instance, r.new),

@@ -119,6 +119,35 @@ fn a_heartbeat_after_its_leave_was_accepted_is_removed_member_accepted() {
     );
 }
 
+/// Kafka stores a static takeover made during a rebalance only with that generation's
+/// assignment: if the coordinator moves before a SyncGroup of the generation is answered, the
+/// next one loads the instance as last stored, still held by the old id, and rightly accepts the
+/// old process (static_churn seed 8272). Once a SyncGroup of the takeover's generation was
+/// answered, the takeover was stored and proves the old id's removal across the move.
+#[test]
+fn a_static_takeover_counts_across_a_coordinator_move_only_once_stored() {
+    let after_move = |stored: bool| {
+        let mut entries = static_group();
+        entries.push(static_join("m1.1", 30, "b2", "i1", 2, &[]));
+        if stored {
+            entries.push(sync("m1.1", 34, "b2", 2, &[1]));
+        }
+        entries.push(mark(40, Mark::CoordinatorMoved));
+        entries.push(sync("m1.0", 50, "b", 1, &[1]));
+        rules(&log(Protocol::Classic, 2, entries))
+    };
+    assert!(
+        !after_move(false).contains(&BrokerRule::RemovedMemberAccepted),
+        "{:?}",
+        after_move(false)
+    );
+    assert!(
+        after_move(true).contains(&BrokerRule::RemovedMemberAccepted),
+        "{:?}",
+        after_move(true)
+    );
+}
+
 /// A member that rejoins (epoch 0) and is given a lower epoch than before (the group was made
 /// again) writes its next heartbeat at once, in the millisecond it read the rejoin's answer: it
 /// read that answer first (it sends the epoch the answer gave), so its older epochs do not count
