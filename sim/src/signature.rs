@@ -10,9 +10,9 @@
 //! - every pair of consecutive events of one member (the kind of the event before, the kind of
 //!   the event), the member's sub-state transitions as its events show them;
 //! - every kind of coordinator event;
-//! - how often a run reached each of those, in AFL's manner: an element reached at least 2, 4,
-//!   8, 32 or 128 times is one more element per step, so a schedule that makes a situation
-//!   recur (more rebalances, more fenced commits) counts as new though nothing in it is.
+//! - how often a run reached each of those, in AFL's manner: each count of [`OFTEN`] an element
+//!   reached in one run is one more element, so a schedule that makes a situation recur (more
+//!   rebalances, more fenced commits) counts as new though nothing in it is.
 //!
 //! A [`Coverage`] is the union over runs, with how many runs reached each element, so a search can
 //! favour the schedules that hold the rarest.
