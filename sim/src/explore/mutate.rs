@@ -30,6 +30,10 @@ const SHIFT_MS: i64 = 5_000;
 /// How soon after a parent's find most faults added after it land, in ms.
 const NEAR_MS: Millis = 1_000;
 
+/// How long after the fault it repeats a repeat lands, in ms: from a moment later to a few
+/// sessions later.
+const REPEAT_MS: std::ops::RangeInclusive<Millis> = 200..=10_000;
+
 /// One mutation operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -47,6 +51,11 @@ pub enum Mutation {
     RetargetFault,
     /// One timed fault's durations scaled by a half to twice.
     StretchFault,
+    /// One timed fault repeated: a copy aimed at the same target lands `REPEAT_MS` after it,
+    /// its durations scaled by a half to twice. The shrunk catches of rare bugs are often such
+    /// pairs (a host cut off past its session, then again a few seconds later), which adding
+    /// faults one at a time seldom builds.
+    RepeatFault,
     /// A trigger the scenario draws, under a fresh identity.
     AddTrigger,
     /// One trigger removed.
@@ -62,13 +71,14 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every operator, in a fixed order (the draw picks among them by index).
-    pub const ALL: [Mutation; 11] = [
+    pub const ALL: [Mutation; 12] = [
         Mutation::Reseed,
         Mutation::AddFault,
         Mutation::DropFault,
         Mutation::ShiftFault,
         Mutation::RetargetFault,
         Mutation::StretchFault,
+        Mutation::RepeatFault,
         Mutation::AddTrigger,
         Mutation::DropTrigger,
         Mutation::RetargetTrigger,
@@ -85,6 +95,7 @@ impl Mutation {
             Mutation::ShiftFault => "shift-fault",
             Mutation::RetargetFault => "retarget-fault",
             Mutation::StretchFault => "stretch-fault",
+            Mutation::RepeatFault => "repeat-fault",
             Mutation::AddTrigger => "add-trigger",
             Mutation::DropTrigger => "drop-trigger",
             Mutation::RetargetTrigger => "retarget-trigger",
@@ -246,6 +257,27 @@ pub fn apply(
                 })
             })?;
             out.faults[i].fault = fault;
+        }
+        Mutation::RepeatFault => {
+            let i = *pick(&late_faults, rng)?;
+            let original = &out.faults[i];
+            let delay = rng.random_range(REPEAT_MS);
+            let at_ms = original.at_ms + delay;
+            if at_ms >= end {
+                return None;
+            }
+            let fault = edit(&original.fault, |key, value| {
+                let ms = value.as_u64()?;
+                match key {
+                    "until_ms" => Some(Value::from(ms + delay)),
+                    _ if key.ends_with("_ms") && ms > 0 => {
+                        Some(Value::from((ms * rng.random_range(50..=200u64) / 100).max(1)))
+                    }
+                    _ => None,
+                }
+            })
+            .unwrap_or_else(|| original.fault.clone());
+            out.faults.push(ScheduledFault { at_ms, fault });
         }
         Mutation::AddTrigger => {
             let mut trigger = pick(&vocabulary.triggers, rng)?.clone();
@@ -441,7 +473,21 @@ mod tests {
         let stretched = mutate(Mutation::StretchFault, &spec, &v);
         assert_eq!(instants(&stretched), instants(before));
         assert_ne!(stretched.faults, before.faults);
-        for s in [&added, &dropped, &shifted, &retargeted, &stretched] {
+        let repeated = mutate(Mutation::RepeatFault, &spec, &v);
+        assert_eq!(repeated.faults.len(), before.faults.len() + 1);
+        let copy = repeated.faults.iter().find(|f| !before.faults.contains(f)).expect("a copy");
+        let target = |f: &Fault| {
+            fields(f).into_iter().filter(|(k, _)| !k.ends_with("_ms")).collect::<Vec<_>>()
+        };
+        assert!(
+            before.faults.iter().any(|f| {
+                target(&f.fault) == target(&copy.fault)
+                    && std::mem::discriminant(&f.fault) == std::mem::discriminant(&copy.fault)
+                    && copy.at_ms.checked_sub(f.at_ms).is_some_and(|d| REPEAT_MS.contains(&d))
+            }),
+            "{copy:?} repeats a fault of {before:?} on its target, later"
+        );
+        for s in [&added, &dropped, &shifted, &retargeted, &stretched, &repeated] {
             assert!(fits(s, &Shape::of(&spec)));
             assert_eq!(s.triggers, before.triggers, "triggers untouched");
             assert!(s.faults.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "kept in time order");
