@@ -678,3 +678,77 @@ fn classic_twins_taking_an_instance_from_each_other_are_the_hazard_while_both_ru
         assert!(v.hazards.is_empty(), "{take_back} {stop}: {:?}", v.hazards);
     }
 }
+
+/// The `overtaken-rejoin` hazard (consumer_protocol_swarm seed 523): member b, removed, rejoins
+/// at epoch 0, gives that request up and rejoins again; the coordinator answers the second at
+/// epoch 3 with nothing yet (t[1] still on its way to it). The first, processed later, moves
+/// t[1] to b in an answer b never reads, and b, reconciled to epoch 3 with nothing, never hears
+/// of it: stuck, as Kafka would be, and the hazard's. Without the overtaken rejoin (the
+/// coordinator gave b t[1] while no request of b's was being processed) it stays `stuck`.
+#[test]
+fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtaken_rejoin_hazard() {
+    use groupsim_history::wire::{Answer, Entry, Exchange, Request};
+    let heartbeat = |epoch| Request::ConsumerHeartbeat {
+        member_id: "b".into(),
+        epoch,
+        owned: (epoch == 0).then(Vec::new),
+    };
+    let run = |overtaken: bool| {
+        let mut h = clean();
+        h.removed("b", 2).released("b", 2, &[1]);
+        let lost = MemberEvent::Lost {
+            member_id: "b".into(),
+            generation: 2,
+            partitions: parts(&[1]),
+            reason: "FENCED_MEMBER_EPOCH".into(),
+        };
+        h.member("m1", lost);
+        let given_up = h.t + 1;
+        if overtaken {
+            let call = heartbeat(0);
+            h.h.record_wire(Entry::Unanswered {
+                actor: "m1.0".into(),
+                sent_ms: given_up,
+                call,
+                group: G.into(),
+            });
+        }
+        h.group_epoch(3, &[("a", &[0]), ("b", &[1])]);
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "b".into(),
+            group_instance_id: None,
+            client_id: "m1".into(),
+            classic_protocol: false,
+        });
+        h.coordinator_epoch("b", 0, 3, "UNRELEASED_PARTITIONS");
+        let answered = h.t;
+        h.h.record_wire(Entry::Exchange(Exchange {
+            actor: "m1.0".into(),
+            sent_ms: given_up + 2,
+            answered_ms: answered,
+            request: heartbeat(0),
+            answer: Answer::ConsumerHeartbeat {
+                error: 0,
+                member_id: "b".into(),
+                epoch: 3,
+                assignment: Some(Vec::new()),
+            },
+            group: G.into(),
+            node: None,
+        }));
+        h.member_epoch("m1", "b", 2, 3).owns("m1", "b", 3, &[]);
+        h.coordinator_epoch("a", 2, 3, "STABLE").member_epoch("m0", "a", 2, 3);
+        // The first rejoin, processed now: b is given t[1] in an answer nobody reads.
+        h.coordinator_epoch("b", 3, 3, "STABLE").given("b", 3, &[1]);
+        check(&h.finish(&[(0, 10), (1, 10)]))
+    };
+    let v = run(true);
+    assert!(v.is_ok(), "{:?}", v.anomalies);
+    let e = v.hazards.iter().find(|e| e.anomaly.class == AnomalyClass::Stuck);
+    let e = e.unwrap_or_else(|| panic!("{:?}", v.hazards));
+    assert_eq!(e.hazard, super::Hazard::OvertakenRejoin);
+    assert!(e.anomaly.message.contains("owns - but its target is t[1]"), "{}", e.anomaly.message);
+    let v = run(false);
+    assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
+}

@@ -58,6 +58,10 @@ pub enum Hazard {
     /// consumer group took the instance from each other: a commit, answered UNKNOWN_MEMBER_ID,
     /// sent the replaced one back to join before a heartbeat could fence it.
     ClassicTwinsReplaceEachOther,
+    /// A consumer-protocol member's rejoin, given up and overtaken by a later one the
+    /// coordinator answered first, was processed afterwards and moved partitions to the member
+    /// in an answer it never read.
+    OvertakenRejoin,
 }
 
 impl Hazard {
@@ -79,6 +83,7 @@ impl Hazard {
                 "replaced-member-skips-follow-up-rebalance"
             }
             Hazard::ClassicTwinsReplaceEachOther => "classic-twins-replace-each-other",
+            Hazard::OvertakenRejoin => "overtaken-rejoin",
         }
     }
 
@@ -172,6 +177,15 @@ impl Hazard {
                  and takes the instance back, so two live processes on one instance id replace \
                  each other for as long as both commit between heartbeats, and the group does \
                  not settle"
+            }
+            Hazard::OvertakenRejoin => {
+                "Kafka orders requests per connection only and accepts member epoch 0 from a \
+                 member it knows (a fenced member rejoins so): a rejoin the member gave up, \
+                 processed after its newer rejoin was answered, reconciles the member and \
+                 writes the partitions it moved into an answer nobody reads; the coordinator \
+                 sends an assignment again only when it changes or the member sends its owned \
+                 partitions, which a reconciled member does not, so the partitions stay with a \
+                 member that does not know it holds them until the group's assignment changes"
             }
         }
     }

@@ -75,6 +75,7 @@ mod hazards;
 mod invalid_requests;
 mod liveness;
 mod metrics;
+mod overtaken_rejoin;
 mod ownership;
 mod positions;
 mod processed;
@@ -181,7 +182,8 @@ fn finish_verdict(
         let last = history.len().saturating_sub(1);
         // The run may end early, converged: a stall's bound can only pass while it runs.
         anomalies.extend(stalls.due(&views, deadline.min(views.end_ms), last));
-        let (stuck, explained) = liveness::stuck(&views, last);
+        let overtaken = overtaken_rejoin::overtaken(history);
+        let (stuck, explained) = liveness::stuck(&views, last, &overtaken);
         anomalies.extend(stuck);
         stuck_explained = explained;
     }

@@ -17,9 +17,16 @@ use super::views::{GroupView, MemberView, Views};
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more. Problems a hazard explains make a `stuck` of their own,
 /// returned as explained (proved by the hazard's event too): one per hazard that acted.
-pub(super) fn stuck(views: &Views, last_idx: usize) -> (Option<Anomaly>, Vec<Explained>) {
+///
+/// `overtaken`: member id -> the event where an overtaken rejoin gave it partitions it never
+/// heard of (the `overtaken-rejoin` hazard, read from the wire stream).
+pub(super) fn stuck(
+    views: &Views,
+    last_idx: usize,
+    overtaken: &BTreeMap<String, usize>,
+) -> (Option<Anomaly>, Vec<Explained>) {
     let deadline = views.liveness_deadline.unwrap_or(views.end_ms);
-    let (problems, excused) = problems(views);
+    let (problems, excused) = problems(views, overtaken);
     let anomaly = stuck_of(problems, deadline, vec![last_idx]);
     let mut by_hazard: BTreeMap<Hazard, (usize, Problems)> = BTreeMap::new();
     for (hazard, cause, p) in excused {
@@ -55,20 +62,22 @@ fn stuck_of(problems: Problems, deadline: Millis, events: Vec<usize>) -> Option<
 
 /// Whether the group has converged as the views stand: what `stuck` demands at the deadline.
 pub(super) fn holds(views: &Views) -> bool {
-    let (problems, excused) = problems(views);
+    let (problems, excused) = problems(views, &BTreeMap::new());
     problems.is_empty() && excused.is_empty()
 }
 
-/// Ways the views fall short of convergence, each with the partition it concerns.
-type Problems = Vec<(Option<TopicPartition>, String)>;
+/// One way the views fall short of convergence, with the partition it concerns.
+type Problem = (Option<TopicPartition>, String);
+/// Ways the views fall short of convergence.
+type Problems = Vec<Problem>;
 
 /// Problems a hazard Kafka allows explains, each with the hazard and the event where it acted.
-type Excused = Vec<(Hazard, usize, (Option<TopicPartition>, String))>;
+type Excused = Vec<(Hazard, usize, Problem)>;
 
 /// Every way the views fall short of convergence, each with the partition it concerns: those no
 /// hazard explains, and those the `lost-downgrade-rebalance` or `static-upgrade-orphans` hazard
 /// does.
-fn problems(views: &Views) -> (Problems, Excused) {
+fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Excused) {
     let mut problems: Problems = Vec::new();
     let mut excused: Excused = Vec::new();
     let groups: BTreeSet<String> = views.members.values().map(|m| m.group.clone()).collect();
@@ -77,7 +86,8 @@ fn problems(views: &Views) -> (Problems, Excused) {
             views.members.iter().filter(|(_, m)| m.group == group && m.live).collect();
         if let Some(cg) = views.consumer_group(&group) {
             let mut group_problems = Problems::new();
-            consumer_problems(views, &group, cg, &live, &mut group_problems);
+            let unheard =
+                consumer_problems(views, &group, cg, &live, overtaken, &mut group_problems);
             // Two live classic twins taking one instance from each other keep the group from
             // settling while both run: every problem of the group is theirs.
             if let Some(cause) = live_twins(cg, &live) {
@@ -87,7 +97,14 @@ fn problems(views: &Views) -> (Problems, Excused) {
                 excused.extend(twins);
                 continue;
             }
-            excuse_orphans(views, &[], &group, group_problems, &mut problems, &mut excused);
+            // A member an overtaken rejoin gave partitions it never heard of: its own problem
+            // and those of the partitions are the hazard's.
+            let mut sources = Vec::new();
+            for (cause, partitions, problem) in &unheard {
+                sources.push((Hazard::OvertakenRejoin, *cause, partitions));
+                excused.push((Hazard::OvertakenRejoin, *cause, problem.clone()));
+            }
+            excuse_orphans(views, &sources, &group, group_problems, &mut problems, &mut excused);
             continue;
         }
         let Some(g) = views.groups.get(&group) else {
@@ -278,19 +295,26 @@ fn commits_at_log_end(views: &Views, tp: &TopicPartition, problems: &mut Problem
 /// target — as the coordinator says and as the member itself reports —, the group holds no
 /// member that is not live, nothing waits to be revoked, every partition is owned, and commits
 /// are at the log end. Without live members the group must hold no member.
+///
+/// A live member short of its target because an overtaken rejoin gave it partitions it never
+/// heard of (`overtaken`: member id -> the event) is the `overtaken-rejoin` hazard's: its problem
+/// is returned instead of kept, with the event and the partitions it lacks, for the caller to
+/// excuse with the problems of those partitions.
 fn consumer_problems(
     views: &Views,
     group: &str,
     cg: &ConsumerGroupView,
     live: &BTreeMap<&String, &MemberView>,
+    overtaken: &BTreeMap<String, usize>,
     problems: &mut Problems,
-) {
+) -> Vec<(usize, BTreeSet<TopicPartition>, Problem)> {
+    let mut unheard = Vec::new();
     if live.is_empty() {
         if !cg.members.is_empty() {
             let held: Vec<&String> = cg.members.keys().collect();
             problems.push((None, format!("group {group} has no live members but holds {held:?}")));
         }
-        return;
+        return unheard;
     }
     let epoch = cg.assignment_epoch;
     if cg.group_epoch != epoch {
@@ -323,14 +347,19 @@ fn consumer_problems(
         }
         let target = cg.target.get(id).cloned().unwrap_or_default();
         if m.owned != target {
-            problems.push((
+            let problem = (
                 None,
                 format!(
                     "live member {name} ({id}) owns {} but its target is {}",
                     partition_list(&m.owned.iter().cloned().collect::<Vec<_>>()),
-                    partition_list(&target.into_iter().collect::<Vec<_>>())
+                    partition_list(&target.iter().cloned().collect::<Vec<_>>())
                 ),
-            ));
+            );
+            let missing: BTreeSet<TopicPartition> = target.difference(&m.owned).cloned().collect();
+            match overtaken.get(id) {
+                Some(&cause) if !missing.is_empty() => unheard.push((cause, missing, problem)),
+                _ => problems.push(problem),
+            }
         }
     }
     let live_ids: BTreeSet<&String> = live.values().filter_map(|m| m.member_id.as_ref()).collect();
@@ -346,6 +375,7 @@ fn consumer_problems(
         }
         commits_at_log_end(views, &tp, problems);
     }
+    unheard
 }
 
 #[cfg(test)]

@@ -120,6 +120,21 @@ struct Fixup {
     groups: Vec<(StrBytes, bool)>,
 }
 
+/// Longest the broker holds a Fetch, whatever `max_wait_ms` it asks for (clients ask for
+/// 500 ms to a few seconds; a held request holds its connection).
+pub const MAX_FETCH_WAIT_MS: Millis = 30_000;
+
+/// A Fetch held until a partition it asks for has something to return or its wait is over
+/// (Kafka's fetch purgatory, `DelayedFetch`).
+#[derive(Debug)]
+struct ParkedFetch {
+    id: RequestId,
+    version: i16,
+    request: FetchRequest,
+    /// When `max_wait_ms` runs out: the answer goes then, empty or not.
+    until: Millis,
+}
+
 /// The sans-IO broker (see the module docs).
 #[derive(Debug)]
 pub struct Broker {
@@ -130,6 +145,8 @@ pub struct Broker {
     fixups: BTreeMap<RequestId, Fixup>,
     producer_ids: ProducerIds,
     cluster: SharedClusterState,
+    /// Fetches waiting for data, in the order they were read.
+    parked: Vec<ParkedFetch>,
 }
 
 impl Broker {
@@ -165,6 +182,7 @@ impl Broker {
             fixups: BTreeMap::new(),
             producer_ids,
             cluster,
+            parked: Vec::new(),
         };
         let led: Vec<(i32, i32)> = {
             let state = cluster::lock(&broker.cluster);
@@ -355,16 +373,23 @@ impl Broker {
                 ResponseKind::ListOffsets(list_offsets::handle(v, &r, &placement, &logs))
             }
             RequestKind::Fetch(r) => {
-                let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-                let state = cluster::lock(&self.cluster);
-                let placement = Placement { node_id: self.config.node_id, cluster: &state };
-                ResponseKind::Fetch(fetch::handle(v, &r, &placement, &logs))
+                let response = self.fetch(v, &r);
+                if r.max_wait_ms > 0 && r.min_bytes > 0 && !fetch::worth_answering(&response) {
+                    let until = now + (r.max_wait_ms as Millis).min(MAX_FETCH_WAIT_MS);
+                    self.parked.push(ParkedFetch { id, version: v, request: r, until });
+                    return;
+                }
+                ResponseKind::Fetch(response)
             }
             RequestKind::Produce(r) => {
                 let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
                 let state = cluster::lock(&self.cluster);
                 let placement = Placement { node_id: self.config.node_id, cluster: &state };
-                ResponseKind::Produce(produce::handle(&r, &placement, &mut logs, now))
+                let response = produce::handle(&r, &placement, &mut logs, now);
+                drop((logs, state));
+                self.answer(id, ResponseKind::Produce(response));
+                self.logs_appended(now);
+                return;
             }
             RequestKind::InitProducerId(r) => ResponseKind::InitProducerId(
                 init_producer_id::handle(v, &r, &mut self.producer_ids),
@@ -377,9 +402,42 @@ impl Broker {
         self.answer(id, response);
     }
 
+    /// The answer to a Fetch as the logs stand now.
+    fn fetch(&self, version: i16, request: &FetchRequest) -> FetchResponse {
+        let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        let state = cluster::lock(&self.cluster);
+        let placement = Placement { node_id: self.config.node_id, cluster: &state };
+        fetch::handle(version, request, &placement, &logs)
+    }
+
+    /// Records were appended to the logs (by a producer beside the broker, or a Produce it
+    /// served): the held Fetches that now have something to return are answered.
+    pub fn logs_appended(&mut self, now: Millis) {
+        self.wake_parked(now);
+    }
+
+    /// Answers each held Fetch that has something to return, or whose wait is over at `now`.
+    fn wake_parked(&mut self, now: Millis) {
+        if self.parked.is_empty() {
+            return;
+        }
+        for p in std::mem::take(&mut self.parked) {
+            let response = self.fetch(p.version, &p.request);
+            if now >= p.until || fetch::worth_answering(&response) {
+                self.answer(p.id, ResponseKind::Fetch(response));
+            } else {
+                self.parked.push(p);
+            }
+        }
+    }
+
     /// The earliest instant at which [`Self::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Millis> {
-        self.coordinator.poll_timeout()
+        let parked = self.parked.iter().map(|p| p.until).min();
+        match (self.coordinator.poll_timeout(), parked) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Fires the coordinator's timers due at or before `now`. Afterwards none is due at `now`
@@ -388,6 +446,7 @@ impl Broker {
         self.reconcile();
         self.coordinator.handle_timeout(now);
         self.pull_coordinator_outputs();
+        self.wake_parked(now);
         debug_assert!(
             self.poll_timeout().is_none_or(|t| t > now),
             "a coordinator timer is still due at {now} after the timers fired"

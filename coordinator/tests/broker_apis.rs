@@ -499,3 +499,58 @@ fn mixed_batched_offset_fetch_keeps_request_order_with_not_coordinator_entries()
     assert_ne!(got[0].1, NOT_COORDINATOR);
     assert_eq!(got[1], (theirs, NOT_COORDINATOR));
 }
+
+/// Every answer the broker has produced so far, by request.
+fn answers(broker: &mut Broker) -> Vec<(RequestId, ResponseKind)> {
+    let mut out = Vec::new();
+    while let Some(o) = broker.poll_output() {
+        if let CoordinatorOutput::Response { id, response } = o {
+            out.push((id, response));
+        }
+    }
+    out
+}
+
+/// Kafka's fetch purgatory: a Fetch that may wait (`max_wait_ms` and `min_bytes` above zero)
+/// and finds nothing at its offsets is held, not answered empty. It is answered as soon as a
+/// partition it asks for has records (a Produce to this broker, or records appended beside
+/// it), or empty when its wait runs out; a Fetch that may not wait, or that finds data or an
+/// error, is answered at once.
+#[test]
+fn a_fetch_with_nothing_to_return_waits_for_records_or_its_max_wait() {
+    let logs = logs();
+    let mut broker = Broker::new(cluster(1, 100), logs.clone());
+    let waiting = |partitions: &[(i32, i64, i32)]| {
+        RequestKind::from(fetch(partitions).with_max_wait_ms(500).with_min_bytes(1))
+    };
+    // At the log end of t-0 and on the empty t-1: held.
+    broker.handle_request(1_000, RequestId(1), 12, waiting(&[(0, 10, 1 << 20), (1, 0, 1 << 20)]));
+    broker.handle_request(1_000, RequestId(2), 12, waiting(&[(2, 0, 1 << 20)]));
+    assert!(answers(&mut broker).is_empty(), "nothing to return yet: both held");
+    assert_eq!(broker.poll_timeout(), Some(1_500), "the broker wakes when the waits run out");
+    // Records for t-1 arrive beside the broker: only the Fetch asking for t-1 is answered.
+    logs.lock()
+        .unwrap()
+        .append(&TopicPartition::new("t", 1), None, Bytes::from("x"), 1_100)
+        .unwrap();
+    broker.logs_appended(1_100);
+    let got = answers(&mut broker);
+    assert_eq!(got.len(), 1);
+    let (id, ResponseKind::Fetch(r)) = &got[0] else { panic!("{got:?}") };
+    assert_eq!(*id, RequestId(1));
+    assert_eq!(records(&r.responses[0].partitions[1]), [(0, None, "x".to_string())]);
+    // The other runs out its wait and goes empty.
+    broker.handle_timeout(1_499);
+    assert!(answers(&mut broker).is_empty(), "still within its wait");
+    broker.handle_timeout(1_500);
+    let got = answers(&mut broker);
+    let [(RequestId(2), ResponseKind::Fetch(r))] = &got[..] else { panic!("{got:?}") };
+    assert!(records(&r.responses[0].partitions[0]).is_empty());
+    assert_eq!(broker.poll_timeout(), None, "nothing held any more");
+    // Data or an error at once; and a Fetch that may not wait is answered empty at once.
+    broker.handle_request(2_000, RequestId(3), 12, waiting(&[(0, 9, 1 << 20)]));
+    broker.handle_request(2_000, RequestId(4), 12, waiting(&[(0, 99, 1 << 20)]));
+    broker.handle_request(2_000, RequestId(5), 12, fetch(&[(2, 0, 1 << 20)]).into());
+    let ids: Vec<RequestId> = answers(&mut broker).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, [RequestId(3), RequestId(4), RequestId(5)]);
+}

@@ -191,22 +191,63 @@ fn assigned_partitions_start_at_committed_offset_or_earliest() {
     assert_eq!(fetch_positions(&req), vec![("t".to_string(), 0, 42), ("t".to_string(), 1, 7)]);
 }
 
+/// An empty Fetch answer paces the next Fetch from when the request went out: a broker that
+/// held the request for its `fetch.max.wait.ms` (Kafka's long poll) is asked again at once, as
+/// the Java consumer does; one that answered empty at once is asked again only
+/// `fetch_backoff_ms` after the request, so a broker that never waits is not asked in a loop.
 #[test]
-fn records_below_the_position_are_skipped_and_batches_capped() {
+fn an_empty_fetch_is_sent_again_at_once_after_a_held_answer_and_paced_after_a_quick_one() {
+    let mut h = H::new(config());
+    let o = join_follower(&mut h, &[0], &[(0, 10)]);
+    let (id, _, _) = one(&o, "Fetch");
+    let sent_at = h.now;
+    // Answered empty at once: the next Fetch waits out the backoff from the send.
+    let o = h.respond(id, fetch_answer(&[(0, 0, 10..10)]));
+    assert!(sent(&o, "Fetch").is_empty(), "no Fetch straight after a quick empty answer");
+    let o = h.advance_to(sent_at + config().fetch_backoff_ms - 1);
+    assert!(sent(&o, "Fetch").is_empty());
+    let o = h.advance_to(sent_at + config().fetch_backoff_ms);
+    let (id, _, _) = one(&o, "Fetch");
+    // Held by the broker past the backoff, then answered empty: fetched again at once.
+    h.advance(500);
+    let o = h.respond(id, fetch_answer(&[(0, 0, 10..10)]));
+    let (_, _, next) = one(&o, "Fetch");
+    assert_eq!(fetch_positions(&next), vec![("t".to_string(), 0, 10)]);
+}
+
+/// Java's consumer keeps a completed fetch and hands it to the application `max.poll.records`
+/// at a time, and fetches a partition again only once none of its records is left buffered. So
+/// the member skips the records below its position (the broker answers from the batch start),
+/// processes the rest of the answer in runs of `max_records_per_fetch`, in offset order, and
+/// asks for the partition again, from past the answer's last record, when the last run starts.
+#[test]
+fn a_fetched_answer_is_kept_and_handed_out_in_runs_the_next_fetch_once_the_last_starts() {
     let mut cfg = config();
     cfg.max_records_per_fetch = 3;
     let mut h = H::new(cfg);
     let o = join_follower(&mut h, &[0], &[(0, 12)]);
     let (id, _, _) = one(&o, "Fetch");
-    // The broker answers from the batch start (10), below the position.
     let o = h.respond(id, fetch_answer(&[(0, 0, 10..20)]));
-    let (_, _, next) = one(&o, "Fetch");
-    assert_eq!(fetch_positions(&next), vec![("t".to_string(), 0, 15)]);
-    let o = h.advance(6);
-    assert!(events(&o).iter().any(|e| matches!(
-        e,
-        MemberEvent::RecordsProcessed { first_offset: 12, last_offset: 14, .. }
-    )));
+    assert!(sent(&o, "Fetch").is_empty(), "the answer's records are still buffered");
+    let mut runs = Vec::new();
+    let mut fetched_after = None;
+    for _ in 0..1_000 {
+        let o = h.advance(1);
+        for e in events(&o) {
+            if let MemberEvent::RecordsProcessed { first_offset, last_offset, .. } = e {
+                runs.push((first_offset, last_offset));
+            }
+        }
+        if let Some((_, _, next)) = sent(&o, "Fetch").first() {
+            assert_eq!(fetch_positions(next), vec![("t".to_string(), 0, 20)]);
+            fetched_after.get_or_insert(runs.len());
+        }
+        if runs.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(runs, [(12, 14), (15, 17), (18, 19)]);
+    assert_eq!(fetched_after, Some(2), "fetched again as the last run started, not before");
 }
 
 #[test]

@@ -185,15 +185,14 @@ fn member_sending_past_generation_commits_is_caught() {
 
 /// spring-kafka #3186: a commit refused with REBALANCE_IN_PROGRESS is retried after newer ones
 /// succeeded. The refusal needs a commit to reach the coordinator while the group rebalances:
-/// in the caught seed (27; seed order moved as the swarms drew new fault shapes) broker-side
-/// BUGGIFY answers three commits REBALANCE_IN_PROGRESS, a broker cut off from every peer makes
-/// the group move, and triggers drop connections at join answers, pause a member after its
-/// commit is appended, move the coordinator and crash a member as it revokes: six faults and
-/// triggers, not three.
+/// the caught seed (19; seed order moved as the swarms drew new fault shapes and again when
+/// Fetches began to wait at the broker) shrinks to a coordinator move, a client host cut off
+/// from every broker for about two seconds, and broker-side BUGGIFY answering the next commit
+/// REBALANCE_IN_PROGRESS.
 #[test]
 fn member_retrying_a_superseded_commit_is_caught() {
     let name = "member-retries-superseded-commit";
-    check_switch_at(name, "swarm", 27, AnomalyClass::OffsetRegression, 6);
+    check_switch_at(name, "swarm", 19, AnomalyClass::OffsetRegression, 3);
 }
 
 /// KAFKA-13419: after a failed SyncGroup a cooperative member keeps the partitions it owned and
@@ -306,16 +305,17 @@ fn coordinator_forgetting_a_reclaimed_partitions_owner_is_caught() {
 /// for it meanwhile; `fenced-join` flags the first refused rejoin. A correct member is fenced
 /// only when two answers that moved its epoch on are lost in a row (its retry at the previous
 /// epoch is accepted, so the group must move on between the two): the `member_epoch_advanced`
-/// trigger drops the member's connections as each answer is on its way, and seed 8 gets there
-/// in both worlds (it passes with the switch off and replays to the same history hash). The
-/// double loss needs the group's epoch to move in between, which the seed's other faults
-/// provide: the event world's seed shrinks to twelve of its 31 faults and triggers, not three.
+/// trigger drops the member's connections as each answer is on its way. Seed 6 gets to a
+/// rejoin at epoch 0 in both worlds (it passes with the switch off and replays to the same
+/// history hash); the event world's seed shrinks to two faults: a slow batch that holds a
+/// member's poll loop for about sixteen seconds, and a coordinator move whose load answers the
+/// member COORDINATOR_LOAD_IN_PROGRESS until it rejoins.
 #[test]
 fn coordinator_fencing_a_rejoin_at_epoch_zero_is_caught() {
     let (name, class) = ("coordinator-fences-rejoin-at-epoch-zero", AnomalyClass::FencedJoin);
     let scenario = "consumer_protocol_swarm";
-    check_switch_at_in(WorldKind::Turmoil, name, scenario, 8, class, None);
-    check_switch_at_in(WorldKind::Event, name, scenario, 8, class, Some(12));
+    check_switch_at_in(WorldKind::Turmoil, name, scenario, 6, class, None);
+    check_switch_at_in(WorldKind::Event, name, scenario, 6, class, Some(2));
 }
 
 /// KAFKA-18641: the Java consumer's commits cover the batch the application is still

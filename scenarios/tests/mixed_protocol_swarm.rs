@@ -65,10 +65,12 @@ fn mixed_protocol_swarm_passes_the_checker_with_classic_members_inside_the_consu
 /// it by a classic group; the next consumer-protocol member's heartbeat asked for an upgrade the
 /// policy forbids and was answered GROUP_ID_NOT_FOUND, which the Java consumer treats as fatal.
 /// The coordinator now records the refusal (`UpgradeRefused`), and the checker names the stop
-/// the `refused-upgrade-stops-member` hazard.
+/// the `refused-upgrade-stops-member` hazard. Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: seed 71 meets it
+/// now.
 #[test]
 fn a_member_refused_the_upgrade_by_the_migration_policy_is_the_named_hazard() {
-    let r = run(25);
+    let r = run(71);
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
     let refused = r.history.events().iter().any(|e| {
         matches!(&e.kind, EventKind::Coordinator { event: CoordinatorEvent::ConsumerGroup(
@@ -118,7 +120,9 @@ fn a_member_stranded_by_an_emptied_group_taken_by_a_classic_join_is_the_named_ha
 /// the classic generation. In 94 the opposite: an empty classic group gave way to a
 /// consumer-protocol member's join, and its commits were judged by classic generations. The
 /// checker's views now switch protocol on both (an empty group giving way, a load of the other
-/// form) as on a conversion.
+/// form) as on a conversion. Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: seed 375 meets the
+/// second case now.
 #[test]
 fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_speaks() {
     let position = |r: &RunReport, from: usize, is: &dyn Fn(&EventKind) -> bool| {
@@ -144,13 +148,13 @@ fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_s
         )
     });
     assert!(loaded.is_some(), "seed 51: the consumer group is loaded after the classic generation");
-    // 94: a classic group loaded, then a consumer-protocol member joining with no upgrade.
-    let r = run(94);
-    assert!(r.verdict.is_ok(), "seed 94: {}", r.failure_report());
+    // 375: a classic group loaded, then a consumer-protocol member joining with no upgrade.
+    let r = run(375);
+    assert!(r.verdict.is_ok(), "seed 375: {}", r.failure_report());
     let classic = position(&r, 0, &|k| {
         matches!(k, EventKind::Coordinator { event: CoordinatorEvent::GroupLoaded { .. }, .. })
     });
-    let classic = classic.expect("seed 94: the classic group is loaded");
+    let classic = classic.expect("seed 375: the classic group is loaded");
     let joined = position(&r, classic, &|k| {
         matches!(
             k,
@@ -163,7 +167,7 @@ fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_s
             }
         )
     });
-    let joined = joined.expect("seed 94: a consumer-protocol member joins after the load");
+    let joined = joined.expect("seed 375: a consumer-protocol member joins after the load");
     let upgraded = r.history.events()[classic..joined].iter().any(|e| {
         matches!(
             &e.kind,
@@ -173,7 +177,7 @@ fn a_group_changing_protocol_without_a_conversion_is_judged_by_the_protocol_it_s
             }
         )
     });
-    assert!(!upgraded, "seed 94: the empty classic group gave way, no upgrade");
+    assert!(!upgraded, "seed 375: the empty classic group gave way, no upgrade");
 }
 
 /// Regression: with static members (half the seeds), mixed_protocol_swarm seeds 350 and 444
@@ -225,11 +229,13 @@ fn partitions_added_to_a_group_of_classic_members_only_are_the_named_hazard() {
 /// watches the topics' partition counts, so no member noticed the new partitions. Kafka 3.2+
 /// answers a JoinGroup v9+ from a static leader's replacement naming it leader with
 /// SkipAssignment; the Java consumer then keeps the generation's assignment and watches the
-/// partition counts as leader, and rebalances the group when the topic grows.
+/// partition counts as leader, and rebalances the group when the topic grows. Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: seed
+/// 85 meets it now.
 #[test]
 fn a_replaced_static_leader_is_told_to_skip_the_assignment_and_keeps_watching_the_topics() {
-    let r = run(1234);
-    assert!(r.verdict.is_ok(), "seed 1234: {}", r.failure_report());
+    let r = run(85);
+    assert!(r.verdict.is_ok(), "seed 85: {}", r.failure_report());
     // The mechanism: a second member id joins as leader of a generation another member id
     // led (before KIP-814 the replacement heard the old id and joined as a follower).
     let mut leaders: Vec<(i32, String)> = Vec::new();
@@ -244,7 +250,7 @@ fn a_replaced_static_leader_is_told_to_skip_the_assignment_and_keeps_watching_th
             leaders.push((*generation, member_id.clone()));
         }
     }
-    assert!(skipped, "seed 1234: a replaced static leader joined a generation already assigned");
+    assert!(skipped, "seed 85: a replaced static leader joined a generation already assigned");
 }
 
 /// Regression: mixed_protocol_swarm seeds 3193 and 5368 reported `unowned-commit`,
@@ -254,10 +260,12 @@ fn a_replaced_static_leader_is_told_to_skip_the_assignment_and_keeps_watching_th
 /// too narrowly. In 3193 the removal was the classic group's own session expiry before the
 /// group was upgraded (the consumer group keeps no memory of it); in 5368 the hazard's window
 /// closed at the first commit reaching the member's own offset, though the damage lasts until
-/// the committed offset is back where the member's commit moved it back from.
+/// the committed offset is back where the member's commit moved it back from. Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: seeds
+/// 455 and 589 meet it now.
 #[test]
 fn a_removed_classic_member_rejoining_is_the_named_hazard_until_the_offset_recovers() {
-    for seed in [3193, 5368] {
+    for seed in [455, 589] {
         let r = run(seed);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let named =
@@ -287,10 +295,12 @@ fn a_member_whose_epochs_repeat_after_its_group_was_recreated_is_judged_by_its_t
 /// UNKNOWN_MEMBER_ID and no group at all), and a heartbeat above epoch 0 for a missing or
 /// classic group is GROUP_ID_NOT_FOUND, fatal to the Java consumer and librdkafka. The deletion
 /// left no trace in the history until the coordinator recorded it (`EmptyGroupDeleted`); the
-/// checker now takes it for the `downgrade-strands-member` hazard's sign.
+/// checker now takes it for the `downgrade-strands-member` hazard's sign. Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: seeds
+/// 90, 291, 415 and 493 meet it now.
 #[test]
 fn a_member_stranded_by_an_empty_group_deleted_for_a_classic_join_is_the_named_hazard() {
-    for seed in [2840, 3472, 4923, 5087] {
+    for seed in [90, 291, 415, 493] {
         let r = run(seed);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let deleted = r.history.events().iter().any(|e| {
@@ -335,9 +345,11 @@ fn a_second_load_of_a_downgrades_generation_is_the_lost_rebalance_hazard() {
 /// since then 1658 meets it, with the coordinator moving after the replacement: the next one
 /// loads the same generation, and the leader still watches counts that include the growth.
 /// 4628 met it until a static takeover's answer waited for its append; 931 meets it since.)
+/// Since Fetches wait at the broker for data
+/// (its fetch purgatory) and members keep a fetched answer, every history differs: 931, 1119 and 2137 meet it now.
 #[test]
 fn partitions_added_before_a_static_leader_skipped_the_assignment_are_the_named_hazard() {
-    for seed in [3569, 931, 1658] {
+    for seed in [931, 1119, 2137] {
         let r = run(seed);
         assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
         let named =

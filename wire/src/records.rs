@@ -216,10 +216,74 @@ fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
 /// `max`: `(first, last, count)`. Control records are skipped; a truncated or garbled tail ends
 /// decoding (brokers may cut the last batch short).
 pub fn offsets_in(records: Option<Bytes>, position: i64, max: usize) -> Option<(i64, i64, usize)> {
-    let buf = records?;
-    match walk_offsets(&buf, position, max) {
-        Some(found) => found,
-        None => decoded_offsets(buf, position, max),
+    offset_chunks_up_to(records, position, max, max).into_iter().next()
+}
+
+/// Every record at or after `position` in a Fetch answer's record bytes, as [`offsets_in`]
+/// reads them, in runs of at most `chunk` records, oldest first: how a consumer that keeps a
+/// fetched answer hands it to the application `max.poll.records` at a time.
+pub fn offset_chunks(
+    records: Option<Bytes>,
+    position: i64,
+    chunk: usize,
+) -> Vec<(i64, i64, usize)> {
+    offset_chunks_up_to(records, position, chunk, usize::MAX)
+}
+
+/// The records at or after `position`, at most `limit` of them, in runs of at most `chunk`.
+fn offset_chunks_up_to(
+    records: Option<Bytes>,
+    position: i64,
+    chunk: usize,
+    limit: usize,
+) -> Vec<(i64, i64, usize)> {
+    let Some(buf) = records else { return Vec::new() };
+    let mut runs = Runs::new(position, chunk, limit);
+    if walk_offsets(&buf, &mut runs).is_none() {
+        runs = Runs::new(position, chunk, limit);
+        decoded_offsets(buf, &mut runs);
+    }
+    runs.done
+}
+
+/// The runs of offsets read so far: each offset past `position` and past the last one taken
+/// joins the open run until it holds `chunk`; reading stops at `limit` offsets.
+struct Runs {
+    position: i64,
+    chunk: usize,
+    limit: usize,
+    taken: usize,
+    last: Option<i64>,
+    done: Vec<(i64, i64, usize)>,
+}
+
+impl Runs {
+    fn new(position: i64, chunk: usize, limit: usize) -> Self {
+        Runs { position, chunk, limit, taken: 0, last: None, done: Vec::new() }
+    }
+
+    fn full(&self) -> bool {
+        self.taken >= self.limit || self.chunk == 0
+    }
+
+    /// Takes `offset` if it is a data record's at or past the position and past the last
+    /// one taken (a re-sent batch repeats offsets).
+    fn offer(&mut self, offset: i64, control: bool) {
+        if control || offset < self.position || self.last.is_some_and(|l| offset <= l) {
+            return;
+        }
+        if self.full() {
+            return;
+        }
+        match self.done.last_mut() {
+            Some(run) if run.2 < self.chunk => {
+                run.1 = offset;
+                run.2 += 1;
+            }
+            _ => self.done.push((offset, offset, 1)),
+        }
+        self.last = Some(offset);
+        self.taken += 1;
     }
 }
 
@@ -227,7 +291,7 @@ pub fn offsets_in(records: Option<Bytes>, position: i64, max: usize) -> Option<(
 /// offset delta and skipping the rest by its length: what the decoder would read, without
 /// building the records. `None` at anything else the decoder could meet (a compressed or corrupt
 /// batch, a record header, an odd varint): the caller decodes instead, from the start.
-fn walk_offsets(buf: &[u8], position: i64, max: usize) -> Option<Option<(i64, i64, usize)>> {
+fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
     // Every batch's header first, as the decoder's guard reads them all before decoding any.
     let mut batches = Vec::new();
     let mut at = 0;
@@ -253,13 +317,10 @@ fn walk_offsets(buf: &[u8], position: i64, max: usize) -> Option<Option<(i64, i6
     }
     // The decoder's guard: a count larger than the bytes there is garbage.
     if batches.iter().any(|b| b.2 > buf.len()) {
-        return Some(None);
+        return Some(());
     }
-    let mut first = None;
-    let mut last = 0;
-    let mut count = 0;
     for (base, control, records, mut rec) in batches {
-        if count >= max {
+        if runs.full() {
             break;
         }
         for _ in 0..records {
@@ -273,19 +334,13 @@ fn walk_offsets(buf: &[u8], position: i64, max: usize) -> Option<Option<(i64, i6
             if !record_is_plain(fields)? {
                 return None;
             }
-            let offset = base + delta;
-            if control || offset < position || offset <= last && first.is_some() {
-                continue;
-            }
-            if count >= max {
+            runs.offer(base + delta, control);
+            if runs.full() {
                 break;
             }
-            first.get_or_insert(offset);
-            last = offset;
-            count += 1;
         }
     }
-    Some(first.map(|f| (f, last, count)))
+    Some(())
 }
 
 /// Whether a record's fields after its attributes (timestamp delta, offset delta, key, value,
@@ -327,34 +382,25 @@ fn short_varint(b: &[u8], max_bytes: usize) -> Option<(i64, usize)> {
 }
 
 /// [`offsets_in`] through kafka-protocol's decoder, for whatever [`walk_offsets`] leaves.
-fn decoded_offsets(mut buf: Bytes, position: i64, max: usize) -> Option<(i64, i64, usize)> {
+fn decoded_offsets(mut buf: Bytes, runs: &mut Runs) {
     // A batch claiming more records than there are bytes is garbage: refuse it before the
     // decoder sizes a vector by that count.
     if let Ok(infos) = RecordBatchDecoder::decode_batch_info(&mut buf.clone()) {
         if infos.iter().any(|i| i.record_count as usize > buf.len()) {
-            return None;
+            return;
         }
     }
-    let mut first = None;
-    let mut last = 0;
-    let mut count = 0;
-    while buf.has_remaining() && count < max {
+    while buf.has_remaining() && !runs.full() {
         let Ok(set) = RecordBatchDecoder::decode(&mut buf) else {
             break;
         };
         for r in set.records {
-            if r.control || r.offset < position || r.offset <= last && first.is_some() {
-                continue;
-            }
-            if count >= max {
+            runs.offer(r.offset, r.control);
+            if runs.full() {
                 break;
             }
-            first.get_or_insert(r.offset);
-            last = r.offset;
-            count += 1;
         }
     }
-    first.map(|f| (f, last, count))
 }
 
 #[cfg(test)]
@@ -399,13 +445,33 @@ mod tests {
             let bytes = Bytes::from(bytes);
             let position = next - rng.random_range(0..30);
             let max = rng.random_range(0..40);
-            let decoded = decoded_offsets(bytes.clone(), position, max);
-            if let Some(found) = walk_offsets(&bytes, position, max) {
-                walked += 1;
-                assert_eq!(found, decoded, "case {case}");
+            // The first run with a limit (what `offsets_in` reads), and every run without one.
+            for limit in [max, usize::MAX] {
+                let mut decoded = Runs::new(position, max, limit);
+                decoded_offsets(bytes.clone(), &mut decoded);
+                let mut walk = Runs::new(position, max, limit);
+                if walk_offsets(&bytes, &mut walk).is_some() {
+                    walked += 1;
+                    assert_eq!(walk.done, decoded.done, "case {case}, limit {limit}");
+                }
+                if limit == max {
+                    let first = decoded.done.first().copied();
+                    assert_eq!(
+                        offsets_in(Some(bytes.clone()), position, max),
+                        first,
+                        "case {case}"
+                    );
+                } else {
+                    let chunks = offset_chunks(Some(bytes.clone()), position, max);
+                    assert_eq!(chunks, decoded.done, "case {case}");
+                    // The runs are the records in order, each full but the last.
+                    for pair in chunks.windows(2) {
+                        assert_eq!(pair[0].2, max, "case {case}");
+                        assert!(pair[0].1 < pair[1].0, "case {case}");
+                    }
+                }
             }
-            assert_eq!(offsets_in(Some(bytes), position, max), decoded, "case {case}");
         }
-        assert!(walked > 1_500, "the walk took only {walked} of the cases");
+        assert!(walked > 3_000, "the walk took only {walked} of the cases");
     }
 }

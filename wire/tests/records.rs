@@ -2,7 +2,7 @@
 //! offsets are read from a position, and encoding round-trips through kafka-protocol's decoder.
 
 use bytes::Bytes;
-use groupsim_wire::records::{check_batches, encode_batch, offsets_in, LogRecord};
+use groupsim_wire::records::{check_batches, encode_batch, offset_chunks, offsets_in, LogRecord};
 use groupsim_wire::test_util::{produced_batch, record_batch};
 use kafka_protocol::records::{Compression, RecordBatchDecoder};
 
@@ -23,6 +23,17 @@ fn offsets_in_skips_records_below_the_position_and_stops_at_max() {
     assert_eq!(offsets_in(Some(bytes.clone()), 12, 3), Some((12, 14, 3)));
     assert_eq!(offsets_in(Some(bytes), 20, 100), None);
     assert_eq!(offsets_in(None, 0, 100), None);
+}
+
+/// A fetched answer handed out in runs: every record from the position on, `chunk` at a time,
+/// across batches.
+#[test]
+fn offset_chunks_cut_the_records_past_the_position_into_runs() {
+    let bytes = Bytes::from([record_batch(10..20), record_batch(20..23)].concat());
+    assert_eq!(offset_chunks(Some(bytes.clone()), 12, 4), [(12, 15, 4), (16, 19, 4), (20, 22, 3)]);
+    assert_eq!(offset_chunks(Some(bytes.clone()), 0, 100), [(10, 22, 13)]);
+    assert_eq!(offset_chunks(Some(bytes), 23, 4), []);
+    assert_eq!(offset_chunks(None, 0, 4), []);
 }
 
 #[test]

@@ -16,9 +16,13 @@
 //!   transactions); log start offset (v5+); no aborted transactions (null, or empty for
 //!   read_committed).
 //!
+//! - Long poll: an answer with no record and no error for a request that may wait
+//!   (`max_wait_ms` > 0, `min_bytes` > 0) is not sent; the broker holds the request until a
+//!   partition it asks for has something to return or `max_wait_ms` has passed, as Kafka's
+//!   fetch purgatory does (`crate::broker`, [`worth_answering`]). `min_bytes` counts as one
+//!   record: any record completes the wait.
+//!
 //! Simplifications, on purpose:
-//! - No long poll: the answer is immediate even when there is no data (`max_wait_ms` and
-//!   `min_bytes` are ignored). A client must pace its own empty fetches.
 //! - No incremental fetch sessions (KIP-227): every answer is a full answer with session id 0,
 //!   which tells the client no session was created. A request naming a session id we never
 //!   handed out gets FETCH_SESSION_ID_NOT_FOUND, as in Kafka.
@@ -89,6 +93,17 @@ pub fn handle(
         })
         .collect();
     FetchResponse::default().with_responses(responses)
+}
+
+/// Whether `response` completes a waiting Fetch: it carries a record or an error (a top-level
+/// one, or any partition's). An answer with neither may wait for data.
+pub fn worth_answering(response: &FetchResponse) -> bool {
+    response.error_code != 0
+        || response
+            .responses
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .any(|p| p.error_code != 0 || p.records.as_ref().is_some_and(|r| !r.is_empty()))
 }
 
 struct Ask {

@@ -17,7 +17,7 @@ use groupsim_wire::{Millis, TopicPartition};
 
 use groupsim_history::{History, WorldEvent};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::config::ClusterConfig;
@@ -105,13 +105,11 @@ impl Cluster {
             })
             .collect();
         let logs = preloaded_logs(&config)?;
-        let (appended, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             logs,
             state: ClusterState::new(brokers.clone(), config.offsets_topic_partitions).shared(),
             offsets_log: OffsetsLog::new(config.offsets_topic_partitions).shared(),
             recorder: Recorder::new(Instant::now()),
-            appended,
             gate: Gate::default(),
         });
         record_start(&shared.recorder, &config);
@@ -223,7 +221,10 @@ impl Cluster {
             let produced =
                 WorldEvent::Produced { partition: tp, base_offset: base, count: count.into() };
             self.shared.recorder.world(produced);
-            self.shared.appended.send_modify(|n| *n += 1);
+            // The brokers hold Fetches until data arrives: tell each that some did.
+            for node in self.slots.iter().map(|s| s.node_id) {
+                self.order(node, BrokerOrder::LogsAppended);
+            }
         }
         Ok(base)
     }
@@ -349,10 +350,15 @@ impl Cluster {
     }
 
     pub(super) fn control(&self, node_id: i32, control: BrokerControl) {
+        self.order(node_id, control.into());
+    }
+
+    /// Gives broker `node_id`'s task an instruction, if it runs.
+    fn order(&self, node_id: i32, order: BrokerOrder) {
         if let Ok(slot) = self.slot(node_id) {
             if let Some(running) = lock(&slot.running).as_ref() {
                 // A broker that just stopped has dropped its receiver: nothing to tell it.
-                let _ = running.control.send(control.into());
+                let _ = running.control.send(order);
             }
         }
     }

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use groupsim_wire::serve_connection_with;
 use groupsim_wire::server::{BrokerHandle, RequestHandler, ServeOptions};
 use groupsim_wire::WireError;
-use kafka_protocol::messages::{FetchRequest, RequestKind, ResponseKind};
+use kafka_protocol::messages::{RequestKind, ResponseKind};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -95,8 +94,8 @@ async fn reset_of(
     }
 }
 
-/// The request hook `serve` puts in front of the broker task: Fetch long-polls, a Produce is
-/// recorded and wakes the waiting fetches, and the nemesis's gate may answer a group request
+/// The request hook `serve` puts in front of the broker task: a Produce is recorded, and the
+/// nemesis's gate may answer a group request
 /// with an error, hold or delay an answer, or lose a commit's answer. The frame loop is the wire
 /// crate's own.
 #[derive(Clone)]
@@ -216,9 +215,6 @@ impl ServeHandler {
         request: RequestKind,
     ) -> Result<ResponseKind, WireError> {
         match request {
-            RequestKind::Fetch(fetch) => {
-                long_poll_fetch(&self.broker, &self.shared, version, client_id, fetch).await
-            }
             RequestKind::Produce(produce) => {
                 let r = self
                     .broker
@@ -227,72 +223,9 @@ impl ServeHandler {
                 if let ResponseKind::Produce(answer) = &r {
                     self.shared.recorder.produced(&produce, answer);
                 }
-                self.shared.appended.send_modify(|n| *n += 1);
                 Ok(r)
             }
             other => self.broker.call(version, client_id, other).await,
         }
-    }
-}
-
-/// Longest a Fetch may wait for data, whatever it asks (clients ask for 500 ms to a few s).
-const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
-
-/// A Fetch, answered at once if it finds records or an error, else retried whenever a Produce
-/// appends something, until `max_wait_ms` has passed (Kafka's delayed fetch).
-async fn long_poll_fetch(
-    broker: &BrokerHandle,
-    shared: &Shared,
-    version: i16,
-    client_id: Option<String>,
-    request: FetchRequest,
-) -> Result<ResponseKind, WireError> {
-    let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_FETCH_WAIT);
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut appended = shared.appended.subscribe();
-    loop {
-        appended.borrow_and_update();
-        let response =
-            broker.call(version, client_id.clone(), RequestKind::Fetch(request.clone())).await?;
-        if !is_empty_fetch(&response) {
-            return Ok(response);
-        }
-        match tokio::time::timeout_at(deadline, appended.changed()).await {
-            Ok(Ok(())) => continue,
-            // Timed out (or the cluster is stopping): answer the empty fetch.
-            _ => return Ok(response),
-        }
-    }
-}
-
-/// Whether a Fetch answer has neither records nor any error (so waiting could change it).
-fn is_empty_fetch(response: &ResponseKind) -> bool {
-    let ResponseKind::Fetch(fetch) = response else { return false };
-    fetch.error_code == 0
-        && fetch.responses.iter().all(|t| {
-            t.partitions
-                .iter()
-                .all(|p| p.error_code == 0 && p.records.as_ref().is_none_or(Bytes::is_empty))
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-    use kafka_protocol::messages::FetchResponse;
-
-    #[test]
-    fn only_an_error_free_fetch_without_records_is_worth_waiting_on() {
-        let answer = |error_code: i16, records: &'static [u8]| {
-            ResponseKind::Fetch(FetchResponse::default().with_responses(vec![
-                FetchableTopicResponse::default().with_partitions(vec![PartitionData::default()
-                    .with_error_code(error_code)
-                    .with_records(Some(Bytes::from_static(records)))]),
-            ]))
-        };
-        assert!(is_empty_fetch(&answer(0, b"")));
-        assert!(!is_empty_fetch(&answer(0, b"batch")));
-        assert!(!is_empty_fetch(&answer(1, b"")), "errors are answered at once");
     }
 }

@@ -9,11 +9,11 @@
 //!
 //! Connections (`connection`) run the wire crate's frame loop (`groupsim_wire::serve_connection`:
 //! the same framing, codec and bad-input handling as the simulation, and no answer to a Produce
-//! with acks=0, as in Kafka) with one hook in front of the broker task for what a real client
-//! needs from a real broker, Fetch long polling, and for the nemesis's gate (`gate`, `nemesis`).
-//! The cluster records its history (`recorder`). A Fetch that finds no records waits
-//! up to its `max_wait_ms` for a Produce to append something, instead of answering at once (the
-//! simulated members pace their own fetches; real clients would spin).
+//! with acks=0, as in Kafka) with one hook in front of the broker task for the nemesis's gate
+//! (`gate`, `nemesis`) and the record of what was produced. The cluster records its history
+//! (`recorder`). A Fetch that finds no records is held by the broker core itself up to its
+//! `max_wait_ms`, until a Produce or the world's producer appends something, as in the
+//! simulation.
 //!
 //! Use it from Rust tests through [`Cluster`] (ephemeral ports), or from the command line with
 //! `groupsim serve` ([`ServeArgs`]).

@@ -5,7 +5,6 @@ use groupsim_coordinator::cluster::SharedClusterState;
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_coordinator::offsets_log::SharedOffsetsLog;
 use groupsim_wire::Millis;
-use tokio::sync::watch;
 
 use super::gate::Gate;
 use super::recorder::Recorder;
@@ -17,8 +16,6 @@ pub(super) struct Shared {
     pub(super) offsets_log: SharedOffsetsLog,
     /// The cluster's history (its clock starts with the cluster).
     pub(super) recorder: Recorder,
-    /// Bumped after every Produce, to wake long-polling Fetches.
-    pub(super) appended: watch::Sender<u64>,
     /// The nemesis's hold on the wire.
     pub(super) gate: Gate,
 }

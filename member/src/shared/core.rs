@@ -291,7 +291,7 @@ pub(crate) trait Plumbing: Protocol {
                     core.metadata.wanted = true;
                 }
             }
-            Pending::Fetch { epoch, node, positions } => {
+            Pending::Fetch { epoch, node, positions, .. } => {
                 let core = self.core_mut();
                 core.positions.clear_fetch_in_flight(epoch, &positions);
                 core.retry_after_backoff(Timer::FetchRetry(node), now);

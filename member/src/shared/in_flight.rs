@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::outputs::{RequestFailure, Target};
-use crate::{RequestId, TopicPartition};
+use crate::{Millis, RequestId, TopicPartition};
 
 /// Why a commit was sent: periodic auto-commit; the commit before giving partitions up (classic:
 /// the single commit before an eager revoke or a cooperative rejoin; KIP-848: the commit a
@@ -46,6 +46,8 @@ pub(crate) enum Pending {
         epoch: u64,
         node: i32,
         positions: BTreeMap<TopicPartition, i64>,
+        /// When it was sent (an empty answer paces the next one from here).
+        sent_ms: Millis,
     },
     /// Classic.
     JoinGroup,
@@ -235,7 +237,7 @@ mod tests {
         let mut t = InFlight::default();
         assert!(!t.has_metadata() && !t.has_commit() && !t.has_fetch_to(1));
         t.insert(RequestId(1), sent(Target::Broker(0)), Pending::Metadata);
-        let fetch = Pending::Fetch { epoch: 0, node: 1, positions: BTreeMap::new() };
+        let fetch = Pending::Fetch { epoch: 0, node: 1, positions: BTreeMap::new(), sent_ms: 0 };
         t.insert(RequestId(2), sent(Target::Broker(1)), fetch);
         assert!(t.has_metadata());
         assert!(t.has_fetch_to(1) && !t.has_fetch_to(2));
@@ -273,7 +275,7 @@ mod tests {
         t.insert(
             RequestId(1),
             sent(Target::Broker(1)),
-            Pending::Fetch { epoch: 3, node: 1, positions },
+            Pending::Fetch { epoch: 3, node: 1, positions, sent_ms: 0 },
         );
         let fetch = Pending::OffsetFetch { epoch: 2, partitions: vec![tp(0)] };
         t.insert(RequestId(2), sent(Target::Coordinator(1)), fetch);

@@ -36,6 +36,8 @@ pub enum BrokerOrder {
     /// client, are answered `error` without reaching the coordinator (an error Kafka's
     /// coordinator gives on that API, so a correct client handles it).
     InjectNext { api: GroupApi, error: InjectedError, count: u32, until: Millis },
+    /// The producer appended records: the Fetches the broker holds may have data now.
+    LogsAppended,
 }
 
 impl From<BrokerControl> for BrokerOrder {
@@ -208,6 +210,10 @@ impl<R> BrokerProcess<R> {
             }
             BrokerOrder::InjectNext { api, error, count, until } => {
                 self.injects.push(Inject { api, error, left: count, until })
+            }
+            BrokerOrder::LogsAppended => {
+                self.core.logs_appended(now);
+                self.taps(None);
             }
         }
     }

@@ -32,8 +32,8 @@ pub(crate) trait Answers: OffsetFetchRules {
             (Pending::ListOffsets { epoch, partitions }, ResponseKind::ListOffsets(r)) => {
                 self.on_list_offsets(now, epoch, partitions, r)
             }
-            (Pending::Fetch { epoch, node, positions }, ResponseKind::Fetch(r)) => {
-                self.on_fetch(now, epoch, node, positions, r)
+            (Pending::Fetch { epoch, node, positions, sent_ms }, ResponseKind::Fetch(r)) => {
+                self.on_fetch(now, epoch, node, positions, sent_ms, r)
             }
             (Pending::OffsetCommit(c), ResponseKind::OffsetCommit(r)) => {
                 self.on_offset_commit(now, &sent, c, r)

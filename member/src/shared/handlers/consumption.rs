@@ -20,7 +20,7 @@ pub(crate) trait Consumption: OffsetFetchRules {
             // Start processing before fetching so the partition being processed is fetched
             // ahead, as the Java consumer sends its next fetch while the application works.
             self.maybe_start_processing(now);
-            self.maybe_fetch();
+            self.maybe_fetch(now);
         }
         self.maybe_send_metadata();
     }

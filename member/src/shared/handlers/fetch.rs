@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use groupsim_wire::error_codes as codes;
-use groupsim_wire::records::offsets_in;
+use groupsim_wire::records::offset_chunks;
 use kafka_protocol::messages::{FetchResponse, RequestKind};
 
 use super::cluster::Cluster;
@@ -18,7 +18,7 @@ use crate::{Millis, TopicPartition};
 
 /// Fetch by leader.
 pub(crate) trait Fetch: Protocol {
-    fn maybe_fetch(&mut self) {
+    fn maybe_fetch(&mut self, now: Millis) {
         let mut by_node: BTreeMap<i32, Vec<(TopicPartition, i64)>> = BTreeMap::new();
         let mut no_leader = Vec::new();
         let core = self.core();
@@ -54,17 +54,22 @@ pub(crate) trait Fetch: Protocol {
                 epoch: core.positions.epoch,
                 node,
                 positions: parts.into_iter().collect(),
+                sent_ms: now,
             };
             self.send(Target::Broker(node), RequestKind::Fetch(req), timeout, pending);
         }
     }
 
+    /// `sent_ms`: when the request went out. An answer with no record leaves the next Fetch to
+    /// that leader for `fetch_backoff_ms` after it: at once when the broker held the request
+    /// that long (Kafka's long poll), paced when a broker answered at once.
     fn on_fetch(
         &mut self,
         now: Millis,
         epoch: u64,
         node: i32,
         positions: BTreeMap<TopicPartition, i64>,
+        sent_ms: Millis,
         resp: FetchResponse,
     ) {
         self.core_mut().positions.clear_fetch_in_flight(epoch, &positions);
@@ -112,12 +117,15 @@ pub(crate) trait Fetch: Protocol {
                 probes::error_handled(core.config.profile, "Fetch", pd.error_code);
                 match pd.error_code {
                     codes::NONE => {
-                        if let Some((first, last, count)) =
-                            offsets_in(pd.records.clone(), requested, max)
+                        // The whole answer is kept and handed out `max` records at a time, as
+                        // Java's consumer keeps a completed fetch; the partition is fetched
+                        // again once the last of it has started.
+                        for (first, last, count) in
+                            offset_chunks(pd.records.clone(), requested, max)
                         {
                             ps.fetch_position = last + 1;
                             ps.buffered = true;
-                            let batch = FetchedBatch { tp, first, last, count, epoch };
+                            let batch = FetchedBatch { tp: tp.clone(), first, last, count, epoch };
                             core.fetcher.buffered.push_back(batch);
                             got_records = true;
                         }
@@ -140,8 +148,8 @@ pub(crate) trait Fetch: Protocol {
         let core = self.core_mut();
         if errored {
             core.retry_after_backoff(Timer::FetchRetry(node), now);
-        } else if !got_records {
-            core.timers.set(Timer::FetchRetry(node), now + core.config.fetch_backoff_ms);
+        } else if !got_records && sent_ms + core.config.fetch_backoff_ms > now {
+            core.timers.set(Timer::FetchRetry(node), sent_ms + core.config.fetch_backoff_ms);
         }
     }
 }

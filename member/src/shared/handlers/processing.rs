@@ -35,8 +35,10 @@ pub(crate) trait Processing: Protocol {
             }
             let core = self.core_mut();
             let batch = core.fetcher.buffered.remove(i).expect("index checked");
+            let more =
+                core.fetcher.buffered.iter().any(|b| b.tp == batch.tp && b.epoch == batch.epoch);
             if let Some(ps) = core.positions.partitions.get_mut(&batch.tp) {
-                ps.buffered = false;
+                ps.buffered = more;
             }
             let duration =
                 match core.app.processing_ms(&batch.tp, batch.first, batch.last, batch.count) {

@@ -134,7 +134,12 @@ impl Stage {
         if self.liveness_marked && self.converged.ends_run(now, &self.history, &self.settling) {
             return true;
         }
-        self.producer.borrow_mut().tick(now, &self.history);
+        if self.producer.borrow_mut().tick(now, &self.history) {
+            // The brokers hold Fetches until data arrives: tell each that some did.
+            for &node in self.cluster.broker_configs().keys() {
+                hosts.order(now, Order::Broker { node, control: BrokerOrder::LogsAppended });
+            }
+        }
         if !self.liveness_marked && now >= self.liveness_start_ms {
             self.liveness_marked = true;
             self.nemesis.heal_all(

@@ -71,9 +71,10 @@ impl Producer {
         }
     }
 
-    pub(crate) fn tick(&mut self, now: Millis, history: &SharedHistory) {
+    /// Appends what is due at `now`; returns whether it appended any record.
+    pub(crate) fn tick(&mut self, now: Millis, history: &SharedHistory) -> bool {
         if self.stopped || now < self.next_flush {
-            return;
+            return false;
         }
         if self.lulls.iter().any(|&(from, to)| (from..to).contains(&now)) {
             if !self.in_lull {
@@ -81,7 +82,7 @@ impl Producer {
             }
             self.in_lull = true;
             self.next_flush = now + PRODUCER_LINGER_MS;
-            return;
+            return false;
         }
         if std::mem::take(&mut self.in_lull) {
             // Restart each partition's clock so that what is due now is what was produced.
@@ -92,6 +93,7 @@ impl Producer {
             }
         }
         let until = now.min(self.stop_ms);
+        let mut appended = false;
         let mut logs = self.logs.lock().expect("logs lock is never poisoned");
         for (tp, rate, produced, since) in &mut self.partitions {
             let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
@@ -110,6 +112,7 @@ impl Producer {
                     base.get_or_insert(offset);
                 }
                 *produced = due;
+                appended = true;
                 history.borrow_mut().world(
                     now,
                     WorldEvent::Produced {
@@ -130,5 +133,6 @@ impl Producer {
             history.borrow_mut().world(now, WorldEvent::ProducerStopped { log_end_offsets: ends });
         }
         self.next_flush = now + PRODUCER_LINGER_MS;
+        appended
     }
 }
