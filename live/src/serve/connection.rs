@@ -95,9 +95,9 @@ async fn reset_of(
 }
 
 /// The request hook `serve` puts in front of the broker task: a Produce is recorded, and the
-/// nemesis's gate may answer a group request
-/// with an error, hold or delay an answer, or lose a commit's answer. The frame loop is the wire
-/// crate's own.
+/// nemesis's gate may answer a group request with an error, hold or delay an answer, or lose a
+/// commit's answer. A Fetch that finds nothing waits in the broker core (its fetch purgatory).
+/// The frame loop is the wire crate's own.
 #[derive(Clone)]
 struct ServeHandler {
     broker: BrokerHandle,
