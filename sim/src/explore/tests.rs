@@ -130,3 +130,21 @@ fn a_search_saves_shrinks_and_replays_a_failing_schedule() {
     assert!(again.verdict.anomalies.iter().any(|a| a.class == class), "the replay fails alike");
     let _ = std::fs::remove_dir_all(&s.findings_dir);
 }
+
+/// The runs are shared by what each way of making candidates paid lately, within floors: fresh
+/// seeds keep at least half (the sweep's order goes on beside the mutations), each kind of
+/// mutation a tenth, however the others pay.
+#[test]
+fn fresh_seeds_keep_half_the_runs_and_each_mutation_a_tenth() {
+    let idle = ArmStats { runs: 100, paid: 0 };
+    let paying = ArmStats { runs: 100, paid: 90 };
+    let total = |s: [u64; 3]| s.iter().sum::<u64>();
+    let mutations_pay = arm_shares(&[idle, paying, paying]);
+    assert!(mutations_pay[0] >= FRESH_FLOOR_PER_MILLE, "{mutations_pay:?}");
+    assert!((999..=1_001).contains(&total(mutations_pay)), "{mutations_pay:?}");
+    let fresh_pays = arm_shares(&[paying, idle, idle]);
+    assert!(fresh_pays[0] > mutations_pay[0], "{fresh_pays:?}");
+    assert!(fresh_pays[1..].iter().all(|&s| s >= FLOOR_PER_MILLE), "{fresh_pays:?}");
+    let whole_pays = arm_shares(&[idle, paying, idle]);
+    assert!(whole_pays[1] > whole_pays[2], "{whole_pays:?}");
+}
