@@ -90,11 +90,7 @@ pub(crate) fn overtaken(history: &History) -> BTreeMap<String, usize> {
         // the partitions were given under.
         let overtaken = hb.unanswered_rejoins.iter().any(|given_up| {
             hb.answered.iter().any(|(sent, read, epoch, accepted)| {
-                *epoch == 0
-                    && sent > given_up
-                    && *read <= at
-                    && *accepted == Some(*member_epoch)
-                    && *given_up < at
+                *epoch == 0 && sent > given_up && *read <= at && *accepted == Some(*member_epoch)
             })
         });
         if overtaken {
