@@ -670,13 +670,18 @@ impl Views {
                 let (start, end) = (*first_offset, *last_offset + 1);
                 let n = (end - start).max(0) as u64;
                 metrics.stats.records_processed += n;
-                let pv = self.partitions.entry(partition.clone()).or_default();
+                if !self.partitions.contains_key(partition) {
+                    self.partitions.insert(partition.clone(), PartitionView::default());
+                }
+                let pv = self.partitions.get_mut(partition).expect("inserted above");
                 metrics.stats.records_reprocessed += pv.processed_any.overlap(start, end) as u64;
                 pv.processed_any.insert(start, end);
-                let holding = self.holding(member_id, *generation, partition);
+                // The keys are built once and reused: this is the history's commonest event.
+                let (holding, member, tp) =
+                    self.holding(member_id.clone(), *generation, partition.clone());
                 let entry = self
                     .processed
-                    .entry((member_id.clone(), holding, partition.clone()))
+                    .entry((member, holding, tp))
                     .or_insert_with(|| (RangeSet::default(), idx));
                 entry.0.insert(start, end);
                 entry.1 = idx;
@@ -753,9 +758,25 @@ impl Views {
     /// How `member_id` held `tp` while in `generation`: in the tenure that generation's
     /// assignment was part of, else (between a JoinGroup answer and the next assignment, or
     /// while revoking) in the tenure it holds the partition in now, else by generation alone.
-    pub(super) fn holding(&self, member_id: &str, generation: i32, tp: &TopicPartition) -> Holding {
-        let now = self.tenure_now.get(&(member_id.to_string(), tp.clone())).copied();
-        self.holding_with(member_id, generation, tp, now)
+    /// Looked up with owned keys, handed back for the caller to reuse.
+    fn holding(
+        &self,
+        member_id: String,
+        generation: i32,
+        tp: TopicPartition,
+    ) -> (Holding, String, TopicPartition) {
+        let now_key = (member_id, tp);
+        let now = self.tenure_now.get(&now_key).copied();
+        let (member_id, tp) = now_key;
+        let of_key = (member_id, generation, tp);
+        let holding = self
+            .tenure_of
+            .get(&of_key)
+            .copied()
+            .or(now)
+            .map_or(Holding::Generation(generation), Holding::Tenure);
+        let (member_id, _, tp) = of_key;
+        (holding, member_id, tp)
     }
 
     /// The tenure a commit is judged in when its generation's assignment does not say: the one

@@ -260,11 +260,10 @@ impl Broker {
     /// Unloads every owned offsets partition the shared state no longer gives this broker at
     /// the epoch it was loaded at.
     fn reconcile(&mut self) {
-        let Some(owned) = self.coordinator.owned_partitions() else { return };
         let lost: Vec<i32> = {
+            let Some(owned) = self.coordinator.owned_partitions() else { return };
             let state = cluster::lock(&self.cluster);
             owned
-                .into_iter()
                 .filter(|(p, load)| {
                     state
                         .offsets_leadership(*p)
@@ -373,13 +372,12 @@ impl Broker {
                 ResponseKind::ListOffsets(list_offsets::handle(v, &r, &placement, &logs))
             }
             RequestKind::Fetch(r) => {
-                let response = self.fetch(v, &r);
-                if r.max_wait_ms > 0 && r.min_bytes > 0 && !fetch::worth_answering(&response) {
+                if r.max_wait_ms > 0 && r.min_bytes > 0 && !self.fetch_has_answer(v, &r) {
                     let until = now + (r.max_wait_ms as Millis).min(MAX_FETCH_WAIT_MS);
                     self.parked.push(ParkedFetch { id, version: v, request: r, until });
                     return;
                 }
-                ResponseKind::Fetch(response)
+                ResponseKind::Fetch(self.fetch(v, &r))
             }
             RequestKind::Produce(r) => {
                 let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
@@ -410,6 +408,14 @@ impl Broker {
         fetch::handle(version, request, &placement, &logs)
     }
 
+    /// Whether [`Self::fetch`] would answer with a record or an error ([`fetch::has_answer`]).
+    fn fetch_has_answer(&self, version: i16, request: &FetchRequest) -> bool {
+        let logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        let state = cluster::lock(&self.cluster);
+        let placement = Placement { node_id: self.config.node_id, cluster: &state };
+        fetch::has_answer(version, request, &placement, &logs)
+    }
+
     /// Records were appended to the logs (by a producer beside the broker, or a Produce it
     /// served): the held Fetches that now have something to return are answered.
     pub fn logs_appended(&mut self, now: Millis) {
@@ -422,8 +428,8 @@ impl Broker {
             return;
         }
         for p in std::mem::take(&mut self.parked) {
-            let response = self.fetch(p.version, &p.request);
-            if now >= p.until || fetch::worth_answering(&response) {
+            if now >= p.until || self.fetch_has_answer(p.version, &p.request) {
+                let response = self.fetch(p.version, &p.request);
                 self.answer(p.id, ResponseKind::Fetch(response));
             } else {
                 self.parked.push(p);

@@ -216,8 +216,8 @@ impl GroupCoordinator {
 
     /// Owned offsets partitions with their load state, ascending; `None` when this coordinator
     /// owns every partition ([`Self::new`]).
-    pub fn owned_partitions(&self) -> Option<Vec<(i32, PartitionLoad)>> {
-        self.partitions.as_ref().map(|m| m.iter().map(|(p, l)| (*p, *l)).collect())
+    pub fn owned_partitions(&self) -> Option<impl Iterator<Item = (i32, PartitionLoad)> + '_> {
+        self.partitions.as_ref().map(|m| m.iter().map(|(p, l)| (*p, *l)))
     }
 
     pub(crate) fn group_status(&self, group_id: &str) -> GroupStatus {

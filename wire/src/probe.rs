@@ -20,7 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::fmt::Display;
+use std::fmt::{Display, Write};
 use std::sync::Arc;
 
 /// A named rare situation. Declare with [`probes!`](crate::probes!); hit with [`Probe::hit`].
@@ -52,6 +52,8 @@ thread_local! {
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
     static TAPPING: Cell<bool> = const { Cell::new(false) };
     static TAPS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    /// A family hit's key (`name:detail`), written afresh for each hit.
+    static KEY: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// Turns this thread's tap log on or off. Either way the log starts empty, so a run never sees
@@ -85,7 +87,7 @@ impl Probe {
     #[inline]
     pub fn hit(&'static self) {
         if RECORDING.with(Cell::get) {
-            count(self.name.to_string());
+            count(self.name);
         }
         tap(self.name);
     }
@@ -95,14 +97,28 @@ impl Probe {
     #[inline]
     pub fn hit_as(&'static self, detail: impl Display) {
         if RECORDING.with(Cell::get) {
-            count(format!("{}:{detail}", self.name));
+            KEY.with(|k| {
+                let mut key = k.borrow_mut();
+                key.clear();
+                write!(key, "{}:{detail}", self.name).expect("writing to a String cannot fail");
+                count(&key);
+            });
         }
         tap(self.name);
     }
 }
 
-fn count(key: String) {
-    HITS.with(|h| *h.borrow_mut().entry(key).or_insert(0) += 1);
+/// Counts one hit of `key`; the key is copied only the first time it is hit.
+fn count(key: &str) {
+    HITS.with(|h| {
+        let mut hits = h.borrow_mut();
+        match hits.get_mut(key) {
+            Some(n) => *n += 1,
+            None => {
+                hits.insert(key.to_string(), 1);
+            }
+        }
+    });
 }
 
 /// Runs `f` with this thread's probe recorder on and returns what it returned with the hits

@@ -28,6 +28,7 @@
 //!   handed out gets FETCH_SESSION_ID_NOT_FOUND, as in Kafka.
 
 use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::fetch_request::FetchPartition;
 use kafka_protocol::messages::fetch_response::{
     FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
 };
@@ -37,7 +38,7 @@ use crate::cluster::Placement;
 use bytes::Bytes;
 use groupsim_wire::records::encode_batch;
 
-use crate::log::PartitionLogs;
+use crate::log::{LogRecord, PartitionLogs};
 use crate::TopicPartition;
 
 /// Most records one partition answer carries.
@@ -56,7 +57,7 @@ pub fn handle(
     placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> FetchResponse {
-    if version >= 7 && request.session_id != 0 {
+    if session_refused(version, request) {
         return FetchResponse::default()
             .with_error_code(ResponseError::FetchSessionIdNotFound.code())
             .with_session_id(0);
@@ -67,20 +68,14 @@ pub fn handle(
         .topics
         .iter()
         .map(|topic| {
+            // One name per topic, its partition index set for each partition asked.
+            let mut tp = TopicPartition::new(topic.topic.to_string(), 0);
             let partitions = topic
                 .partitions
                 .iter()
                 .map(|p| {
-                    let tp = TopicPartition::new(topic.topic.to_string(), p.partition);
-                    let ask = Ask {
-                        fetch_offset: p.fetch_offset,
-                        current_leader_epoch: if version >= 9 {
-                            p.current_leader_epoch
-                        } else {
-                            -1
-                        },
-                        partition_max_bytes: i64::from(p.partition_max_bytes),
-                    };
+                    tp.partition = p.partition;
+                    let ask = Ask::of(version, p);
                     let mut data =
                         partition(version, &tp, &ask, placement, logs, &mut budget, &mut any_data);
                     data.aborted_transactions = (request.isolation_level == 1).then(Vec::new);
@@ -106,10 +101,79 @@ pub fn worth_answering(response: &FetchResponse) -> bool {
             .any(|p| p.error_code != 0 || p.records.as_ref().is_some_and(|r| !r.is_empty()))
 }
 
+/// Whether [`handle`] would answer `request` with something [`worth_answering`], decided from
+/// the same lookups without building the answer: a held Fetch is looked at on every append,
+/// and most looks find it must keep waiting. The first partition with records always gets one
+/// (KIP-74), so any partition with a record to read, or any error, makes the answer worth it.
+pub fn has_answer(
+    version: i16,
+    request: &FetchRequest,
+    placement: &Placement<'_>,
+    logs: &PartitionLogs,
+) -> bool {
+    session_refused(version, request)
+        || request.topics.iter().any(|topic| {
+            let mut tp = TopicPartition::new(topic.topic.to_string(), 0);
+            topic.partitions.iter().any(|p| {
+                tp.partition = p.partition;
+                match find(&tp, &Ask::of(version, p), placement, logs) {
+                    Found::Records { records, .. } => !records.is_empty(),
+                    Found::Refused(_) | Found::OutOfRange { .. } => true,
+                }
+            })
+        })
+}
+
+/// A request naming an incremental fetch session (v7+): we never hand one out.
+fn session_refused(version: i16, request: &FetchRequest) -> bool {
+    version >= 7 && request.session_id != 0
+}
+
 struct Ask {
     fetch_offset: i64,
     current_leader_epoch: i32,
     partition_max_bytes: i64,
+}
+
+impl Ask {
+    fn of(version: i16, p: &FetchPartition) -> Self {
+        Ask {
+            fetch_offset: p.fetch_offset,
+            current_leader_epoch: if version >= 9 { p.current_leader_epoch } else { -1 },
+            partition_max_bytes: i64::from(p.partition_max_bytes),
+        }
+    }
+}
+
+/// What one partition of a Fetch finds, before its answer is built.
+enum Found<'a> {
+    /// The partition cannot be read here.
+    Refused(ResponseError),
+    /// The fetch offset is outside the log.
+    OutOfRange { start: i64, end: i64 },
+    /// Up to [`MAX_RECORDS_PER_PARTITION`] records from the fetch offset (none at the log end).
+    Records { start: i64, end: i64, records: &'a [LogRecord] },
+}
+
+fn find<'a>(
+    tp: &TopicPartition,
+    ask: &Ask,
+    placement: &Placement<'_>,
+    logs: &'a PartitionLogs,
+) -> Found<'a> {
+    let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
+        return Found::Refused(ResponseError::UnknownTopicOrPartition);
+    };
+    if !placement.is_leader(tp) {
+        return Found::Refused(ResponseError::NotLeaderOrFollower);
+    }
+    if ask.current_leader_epoch > 0 {
+        return Found::Refused(ResponseError::UnknownLeaderEpoch);
+    }
+    match logs.read(tp, ask.fetch_offset, MAX_RECORDS_PER_PARTITION) {
+        Ok(records) => Found::Records { start, end, records },
+        Err(_) => Found::OutOfRange { start, end },
+    }
 }
 
 fn partition(
@@ -124,34 +188,33 @@ fn partition(
     let base = PartitionData::default()
         .with_partition_index(tp.partition)
         .with_records(Some(Bytes::new()));
-    let error = |e: ResponseError| {
-        base.clone()
-            .with_error_code(e.code())
-            .with_high_watermark(-1)
-            .with_last_stable_offset(-1)
-            .with_log_start_offset(-1)
-    };
-    let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
-        return error(ResponseError::UnknownTopicOrPartition);
-    };
-    if !placement.is_leader(tp) {
-        let mut data = error(ResponseError::NotLeaderOrFollower);
-        if let (true, Some(leader)) = (version >= 12, placement.partition_leader(tp)) {
-            data.current_leader = LeaderIdAndEpoch::default()
-                .with_leader_id(BrokerId(leader.node_id))
-                .with_leader_epoch(0);
+    let (start, end, records) = match find(tp, ask, placement, logs) {
+        Found::Refused(e) => {
+            let mut data = base
+                .with_error_code(e.code())
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_log_start_offset(-1);
+            if e == ResponseError::NotLeaderOrFollower && version >= 12 {
+                if let Some(leader) = placement.partition_leader(tp) {
+                    data.current_leader = LeaderIdAndEpoch::default()
+                        .with_leader_id(BrokerId(leader.node_id))
+                        .with_leader_epoch(0);
+                }
+            }
+            return data;
         }
-        return data;
-    }
-    if ask.current_leader_epoch > 0 {
-        return error(ResponseError::UnknownLeaderEpoch);
-    }
+        Found::OutOfRange { start, end } => {
+            return base
+                .with_high_watermark(end)
+                .with_last_stable_offset(end)
+                .with_log_start_offset(start)
+                .with_error_code(ResponseError::OffsetOutOfRange.code());
+        }
+        Found::Records { start, end, records } => (start, end, records),
+    };
     let data =
         base.with_high_watermark(end).with_last_stable_offset(end).with_log_start_offset(start);
-    let records = match logs.read(tp, ask.fetch_offset, MAX_RECORDS_PER_PARTITION) {
-        Ok(records) => records,
-        Err(_) => return data.with_error_code(ResponseError::OffsetOutOfRange.code()),
-    };
     let limit = ask.partition_max_bytes.min(*budget);
     let mut size = BATCH_OVERHEAD;
     let mut take = 0;
@@ -176,5 +239,96 @@ fn partition(
             data.with_records(Some(bytes))
         }
         Err(_) => data.with_error_code(ResponseError::UnknownServerError.code()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broker::BrokerAddress;
+    use crate::cluster::ClusterState;
+    use kafka_protocol::messages::fetch_request::FetchTopic;
+    use kafka_protocol::messages::TopicName;
+
+    /// One partition a test request may name: topic, partition, fetch offset, leader epoch,
+    /// partition byte limit.
+    type Pick = (&'static str, i32, i64, i32, i32);
+
+    fn request(session_id: i32, picks: &[Pick]) -> FetchRequest {
+        let topics = picks
+            .iter()
+            .map(|&(topic, partition, offset, epoch, max_bytes)| {
+                FetchTopic::default().with_topic(TopicName(topic.into())).with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(partition)
+                        .with_fetch_offset(offset)
+                        .with_current_leader_epoch(epoch)
+                        .with_partition_max_bytes(max_bytes),
+                ])
+            })
+            .collect();
+        FetchRequest::default()
+            .with_session_id(session_id)
+            .with_max_bytes(30)
+            .with_max_wait_ms(500)
+            .with_min_bytes(1)
+            .with_topics(topics)
+    }
+
+    /// The shortcut a held Fetch is looked at with agrees with the answer it stands for, over
+    /// every request of one or two partitions drawn from: a partition with records and a moved
+    /// log start, an empty one, one led elsewhere, an unknown topic and an unknown partition;
+    /// offsets below, inside, at and past the log; leader epochs 0 and 1; byte limits none and
+    /// ample; with and without a session id; at versions before and after each rule.
+    #[test]
+    fn has_answer_agrees_with_the_answer_it_stands_for() {
+        let brokers =
+            (0..2).map(|i| BrokerAddress { node_id: i, host: format!("b{i}"), port: 9092 });
+        let state = ClusterState::new(brokers.collect(), 1);
+        let placement = Placement { node_id: 0, cluster: &state };
+        let mut logs = PartitionLogs::new();
+        logs.create_topic("t", 4).unwrap();
+        let p0 = TopicPartition::new("t", 0);
+        for i in 0..4 {
+            logs.append(&p0, None, Bytes::from(vec![b'x'; 20 + i]), i as i64).unwrap();
+        }
+        logs.delete_records_before(&p0, 1).unwrap();
+        // Partition 1 is led by broker 1 (partition modulo brokers); 2 stays empty.
+        let mut singles = Vec::new();
+        for (topic, partition) in [("t", 0), ("t", 1), ("t", 2), ("t", 9), ("u", 0)] {
+            for offset in [0, 1, 3, 4, 5] {
+                for epoch in [0, 1] {
+                    for max_bytes in [0, 1 << 20] {
+                        singles.push((topic, partition, offset, epoch, max_bytes));
+                    }
+                }
+            }
+        }
+        let mut requests: Vec<Vec<Pick>> = singles.iter().map(|&p| vec![p]).collect();
+        for (i, &a) in singles.iter().enumerate().step_by(3) {
+            for &b in singles.iter().skip(i % 7).step_by(5) {
+                requests.push(vec![a, b]);
+            }
+        }
+        let (mut waits, mut answers) = (0, 0);
+        for picks in &requests {
+            for version in [4, 7, 9, 12, 16] {
+                for session_id in [0, 5] {
+                    let r = request(session_id, picks);
+                    let expected = worth_answering(&handle(version, &r, &placement, &logs));
+                    assert_eq!(
+                        has_answer(version, &r, &placement, &logs),
+                        expected,
+                        "v{version} session {session_id} {picks:?}"
+                    );
+                    if expected {
+                        answers += 1;
+                    } else {
+                        waits += 1;
+                    }
+                }
+            }
+        }
+        assert!(waits > 20 && answers > 1000, "both outcomes covered: {waits} waits, {answers}");
     }
 }

@@ -1,6 +1,9 @@
 //! The producer: appends records to every partition at its drawn rate, between the hosts'
 //! work, and records what it appended.
 
+use std::io::Write;
+
+use bytes::Bytes;
 use groupsim_coordinator::log::SharedLogs;
 use groupsim_wire::{Millis, TopicPartition};
 use rand::RngExt;
@@ -18,6 +21,8 @@ pub struct Producer {
     logs: SharedLogs,
     /// (partition, records per second, records appended so far, first due time)
     partitions: Vec<(TopicPartition, u32, u64, Millis)>,
+    /// Each partition's record value prefix (`<partition>:`), in `partitions`' order.
+    prefixes: Vec<Vec<u8>>,
     rng: rand_chacha::ChaCha8Rng,
     rates: (u32, u32),
     stop_ms: Millis,
@@ -45,6 +50,7 @@ impl Producer {
         }
         Self {
             logs,
+            prefixes: partitions.iter().map(|(tp, ..)| value_prefix(tp)).collect(),
             partitions,
             rng,
             rates: (lo, hi),
@@ -67,7 +73,9 @@ impl Producer {
         let start = self.next_flush;
         for p in have..total {
             let rate = self.rng.random_range(self.rates.0..=self.rates.1);
-            self.partitions.push((TopicPartition::new(topic, p), rate, 0, start));
+            let tp = TopicPartition::new(topic, p);
+            self.prefixes.push(value_prefix(&tp));
+            self.partitions.push((tp, rate, 0, start));
         }
     }
 
@@ -95,19 +103,15 @@ impl Producer {
         let until = now.min(self.stop_ms);
         let mut appended = false;
         let mut logs = self.logs.lock().expect("logs lock is never poisoned");
-        for (tp, rate, produced, since) in &mut self.partitions {
+        for ((tp, rate, produced, since), prefix) in self.partitions.iter_mut().zip(&self.prefixes)
+        {
             let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
             if due > *produced {
                 let count = due - *produced;
                 let mut base = None;
                 for k in 0..count {
                     let offset = logs
-                        .append(
-                            tp,
-                            None,
-                            format!("{tp}:{}", *produced + k).into_bytes().into(),
-                            now as i64,
-                        )
+                        .append(tp, None, record_value(prefix, *produced + k), now as i64)
                         .expect("producer appends only to partitions it was built from");
                     base.get_or_insert(offset);
                 }
@@ -134,5 +138,31 @@ impl Producer {
         }
         self.next_flush = now + PRODUCER_LINGER_MS;
         appended
+    }
+}
+
+/// What every record value of `tp` starts with.
+fn value_prefix(tp: &TopicPartition) -> Vec<u8> {
+    format!("{tp}:").into_bytes()
+}
+
+/// The value of a partition's `n`th record: `<partition>:<n>`, the partition written as its
+/// `Display` shows it.
+fn record_value(prefix: &[u8], n: u64) -> Bytes {
+    let mut value = Vec::with_capacity(prefix.len() + 20);
+    value.extend_from_slice(prefix);
+    write!(value, "{n}").expect("writing to a Vec cannot fail");
+    value.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_values_are_the_partition_and_the_count() {
+        let tp = TopicPartition::new("orders", 3);
+        let value = record_value(&value_prefix(&tp), 1_234);
+        assert_eq!(value, format!("{tp}:1234").into_bytes());
     }
 }
