@@ -36,7 +36,7 @@ use crate::api::{
     api_versions, error_answers, fetch, find_coordinator, init_producer_id, list_offsets, metadata,
     produce,
 };
-use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
+use crate::cluster::{self, ClusterState, Leadership, Placement, SharedClusterState};
 // Placement used to live here; the paths `broker::BrokerAddress`, `broker::group_partition`, …
 // stay for the crates that import them from here.
 use crate::log::SharedLogs;
@@ -147,6 +147,10 @@ pub struct Broker {
     cluster: SharedClusterState,
     /// Fetches waiting for data, in the order they were read.
     parked: Vec<ParkedFetch>,
+    /// What the last [`Self::reconcile`] compared: the cluster's offsets leaderships and the
+    /// coordinator's count of owned-partition changes. While both are the same it has nothing
+    /// to do.
+    reconciled: Option<(Vec<Leadership>, u64)>,
 }
 
 impl Broker {
@@ -183,6 +187,7 @@ impl Broker {
             producer_ids,
             cluster,
             parked: Vec::new(),
+            reconciled: None,
         };
         let led: Vec<(i32, i32)> = {
             let state = cluster::lock(&broker.cluster);
@@ -260,6 +265,20 @@ impl Broker {
     /// Unloads every owned offsets partition the shared state no longer gives this broker at
     /// the epoch it was loaded at.
     fn reconcile(&mut self) {
+        let changes = self.coordinator.owned_changes();
+        {
+            let state = cluster::lock(&self.cluster);
+            let offsets = state.offsets_leaderships();
+            if self.reconciled.as_ref().is_some_and(|(o, at)| *at == changes && o == offsets) {
+                drop(state);
+                // As the walk below would end, finding nothing lost.
+                if self.coordinator.owned_partitions().is_some() {
+                    self.pull_coordinator_outputs();
+                }
+                return;
+            }
+            self.reconciled = Some((offsets.to_vec(), changes));
+        }
         let lost: Vec<i32> = {
             let Some(owned) = self.coordinator.owned_partitions() else { return };
             let state = cluster::lock(&self.cluster);

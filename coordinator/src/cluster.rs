@@ -132,6 +132,11 @@ impl ClusterState {
         self.broker(self.offsets_leader(self.group_partition(group_id)))
     }
 
+    /// Every offsets partition's leadership, by partition.
+    pub fn offsets_leaderships(&self) -> &[Leadership] {
+        &self.offsets
+    }
+
     /// Moves offsets partition `partition` to `leader`, bumping its epoch. Returns the previous
     /// leadership, `None` for a partition that does not exist.
     pub fn set_offsets_leader(&mut self, partition: i32, leader: i32) -> Option<Leadership> {

@@ -168,6 +168,8 @@ pub struct GroupCoordinator {
     log: SharedOffsetsLog,
     /// Owned offsets partitions; `None` means every partition, loaded from the start.
     partitions: Option<BTreeMap<i32, PartitionLoad>>,
+    /// Counts changes to `partitions`, so a driver can tell the set is as it last saw it.
+    owned_changes: u64,
     /// Appends not yet complete, by sequence number.
     appends: BTreeMap<u64, PendingAppend>,
     next_append: u64,
@@ -198,6 +200,7 @@ impl GroupCoordinator {
             next_member_seq: 1,
             log,
             partitions: Some(BTreeMap::new()),
+            owned_changes: 0,
             appends: BTreeMap::new(),
             next_append: 0,
             asked: BTreeMap::new(),
@@ -218,6 +221,12 @@ impl GroupCoordinator {
     /// owns every partition ([`Self::new`]).
     pub fn owned_partitions(&self) -> Option<impl Iterator<Item = (i32, PartitionLoad)> + '_> {
         self.partitions.as_ref().map(|m| m.iter().map(|(p, l)| (*p, *l)))
+    }
+
+    /// How many times the owned partitions or their load states changed: equal counts mean
+    /// [`Self::owned_partitions`] is what it was.
+    pub fn owned_changes(&self) -> u64 {
+        self.owned_changes
     }
 
     pub(crate) fn group_status(&self, group_id: &str) -> GroupStatus {
@@ -401,6 +410,7 @@ impl GroupCoordinator {
         }
         let owned = self.partitions.get_or_insert_with(BTreeMap::new);
         owned.insert(partition, PartitionLoad::Loading { epoch });
+        self.owned_changes += 1;
         if load_ms == 0 {
             self.finish_load(now, partition);
         } else {
@@ -417,6 +427,7 @@ impl GroupCoordinator {
             return;
         };
         owned.insert(partition, PartitionLoad::Loaded { epoch });
+        self.owned_changes += 1;
         let loaded = offsets_log::lock(&self.log).load(partition);
         for (group, offsets) in &loaded.offsets {
             for (tp, offset) in offsets {
@@ -492,6 +503,7 @@ impl GroupCoordinator {
     pub fn unload_partition(&mut self, partition: i32) {
         let Some(owned) = self.partitions.as_mut() else { return };
         let Some(load) = owned.remove(&partition) else { return };
+        self.owned_changes += 1;
         if let PartitionLoad::Loading { .. } = load {
             self.fx.timers.retain(|(_, k)| *k != TimerKey::Load { partition });
         }

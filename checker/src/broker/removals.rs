@@ -198,10 +198,11 @@ impl<'a> Removals<'a> {
         // Later generations are looked for only where they count (the commit rule): a heartbeat
         // need not walk every SyncGroup of the run.
         let later_generations = counts(Kind::LaterGeneration);
-        let mut offer = |entry: usize, why: String, kind: Kind| {
+        // The reason is written only for a proof that beats the best so far: most do not.
+        let mut offer = |entry: usize, why: &dyn Fn() -> String, kind: Kind| {
             if counts(kind) && best.as_ref().is_none_or(|b| entry < b.entry) {
                 let at_ms = self.answer(entry).map(|x| x.answered_ms).unwrap_or_default();
-                best = Some(Removal { at_ms, entry, why, kind });
+                best = Some(Removal { at_ms, entry, why: why(), kind });
             }
         };
         for &(i, kind) in self.proofs.get(member_id).into_iter().flatten() {
@@ -222,16 +223,16 @@ impl<'a> Removals<'a> {
                     {
                         offer(
                             i,
-                            format!("its instance {} was given to {}", r.instance, r.new),
+                            &|| format!("its instance {} was given to {}", r.instance, r.new),
                             kind,
                         );
                     }
                 }
                 Kind::Left if in_era(i) && !rejoined(i) => {
-                    offer(i, "its LeaveGroup was accepted by the same coordinator".into(), kind)
+                    offer(i, &|| "its LeaveGroup was accepted by the same coordinator".into(), kind)
                 }
                 Kind::Unknown if in_era(i) && !rejoined(i) => {
-                    offer(i, "the same coordinator answered it UNKNOWN_MEMBER_ID".into(), kind)
+                    offer(i, &|| "the same coordinator answered it UNKNOWN_MEMBER_ID".into(), kind)
                 }
                 _ => {}
             }
@@ -245,7 +246,7 @@ impl<'a> Removals<'a> {
                 {
                     offer(
                         i,
-                        format!("a SyncGroup answered NONE at generation {g}"),
+                        &|| format!("a SyncGroup answered NONE at generation {g}"),
                         Kind::LaterGeneration,
                     );
                 }
@@ -255,9 +256,12 @@ impl<'a> Removals<'a> {
                     if before(i) && in_era(i) {
                         offer(
                             i,
-                            format!(
-                                "a JoinGroup answer of generation {g} from the same coordinator"
-                            ),
+                            &|| {
+                                format!(
+                                    "a JoinGroup answer of generation {g} from the same \
+                                     coordinator"
+                                )
+                            },
                             Kind::LaterGeneration,
                         );
                     }
@@ -289,7 +293,7 @@ impl<'a> Removals<'a> {
             {
                 offer(
                     i,
-                    format!("generation {generation}'s member list without it"),
+                    &|| format!("generation {generation}'s member list without it"),
                     Kind::ListedWithout,
                 );
             }
@@ -298,12 +302,14 @@ impl<'a> Removals<'a> {
             if in_era(e.last) && eras.same(e.last, judged) && !rejoined(e.last) {
                 offer(
                     e.last,
-                    format!(
-                        "its session of {} ms ran out: nothing of it could reach the coordinator \
-                         in the {} ms after the answer below",
-                        e.session_ms,
-                        c.sent_ms.saturating_sub(e.last_ms),
-                    ),
+                    &|| {
+                        format!(
+                            "its session of {} ms ran out: nothing of it could reach the \
+                             coordinator in the {} ms after the answer below",
+                            e.session_ms,
+                            c.sent_ms.saturating_sub(e.last_ms),
+                        )
+                    },
                     Kind::Expired,
                 );
             }
