@@ -79,8 +79,10 @@ pub struct Removals<'a> {
     proofs: BTreeMap<String, Vec<(usize, Kind)>>,
     /// SyncGroup answers NONE: (generation, entry, the member id synced).
     syncs: Vec<(i32, usize, &'a str)>,
-    /// JoinGroup answers NONE per generation: entries.
+    /// JoinGroup answers NONE per generation: entries, ascending.
     joins_at: BTreeMap<i32, Vec<usize>>,
+    /// The leaders' JoinGroup answers NONE (those that list the members) per generation.
+    listings_at: BTreeMap<i32, Vec<usize>>,
     /// JoinGroup answers NONE per member id given: (entry, answered at, generation).
     joins_of: BTreeMap<&'a str, Vec<(usize, Millis, i32)>>,
     /// When each member id's own JoinGroups were written, answered or not.
@@ -98,6 +100,7 @@ impl<'a> Removals<'a> {
         }
         let mut syncs = Vec::new();
         let mut joins_at: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+        let mut listings_at: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
         let mut joins_of: BTreeMap<&str, Vec<(usize, Millis, i32)>> = BTreeMap::new();
         // The instance each member id was given under. UNKNOWN_MEMBER_ID to a request naming
         // an instance says nobody holds that instance (Kafka's `validateMember`), which proves
@@ -109,8 +112,11 @@ impl<'a> Removals<'a> {
                 (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
                     syncs.push((*generation, i, member_id.as_str()))
                 }
-                (_, Answer::Join { error: NONE, generation, member_id, .. }) => {
+                (_, Answer::Join { error: NONE, generation, member_id, leader, members }) => {
                     joins_at.entry(*generation).or_default().push(i);
+                    if leader == member_id && !members.is_empty() {
+                        listings_at.entry(*generation).or_default().push(i);
+                    }
                     joins_of.entry(member_id).or_default().push((i, x.answered_ms, *generation));
                 }
                 (Request::Leave { member_id, .. }, Answer::Error { error: NONE }) => {
@@ -164,6 +170,7 @@ impl<'a> Removals<'a> {
             proofs,
             syncs,
             joins_at,
+            listings_at,
             joins_of,
             join_writes,
             sessions: Sessions::of(log),
@@ -238,7 +245,12 @@ impl<'a> Removals<'a> {
             }
         }
         if later_generations {
+            // Entries ascend within each list, and a proof beats only those of later entries:
+            // each walk stops at its first proof, or where entries reach the judged one.
             for &(g, i, synced) in &self.syncs {
+                if i >= judged {
+                    break;
+                }
                 let classic = eras.plain(i, judged);
                 if g > generation
                     && before(i)
@@ -249,10 +261,14 @@ impl<'a> Removals<'a> {
                         &|| format!("a SyncGroup answered NONE at generation {g}"),
                         Kind::LaterGeneration,
                     );
+                    break;
                 }
             }
             for (&g, entries) in self.joins_at.range(generation.saturating_add(1)..) {
                 for &i in entries {
+                    if i >= judged {
+                        break;
+                    }
                     if before(i) && in_era(i) {
                         offer(
                             i,
@@ -264,11 +280,12 @@ impl<'a> Removals<'a> {
                             },
                             Kind::LaterGeneration,
                         );
+                        break;
                     }
                 }
             }
         }
-        for &i in self.joins_at.get(&generation).into_iter().flatten() {
+        for &i in self.listings_at.get(&generation).into_iter().flatten() {
             let Some(Answer::Join { leader, members, member_id: to, .. }) =
                 self.answer(i).map(|x| &x.answer)
             else {
