@@ -86,6 +86,7 @@ mod spans;
 mod stalls;
 mod stranded;
 mod taken_partitions;
+mod tenures;
 mod views;
 
 use std::collections::BTreeMap;
