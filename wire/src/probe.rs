@@ -20,7 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::fmt::{Display, Write};
+use std::fmt::Display;
 use std::sync::Arc;
 
 /// A named rare situation. Declare with [`probes!`](crate::probes!); hit with [`Probe::hit`].
@@ -52,8 +52,6 @@ thread_local! {
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
     static TAPPING: Cell<bool> = const { Cell::new(false) };
     static TAPS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
-    /// A family hit's key (`name:detail`), written afresh for each hit.
-    static KEY: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// Turns this thread's tap log on or off. Either way the log starts empty, so a run never sees
@@ -97,12 +95,7 @@ impl Probe {
     #[inline]
     pub fn hit_as(&'static self, detail: impl Display) {
         if RECORDING.with(Cell::get) {
-            KEY.with(|k| {
-                let mut key = k.borrow_mut();
-                key.clear();
-                write!(key, "{}:{detail}", self.name).expect("writing to a String cannot fail");
-                count(&key);
-            });
+            count(&format!("{}:{detail}", self.name));
         }
         tap(self.name);
     }
