@@ -570,7 +570,6 @@ impl Views {
             MemberEvent::Joined { member_id, generation, is_leader, .. } => {
                 // A static replacement joined as leader of the generation it took its place in
                 // (KIP-814): it assigns nothing and watches the counts from now on.
-                let grown: BTreeSet<TopicPartition> = self.grown.clone();
                 for g in self.groups.values_mut() {
                     let Some(owners) = g.owners.get(generation) else { continue };
                     if !*is_leader || g.generation != *generation {
@@ -580,7 +579,7 @@ impl Views {
                         continue;
                     }
                     let missing: BTreeSet<TopicPartition> =
-                        grown.iter().filter(|tp| !owners.contains_key(*tp)).cloned().collect();
+                        self.grown.iter().filter(|tp| !owners.contains_key(*tp)).cloned().collect();
                     g.skip_leader = Some((idx, missing));
                 }
                 let key = (member_id.clone(), *generation);
@@ -601,15 +600,8 @@ impl Views {
                 for tp in partitions {
                     let key = (member_id.clone(), tp.clone());
                     if !self.tenure_now.contains_key(&key) {
-                        // Generations only grow within one membership: entries of this id at
-                        // this generation or above come from an earlier one (a KIP-848 member
-                        // fenced keeps its id, and a recreated group counts epochs from 1).
-                        self.tenure_of.retain(|(m, g, t), _| {
-                            !(m == member_id && t == tp && *g >= *generation)
-                        });
-                        self.sent_in_tenure.retain(|(m, g, t, _), _| {
-                            !(m == member_id && t == tp && *g >= *generation)
-                        });
+                        // Generations only grow within one membership.
+                        self.forget_tenures_from(member_id, *generation, tp);
                         self.tenure_now.insert(key.clone(), idx);
                         self.tenures.entry(key).or_default().push((idx, at, None));
                     }

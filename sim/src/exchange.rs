@@ -18,14 +18,16 @@ pub type TopicNames = BTreeMap<uuid::Uuid, String>;
 /// The group a request names (empty for an API without one, or a batch of several).
 pub fn group(r: &RequestKind) -> String {
     match r {
-        RequestKind::JoinGroup(r) => r.group_id.to_string(),
-        RequestKind::SyncGroup(r) => r.group_id.to_string(),
-        RequestKind::Heartbeat(r) => r.group_id.to_string(),
-        RequestKind::LeaveGroup(r) => r.group_id.to_string(),
-        RequestKind::ConsumerGroupHeartbeat(r) => r.group_id.to_string(),
-        RequestKind::OffsetCommit(r) => r.group_id.to_string(),
-        RequestKind::OffsetFetch(r) if r.groups.len() == 1 => r.groups[0].group_id.to_string(),
-        RequestKind::OffsetFetch(r) => r.group_id.to_string(),
+        RequestKind::JoinGroup(r) => r.group_id.as_str().to_owned(),
+        RequestKind::SyncGroup(r) => r.group_id.as_str().to_owned(),
+        RequestKind::Heartbeat(r) => r.group_id.as_str().to_owned(),
+        RequestKind::LeaveGroup(r) => r.group_id.as_str().to_owned(),
+        RequestKind::ConsumerGroupHeartbeat(r) => r.group_id.as_str().to_owned(),
+        RequestKind::OffsetCommit(r) => r.group_id.as_str().to_owned(),
+        RequestKind::OffsetFetch(r) if r.groups.len() == 1 => {
+            r.groups[0].group_id.as_str().to_owned()
+        }
+        RequestKind::OffsetFetch(r) => r.group_id.as_str().to_owned(),
         _ => String::new(),
     }
 }
@@ -43,32 +45,34 @@ fn name(names: &TopicNames, name: &str, id: &uuid::Uuid) -> String {
 pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Request> {
     Some(match r {
         RequestKind::JoinGroup(r) => Request::Join {
-            member_id: r.member_id.to_string(),
-            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            member_id: r.member_id.as_str().to_owned(),
+            instance: r.group_instance_id.as_ref().map(|i| i.as_str().to_owned()),
             session_timeout_ms: Some(r.session_timeout_ms),
             version: Some(version),
         },
         RequestKind::SyncGroup(r) => Request::Sync {
-            member_id: r.member_id.to_string(),
+            member_id: r.member_id.as_str().to_owned(),
             generation: r.generation_id,
-            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            instance: r.group_instance_id.as_ref().map(|i| i.as_str().to_owned()),
         },
         RequestKind::Heartbeat(r) => Request::Heartbeat {
-            member_id: r.member_id.to_string(),
+            member_id: r.member_id.as_str().to_owned(),
             generation: r.generation_id,
-            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            instance: r.group_instance_id.as_ref().map(|i| i.as_str().to_owned()),
         },
         RequestKind::LeaveGroup(r) => {
             let first = r.members.first();
             Request::Leave {
                 member_id: first
-                    .map(|m| m.member_id.to_string())
-                    .unwrap_or_else(|| r.member_id.to_string()),
-                instance: first.and_then(|m| m.group_instance_id.as_ref()).map(|i| i.to_string()),
+                    .map(|m| m.member_id.as_str().to_owned())
+                    .unwrap_or_else(|| r.member_id.as_str().to_owned()),
+                instance: first
+                    .and_then(|m| m.group_instance_id.as_ref())
+                    .map(|i| i.as_str().to_owned()),
             }
         }
         RequestKind::ConsumerGroupHeartbeat(r) => Request::ConsumerHeartbeat {
-            member_id: r.member_id.to_string(),
+            member_id: r.member_id.as_str().to_owned(),
             epoch: r.member_epoch,
             owned: r.topic_partitions.as_ref().map(|ts| {
                 ts.iter()
@@ -80,9 +84,9 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
             }),
         },
         RequestKind::OffsetCommit(r) => Request::Commit {
-            member_id: r.member_id.to_string(),
+            member_id: r.member_id.as_str().to_owned(),
             generation: r.generation_id_or_member_epoch,
-            instance: r.group_instance_id.as_ref().map(|i| i.to_string()),
+            instance: r.group_instance_id.as_ref().map(|i| i.as_str().to_owned()),
             offsets: r
                 .topics
                 .iter()
@@ -98,7 +102,9 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
             let mut partitions = Vec::new();
             for t in r.topics.iter().flatten() {
                 partitions.extend(
-                    t.partition_indexes.iter().map(|&p| TopicPartition::new(t.name.to_string(), p)),
+                    t.partition_indexes
+                        .iter()
+                        .map(|&p| TopicPartition::new(t.name.as_str().to_owned(), p)),
                 );
             }
             for g in &r.groups {
@@ -133,9 +139,9 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
         ResponseKind::JoinGroup(a) => Answer::Join {
             error: a.error_code,
             generation: a.generation_id,
-            member_id: a.member_id.to_string(),
-            leader: a.leader.to_string(),
-            members: a.members.iter().map(|m| m.member_id.to_string()).collect(),
+            member_id: a.member_id.as_str().to_owned(),
+            leader: a.leader.as_str().to_owned(),
+            members: a.members.iter().map(|m| m.member_id.as_str().to_owned()).collect(),
         },
         ResponseKind::SyncGroup(a) => Answer::Sync {
             error: a.error_code,
@@ -180,7 +186,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
             for t in &a.topics {
                 for p in &t.partitions {
                     let error = if a.error_code != 0 { a.error_code } else { p.error_code };
-                    let tp = TopicPartition::new(t.name.to_string(), p.partition_index);
+                    let tp = TopicPartition::new(t.name.as_str().to_owned(), p.partition_index);
                     offsets.push((tp, p.committed_offset, error));
                 }
             }

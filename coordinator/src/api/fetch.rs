@@ -69,7 +69,7 @@ pub fn handle(
         .iter()
         .map(|topic| {
             // One name per topic, its partition index set for each partition asked.
-            let mut tp = TopicPartition::new(topic.topic.to_string(), 0);
+            let mut tp = TopicPartition::new(topic.topic.as_str().to_owned(), 0);
             let partitions = topic
                 .partitions
                 .iter()
@@ -113,7 +113,7 @@ pub fn has_answer(
 ) -> bool {
     session_refused(version, request)
         || request.topics.iter().any(|topic| {
-            let mut tp = TopicPartition::new(topic.topic.to_string(), 0);
+            let mut tp = TopicPartition::new(topic.topic.as_str().to_owned(), 0);
             topic.partitions.iter().any(|p| {
                 tp.partition = p.partition;
                 match find(&tp, &Ask::of(version, p), placement, logs) {

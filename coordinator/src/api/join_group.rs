@@ -151,9 +151,12 @@ impl GroupCoordinator {
             protocols: req
                 .protocols
                 .iter()
-                .map(|p| MemberProtocol { name: p.name.to_string(), metadata: p.metadata.clone() })
+                .map(|p| MemberProtocol {
+                    name: p.name.as_str().to_owned(),
+                    metadata: p.metadata.clone(),
+                })
                 .collect(),
-            protocol_names: req.protocols.iter().map(|p| p.name.to_string()).collect(),
+            protocol_names: req.protocols.iter().map(|p| p.name.as_str().to_owned()).collect(),
             parked: Parked { id, version },
         };
         let fail = |c: &mut GroupCoordinator, member_id: &str, e: ResponseError| {

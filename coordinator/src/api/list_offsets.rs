@@ -46,7 +46,7 @@ pub fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let tp = TopicPartition::new(topic.name.to_string(), p.partition_index);
+                    let tp = TopicPartition::new(topic.name.as_str().to_owned(), p.partition_index);
                     let current_epoch = if version >= 4 { p.current_leader_epoch } else { -1 };
                     let answer = lookup(version, &tp, current_epoch, p.timestamp, placement, logs);
                     let leader_epoch = if version >= 4 && answer.offset >= 0 { 0 } else { -1 };

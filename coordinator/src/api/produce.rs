@@ -52,7 +52,7 @@ pub fn handle(
                 .partition_data
                 .iter()
                 .map(|p| {
-                    let tp = TopicPartition::new(topic.name.to_string(), p.index);
+                    let tp = TopicPartition::new(topic.name.as_str().to_owned(), p.index);
                     let base = PartitionProduceResponse::default()
                         .with_index(p.index)
                         .with_base_offset(-1)

@@ -115,7 +115,7 @@ impl Metadata {
             self.known_brokers = brokers;
         }
         for t in resp.topics {
-            let Some(name) = t.name.as_ref().map(|n| n.0.to_string()) else {
+            let Some(name) = t.name.as_ref().map(|n| n.0.as_str().to_owned()) else {
                 continue;
             };
             if t.error_code != codes::NONE {

@@ -90,7 +90,7 @@ pub(crate) trait Fetch: Protocol {
         let mut moved = Vec::new();
         for topic in &resp.responses {
             let name = if !topic.topic.0.is_empty() {
-                topic.topic.0.to_string()
+                topic.topic.0.as_str().to_owned()
             } else {
                 match core.metadata.topics.iter().find(|(_, m)| {
                     !topic.topic_id.is_nil() && m.fetch_template.topic_id == topic.topic_id
