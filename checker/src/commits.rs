@@ -153,7 +153,7 @@ pub(super) fn uncovered_commit(views: &Views, c: &AcceptedCommit<'_>) -> Option<
         return None;
     }
     let holding = views.commit_holding(c);
-    let processed = views.processed.get(&(c.member_id.to_string(), holding, c.tp.clone()));
+    let processed = views.processed_in(c.member_id, holding, c.tp);
     let (gs, ge) = match processed {
         Some((set, _)) => set.first_gap(start, offset),
         None => Some((start, offset)),

@@ -72,6 +72,7 @@ mod conversions;
 mod gave_up;
 mod hazard;
 mod hazards;
+mod interned;
 mod invalid_requests;
 mod liveness;
 mod metrics;

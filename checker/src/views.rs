@@ -11,6 +11,7 @@ use groupsim_history::{
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::consumer_view::ConsumerGroupView;
+use super::interned::{Interned, MemberKey, PartitionKey};
 use super::metrics::Metrics;
 use super::protocols::{Judged, Protocol, ProtocolHistory};
 use super::ranges::RangeSet;
@@ -309,21 +310,23 @@ pub(super) struct Views {
     /// the tenure, not the generation.
     /// A member that never received an assignment for the partition (a static member that took
     /// over its predecessor's) holds it by generation.
-    pub(super) processed: BTreeMap<(String, Holding, TopicPartition), (RangeSet, usize)>,
+    pub(super) processed: BTreeMap<(MemberKey, Holding, PartitionKey), (RangeSet, usize)>,
     /// (member id, partition) -> the tenure in which the member holds the partition now.
-    pub(super) tenure_now: BTreeMap<(String, TopicPartition), usize>,
+    pub(super) tenure_now: BTreeMap<(MemberKey, PartitionKey), usize>,
     /// (member id, partition) -> every tenure in which the member held the partition. Commits
     /// are judged by what the member held when the coordinator validated them.
-    pub(super) tenures: BTreeMap<(String, TopicPartition), Vec<TenureSpan>>,
+    pub(super) tenures: BTreeMap<(MemberKey, PartitionKey), Vec<TenureSpan>>,
     /// (member id, generation, partition) -> the tenure that generation's assignment was part of.
-    pub(super) tenure_of: BTreeMap<(String, i32, TopicPartition), usize>,
+    pub(super) tenure_of: BTreeMap<(MemberKey, i32, PartitionKey), usize>,
     /// (member id, generation, partition, offset) of the last commit a member sent with those
     /// values -> the tenure in which it held the partition when it sent it (absent: it did not
     /// hold it). A commit sent while the member holds the partition may be validated after it
     /// gave the partition up (a revoke callback's commit still on the wire when the member's
     /// connection dropped: it takes the commit as failed and revokes, the coordinator still
     /// reads and accepts it); what it covers was processed while held.
-    pub(super) sent_in_tenure: BTreeMap<(String, i32, TopicPartition, i64), usize>,
+    pub(super) sent_in_tenure: BTreeMap<(MemberKey, i32, PartitionKey, i64), usize>,
+    /// The numbers the maps of holdings above key member ids and partitions by.
+    pub(super) ids: Interned,
     /// Member processes by stable name.
     pub(super) members: BTreeMap<String, MemberView>,
     /// Topics and their partition counts.
@@ -387,8 +390,8 @@ impl Views {
         match member.assigned_at.get(&generation) {
             Some(&idx) => Some(idx),
             None if member.consumer => {
-                let id = member.member_id.clone()?;
-                self.tenure_now.get(&(id, partition.clone())).copied()
+                let key = self.ids.find(member.member_id.as_deref()?, partition)?;
+                self.tenure_now.get(&key).copied()
             }
             None => None,
         }
@@ -586,29 +589,30 @@ impl Views {
                 if let Some((started, by)) = self.started_with.remove(&key) {
                     self.contacted(member_id, started, by);
                 }
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
                 m.generation = *generation;
                 m.join_refused = None;
             }
             MemberEvent::JoinRefused { error, protocols } => {
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 m.join_refused = Some((error.clone(), protocols.clone(), idx));
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
+                let m = self.ids.member(member_id);
                 for tp in partitions {
-                    let key = (member_id.clone(), tp.clone());
-                    if !self.tenure_now.contains_key(&key) {
+                    let p = self.ids.partition(tp);
+                    if !self.tenure_now.contains_key(&(m, p)) {
                         // Generations only grow within one membership.
-                        self.forget_tenures_from(member_id, *generation, tp);
-                        self.tenure_now.insert(key.clone(), idx);
-                        self.tenures.entry(key).or_default().push((idx, at, None));
+                        self.forget_tenures_from(m, *generation, p);
+                        self.tenure_now.insert((m, p), idx);
+                        self.tenures.entry((m, p)).or_default().push((idx, at, None));
                     }
-                    let tenure = self.tenure_now[&(member_id.clone(), tp.clone())];
-                    self.tenure_of.insert((member_id.clone(), *generation, tp.clone()), tenure);
+                    let tenure = self.tenure_now[&(m, p)];
+                    self.tenure_of.insert((m, *generation, p), tenure);
                 }
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
                 m.generation = *generation;
@@ -626,7 +630,7 @@ impl Views {
             MemberEvent::Revoked { member_id, partitions, .. }
             | MemberEvent::Lost { member_id, partitions, .. } => {
                 for tp in partitions {
-                    let key = (member_id.clone(), tp.clone());
+                    let Some(key) = self.ids.find(member_id, tp) else { continue };
                     if self.tenure_now.remove(&key).is_some() {
                         if let Some(last) = self.tenures.get_mut(&key).and_then(|t| t.last_mut()) {
                             last.2.get_or_insert(at);
@@ -668,25 +672,25 @@ impl Views {
                 let pv = self.partitions.get_mut(partition).expect("inserted above");
                 metrics.stats.records_reprocessed += pv.processed_any.overlap(start, end) as u64;
                 pv.processed_any.insert(start, end);
-                // The keys are built once and reused: this is the history's commonest event.
-                let (holding, member, tp) =
-                    self.holding(member_id.clone(), *generation, partition.clone());
+                let (m, p) = (self.ids.member(member_id), self.ids.partition(partition));
+                let holding = self.holding(m, *generation, p);
                 let entry = self
                     .processed
-                    .entry((member, holding, tp))
+                    .entry((m, holding, p))
                     .or_insert_with(|| (RangeSet::default(), idx));
                 entry.0.insert(start, end);
                 entry.1 = idx;
             }
             MemberEvent::CommitSent { member_id, generation, partition, offset } => {
-                let key = (member_id.clone(), *generation, partition.clone(), *offset);
-                match self.tenure_now.get(&(member_id.clone(), partition.clone())) {
+                let (m, p) = (self.ids.member(member_id), self.ids.partition(partition));
+                let key = (m, *generation, p, *offset);
+                match self.tenure_now.get(&(m, p)) {
                     Some(&tenure) => self.sent_in_tenure.insert(key, tenure),
                     None => self.sent_in_tenure.remove(&key),
                 };
             }
             MemberEvent::AssignmentReceived { partitions, .. } => {
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 let target: BTreeSet<&TopicPartition> = partitions.iter().collect();
                 m.pending.retain(|tp, _| target.contains(tp));
                 for tp in partitions.iter().filter(|tp| !m.owned.contains(*tp)) {
@@ -695,7 +699,7 @@ impl Views {
             }
             MemberEvent::GenerationReset { reset_member_id: true, .. } => {
                 // The process gave its member id up: it holds none until its next join answer.
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 m.pending.clear();
                 m.member_id = None;
             }
@@ -703,13 +707,13 @@ impl Views {
             | MemberEvent::GenerationReset { .. }
             | MemberEvent::Left { .. }
             | MemberEvent::Fatal { .. } => {
-                self.members.entry(name.to_string()).or_default().pending.clear();
+                member_entry(&mut self.members, name).pending.clear();
             }
             MemberEvent::MemberEpochChanged { member_id, epoch, .. } => {
                 if let Some((moved, by)) = self.started_with.remove(&(member_id.clone(), *epoch)) {
                     self.contacted(member_id, moved, by);
                 }
-                let m = self.members.entry(name.to_string()).or_default();
+                let m = member_entry(&mut self.members, name);
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
@@ -918,4 +922,15 @@ impl Views {
         pv.committed = Some((c.offset, c.idx));
         pv.accepted.push((c.idx, c.offset));
     }
+}
+
+/// `name`'s view, made empty if it has none yet (its name copied only then).
+fn member_entry<'a>(
+    members: &'a mut BTreeMap<String, MemberView>,
+    name: &str,
+) -> &'a mut MemberView {
+    if !members.contains_key(name) {
+        members.insert(name.to_string(), MemberView::default());
+    }
+    members.get_mut(name).expect("inserted above")
 }

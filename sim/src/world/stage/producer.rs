@@ -149,9 +149,14 @@ fn value_prefix(tp: &TopicPartition) -> Vec<u8> {
 /// The value of a partition's `n`th record: `<partition>:<n>`, the partition written as its
 /// `Display` shows it.
 fn record_value(prefix: &[u8], n: u64) -> Bytes {
-    let mut value = Vec::with_capacity(prefix.len() + 20);
+    let mut digits = [0u8; 20];
+    let mut rest = &mut digits[..];
+    write!(rest, "{n}").expect("a u64 has at most 20 digits");
+    let len = 20 - rest.len();
+    // Exactly as long as it holds: a full vector becomes `Bytes` without a second allocation.
+    let mut value = Vec::with_capacity(prefix.len() + len);
     value.extend_from_slice(prefix);
-    write!(value, "{n}").expect("writing to a Vec cannot fail");
+    value.extend_from_slice(&digits[..len]);
     value.into()
 }
 
@@ -164,5 +169,9 @@ mod tests {
         let tp = TopicPartition::new("orders", 3);
         let value = record_value(&value_prefix(&tp), 1_234);
         assert_eq!(value, format!("{tp}:1234").into_bytes());
+        for n in [0, 9, 10, u64::MAX] {
+            let value = record_value(&value_prefix(&tp), n);
+            assert_eq!(value, format!("{tp}:{n}").into_bytes());
+        }
     }
 }
