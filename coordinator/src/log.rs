@@ -60,6 +60,17 @@ impl PartitionLog {
     }
 }
 
+/// What [`PartitionLogs::window`] sees of a partition.
+#[derive(Debug)]
+pub struct Window<'a> {
+    /// The log start offset.
+    pub start: i64,
+    /// The log end offset.
+    pub end: i64,
+    /// The records read, or `None` when the offset asked for is outside the log.
+    pub records: Option<&'a [LogRecord]>,
+}
+
 /// All topics of a simulated cluster: topic name -> partitions -> records.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionLogs {
@@ -171,6 +182,25 @@ impl PartitionLogs {
         Ok(&log.records[first..last])
     }
 
+    /// One look at `tp` for a read from `from_offset`: its log start and end offsets, and up
+    /// to `max_records` records from there, or `None` in their place when `from_offset` is
+    /// outside the log (what [`Self::read`] refuses). `None` if the partition is unknown.
+    pub fn window(
+        &self,
+        tp: &TopicPartition,
+        from_offset: i64,
+        max_records: usize,
+    ) -> Option<Window<'_>> {
+        let log = self.partition(tp)?;
+        let (start, end) = (log.log_start_offset, log.log_end_offset());
+        let records = (start..=end).contains(&from_offset).then(|| {
+            let first = (from_offset - start) as usize;
+            let last = first.saturating_add(max_records).min(log.records.len());
+            &log.records[first..last]
+        });
+        Some(Window { start, end, records })
+    }
+
     /// The first stored record whose timestamp is at or after `timestamp_ms` (what ListOffsets
     /// answers for a timestamp query). `Ok(None)` when no record qualifies.
     pub fn offset_for_timestamp(
@@ -241,6 +271,28 @@ mod tests {
         assert_eq!(logs.log_end_offset(&tp(0)), Some(2));
         assert_eq!(logs.log_start_offset(&tp(0)), Some(0));
         assert_eq!(logs.log_end_offset(&tp(2)), None);
+    }
+
+    /// A window is the log's bounds and what `read` gives from its offset, in one look.
+    #[test]
+    fn a_window_agrees_with_the_bounds_and_read() {
+        let mut logs = PartitionLogs::new();
+        logs.create_topic("t", 2).unwrap();
+        for i in 0..6 {
+            logs.append(&tp(0), None, Bytes::from(vec![i as u8]), i).unwrap();
+        }
+        logs.delete_records_before(&tp(0), 2).unwrap();
+        for p in [tp(0), tp(1), tp(2), TopicPartition::new("u", 0)] {
+            for from in -1..9 {
+                for max in [0, 1, 3, 100] {
+                    let window = logs.window(&p, from, max);
+                    assert_eq!(window.as_ref().map(|w| w.start), logs.log_start_offset(&p));
+                    assert_eq!(window.as_ref().map(|w| w.end), logs.log_end_offset(&p));
+                    let records = window.and_then(|w| w.records);
+                    assert_eq!(records, logs.read(&p, from, max).ok(), "{p} from {from} max {max}");
+                }
+            }
+        }
     }
 
     #[test]

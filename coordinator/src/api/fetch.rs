@@ -161,7 +161,7 @@ fn find<'a>(
     placement: &Placement<'_>,
     logs: &'a PartitionLogs,
 ) -> Found<'a> {
-    let (Some(start), Some(end)) = (logs.log_start_offset(tp), logs.log_end_offset(tp)) else {
+    let Some(window) = logs.window(tp, ask.fetch_offset, MAX_RECORDS_PER_PARTITION) else {
         return Found::Refused(ResponseError::UnknownTopicOrPartition);
     };
     if !placement.is_leader(tp) {
@@ -170,9 +170,10 @@ fn find<'a>(
     if ask.current_leader_epoch > 0 {
         return Found::Refused(ResponseError::UnknownLeaderEpoch);
     }
-    match logs.read(tp, ask.fetch_offset, MAX_RECORDS_PER_PARTITION) {
-        Ok(records) => Found::Records { start, end, records },
-        Err(_) => Found::OutOfRange { start, end },
+    let (start, end) = (window.start, window.end);
+    match window.records {
+        Some(records) => Found::Records { start, end, records },
+        None => Found::OutOfRange { start, end },
     }
 }
 
