@@ -446,12 +446,16 @@ impl Broker {
         if self.parked.is_empty() {
             return;
         }
-        for p in std::mem::take(&mut self.parked) {
+        // In place: those still waiting keep their order and are not moved.
+        let mut i = 0;
+        while i < self.parked.len() {
+            let p = &self.parked[i];
             if now >= p.until || self.fetch_has_answer(p.version, &p.request) {
+                let p = self.parked.remove(i);
                 let response = self.fetch(p.version, &p.request);
                 self.answer(p.id, ResponseKind::Fetch(response));
             } else {
-                self.parked.push(p);
+                i += 1;
             }
         }
     }

@@ -111,9 +111,12 @@ pub fn has_answer(
     placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> bool {
+    // One name buffer for every topic of the request.
+    let mut tp = TopicPartition::new(String::new(), 0);
     session_refused(version, request)
         || request.topics.iter().any(|topic| {
-            let mut tp = TopicPartition::new(topic.topic.as_str().to_owned(), 0);
+            tp.topic.clear();
+            tp.topic.push_str(&topic.topic);
             topic.partitions.iter().any(|p| {
                 tp.partition = p.partition;
                 match find(&tp, &Ask::of(version, p), placement, logs) {
