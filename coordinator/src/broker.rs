@@ -36,7 +36,7 @@ use crate::api::{
     api_versions, error_answers, fetch, find_coordinator, init_producer_id, list_offsets, metadata,
     produce,
 };
-use crate::cluster::{self, ClusterState, Leadership, Placement, SharedClusterState};
+use crate::cluster::{self, ClusterState, Placement, SharedClusterState};
 // Placement used to live here; the paths `broker::BrokerAddress`, `broker::group_partition`, …
 // stay for the crates that import them from here.
 use crate::log::SharedLogs;
@@ -147,10 +147,10 @@ pub struct Broker {
     cluster: SharedClusterState,
     /// Fetches waiting for data, in the order they were read.
     parked: Vec<ParkedFetch>,
-    /// What the last [`Self::reconcile`] compared: the cluster's offsets leaderships and the
-    /// coordinator's count of owned-partition changes. While both are the same it has nothing
-    /// to do.
-    reconciled: Option<(Vec<Leadership>, u64)>,
+    /// What the last [`Self::reconcile`] compared: the cluster's count of offsets leadership
+    /// moves and the coordinator's count of owned-partition changes. While both are the same it
+    /// has nothing to do.
+    reconciled: Option<(u64, u64)>,
 }
 
 impl Broker {
@@ -268,8 +268,8 @@ impl Broker {
         let changes = self.coordinator.owned_changes();
         {
             let state = cluster::lock(&self.cluster);
-            let offsets = state.offsets_leaderships();
-            if self.reconciled.as_ref().is_some_and(|(o, at)| *at == changes && o == offsets) {
+            let moves = state.offsets_moves();
+            if self.reconciled == Some((moves, changes)) {
                 drop(state);
                 // As the walk below would end, finding nothing lost.
                 if self.coordinator.owned_partitions().is_some() {
@@ -277,7 +277,7 @@ impl Broker {
                 }
                 return;
             }
-            self.reconciled = Some((offsets.to_vec(), changes));
+            self.reconciled = Some((moves, changes));
         }
         let lost: Vec<i32> = {
             let Some(owned) = self.coordinator.owned_partitions() else { return };
@@ -446,16 +446,12 @@ impl Broker {
         if self.parked.is_empty() {
             return;
         }
-        // In place: those still waiting keep their order and are not moved.
-        let mut i = 0;
-        while i < self.parked.len() {
-            let p = &self.parked[i];
+        for p in std::mem::take(&mut self.parked) {
             if now >= p.until || self.fetch_has_answer(p.version, &p.request) {
-                let p = self.parked.remove(i);
                 let response = self.fetch(p.version, &p.request);
                 self.answer(p.id, ResponseKind::Fetch(response));
             } else {
-                i += 1;
+                self.parked.push(p);
             }
         }
     }

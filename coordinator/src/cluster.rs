@@ -45,6 +45,9 @@ pub struct ClusterState {
     live: BTreeSet<i32>,
     offsets_topic_partitions: i32,
     offsets: Vec<Leadership>,
+    /// How many times an offsets partition's leadership moved: a broker compares it with the
+    /// count it last saw instead of every partition's leadership.
+    offsets_moves: u64,
     /// Topic partitions whose leader differs from the initial placement.
     topics: BTreeMap<TopicPartition, Leadership>,
     /// Suffix of the next generated member id, cluster-wide, so a coordinator that takes over a
@@ -68,6 +71,7 @@ impl ClusterState {
             live,
             offsets_topic_partitions: n,
             offsets,
+            offsets_moves: 0,
             topics: BTreeMap::new(),
             next_member_seq: 1,
         }
@@ -143,7 +147,14 @@ impl ClusterState {
         let slot = usize::try_from(partition).ok().and_then(|p| self.offsets.get_mut(p))?;
         let old = *slot;
         *slot = Leadership { leader, epoch: old.epoch + 1 };
+        self.offsets_moves += 1;
         Some(old)
+    }
+
+    /// How many times [`Self::set_offsets_leader`] moved an offsets partition: the same count
+    /// means the same [`Self::offsets_leaderships`].
+    pub fn offsets_moves(&self) -> u64 {
+        self.offsets_moves
     }
 
     /// Offsets partitions led by `node_id`, ascending.
@@ -220,10 +231,15 @@ mod tests {
         let mut s = ClusterState::new(brokers(3), 5);
         assert_eq!((0..5).map(|p| s.offsets_leader(p)).collect::<Vec<_>>(), [0, 1, 2, 0, 1]);
         assert_eq!(s.offsets_partitions_led_by(1), vec![1, 4]);
+        assert_eq!(s.offsets_moves(), 0);
         let old = s.set_offsets_leader(4, 2).expect("partition exists");
         assert_eq!(old, Leadership { leader: 1, epoch: 0 });
         assert_eq!(s.offsets_leadership(4), Some(Leadership { leader: 2, epoch: 1 }));
+        assert_eq!(s.offsets_moves(), 1, "a move is counted");
+        s.set_offsets_leader(4, 2);
+        assert_eq!(s.offsets_moves(), 2, "a move to the same leader bumps the epoch: counted");
         assert_eq!(s.set_offsets_leader(9, 0), None);
+        assert_eq!(s.offsets_moves(), 2, "no partition, no move");
         let tp = TopicPartition::new("t", 4);
         assert_eq!(s.partition_leader(&tp).map(|b| b.node_id), Some(1));
         s.set_partition_leader(&tp, 0);
