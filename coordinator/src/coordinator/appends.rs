@@ -141,7 +141,7 @@ impl GroupCoordinator {
             for (index, error, offset) in parts {
                 let error = match (offset, failure) {
                     (Some(offset), None) => {
-                        let tp = TopicPartition::new(name.0.to_string(), index);
+                        let tp = TopicPartition::new(name.0.as_str().to_owned(), index);
                         self.fx.event(CoordinatorEvent::OffsetCommitAccepted {
                             group: c.group.clone(),
                             member_id: c.member_id.clone(),
@@ -158,7 +158,7 @@ impl GroupCoordinator {
                             group: c.group.clone(),
                             member_id: c.member_id.clone(),
                             generation: c.generation,
-                            partition: TopicPartition::new(name.0.to_string(), index),
+                            partition: TopicPartition::new(name.0.as_str().to_owned(), index),
                             offset: offset.offset,
                             error: crate::error_name(code),
                         });

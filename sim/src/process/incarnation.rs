@@ -150,7 +150,7 @@ impl Incarnation {
             out.taps(&self.name);
             match output {
                 MemberOutput::Event(event) => {
-                    let (member, event) = (self.name.to_string(), event.into_history());
+                    let (member, event) = (String::from(&*self.name), event.into_history());
                     out.actions.push_back(Action::Record(EventKind::Member { member, event }))
                 }
                 MemberOutput::Close(target) => self.close(out, now, target, None),

@@ -278,7 +278,7 @@ impl ClientConn {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id = correlation_id.wrapping_add(1);
         self.expected.push_back((correlation_id, api_key, version));
-        let client_id = Some(self.client_id.to_string());
+        let client_id = Some(self.client_id.as_str().to_owned());
         Handover::Value(HandedRequest { correlation_id, api_key, version, client_id, request })
     }
 
