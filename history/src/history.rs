@@ -44,6 +44,13 @@ impl History {
         Self::default()
     }
 
+    /// An empty history that takes the room a history dropped earlier on this thread left
+    /// (see `spare.rs`): for a world that records one run after another.
+    pub fn reusing_spare_room() -> Self {
+        let (events, wire) = crate::spare::take();
+        Self { events, wire }
+    }
+
     /// Appends an event.
     pub fn record(&mut self, at_ms: Millis, kind: EventKind) {
         self.events.push(Event { at_ms, kind });
@@ -87,6 +94,12 @@ impl History {
     /// Builds a history from events and a wire stream (read from a file, or hand-made).
     pub fn from_parts(events: Vec<Event>, wire: Vec<WireRecord>) -> Self {
         Self { events, wire }
+    }
+}
+
+impl Drop for History {
+    fn drop(&mut self) {
+        crate::spare::give_back(std::mem::take(&mut self.events), std::mem::take(&mut self.wire));
     }
 }
 

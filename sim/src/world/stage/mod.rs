@@ -59,7 +59,7 @@ impl Stage {
     /// builds the cluster control, the nemesis and the producer.
     pub(crate) fn new(spec: &ScenarioSpec) -> Result<Self, WorldError> {
         validate(spec)?;
-        let history: SharedHistory = Rc::new(RefCell::new(History::new()));
+        let history: SharedHistory = Rc::new(RefCell::new(History::reusing_spare_room()));
         history
             .borrow_mut()
             .world(0, WorldEvent::RunStarted { scenario: spec.name.clone(), seed: spec.seed });
