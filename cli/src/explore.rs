@@ -28,6 +28,9 @@ pub struct ExploreArgs {
     /// The search's own seed: another seed, another search.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The first fresh seed of each scenario, as `sweep --start` (blind and guided alike).
+    #[arg(long, default_value_t = 0)]
+    pub start: u64,
     /// Runs in parallel, each simulation single-threaded (default: every available core); the
     /// search's results do not depend on it.
     #[arg(long)]
@@ -63,7 +66,7 @@ pub struct ExploreArgs {
     /// and compare the distinct elements each reached per CPU minute.
     #[arg(long)]
     pub versus_sweep: bool,
-    /// Search blindly, as a sweep does (fresh seeds from 0, the scenarios in turn, schedules as
+    /// Search blindly, as a sweep does (fresh seeds from --start, the scenarios in turn, schedules as
     /// drawn): the yardstick for runs-to-catch.
     #[arg(long, conflicts_with = "versus_sweep")]
     pub blind: bool,
@@ -195,6 +198,7 @@ fn settings(args: &ExploreArgs) -> Result<Settings> {
         minutes: args.minutes,
         jobs,
         seed: args.seed,
+        start: args.start,
         shard: args.shard,
         findings_dir,
         shrink: !args.no_shrink && !args.until_caught,

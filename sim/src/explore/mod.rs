@@ -76,6 +76,9 @@ pub struct Settings {
     pub jobs: usize,
     /// The search's own seed.
     pub seed: u64,
+    /// The first fresh seed of every scenario (`sweep --start`): searches from different starts
+    /// meet different drawn seeds, which is how runs-to-catch is sampled fairly.
+    pub start: u64,
     /// This machine's share of a search spread over several (fresh seeds interleaved, draws of
     /// their own); `merge` the corpora after.
     pub shard: Option<Shard>,
@@ -353,14 +356,15 @@ pub fn explore(
     Ok(Outcome { corpus, findings, growth, cpu_s, runs: out_runs, caught_at, interrupted })
 }
 
-/// The stride and first fresh seed of this machine's share.
-fn seed_stride(shard: Option<Shard>) -> (u64, u64) {
-    shard.map_or((0, 1), |s| (s.index - 1, s.count))
+/// The first fresh seed of this machine's share and the stride between its fresh seeds.
+fn seed_stride(settings: &Settings) -> (u64, u64) {
+    let (offset, stride) = settings.shard.map_or((0, 1), |s| (s.index - 1, s.count));
+    (settings.start.saturating_add(offset), stride)
 }
 
 /// Takes the next fresh seed of scenario `name`.
-fn fresh_seed(corpus: &mut Corpus, name: &str, shard: Option<Shard>) -> u64 {
-    let (first, stride) = seed_stride(shard);
+fn fresh_seed(corpus: &mut Corpus, name: &str, settings: &Settings) -> u64 {
+    let (first, stride) = seed_stride(settings);
     let next = corpus.next_seed.entry(name.to_string()).or_insert(first);
     let seed = *next;
     *next += stride;
@@ -424,7 +428,7 @@ fn unseeded(settings: &Settings, corpus: &Corpus) -> Option<usize> {
 
 /// The next fresh seed of the scenario that had the fewest, with its drawn schedule.
 fn fresh_candidate(settings: &Settings, corpus: &mut Corpus) -> Candidate {
-    let (first, _) = seed_stride(settings.shard);
+    let (first, _) = seed_stride(settings);
     let scenario = unseeded(settings, corpus).unwrap_or_else(|| {
         let used = |s: &Scenario| corpus.next_seed.get(s.name).copied().unwrap_or(first);
         (0..settings.scenarios.len())
@@ -432,7 +436,7 @@ fn fresh_candidate(settings: &Settings, corpus: &mut Corpus) -> Candidate {
             .unwrap_or(0)
     });
     let s = &settings.scenarios[scenario];
-    let seed = fresh_seed(corpus, s.name, settings.shard);
+    let seed = fresh_seed(corpus, s.name, settings);
     let schedule = settings.options.spec(s, seed).faults;
     Candidate { arm: Arm::Fresh, scenario, seed, schedule, how: vec!["seed".into()], parent: None }
 }
@@ -485,7 +489,7 @@ fn mutant(
             continue;
         }
         if mutation == Mutation::Reseed {
-            seed = fresh_seed(corpus, s.name, settings.shard);
+            seed = fresh_seed(corpus, s.name, settings);
             how.push(mutation.name().to_string());
             continue;
         }

@@ -11,6 +11,7 @@ fn settings(names: &[&str], runs: u64, jobs: usize) -> Settings {
         minutes: None,
         jobs,
         seed: 7,
+        start: 0,
         shard: None,
         findings_dir: std::env::temp_dir().join(format!("groupsim-explore-{}", std::process::id())),
         shrink: true,
@@ -101,6 +102,24 @@ fn shards_take_interleaved_fresh_seeds() {
         );
     }
     assert_eq!(seeds, [0, 2, 4, 1, 3, 5]);
+}
+
+/// `--start` moves where fresh seeds begin, as `sweep --start` does, shards included.
+#[test]
+fn fresh_seeds_begin_at_the_start() {
+    let mut seeds = Vec::new();
+    for shard in [None, Some(Shard { index: 2, count: 2 })] {
+        let mut s = settings(&["steady_state"], 1, 1);
+        s.strategy = Strategy::Blind;
+        s.start = 1_000;
+        s.shard = shard;
+        let mut corpus = Corpus::new(&s.scenarios, &s.options);
+        let v = vec![Vocabulary::of(&s.scenarios[0], &s.options)];
+        seeds.extend(
+            draw_round(&s, &mut corpus, &v, &Coverage::default(), 3).iter().map(|c| c.seed),
+        );
+    }
+    assert_eq!(seeds, [1_000, 1_001, 1_002, 1_001, 1_003, 1_005]);
 }
 
 /// End to end under a bug switch: the search finds the failing schedule, writes it, shrinks it,
