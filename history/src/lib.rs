@@ -15,8 +15,7 @@
 //! Modules, leaves first: `fault`, `coordinator` and `consumer` (the coordinator's events),
 //! `member`, `world`, `history` (the history, its events and their sources), `jsonl` (the
 //! versioned file form and the hash), `partitions` (the compact partition lists traces print),
-//! `wire` (the stream of requests and answers recorded beside the events), `spare` (the room a
-//! dropped history leaves to the next one on its thread).
+//! `wire` (the stream of requests and answers recorded beside the events).
 
 mod consumer;
 mod coordinator;
@@ -25,7 +24,6 @@ mod history;
 mod jsonl;
 mod member;
 mod partitions;
-mod spare;
 pub mod wire;
 mod world;
 
