@@ -166,20 +166,15 @@ impl PartitionLogs {
         from_offset: i64,
         max_records: usize,
     ) -> Result<&[LogRecord], LogError> {
-        let log =
-            self.partition(tp).ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
-        let (start, end) = (log.log_start_offset, log.log_end_offset());
-        if from_offset < start || from_offset > end {
-            return Err(LogError::OffsetOutOfRange {
-                partition: tp.clone(),
-                offset: from_offset,
-                log_start: start,
-                log_end: end,
-            });
-        }
-        let first = (from_offset - start) as usize;
-        let last = first.saturating_add(max_records).min(log.records.len());
-        Ok(&log.records[first..last])
+        let window = self
+            .window(tp, from_offset, max_records)
+            .ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))?;
+        window.records.ok_or_else(|| LogError::OffsetOutOfRange {
+            partition: tp.clone(),
+            offset: from_offset,
+            log_start: window.start,
+            log_end: window.end,
+        })
     }
 
     /// One look at `tp` for a read from `from_offset`: its log start and end offsets, and up
