@@ -20,7 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::fmt::Display;
+use std::fmt::{Display, Write};
 use std::sync::Arc;
 
 /// A named rare situation. Declare with [`probes!`](crate::probes!); hit with [`Probe::hit`].
@@ -52,6 +52,8 @@ thread_local! {
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
     static TAPPING: Cell<bool> = const { Cell::new(false) };
     static TAPS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    /// A family member's key is written here, so a hit allocates only for a key not seen yet.
+    static KEY: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// Turns this thread's tap log on or off. Either way the log starts empty, so a run never sees
@@ -95,7 +97,15 @@ impl Probe {
     #[inline]
     pub fn hit_as(&'static self, detail: impl Display) {
         if RECORDING.with(Cell::get) {
-            count(&format!("{}:{detail}", self.name));
+            KEY.with(|k| match k.try_borrow_mut() {
+                Ok(mut key) => {
+                    key.clear();
+                    let _ = write!(key, "{}:{detail}", self.name);
+                    count(&key);
+                }
+                // A detail whose formatting hits a probe itself: its own key.
+                Err(_) => count(&format!("{}:{detail}", self.name)),
+            });
         }
         tap(self.name);
     }

@@ -15,8 +15,8 @@ use crate::TopicPartition;
 /// What the member knows of one topic.
 #[derive(Clone, Debug)]
 pub(crate) struct TopicMeta {
-    /// Partition index -> leader node id (-1: no leader).
-    pub(crate) leaders: BTreeMap<i32, i32>,
+    /// (partition index, leader node id; -1: no leader), sorted by index, one per index.
+    pub(crate) leaders: Vec<(i32, i32)>,
     /// Name and topic id for Fetch requests (the id is needed from Fetch v13).
     pub(crate) fetch_template: FetchTopic,
 }
@@ -52,8 +52,10 @@ impl Metadata {
     pub(crate) fn leader_of(&self, tp: &TopicPartition) -> Option<i32> {
         self.topics
             .get(&tp.topic)
-            .and_then(|m| m.leaders.get(&tp.partition))
-            .copied()
+            .and_then(|m| {
+                let at = m.leaders.binary_search_by_key(&tp.partition, |&(p, _)| p).ok()?;
+                Some(m.leaders[at].1)
+            })
             .filter(|l| *l >= 0)
     }
 
@@ -124,13 +126,14 @@ impl Metadata {
                 }
                 continue;
             }
-            let mut leaders = BTreeMap::new();
-            for p in &t.partitions {
-                if p.leader_id.0 < 0 {
-                    self.wanted = true;
-                }
-                leaders.insert(p.partition_index, p.leader_id.0);
+            if t.partitions.iter().any(|p| p.leader_id.0 < 0) {
+                self.wanted = true;
             }
+            // The last entry of an index listed twice wins, as a map insert would.
+            let mut leaders: Vec<(i32, i32)> =
+                t.partitions.iter().rev().map(|p| (p.partition_index, p.leader_id.0)).collect();
+            leaders.sort_by_key(|&(p, _)| p);
+            leaders.dedup_by_key(|&mut (p, _)| p);
             let fetch_template =
                 FetchTopic::default().with_topic(TopicName(sb(&name))).with_topic_id(t.topic_id);
             self.topics.insert(name, TopicMeta { leaders, fetch_template });
@@ -180,6 +183,23 @@ mod tests {
         assert_eq!(m.any_broker(7), 2);
         m.broker_cursor += 1;
         assert_eq!(m.any_broker(7), 1);
+    }
+
+    /// An answer that lists a partition twice keeps the last leader listed, and counts the
+    /// partition once.
+    #[test]
+    fn a_partition_listed_twice_keeps_its_last_leader() {
+        let mut m = Metadata::default();
+        let mut resp = answer(&[1, 2]);
+        let again = MetadataResponsePartition::default()
+            .with_partition_index(0)
+            .with_leader_id(BrokerId(3));
+        resp.topics[0].partitions.push(again);
+        m.apply(resp);
+        assert_eq!(m.leader_of(&TopicPartition::new("t", 0)), Some(3));
+        assert_eq!(m.leader_of(&TopicPartition::new("t", 1)), Some(2));
+        assert_eq!(m.leader_of(&TopicPartition::new("t", 2)), None);
+        assert_eq!(m.partition_count("t"), Some(2));
     }
 
     #[test]

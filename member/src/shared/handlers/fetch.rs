@@ -19,7 +19,8 @@ use crate::{Millis, TopicPartition};
 /// Fetch by leader.
 pub(crate) trait Fetch: Protocol {
     fn maybe_fetch(&mut self, now: Millis) {
-        let mut by_node: BTreeMap<i32, Vec<(TopicPartition, i64)>> = BTreeMap::new();
+        // By node, in node order (a member fetches from few leaders: a sorted list is enough).
+        let mut by_node: Vec<(i32, Vec<(TopicPartition, i64)>)> = Vec::new();
         let mut no_leader = Vec::new();
         let core = self.core();
         for (tp, ps) in &core.positions.partitions {
@@ -37,7 +38,14 @@ pub(crate) trait Fetch: Protocol {
             if core.in_flight.has_fetch_to(node) || core.timers.is_set(Timer::FetchRetry(node)) {
                 continue;
             }
-            by_node.entry(node).or_default().push((tp.clone(), ps.fetch_position));
+            let at = match by_node.binary_search_by_key(&node, |(n, _)| *n) {
+                Ok(at) => at,
+                Err(at) => {
+                    by_node.insert(at, (node, Vec::new()));
+                    at
+                }
+            };
+            by_node[at].1.push((tp.clone(), ps.fetch_position));
         }
         for t in no_leader {
             self.want_metadata_for(&t);
@@ -81,8 +89,9 @@ pub(crate) trait Fetch: Protocol {
             self.retry_after_backoff(Timer::FetchRetry(node), now);
             return;
         }
-        let fetchable: Vec<bool> = positions.keys().map(|tp| self.fetchable(tp)).collect();
-        let fetchable: BTreeMap<&TopicPartition, bool> = positions.keys().zip(fetchable).collect();
+        // Mostly none: a partition is unfetchable only while it is being revoked.
+        let unfetchable: Vec<&TopicPartition> =
+            positions.keys().filter(|tp| !self.fetchable(tp)).collect();
         let core = self.core_mut();
         let max = core.config.max_records_per_fetch.max(1);
         let mut got_records = false;
@@ -99,12 +108,14 @@ pub(crate) trait Fetch: Protocol {
                     None => continue,
                 }
             };
+            // One key per topic, its partition set per answer (no name copied per partition).
+            let mut tp = TopicPartition::new(name, 0);
             for pd in &topic.partitions {
-                let tp = TopicPartition::new(name.clone(), pd.partition_index);
+                tp.partition = pd.partition_index;
                 let Some(&requested) = positions.get(&tp) else {
                     continue;
                 };
-                if fetchable.get(&tp) != Some(&true) {
+                if unfetchable.contains(&&tp) {
                     continue; // a partition being revoked: its records are dropped
                 }
                 let Some(ps) = core.positions.partitions.get_mut(&tp) else {
