@@ -43,7 +43,7 @@ impl Views {
                 let held: BTreeSet<&TopicPartition> =
                     members.iter().flat_map(|m| &m.partitions).collect();
                 let orphans: BTreeSet<TopicPartition> = (self.topics.iter())
-                    .flat_map(|(t, n)| (0..*n).map(move |p| TopicPartition::new(t.clone(), p)))
+                    .flat_map(|(t, n)| (0..*n).map(move |p| TopicPartition::new(t.as_str(), p)))
                     .filter(|tp| !held.contains(tp))
                     .collect();
                 if !orphans.is_empty() {

@@ -276,7 +276,7 @@ fn all_partitions(views: &Views) -> Vec<TopicPartition> {
     views
         .topics
         .iter()
-        .flat_map(|(topic, n)| (0..*n).map(move |p| TopicPartition::new(topic.clone(), p)))
+        .flat_map(|(topic, n)| (0..*n).map(move |p| TopicPartition::new(topic.as_str(), p)))
         .collect()
 }
 

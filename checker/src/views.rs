@@ -472,7 +472,7 @@ impl Views {
             WorldEvent::TopicCreated { topic, partitions } => {
                 self.topics.insert(topic.clone(), *partitions);
                 for p in 0..*partitions {
-                    self.partitions.entry(TopicPartition::new(topic.clone(), p)).or_default();
+                    self.partitions.entry(TopicPartition::new(topic.as_str(), p)).or_default();
                 }
             }
             WorldEvent::Produced { count, .. } => metrics.stats.records_produced += *count as u64,
@@ -526,7 +526,7 @@ impl Views {
             WorldEvent::PartitionsAdded { topic, partitions } => {
                 let before = self.topics.get(topic).copied().unwrap_or(0);
                 let added: BTreeSet<TopicPartition> =
-                    (before..*partitions).map(|p| TopicPartition::new(topic.clone(), p)).collect();
+                    (before..*partitions).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
                 let groups: Vec<String> = (self.consumer_groups.iter())
                     .filter(|(g, cg)| cg.all_classic() && self.consumer_group(g).is_some())
                     .map(|(g, _)| g.clone())
@@ -538,7 +538,7 @@ impl Views {
                 self.grown.extend(added);
                 self.topics.insert(topic.clone(), *partitions);
                 for p in 0..*partitions {
-                    self.partitions.entry(TopicPartition::new(topic.clone(), p)).or_default();
+                    self.partitions.entry(TopicPartition::new(topic.as_str(), p)).or_default();
                 }
             }
             WorldEvent::RunStarted { .. }

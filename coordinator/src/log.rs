@@ -74,7 +74,7 @@ pub struct Window<'a> {
 /// All topics of a simulated cluster: topic name -> partitions -> records.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionLogs {
-    topics: BTreeMap<String, Vec<PartitionLog>>,
+    topics: BTreeMap<Arc<str>, Vec<PartitionLog>>,
 }
 
 impl PartitionLogs {
@@ -95,7 +95,7 @@ impl PartitionLogs {
                 current: 0,
             });
         }
-        self.topics.insert(name.to_string(), vec![PartitionLog::default(); partitions as usize]);
+        self.topics.insert(Arc::from(name), vec![PartitionLog::default(); partitions as usize]);
         Ok(())
     }
 
@@ -227,7 +227,13 @@ impl PartitionLogs {
 
     /// Topic names in sorted order.
     pub fn topics(&self) -> impl Iterator<Item = &str> {
-        self.topics.keys().map(String::as_str)
+        self.topics.keys().map(|t| &**t)
+    }
+
+    /// The log's own copy of topic `name`, shared (a key built from it copies no name), or a
+    /// new one for a topic the logs do not hold.
+    pub fn topic_key(&self, name: &str) -> Arc<str> {
+        self.topics.get_key_value(name).map_or_else(|| Arc::from(name), |(key, _)| key.clone())
     }
 
     /// Number of partitions of `topic`, or `None` if it does not exist.
@@ -237,13 +243,13 @@ impl PartitionLogs {
 
     fn partition(&self, tp: &TopicPartition) -> Option<&PartitionLog> {
         let index = usize::try_from(tp.partition).ok()?;
-        self.topics.get(&tp.topic)?.get(index)
+        self.topics.get(&*tp.topic)?.get(index)
     }
 
     fn partition_mut(&mut self, tp: &TopicPartition) -> Result<&mut PartitionLog, LogError> {
         usize::try_from(tp.partition)
             .ok()
-            .and_then(|index| self.topics.get_mut(&tp.topic)?.get_mut(index))
+            .and_then(|index| self.topics.get_mut(&*tp.topic)?.get_mut(index))
             .ok_or_else(|| LogError::UnknownTopicOrPartition(tp.clone()))
     }
 }

@@ -67,7 +67,7 @@ impl TopicsImage {
         let mut out = BTreeSet::new();
         for t in topics {
             for p in 0..self.partition_count(t).unwrap_or(0) {
-                out.insert(TopicPartition::new(t.clone(), p));
+                out.insert(TopicPartition::new(t.as_str(), p));
             }
         }
         out
@@ -78,7 +78,7 @@ impl TopicsImage {
     pub fn by_topic(parts: &BTreeSet<TopicPartition>) -> BTreeMap<&str, Vec<i32>> {
         let mut out: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
         for tp in parts {
-            out.entry(tp.topic.as_str()).or_default().push(tp.partition);
+            out.entry(&*tp.topic).or_default().push(tp.partition);
         }
         out
     }

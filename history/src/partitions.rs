@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 pub fn partition_list(parts: &[TopicPartition]) -> String {
     let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for tp in parts {
-        by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition);
+        by_topic.entry(&*tp.topic).or_default().push(tp.partition);
     }
     if by_topic.is_empty() {
         return "-".into();

@@ -143,7 +143,7 @@ impl Assignor for RangeAssignor {
                 let start = per_member * i + i.min(extra);
                 let len = per_member + i32::from(i < extra);
                 let parts = out.entry(member.clone()).or_default();
-                parts.extend((start..start + len).map(|p| TopicPartition::new(topic.clone(), p)));
+                parts.extend((start..start + len).map(|p| TopicPartition::new(topic.as_str(), p)));
             }
         }
         out
@@ -184,7 +184,7 @@ impl Assignor for RoundRobinAssignor {
                     next += 1;
                 }
                 let member = members[next % members.len()].0;
-                out.entry(member.clone()).or_default().push(TopicPartition::new(topic.clone(), p));
+                out.entry(member.clone()).or_default().push(TopicPartition::new(topic.as_str(), p));
                 next += 1;
             }
         }
@@ -223,7 +223,7 @@ impl Assignor for RoundRobinV2Assignor {
                     pending = (0..members.len()).collect();
                 }
                 let Some(i) = pending.pop_front() else { break };
-                if members[i].1.topics.contains(&tp.topic) {
+                if members[i].1.topics.iter().any(|t| **t == *tp.topic) {
                     out.entry(members[i].0.clone()).or_default().push(tp.clone());
                     break;
                 }
@@ -241,7 +241,7 @@ fn subscribed_partitions(
     partitions_per_topic
         .iter()
         .filter(|(t, _)| subscriptions.values().any(|s| s.topics.contains(t)))
-        .flat_map(|(t, &n)| (0..n.max(0)).map(move |p| TopicPartition::new(t.clone(), p)))
+        .flat_map(|(t, &n)| (0..n.max(0)).map(move |p| TopicPartition::new(t.as_str(), p)))
         .collect()
 }
 
@@ -339,8 +339,8 @@ fn claims(
             data.map(|d| d.previous).unwrap_or_default()
         };
         for tp in claimed {
-            let exists = partitions_per_topic.get(&tp.topic).is_some_and(|&n| tp.partition < n);
-            if !exists || tp.partition < 0 || !sub.topics.contains(&tp.topic) {
+            let exists = partitions_per_topic.get(&*tp.topic).is_some_and(|&n| tp.partition < n);
+            if !exists || tp.partition < 0 || !sub.topics.iter().any(|t| **t == *tp.topic) {
                 continue;
             }
             match newest.get_mut(&tp) {
@@ -379,7 +379,8 @@ fn sticky_assign(
 ) -> BTreeMap<String, BTreeSet<TopicPartition>> {
     let mut out: BTreeMap<String, BTreeSet<TopicPartition>> =
         subscriptions.keys().map(|m| (m.clone(), BTreeSet::new())).collect();
-    let eligible = |m: &String, tp: &TopicPartition| subscriptions[m].topics.contains(&tp.topic);
+    let eligible =
+        |m: &String, tp: &TopicPartition| subscriptions[m].topics.iter().any(|t| **t == *tp.topic);
     let mut unassigned = Vec::new();
     for tp in subscribed_partitions(partitions_per_topic, subscriptions) {
         match claims.get(&tp) {
@@ -593,7 +594,7 @@ mod tests {
         for (member, parts) in out {
             for tp in parts {
                 prop_assert!(
-                    subs[member].topics.contains(&tp.topic),
+                    subs[member].topics.iter().any(|t| **t == *tp.topic),
                     "{} got unsubscribed {}",
                     member,
                     tp
@@ -604,7 +605,7 @@ mod tests {
         let expected: BTreeSet<TopicPartition> = counts
             .iter()
             .filter(|(t, _)| subs.values().any(|s| s.topics.contains(t)))
-            .flat_map(|(t, &n)| (0..n).map(move |p| TopicPartition::new(t.clone(), p)))
+            .flat_map(|(t, &n)| (0..n).map(move |p| TopicPartition::new(t.as_str(), p)))
             .collect();
         prop_assert_eq!(seen, expected);
         Ok(())
@@ -643,14 +644,14 @@ mod tests {
                 let sizes: Vec<usize> = subs
                     .iter()
                     .filter(|(_, s)| s.topics.contains(topic))
-                    .map(|(m, _)| out[m].iter().filter(|tp| &tp.topic == topic).count())
+                    .map(|(m, _)| out[m].iter().filter(|tp| *tp.topic == **topic).count())
                     .collect();
                 if let (Some(min), Some(max)) = (sizes.iter().min(), sizes.iter().max()) {
                     prop_assert!(max - min <= 1, "topic {} sizes {:?}", topic, sizes);
                 }
                 // Ranges are contiguous per member.
                 for parts in out.values() {
-                    let ps: Vec<i32> = parts.iter().filter(|tp| &tp.topic == topic).map(|tp| tp.partition).collect();
+                    let ps: Vec<i32> = parts.iter().filter(|tp| *tp.topic == **topic).map(|tp| tp.partition).collect();
                     prop_assert!(ps.windows(2).all(|w| w[1] == w[0] + 1), "non-contiguous {:?}", ps);
                 }
             }
@@ -819,7 +820,7 @@ mod tests {
             let members: Vec<String> = members.into_iter().collect();
             let all: Vec<TopicPartition> = counts
                 .iter()
-                .flat_map(|(t, &n)| (0..n).map(move |p| TopicPartition::new(t.clone(), p)))
+                .flat_map(|(t, &n)| (0..n).map(move |p| TopicPartition::new(t.as_str(), p)))
                 .collect();
             // Each partition: owned by member i, or (index == len) by nobody / a departed member.
             let owners = prop::collection::vec(0..=members.len(), all.len());

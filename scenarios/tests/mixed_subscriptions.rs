@@ -48,7 +48,7 @@ fn members_get_only_the_topics_they_subscribe_to_and_the_group_converges() {
                         let name = name_of[a.member_id.as_str()];
                         for tp in &a.partitions {
                             assert!(
-                                topics[name].contains(tp.topic.as_str()),
+                                topics[name].contains(&*tp.topic),
                                 "seed {seed} generation {generation}: {name} got {tp} but \
                                  subscribes to {:?}",
                                 topics[name]

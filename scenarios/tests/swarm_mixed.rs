@@ -130,7 +130,7 @@ fn a_kafka_go_leader_assigns_from_partitions_it_reads_fresh() {
         let assigned = last
             .iter()
             .flat_map(|(_, ps)| ps)
-            .any(|tp| tp.topic == "payments" && tp.partition == p);
+            .any(|tp| &*tp.topic == "payments" && tp.partition == p);
         assert!(
             assigned,
             "the last assignment gives payments-{p} (of the grown topic) to a member"

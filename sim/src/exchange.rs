@@ -4,6 +4,7 @@
 //! keeps them through these functions, so the rules read the same thing whoever recorded it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
 use groupsim_history::wire::{Answer, Request};
@@ -34,11 +35,11 @@ pub fn group(r: &RequestKind) -> String {
 
 /// The topic named `name`, or by `id` when the API names it by id (its id's text when no name
 /// is known for it).
-fn name(names: &TopicNames, name: &str, id: &uuid::Uuid) -> String {
+fn name(names: &TopicNames, name: &str, id: &uuid::Uuid) -> Arc<str> {
     if !name.is_empty() {
-        return name.to_string();
+        return Arc::from(name);
     }
-    names.get(id).cloned().unwrap_or_else(|| id.to_string())
+    names.get(id).map_or_else(|| Arc::from(id.to_string()), |n| Arc::from(n.as_str()))
 }
 
 /// What the rules keep of a request written at `version` (None: an API they do not read).
@@ -78,7 +79,7 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
                 ts.iter()
                     .flat_map(|t| {
                         let topic = name(names, "", &t.topic_id);
-                        t.partitions.iter().map(move |&p| TopicPartition::new(topic.clone(), p))
+                        t.partitions.iter().map(move |&p| TopicPartition::new(&topic, p))
                     })
                     .collect()
             }),
@@ -93,7 +94,7 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
                 .flat_map(|t| {
                     let topic = name(names, &t.name, &t.topic_id);
                     t.partitions.iter().map(move |p| {
-                        (TopicPartition::new(topic.clone(), p.partition_index), p.committed_offset)
+                        (TopicPartition::new(&topic, p.partition_index), p.committed_offset)
                     })
                 })
                 .collect(),
@@ -111,7 +112,7 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
                 for t in g.topics.iter().flatten() {
                     let topic = name(names, &t.name, &t.topic_id);
                     partitions.extend(
-                        t.partition_indexes.iter().map(|&p| TopicPartition::new(topic.clone(), p)),
+                        t.partition_indexes.iter().map(|&p| TopicPartition::new(&topic, p)),
                     );
                 }
             }
@@ -123,9 +124,9 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
                 .iter()
                 .flat_map(|t| {
                     let topic = name(names, &t.topic, &t.topic_id);
-                    t.partitions.iter().map(move |p| {
-                        (TopicPartition::new(topic.clone(), p.partition), p.fetch_offset)
-                    })
+                    t.partitions
+                        .iter()
+                        .map(move |p| (TopicPartition::new(&topic, p.partition), p.fetch_offset))
                 })
                 .collect(),
         },
@@ -164,7 +165,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
                     .iter()
                     .flat_map(|t| {
                         let topic = name(names, "", &t.topic_id);
-                        t.partitions.iter().map(move |&p| TopicPartition::new(topic.clone(), p))
+                        t.partitions.iter().map(move |&p| TopicPartition::new(&topic, p))
                     })
                     .collect()
             }),
@@ -176,7 +177,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
                 .flat_map(|t| {
                     let topic = name(names, &t.name, &t.topic_id);
                     t.partitions.iter().map(move |p| {
-                        (TopicPartition::new(topic.clone(), p.partition_index), p.error_code)
+                        (TopicPartition::new(&topic, p.partition_index), p.error_code)
                     })
                 })
                 .collect(),
@@ -195,7 +196,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
                     let topic = name(names, &t.name, &t.topic_id);
                     for p in &t.partitions {
                         let error = if g.error_code != 0 { g.error_code } else { p.error_code };
-                        let tp = TopicPartition::new(topic.clone(), p.partition_index);
+                        let tp = TopicPartition::new(&topic, p.partition_index);
                         offsets.push((tp, p.committed_offset, error));
                     }
                 }
@@ -210,7 +211,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
                     let topic = name(names, &t.topic, &t.topic_id);
                     t.partitions.iter().map(move |p| {
                         let error = if a.error_code != 0 { a.error_code } else { p.error_code };
-                        let tp = TopicPartition::new(topic.clone(), p.partition_index);
+                        let tp = TopicPartition::new(&topic, p.partition_index);
                         (tp, error, record_offsets(p.records.clone()))
                     })
                 })

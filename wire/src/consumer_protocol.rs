@@ -54,8 +54,8 @@ fn group_by_topic(parts: &[TopicPartition]) -> Vec<(String, Vec<i32>)> {
     sorted.sort();
     for tp in sorted {
         match out.last_mut() {
-            Some((t, ps)) if *t == tp.topic => ps.push(tp.partition),
-            _ => out.push((tp.topic.clone(), vec![tp.partition])),
+            Some((t, ps)) if **t == *tp.topic => ps.push(tp.partition),
+            _ => out.push((tp.topic.to_string(), vec![tp.partition])),
         }
     }
     out

@@ -42,7 +42,7 @@ pub use codec::{decode_request, decode_response, encode_request, encode_response
 pub use error::WireError;
 pub use error_codes::error_name;
 pub use frame::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
-pub use types::{topic_id, Millis, RequestId, TopicPartition};
+pub use types::{topic_id, IntoTopic, Millis, RequestId, TopicPartition};
 
 #[cfg(feature = "io")]
 pub use client::{

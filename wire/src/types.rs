@@ -1,6 +1,8 @@
 //! The vocabulary both cores and the simulation use: time, request tokens, topic partitions,
 //! topic ids.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Simulated time: milliseconds since the start of a run. Cores never read a clock; the driver
@@ -15,16 +17,53 @@ pub struct RequestId(pub u64);
 /// A topic partition, named the way Kafka names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TopicPartition {
-    /// Topic name.
-    pub topic: String,
+    /// Topic name, shared: a partition's key is copied far more often than a topic is named.
+    pub topic: Arc<str>,
     /// Partition index within the topic.
     pub partition: i32,
 }
 
 impl TopicPartition {
     /// Builds a topic partition from a topic name and index.
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        Self { topic: topic.into(), partition }
+    pub fn new(topic: impl IntoTopic, partition: i32) -> Self {
+        Self { topic: topic.into_shared(), partition }
+    }
+}
+
+/// What names a topic for [`TopicPartition::new`]: a string of any kind, or a shared name
+/// (taken as it is, without copying the name).
+pub trait IntoTopic {
+    /// The name as a shared string.
+    fn into_shared(self) -> Arc<str>;
+}
+
+impl IntoTopic for Arc<str> {
+    fn into_shared(self) -> Arc<str> {
+        self
+    }
+}
+
+impl IntoTopic for &Arc<str> {
+    fn into_shared(self) -> Arc<str> {
+        self.clone()
+    }
+}
+
+impl IntoTopic for &str {
+    fn into_shared(self) -> Arc<str> {
+        Arc::from(self)
+    }
+}
+
+impl IntoTopic for String {
+    fn into_shared(self) -> Arc<str> {
+        Arc::from(self)
+    }
+}
+
+impl IntoTopic for &String {
+    fn into_shared(self) -> Arc<str> {
+        Arc::from(self.as_str())
     }
 }
 
@@ -51,6 +90,19 @@ pub fn topic_id(name: &str) -> uuid::Uuid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A partition key built from a shared name shares it (no copy); one built from any string
+    /// compares and orders as that string.
+    #[test]
+    fn a_partition_key_shares_a_shared_name_and_reads_as_its_string() {
+        let name: Arc<str> = Arc::from("orders");
+        let a = TopicPartition::new(&name, 3);
+        assert!(Arc::ptr_eq(&a.topic, &name));
+        let b = TopicPartition::new(String::from("orders"), 3);
+        assert!(!Arc::ptr_eq(&b.topic, &name));
+        assert_eq!(a, b);
+        assert!(TopicPartition::new("orders", 2) < a && a < TopicPartition::new("ordersx", 0));
+    }
 
     #[test]
     fn topic_ids_are_stable_distinct_and_never_nil() {

@@ -190,10 +190,10 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                     log.protocol = Protocol::Consumer;
                 }
                 if let Answer::Sync { assignment, .. } = &x.answer {
-                    consumed.extend(assignment.iter().map(|tp| tp.topic.as_str()));
+                    consumed.extend(assignment.iter().map(|tp| &*tp.topic));
                 }
                 if let Answer::ConsumerHeartbeat { assignment: Some(a), .. } = &x.answer {
-                    consumed.extend(a.iter().map(|tp| tp.topic.as_str()));
+                    consumed.extend(a.iter().map(|tp| &*tp.topic));
                 }
             }
             log.entries.push(w.wire.clone());

@@ -134,7 +134,7 @@ fn owned(
         for t in tps {
             let name =
                 topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string(), str::to_string);
-            out.extend(t.partitions.iter().map(|p| TopicPartition::new(name.clone(), *p)));
+            out.extend(t.partitions.iter().map(|p| TopicPartition::new(&name, *p)));
         }
         out
     })

@@ -69,7 +69,7 @@ pub fn handle(
         .iter()
         .map(|topic| {
             // One name per topic, its partition index set for each partition asked.
-            let mut tp = TopicPartition::new(topic.topic.as_str().to_owned(), 0);
+            let mut tp = TopicPartition::new(logs.topic_key(&topic.topic), 0);
             let partitions = topic
                 .partitions
                 .iter()
@@ -111,12 +111,9 @@ pub fn has_answer(
     placement: &Placement<'_>,
     logs: &PartitionLogs,
 ) -> bool {
-    // One name buffer for every topic of the request.
-    let mut tp = TopicPartition::new(String::new(), 0);
     session_refused(version, request)
         || request.topics.iter().any(|topic| {
-            tp.topic.clear();
-            tp.topic.push_str(&topic.topic);
+            let mut tp = TopicPartition::new(logs.topic_key(&topic.topic), 0);
             topic.partitions.iter().any(|p| {
                 tp.partition = p.partition;
                 match find(&tp, &Ask::of(version, p), placement, logs) {

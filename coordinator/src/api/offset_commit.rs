@@ -110,7 +110,7 @@ impl GroupCoordinator {
             let name = topic.name.0.to_string();
             let mut partitions = Vec::with_capacity(topic.partitions.len());
             for p in topic.partitions {
-                let tp = TopicPartition::new(name.clone(), p.partition_index);
+                let tp = TopicPartition::new(&name, p.partition_index);
                 let metadata = p.committed_metadata.as_ref().map(|m| m.to_string());
                 let error = match verdict {
                     Err(e) => e.code(),

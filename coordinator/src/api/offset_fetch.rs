@@ -50,8 +50,8 @@ fn fetch(
             for (tp, c) in store.group_offsets(group) {
                 let f = (c.offset, c.leader_epoch, c.metadata.clone().unwrap_or_default());
                 match out.last_mut() {
-                    Some((t, parts)) if *t == tp.topic => parts.push((tp.partition, f)),
-                    _ => out.push((tp.topic.clone(), vec![(tp.partition, f)])),
+                    Some((t, parts)) if **t == *tp.topic => parts.push((tp.partition, f)),
+                    _ => out.push((tp.topic.to_string(), vec![(tp.partition, f)])),
                 }
             }
             out

@@ -172,7 +172,7 @@ impl Harness {
                 .iter()
                 .flat_map(|t| {
                     let name = image.name(&t.topic_id).expect("known topic").to_string();
-                    t.partitions.iter().map(move |p| TopicPartition::new(name.clone(), *p))
+                    t.partitions.iter().map(move |p| TopicPartition::new(&name, *p))
                 })
                 .collect()
         })

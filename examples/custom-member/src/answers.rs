@@ -266,7 +266,7 @@ impl SimpleConsumer {
                     .with_partition_index(tp.partition)
                     .with_timestamp(-2);
                 match topics.last_mut() {
-                    Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(p),
+                    Some(t) if t.name.0.as_str() == &*tp.topic => t.partitions.push(p),
                     _ => topics.push(
                         ListOffsetsTopic::default()
                             .with_name(TopicName(sb(&tp.topic)))

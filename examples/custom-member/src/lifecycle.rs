@@ -174,7 +174,7 @@ impl SimpleConsumer {
                 .with_partition_index(tp.partition)
                 .with_committed_offset(*offset);
             match topics.last_mut() {
-                Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(p),
+                Some(t) if t.name.0.as_str() == &*tp.topic => t.partitions.push(p),
                 _ => topics.push(
                     OffsetCommitRequestTopic::default()
                         .with_name(TopicName(sb(&tp.topic)))

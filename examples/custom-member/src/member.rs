@@ -353,7 +353,7 @@ impl SimpleConsumer {
                     .with_fetch_offset(position)
                     .with_partition_max_bytes(1 << 20);
                 match topics.last_mut() {
-                    Some(t) if t.topic.0.as_str() == tp.topic => t.partitions.push(part),
+                    Some(t) if t.topic.0.as_str() == &*tp.topic => t.partitions.push(part),
                     _ => {
                         let id = self.topic_id(&tp.topic);
                         let t = FetchTopic::default()

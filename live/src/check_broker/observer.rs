@@ -84,7 +84,7 @@ async fn session(
                 .with_group_id(GroupId(StrBytes::from_string(group.into())))
                 .with_member_epoch(-1)
                 .with_topics(Some(vec![OffsetFetchRequestTopics::default()
-                    .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
                     .with_partition_indexes(indexes.clone())]))]);
         let sent_ms = shared.now();
         let answer = admin.call("OffsetFetch", RequestKind::OffsetFetch(request)).await?;
@@ -162,7 +162,7 @@ async fn probe(
 ) -> Result<(), super::error::CheckBrokerError> {
     let mut topics: BTreeMap<String, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
     for (tp, offset) in committed {
-        topics.entry(tp.topic.clone()).or_default().push(
+        topics.entry(tp.topic.to_string()).or_default().push(
             OffsetCommitRequestPartition::default()
                 .with_partition_index(tp.partition)
                 .with_committed_offset(*offset),

@@ -110,7 +110,7 @@ async fn run(config: &RunConfig) -> Result<SeedReport, CheckBrokerError> {
     let cluster = topic_ready(&mut admin, &topic, plan.partitions).await?;
     let info = cluster.topic.clone().expect("topic_ready returns a topic");
     let partitions: Vec<TopicPartition> =
-        info.leaders.keys().map(|&p| TopicPartition::new(topic.clone(), p)).collect();
+        info.leaders.keys().map(|&p| TopicPartition::new(&topic, p)).collect();
     let mut names = BTreeMap::new();
     names.insert(info.id, topic.clone());
     names.insert(groupsim_wire::topic_id(&topic), topic.clone());

@@ -404,7 +404,7 @@ impl Cluster {
         let mut state = cluster::lock(&self.shared.state);
         for (topic, count) in topics {
             for p in 0..count {
-                let tp = TopicPartition::new(topic.clone(), p);
+                let tp = TopicPartition::new(&topic, p);
                 if state.partition_leadership(&tp).is_some_and(|l| l.leader == node_id) {
                     let to = live[p as usize % live.len()];
                     state.set_partition_leader(&tp, to);
@@ -493,7 +493,7 @@ fn preloaded_logs(config: &ClusterConfig) -> Result<SharedLogs, ServeError> {
     for topic in &config.topics {
         logs.create_topic(&topic.name, topic.partitions)?;
         for p in 0..topic.partitions {
-            let tp = TopicPartition::new(topic.name.clone(), p);
+            let tp = TopicPartition::new(&topic.name, p);
             for i in 0..config.preload {
                 let key = Bytes::from(format!("{p}-{i}"));
                 let value = Bytes::from(format!("{}-{p}-{i}", topic.name));
@@ -515,7 +515,7 @@ fn record_start(recorder: &Recorder, config: &ClusterConfig) {
         for t in &config.topics {
             for p in 0..t.partitions {
                 recorder.world(WorldEvent::Produced {
-                    partition: TopicPartition::new(t.name.clone(), p),
+                    partition: TopicPartition::new(&t.name, p),
                     base_offset: 0,
                     count: i64::from(config.preload),
                 });

@@ -25,7 +25,7 @@ pub(crate) fn request(
             .with_partition_index(tp.partition)
             .with_committed_offset(*offset);
         match topics.last_mut() {
-            Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(part),
+            Some(t) if t.name.0.as_str() == &*tp.topic => t.partitions.push(part),
             _ => topics.push(
                 OffsetCommitRequestTopic::default()
                     .with_name(TopicName(sb(&tp.topic)))

@@ -62,11 +62,11 @@ impl Fetcher {
                 .with_fetch_offset(*position)
                 .with_partition_max_bytes(PARTITION_MAX_BYTES);
             match topics.last_mut() {
-                Some(t) if t.topic.0.as_str() == tp.topic => t.partitions.push(part),
+                Some(t) if t.topic.0.as_str() == &*tp.topic => t.partitions.push(part),
                 _ => {
                     let template = metadata
                         .topics
-                        .get(&tp.topic)
+                        .get(&*tp.topic)
                         .map(|m| m.fetch_template.clone())
                         .unwrap_or_else(|| {
                             FetchTopic::default().with_topic(TopicName(sb(&tp.topic)))

@@ -51,7 +51,7 @@ impl Metadata {
 
     pub(crate) fn leader_of(&self, tp: &TopicPartition) -> Option<i32> {
         self.topics
-            .get(&tp.topic)
+            .get(&*tp.topic)
             .and_then(|m| {
                 let at = m.leaders.binary_search_by_key(&tp.partition, |&(p, _)| p).ok()?;
                 Some(m.leaders[at].1)

@@ -292,7 +292,7 @@ impl SubscriptionState {
                 }
                 Some((_, code)) if codes::is_leadership_error(code) => {
                     retry = true;
-                    leader_moved.push(tp.topic);
+                    leader_moved.push(tp.topic.to_string());
                 }
                 _ => retry = true,
             }
@@ -309,7 +309,7 @@ pub(crate) fn offset_fetch_request(
     let mut topics: Vec<OffsetFetchRequestTopics> = Vec::new();
     for tp in partitions {
         match topics.last_mut() {
-            Some(t) if t.name.0.as_str() == tp.topic => t.partition_indexes.push(tp.partition),
+            Some(t) if t.name.0.as_str() == &*tp.topic => t.partition_indexes.push(tp.partition),
             _ => topics.push(
                 OffsetFetchRequestTopics::default()
                     .with_name(TopicName(sb(&tp.topic)))
@@ -359,7 +359,7 @@ pub(crate) fn list_offsets_request(
             .with_partition_index(tp.partition)
             .with_timestamp(timestamp);
         match topics.last_mut() {
-            Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(part),
+            Some(t) if t.name.0.as_str() == &*tp.topic => t.partitions.push(part),
             _ => topics.push(
                 ListOffsetsTopic::default()
                     .with_name(TopicName(sb(&tp.topic)))

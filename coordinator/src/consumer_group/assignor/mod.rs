@@ -90,7 +90,7 @@ mod tests {
         let mut seen = BTreeSet::new();
         for (m, parts) in a {
             for tp in parts {
-                assert!(s[m].contains(&tp.topic), "{m} got {tp} it does not subscribe to");
+                assert!(s[m].contains(&*tp.topic), "{m} got {tp} it does not subscribe to");
                 assert!(seen.insert(tp.clone()), "{tp} assigned twice");
             }
         }

@@ -25,7 +25,7 @@ pub fn assign(spec: AssignmentSpec<'_>) -> TargetAssignment {
             let take = base + i32::from((i as i32) < extra);
             let parts = out.entry(m.clone()).or_default();
             for p in next..next + take {
-                parts.insert(TopicPartition::new(topic.clone(), p));
+                parts.insert(TopicPartition::new(topic.as_str(), p));
             }
             next += take;
         }

@@ -23,7 +23,7 @@ pub fn assign(spec: AssignmentSpec<'_>) -> TargetAssignment {
         return out;
     }
     let eligible =
-        |m: &str, tp: &TopicPartition| subs.get(m).is_some_and(|s| s.contains(&tp.topic));
+        |m: &str, tp: &TopicPartition| subs.get(m).is_some_and(|s| s.contains(&*tp.topic));
     // With identical subscriptions nobody may keep more than the ceiling of a fair share.
     let homogeneous = subs.values().all(|s| Some(s) == subs.values().next());
     let cap = if homogeneous { all.len().div_ceil(subs.len()) } else { usize::MAX };

@@ -266,7 +266,7 @@ impl Member {
             .assigned
             .iter()
             .filter(|tp| self.core.metadata.leader_of(tp).is_none())
-            .map(|tp| tp.topic.clone())
+            .map(|tp| tp.topic.to_string())
             .collect();
         for t in unknown {
             self.want_metadata_for(&t);

@@ -352,7 +352,7 @@ impl Cluster {
         };
         for (topic, count) in topics {
             for p in 0..count {
-                let tp = TopicPartition::new(topic.clone(), p);
+                let tp = TopicPartition::new(&topic, p);
                 let mut state = cluster::lock(&self.state);
                 if state.partition_leadership(&tp).is_some_and(|l| l.leader == node) {
                     let to = live[p as usize % live.len()];

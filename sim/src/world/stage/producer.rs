@@ -45,7 +45,7 @@ impl Producer {
         for (topic, n) in &spec.topics {
             for p in 0..*n {
                 let rate = rng.random_range(lo..=hi);
-                partitions.push((TopicPartition::new(topic.clone(), p), rate, 0, 0));
+                partitions.push((TopicPartition::new(topic.as_str(), p), rate, 0, 0));
             }
         }
         Self {
@@ -69,7 +69,7 @@ impl Producer {
 
     /// Starts producing to partitions a topic gained (from the next flush on).
     pub fn add_partitions(&mut self, topic: &str, total: i32) {
-        let have = self.partitions.iter().filter(|(tp, ..)| tp.topic == topic).count() as i32;
+        let have = self.partitions.iter().filter(|(tp, ..)| *tp.topic == *topic).count() as i32;
         let start = self.next_flush;
         for p in have..total {
             let rate = self.rng.random_range(self.rates.0..=self.rates.1);
