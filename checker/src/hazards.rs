@@ -39,6 +39,10 @@ pub(crate) fn explain(
     history: &History,
     anomalies: Vec<Anomaly>,
 ) -> (Vec<Anomaly>, Vec<Explained>) {
+    // Nothing to explain (most runs): the hazards' windows need not be read from the history.
+    if anomalies.is_empty() {
+        return (anomalies, Vec::new());
+    }
     let (anomalies, stranded) = crate::stranded::explain(history, anomalies);
     let mut windows = late_commit_windows(history);
     windows.extend(crate::taken_partitions::windows(history));

@@ -125,6 +125,9 @@ impl<T: Ord + Copy> Timers<T> {
 
     /// The earliest deadline of every armed timer not on hold.
     pub(crate) fn next_deadline(&self) -> Option<Millis> {
+        if self.held.is_empty() {
+            return self.deadlines.values().copied().min();
+        }
         self.deadlines.iter().filter(|(t, _)| !self.held.contains(t)).map(|(_, at)| *at).min()
     }
 }
