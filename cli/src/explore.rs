@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use groupsim::bugs;
 use groupsim::explore::corpus::Corpus;
+use groupsim::explore::direct::Direction;
 use groupsim::explore::{explore, versus, Finding, Outcome, Settings, Strategy};
 use groupsim::runner::{self, RunOptions, WorldKind};
 use groupsim::scenarios;
@@ -76,6 +77,11 @@ pub struct ExploreArgs {
     /// Print a JSON summary instead of the text report.
     #[arg(long)]
     pub json: bool,
+    /// Aim the search: weigh entries by how near they come to these signature elements (a JSON
+    /// list of `[element, score]`), and start directed mutations shortly before the instant an
+    /// entry came nearest.
+    #[arg(long)]
+    pub toward: Option<PathBuf>,
 }
 
 /// `groupsim explore-merge`'s arguments.
@@ -186,6 +192,16 @@ fn settings(args: &ExploreArgs) -> Result<Settings> {
     let bug = args.bug.as_deref().map(bugs::find).transpose()?;
     let options =
         RunOptions { bug, schedule: None, no_triggers: args.no_triggers, world: args.world };
+    let direction = match &args.toward {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let d = Direction::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            Some(d)
+        }
+        None => None,
+    };
     let findings_dir = match (&args.findings, &args.corpus) {
         (Some(dir), _) => dir.clone(),
         (None, Some(corpus)) => corpus.join("findings"),
@@ -204,6 +220,7 @@ fn settings(args: &ExploreArgs) -> Result<Settings> {
         shrink: !args.no_shrink && !args.until_caught,
         stop_at_catch: args.until_caught,
         strategy: if args.blind { Strategy::Blind } else { Strategy::Guided },
+        direction,
     })
 }
 

@@ -47,6 +47,9 @@ pub struct Entry {
     /// mutations after it keep the run as it was up to it.
     #[serde(default)]
     pub frontier_ms: Option<Millis>,
+    /// How near it came to what a directed search aims at (`explore --toward`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near: Option<super::direct::Near>,
 }
 
 /// The search's state: what a resumed search continues from.
@@ -304,6 +307,7 @@ mod tests {
             signature: Signature { elements },
             found: Vec::new(),
             frontier_ms: None,
+            near: None,
         }
     }
 

@@ -14,6 +14,7 @@
 //! never stopped (a time budget only decides how many rounds run).
 
 pub mod corpus;
+pub mod direct;
 pub mod mutate;
 pub mod versus;
 
@@ -34,6 +35,7 @@ use crate::sweep::Shard;
 use crate::threads::on_threads;
 use crate::world::WorldError;
 use corpus::{ArmStats, Corpus, Entry};
+use direct::Direction;
 use groupsim_checker::AnomalyClass;
 use groupsim_wire::Millis;
 use mutate::{Mutation, Shape, Vocabulary};
@@ -90,6 +92,8 @@ pub struct Settings {
     pub stop_at_catch: bool,
     /// Guided or blind.
     pub strategy: Strategy,
+    /// Aim the search at these elements (`--toward`): entries weighed by how near they come.
+    pub direction: Option<Direction>,
 }
 
 /// What is wrong with a search's arguments or state.
@@ -325,6 +329,8 @@ pub fn explore(
             // most runs fail, and the search still has to move on from them.
             if !new.is_empty() {
                 let frontier_ms = new.iter().filter_map(|e| ran.first_ms.get(e)).min().copied();
+                let near =
+                    settings.direction.as_ref().and_then(|d| d.near(&ran.signature, &ran.first_ms));
                 corpus.entries.push(Entry {
                     id: corpus.entries.len() as u64,
                     scenario,
@@ -335,6 +341,7 @@ pub fn explore(
                     signature: ran.signature,
                     found: new,
                     frontier_ms,
+                    near,
                 });
             }
             if settings.stop_at_catch && caught_at.is_some() {
@@ -384,19 +391,28 @@ fn draw_round(
     let mut rng = ChaCha8Rng::seed_from_u64(stream);
     rng.set_stream(corpus.rounds);
     let weights: Vec<u64> = corpus.entries.iter().map(|e| weight(coverage, &e.signature)).collect();
+    // Nearness counts only in a directed search (a corpus may hold it from one).
+    let directed = settings.direction.is_some();
+    let near = direct::weights(corpus.entries.iter().map(|e| e.near.filter(|_| directed)));
     let shares = arm_shares(&corpus.arms);
     (0..count)
         .map(|_| {
-            let arm = if settings.strategy == Strategy::Blind
+            let fresh_only = settings.strategy == Strategy::Blind
                 || corpus.entries.is_empty()
-                || unseeded(settings, corpus).is_some()
-            {
+                || unseeded(settings, corpus).is_some();
+            // A directed search gives the entries near its aim a share of the runs of their own,
+            // whatever the arms have paid in new elements (fresh seeds pay most early on).
+            let aimed = !fresh_only && direct::aimed_draw(&near, &mut rng);
+            let arm = if fresh_only {
                 Arm::Fresh
+            } else if aimed {
+                [Arm::Whole, Arm::Suffix][rng.random_range(0..2)]
             } else {
                 mutate::pick_weighted(&shares, &mut rng).map_or(Arm::Fresh, |i| Arm::ALL[i])
             };
             if arm != Arm::Fresh {
-                if let Some(c) = mutant(settings, corpus, vocabularies, &weights, arm, &mut rng) {
+                let by = Weights { rarity: &weights, near: &near, aimed };
+                if let Some(c) = mutant(settings, corpus, vocabularies, by, arm, &mut rng) {
                     return c;
                 }
             }
@@ -447,21 +463,44 @@ fn weight(coverage: &Coverage, signature: &Signature) -> u64 {
     (1_000_000 / rarest).max(1)
 }
 
+/// The entries' draw weights: by the rarity of their rarest element, and (in a directed search)
+/// by how near they came.
+#[derive(Clone, Copy)]
+struct Weights<'a> {
+    rarity: &'a [u64],
+    near: &'a [u64],
+    /// Drawn by nearness whatever (a run of the directed share).
+    aimed: bool,
+}
+
 /// A mutation of a corpus entry drawn by weight; `None` when no operator applies to it.
 fn mutant(
     settings: &Settings,
     corpus: &mut Corpus,
     vocabularies: &[Vocabulary],
-    weights: &[u64],
+    by: Weights<'_>,
     arm: Arm,
     rng: &mut ChaCha8Rng,
 ) -> Option<Candidate> {
+    // A directed draw takes its parent by nearness, and a suffix mutation of it starts shortly
+    // before the instant the parent came nearest.
+    let directed = by.aimed || direct::directed_draw(by.near, rng);
+    let start = |i: usize| {
+        let e = &corpus.entries[i];
+        match (directed, e.near.and_then(|n| n.at_ms)) {
+            (true, Some(at)) => Some(at.saturating_sub(direct::LEAD_MS).max(1)),
+            (true, None) => e.frontier_ms,
+            (false, _) => e.frontier_ms,
+        }
+    };
     // A suffix mutation needs a parent that reached something at a known instant.
-    let usable = |i: usize| arm != Arm::Suffix || corpus.entries[i].frontier_ms.is_some();
+    let usable = |i: usize| arm != Arm::Suffix || start(i).is_some();
+    let weights = if directed { by.near } else { by.rarity };
     let weights: Vec<u64> =
         weights.iter().enumerate().map(|(i, &w)| if usable(i) { w } else { 0 }).collect();
     let parent = mutate::pick_weighted(&weights, rng)?;
     let entry = corpus.entries[parent].clone();
+    let entry_start = start(parent);
     let scenario = settings.scenarios.iter().position(|s| s.name == entry.scenario)?;
     let s = &settings.scenarios[scenario];
     let vocabulary = &vocabularies[scenario];
@@ -470,7 +509,7 @@ fn mutant(
     let mut how = Vec::new();
     // Most mutations of an entry that reached something at a known instant keep its run up to
     // that instant and change only what follows (the seed kept).
-    let from_ms = match (arm, entry.frontier_ms) {
+    let from_ms = match (arm, entry_start) {
         (Arm::Suffix, Some(at)) => {
             how.push(format!("after t={at}ms:"));
             at

@@ -17,6 +17,7 @@ fn settings(names: &[&str], runs: u64, jobs: usize) -> Settings {
         shrink: true,
         stop_at_catch: false,
         strategy: Strategy::Guided,
+        direction: None,
     }
 }
 
@@ -166,4 +167,62 @@ fn fresh_seeds_keep_half_the_runs_and_each_mutation_a_tenth() {
     assert!(fresh_pays[1..].iter().all(|&s| s >= FLOOR_PER_MILLE), "{fresh_pays:?}");
     let whole_pays = arm_shares(&[idle, paying, idle]);
     assert!(whole_pays[1] > whole_pays[2], "{whole_pays:?}");
+}
+
+/// A directed search (`--toward`) draws about half its mutation parents by how near they came,
+/// whatever their rarity, and a directed mutation after the frontier starts `LEAD_MS` before the
+/// instant its parent came nearest; without a table the rarest entry takes the draws as before.
+#[test]
+fn directed_mutations_favour_near_entries_and_start_before_the_near_instant() {
+    let mut s = settings(&["swarm"], 1, 1);
+    let scenario = s.scenarios[0];
+    let v = vec![Vocabulary::of(&scenario, &s.options)];
+    let entry = |id: u64, probe: &str, near| Entry {
+        id,
+        scenario: "swarm".into(),
+        seed: id,
+        schedule: s.options.spec(&scenario, id).faults,
+        how: vec!["seed".into()],
+        parent: None,
+        signature: Signature { elements: [Element::Probe(probe.into())].into() },
+        found: Vec::new(),
+        frontier_ms: Some(5_000),
+        near,
+    };
+    let near = direct::Near { score: 100, at_ms: Some(20_000) };
+    let mut corpus = Corpus::new(&s.scenarios, &s.options);
+    corpus.entries = vec![entry(0, "rare", None), entry(1, "common", Some(near))];
+    corpus.next_seed.insert("swarm".into(), 2);
+    let mut coverage = Coverage::default();
+    coverage.reached.insert(Element::Probe("rare".into()), 1);
+    coverage.reached.insert(Element::Probe("common".into()), 50);
+    let parents = |s: &Settings| {
+        let round = draw_round(s, &mut corpus.clone(), &v, &coverage, 400);
+        let of = |p| round.iter().filter(|c| c.parent == Some(p)).count();
+        let directed_suffix =
+            round.iter().filter(|c| c.how.first().is_some_and(|h| h == "after t=19000ms:")).count();
+        (of(0), of(1), directed_suffix)
+    };
+    let (rare, common, directed_suffix) = parents(&s);
+    assert!(rare > 10 * common.max(1), "rarity decides: {rare} against {common}");
+    assert_eq!(directed_suffix, 0);
+    s.direction = Some(Direction { scores: [(Element::Probe("common".into()), 100)].into() });
+    let (rare, common, directed_suffix) = parents(&s);
+    assert!(common > rare / 2, "about half the parents by nearness: {common} against {rare}");
+    assert!(directed_suffix > 0, "suffix mutations from 1 s before the near instant");
+}
+
+/// A directed search keeps how near each kept run came, and is as deterministic as any.
+#[test]
+fn a_directed_search_is_deterministic_across_threads() {
+    let names = ["swarm"];
+    let mut s = settings(&names, 3 * ROUND, 2);
+    let step = Element::MemberStep { from: "start".into(), to: "CoordinatorFound".into() };
+    s.direction = Some(Direction { scores: [(step, 500)].into() });
+    let two = search(&s, Corpus::new(&s.scenarios, &s.options));
+    s.jobs = 1;
+    let one = search(&s, Corpus::new(&s.scenarios, &s.options));
+    assert_eq!(one.corpus, two.corpus);
+    assert!(one.corpus.entries.iter().all(|e| e.near.map(|n| n.score) == Some(500)));
+    assert!(one.corpus.entries.iter().any(|e| e.parent.is_some()));
 }
