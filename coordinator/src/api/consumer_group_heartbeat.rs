@@ -37,6 +37,7 @@
 //! answers once its records are committed (NOT_COORDINATOR if the partition moves first).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
@@ -132,8 +133,9 @@ fn owned(
     r.topic_partitions.as_ref().map(|tps| {
         let mut out = BTreeSet::new();
         for t in tps {
-            let name =
-                topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string(), str::to_string);
+            // One shared name per topic: each partition's key copies none.
+            let name: Arc<str> =
+                topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string().into(), Arc::from);
             out.extend(t.partitions.iter().map(|p| TopicPartition::new(&name, *p)));
         }
         out

@@ -34,6 +34,8 @@
 //! accepts any member and generation; `ack_commit_before_log_append` caches, records and answers
 //! at once and appends later, so a crash in between loses an acknowledged commit.
 
+use std::sync::Arc;
+
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -107,7 +109,8 @@ impl GroupCoordinator {
         let mut records = Vec::new();
         let mut topics = Vec::with_capacity(req.topics.len());
         for topic in req.topics {
-            let name = topic.name.0.to_string();
+            // One shared name per topic: each partition's key copies none.
+            let name: Arc<str> = Arc::from(topic.name.0.as_str());
             let mut partitions = Vec::with_capacity(topic.partitions.len());
             for p in topic.partitions {
                 let tp = TopicPartition::new(&name, p.partition_index);
