@@ -362,12 +362,13 @@ fn seed_stride(settings: &Settings) -> (u64, u64) {
     (settings.start.saturating_add(offset), stride)
 }
 
-/// Takes the next fresh seed of scenario `name`.
+/// Takes the next fresh seed of scenario `name`. Seeds wrap past `u64::MAX` to 0, as a sweep
+/// started near the top of the range would have to: a start is any seed a user printed.
 fn fresh_seed(corpus: &mut Corpus, name: &str, settings: &Settings) -> u64 {
     let (first, stride) = seed_stride(settings);
     let next = corpus.next_seed.entry(name.to_string()).or_insert(first);
     let seed = *next;
-    *next += stride;
+    *next = next.wrapping_add(stride);
     seed
 }
 

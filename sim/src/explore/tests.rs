@@ -52,6 +52,18 @@ fn the_search_is_deterministic_across_threads_and_resumes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A start at the top of the seed range steps on by wrapping to seed 0 instead of overflowing
+/// (a debug build panicked on `explore --start 18446744073709551615`).
+#[test]
+fn fresh_seeds_wrap_past_the_top_of_the_range() {
+    let mut s = settings(&["steady_state"], 1, 1);
+    s.start = u64::MAX;
+    let mut c = Corpus::new(&s.scenarios, &s.options);
+    assert_eq!(fresh_seed(&mut c, "steady_state", &s), u64::MAX);
+    assert_eq!(fresh_seed(&mut c, "steady_state", &s), 0);
+    assert_eq!(fresh_seed(&mut c, "steady_state", &s), 1);
+}
+
 #[test]
 fn a_search_without_a_budget_or_scenario_is_refused() {
     let stop = AtomicBool::new(false);
