@@ -86,11 +86,14 @@ fn topic(name: &str, cluster: &ClusterState, logs: &PartitionLogs) -> MetadataRe
         return response.with_error_code(ResponseError::UnknownTopicOrPartition.code());
     };
     let response = response.with_topic_id(groupsim_wire::topic_id(name));
+    // One key for the topic (a key per partition would copy the name per partition).
+    let mut tp = TopicPartition::new(name, 0);
     let partitions = (0..count)
         .map(|p| {
             let partition =
                 MetadataResponsePartition::default().with_partition_index(p).with_leader_epoch(0);
-            match cluster.partition_leader(&TopicPartition::new(name, p)) {
+            tp.partition = p;
+            match cluster.partition_leader(&tp) {
                 Some(leader) => partition
                     .with_leader_id(BrokerId(leader.node_id))
                     .with_replica_nodes(vec![BrokerId(leader.node_id)])

@@ -76,11 +76,19 @@ pub fn as_decoded_request(request: RequestKind, version: i16) -> Handover<Reques
         RequestKind::Fetch(fetch)
             if hands_over(ApiKey::Fetch, version) && request_tags_empty(&fetch) =>
         {
-            match fetch.compute_size(version) {
-                Err(e) => {
+            // Only a message the quick look cannot vouch for is sized by the encoder, which
+            // names the refusal (sizing an answer builds and drops default values for every
+            // partition).
+            let refusal = if request_surely_encodes(&fetch, version) {
+                None
+            } else {
+                fetch.compute_size(version).err()
+            };
+            match refusal {
+                Some(e) => {
                     Handover::Refused(encode_error::<FetchRequest>(ApiKey::Fetch, version, e))
                 }
-                Ok(_) => Handover::Value(RequestKind::Fetch(fetch_request(fetch, version))),
+                None => Handover::Value(RequestKind::Fetch(fetch_request(fetch, version))),
             }
         }
         other => Handover::Framed(other),
@@ -94,11 +102,16 @@ pub fn as_decoded_response(response: ResponseKind, version: i16) -> Handover<Res
         ResponseKind::Fetch(fetch)
             if hands_over(ApiKey::Fetch, version) && response_tags_empty(&fetch) =>
         {
-            match fetch.compute_size(version) {
-                Err(e) => {
+            let refusal = if response_surely_encodes(&fetch, version) {
+                None
+            } else {
+                fetch.compute_size(version).err()
+            };
+            match refusal {
+                Some(e) => {
                     Handover::Refused(encode_error::<FetchResponse>(ApiKey::Fetch, version, e))
                 }
-                Ok(_) => Handover::Value(ResponseKind::Fetch(fetch_response(fetch, version))),
+                None => Handover::Value(ResponseKind::Fetch(fetch_response(fetch, version))),
             }
         }
         other => Handover::Framed(other),
@@ -142,6 +155,56 @@ fn response_tags_empty(r: &FetchResponse) -> bool {
                             .all(|a| a.unknown_tagged_fields.is_empty())
                 })
         })
+}
+
+/// Whether kafka-protocol's encoder surely takes Fetch request `r` at `v` (4 to 12, no unknown
+/// tagged fields), as [`response_surely_encodes`] for answers.
+fn request_surely_encodes(r: &FetchRequest, v: i16) -> bool {
+    let fits = |n: usize| n <= i16::MAX as usize;
+    (v >= 7 || r.forgotten_topics_data.is_empty())
+        && (v < 11 || fits(r.rack_id.len()))
+        && (v < 12 || r.cluster_id.is_none())
+        && fits(r.forgotten_topics_data.len())
+        && r.forgotten_topics_data.iter().all(|t| fits(t.topic.0.len()) && fits(t.partitions.len()))
+        && fits(r.topics.len())
+        && r.topics.iter().all(|t| {
+            fits(t.topic.0.len())
+                && fits(t.partitions.len())
+                && (v >= 12 || t.partitions.iter().all(|p| p.last_fetched_epoch == -1))
+        })
+}
+
+/// Whether kafka-protocol's encoder surely takes Fetch answer `r` at `v` (4 to 12, no unknown
+/// tagged fields): no field set that the version lacks, and no string, array or byte field longer
+/// than its length prefix can say. `false` means only that the encoder must be asked.
+fn response_surely_encodes(r: &FetchResponse, v: i16) -> bool {
+    let fits = |n: usize| n <= i16::MAX as usize;
+    (v >= 7 || r.session_id == 0)
+        && fits(r.responses.len())
+        && r.responses.iter().all(|t| {
+            fits(t.topic.0.len())
+                && fits(t.partitions.len())
+                && t.partitions.iter().all(|p| {
+                    (v >= 11 || p.preferred_read_replica == -1)
+                        && p.aborted_transactions.as_ref().is_none_or(|a| fits(a.len()))
+                        && p.records.as_ref().is_none_or(|b| b.len() <= i32::MAX as usize)
+                        && (v < 12 || tagged_structs_unset(p))
+                })
+        })
+}
+
+/// A partition answer's tagged structs (version 12 on) hold their defaults.
+fn tagged_structs_unset(p: &PartitionData) -> bool {
+    let (d, l, s) = (&p.diverging_epoch, &p.current_leader, &p.snapshot_id);
+    d.epoch == -1
+        && d.end_offset == -1
+        && d.unknown_tagged_fields.is_empty()
+        && l.leader_id == -1
+        && l.leader_epoch == -1
+        && l.unknown_tagged_fields.is_empty()
+        && s.end_offset == -1
+        && s.epoch == -1
+        && s.unknown_tagged_fields.is_empty()
 }
 
 /// A Fetch request (versions 4 to 12) as decoding gives it: each field the version lacks holds
