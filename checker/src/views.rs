@@ -666,10 +666,8 @@ impl Views {
                 let (start, end) = (*first_offset, *last_offset + 1);
                 let n = (end - start).max(0) as u64;
                 metrics.stats.records_processed += n;
-                if !self.partitions.contains_key(partition) {
-                    self.partitions.insert(partition.clone(), PartitionView::default());
-                }
-                let pv = self.partitions.get_mut(partition).expect("inserted above");
+                // One lookup (a partition key's copy shares its name).
+                let pv = self.partitions.entry(partition.clone()).or_default();
                 metrics.stats.records_reprocessed += pv.processed_any.overlap(start, end) as u64;
                 pv.processed_any.insert(start, end);
                 let (m, p) = (self.ids.member(member_id), self.ids.partition(partition));

@@ -50,6 +50,10 @@ pub struct Tap {
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static HITS: RefCell<ProbeHits> = const { RefCell::new(BTreeMap::new()) };
+    /// Hits of plain probes by the probe's address, folded into `HITS` whenever a recording's
+    /// counts are read: a hit compares one integer per step instead of long dotted names.
+    static PLAIN: RefCell<BTreeMap<usize, (&'static str, u64)>> =
+        const { RefCell::new(BTreeMap::new()) };
     static TAPPING: Cell<bool> = const { Cell::new(false) };
     static TAPS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
     /// A family member's key is written here, so a hit allocates only for a key not seen yet.
@@ -87,7 +91,7 @@ impl Probe {
     #[inline]
     pub fn hit(&'static self) {
         if RECORDING.with(Cell::get) {
-            count(self.name);
+            count_plain(self);
         }
         tap(self.name);
     }
@@ -124,11 +128,38 @@ fn count(key: &str) {
     });
 }
 
+/// Counts one hit of plain probe `probe` (see `PLAIN`).
+fn count_plain(probe: &'static Probe) {
+    PLAIN.with(|p| match p.try_borrow_mut() {
+        Ok(mut plain) => {
+            plain.entry(probe as *const Probe as usize).or_insert((probe.name, 0)).1 += 1
+        }
+        Err(_) => count(probe.name),
+    });
+}
+
+/// Moves the plain probes' hits into `HITS`.
+fn fold_plain() {
+    PLAIN.with(|p| {
+        let mut plain = p.borrow_mut();
+        if plain.is_empty() {
+            return;
+        }
+        HITS.with(|h| {
+            let mut hits = h.borrow_mut();
+            for (name, n) in std::mem::take(&mut *plain).into_values() {
+                *hits.entry(name.to_string()).or_insert(0) += n;
+            }
+        });
+    });
+}
+
 /// Runs `f` with this thread's probe recorder on and returns what it returned with the hits
 /// counted meanwhile. Recordings nest: an inner one counts only its own hits, and the outer one
 /// goes on counting after it.
 pub fn record<T>(f: impl FnOnce() -> T) -> (T, ProbeHits) {
     let was_recording = RECORDING.with(|r| r.replace(true));
+    fold_plain();
     let outer = HITS.with(|h| std::mem::take(&mut *h.borrow_mut()));
     // Restore the outer recording even if `f` panics (a failing run must not leak its hits).
     struct Restore {
@@ -138,6 +169,7 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, ProbeHits) {
     impl Drop for Restore {
         fn drop(&mut self) {
             RECORDING.with(|r| r.set(self.was_recording));
+            fold_plain();
             let outer = self.outer.take().unwrap_or_default();
             HITS.with(|h| {
                 let inner = std::mem::replace(&mut *h.borrow_mut(), outer);
@@ -147,6 +179,7 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, ProbeHits) {
     }
     let mut restore = Restore { was_recording, outer: Some(outer) };
     let value = f();
+    fold_plain();
     let hits = HITS.with(|h| std::mem::take(&mut *h.borrow_mut()));
     if was_recording {
         // The outer recording counts the inner hits too.
@@ -244,6 +277,32 @@ mod tests {
         A.hit();
         let ((), hits) = record(|| {});
         assert!(hits.is_empty());
+    }
+
+    #[test]
+    fn plain_hits_and_family_details_of_one_probe_count_apart() {
+        let ((), hits) = record(|| {
+            B.hit();
+            B.hit_as("x");
+            B.hit();
+        });
+        assert_eq!(hits, BTreeMap::from([("test.b".into(), 2), ("test.b:x".into(), 1)]));
+    }
+
+    #[test]
+    fn a_panicking_inner_recording_leaves_its_hits_out_of_the_outer() {
+        let ((), outer) = record(|| {
+            A.hit();
+            let caught = std::panic::catch_unwind(|| {
+                record(|| {
+                    B.hit();
+                    panic!("inner run failed");
+                })
+            });
+            assert!(caught.is_err());
+            A.hit();
+        });
+        assert_eq!(outer, BTreeMap::from([("test.a".into(), 2)]));
     }
 
     #[test]

@@ -227,7 +227,27 @@ pub fn offset_chunks(
     position: i64,
     chunk: usize,
 ) -> Vec<(i64, i64, usize)> {
-    offset_chunks_up_to(records, position, chunk, usize::MAX)
+    let mut out = Vec::new();
+    offset_chunks_into(records.as_ref(), position, chunk, &mut out);
+    out
+}
+
+/// [`offset_chunks`] written into `out` (cleared first), so a caller reading many partitions'
+/// records reuses one vector.
+pub fn offset_chunks_into(
+    records: Option<&Bytes>,
+    position: i64,
+    chunk: usize,
+    out: &mut Vec<(i64, i64, usize)>,
+) {
+    out.clear();
+    let Some(buf) = records else { return };
+    let mut runs = Runs::new(position, chunk, usize::MAX, std::mem::take(out));
+    if walk_offsets(buf, &mut runs).is_none() {
+        runs = Runs::new(position, chunk, usize::MAX, runs.done);
+        decoded_offsets(buf.clone(), &mut runs);
+    }
+    *out = runs.done;
 }
 
 /// The records at or after `position`, at most `limit` of them, in runs of at most `chunk`.
@@ -238,9 +258,9 @@ fn offset_chunks_up_to(
     limit: usize,
 ) -> Vec<(i64, i64, usize)> {
     let Some(buf) = records else { return Vec::new() };
-    let mut runs = Runs::new(position, chunk, limit);
+    let mut runs = Runs::new(position, chunk, limit, Vec::new());
     if walk_offsets(&buf, &mut runs).is_none() {
-        runs = Runs::new(position, chunk, limit);
+        runs = Runs::new(position, chunk, limit, Vec::new());
         decoded_offsets(buf, &mut runs);
     }
     runs.done
@@ -258,8 +278,10 @@ struct Runs {
 }
 
 impl Runs {
-    fn new(position: i64, chunk: usize, limit: usize) -> Self {
-        Runs { position, chunk, limit, taken: 0, last: None, done: Vec::new() }
+    /// Runs written into `done` (emptied first: it is only room).
+    fn new(position: i64, chunk: usize, limit: usize, mut done: Vec<(i64, i64, usize)>) -> Self {
+        done.clear();
+        Runs { position, chunk, limit, taken: 0, last: None, done }
     }
 
     fn full(&self) -> bool {
@@ -447,9 +469,9 @@ mod tests {
             let max = rng.random_range(0..40);
             // The first run with a limit (what `offsets_in` reads), and every run without one.
             for limit in [max, usize::MAX] {
-                let mut decoded = Runs::new(position, max, limit);
+                let mut decoded = Runs::new(position, max, limit, Vec::new());
                 decoded_offsets(bytes.clone(), &mut decoded);
-                let mut walk = Runs::new(position, max, limit);
+                let mut walk = Runs::new(position, max, limit, Vec::new());
                 if walk_offsets(&bytes, &mut walk).is_some() {
                     walked += 1;
                     assert_eq!(walk.done, decoded.done, "case {case}, limit {limit}");
@@ -464,6 +486,10 @@ mod tests {
                 } else {
                     let chunks = offset_chunks(Some(bytes.clone()), position, max);
                     assert_eq!(chunks, decoded.done, "case {case}");
+                    // Into a vector that held another answer's runs: the same runs.
+                    let mut reused = vec![(-1, -1, 9); case % 3];
+                    offset_chunks_into(Some(&bytes), position, max, &mut reused);
+                    assert_eq!(reused, chunks, "case {case}");
                     // The runs are the records in order, each full but the last.
                     for pair in chunks.windows(2) {
                         assert_eq!(pair[0].2, max, "case {case}");

@@ -2,6 +2,7 @@
 //! the member's view when it was sent. Whether a request of some kind is under way is read from
 //! this table, not mirrored in separate fields.
 
+use crate::shared::fetch::FetchPositions;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::outputs::{RequestFailure, Target};
@@ -45,7 +46,7 @@ pub(crate) enum Pending {
     Fetch {
         epoch: u64,
         node: i32,
-        positions: BTreeMap<TopicPartition, i64>,
+        positions: FetchPositions,
         /// When it was sent (an empty answer paces the next one from here).
         sent_ms: Millis,
     },
@@ -199,7 +200,7 @@ impl InFlight {
         for p in self.requests.values_mut().map(|r| &mut r.pending) {
             match p {
                 Pending::Fetch { epoch, positions, .. } if *epoch == old => {
-                    positions.retain(|tp, _| kept.contains(tp));
+                    positions.retain(|tp| kept.contains(tp));
                     *epoch = new;
                 }
                 Pending::OffsetFetch { epoch, partitions }
@@ -237,7 +238,8 @@ mod tests {
         let mut t = InFlight::default();
         assert!(!t.has_metadata() && !t.has_commit() && !t.has_fetch_to(1));
         t.insert(RequestId(1), sent(Target::Broker(0)), Pending::Metadata);
-        let fetch = Pending::Fetch { epoch: 0, node: 1, positions: BTreeMap::new(), sent_ms: 0 };
+        let positions = FetchPositions::default();
+        let fetch = Pending::Fetch { epoch: 0, node: 1, positions, sent_ms: 0 };
         t.insert(RequestId(2), sent(Target::Broker(1)), fetch);
         assert!(t.has_metadata());
         assert!(t.has_fetch_to(1) && !t.has_fetch_to(2));
@@ -271,7 +273,7 @@ mod tests {
     fn carried_over_requests_keep_only_the_kept_partitions() {
         let tp = |p| TopicPartition::new("t", p);
         let mut t = InFlight::default();
-        let positions: BTreeMap<TopicPartition, i64> = [(tp(0), 5), (tp(1), 7)].into();
+        let positions = FetchPositions::from_sorted(vec![(tp(0), 5), (tp(1), 7)]);
         t.insert(
             RequestId(1),
             sent(Target::Broker(1)),
@@ -282,7 +284,10 @@ mod tests {
         t.carry_over(3, 4, &[tp(1)].into());
         match t.remove(RequestId(1)).map(|r| r.pending) {
             Some(Pending::Fetch { epoch, positions, .. }) => {
-                assert_eq!((epoch, positions.into_keys().collect::<Vec<_>>()), (4, vec![tp(1)]));
+                assert_eq!(
+                    (epoch, positions.keys().cloned().collect::<Vec<_>>()),
+                    (4, vec![tp(1)])
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -115,7 +115,7 @@ impl SubscriptionState {
     pub(crate) fn clear_fetch_in_flight(
         &mut self,
         epoch: u64,
-        positions: &BTreeMap<TopicPartition, i64>,
+        positions: &crate::shared::fetch::FetchPositions,
     ) {
         if epoch == self.epoch {
             for tp in positions.keys() {

@@ -1,15 +1,13 @@
 //! Sending Fetch requests to partition leaders and buffering what they return.
 
-use std::collections::BTreeMap;
-
 use groupsim_wire::error_codes as codes;
-use groupsim_wire::records::offset_chunks;
+use groupsim_wire::records::offset_chunks_into;
 use kafka_protocol::messages::{FetchResponse, RequestKind};
 
 use super::cluster::Cluster;
 use crate::probes;
 use crate::shared::core::{Plumbing, Protocol};
-use crate::shared::fetch::{FetchedBatch, Fetcher};
+use crate::shared::fetch::{FetchPositions, FetchedBatch, Fetcher};
 use crate::shared::in_flight::Pending;
 use crate::shared::outputs::Target;
 use crate::shared::positions::PositionState;
@@ -61,7 +59,7 @@ pub(crate) trait Fetch: Protocol {
             let pending = Pending::Fetch {
                 epoch: core.positions.epoch,
                 node,
-                positions: parts.into_iter().collect(),
+                positions: FetchPositions::from_sorted(parts),
                 sent_ms: now,
             };
             self.send(Target::Broker(node), RequestKind::Fetch(req), timeout, pending);
@@ -76,7 +74,7 @@ pub(crate) trait Fetch: Protocol {
         now: Millis,
         epoch: u64,
         node: i32,
-        positions: BTreeMap<TopicPartition, i64>,
+        positions: FetchPositions,
         sent_ms: Millis,
         resp: FetchResponse,
     ) {
@@ -97,6 +95,8 @@ pub(crate) trait Fetch: Protocol {
         let mut got_records = false;
         let mut errored = false;
         let mut moved = Vec::new();
+        // One vector for every partition's runs of records.
+        let mut chunks = Vec::new();
         for topic in &resp.responses {
             let name = if !topic.topic.0.is_empty() {
                 topic.topic.0.as_str().to_owned()
@@ -131,9 +131,8 @@ pub(crate) trait Fetch: Protocol {
                         // The whole answer is kept and handed out `max` records at a time, as
                         // Java's consumer keeps a completed fetch; the partition is fetched
                         // again once the last of it has started.
-                        for (first, last, count) in
-                            offset_chunks(pd.records.clone(), requested, max)
-                        {
+                        offset_chunks_into(pd.records.as_ref(), requested, max, &mut chunks);
+                        for &(first, last, count) in &chunks {
                             ps.fetch_position = last + 1;
                             ps.buffered = true;
                             let batch = FetchedBatch { tp: tp.clone(), first, last, count, epoch };
