@@ -239,7 +239,8 @@ proptest! {
     }
 }
 
-/// Only Fetch at the versions the handover knows goes as a value; everything else as a frame.
+/// Fetch goes as a value only at the versions the handover knows; other APIs (but the few of
+/// `handoff_group.rs`) as frames.
 #[test]
 fn only_fetch_at_known_versions_is_handed_over() {
     assert!(!hands_over(ApiKey::Fetch, 13));

@@ -1,13 +1,8 @@
-//! Requests and answers an in-process world hands over as values, in place of the frames that
-//! would carry them. The receiving side gets exactly what it would decode from the frame: the
-//! fields the message's version lacks hold what decoding gives them, and a message the encoder
-//! would refuse is refused with the encoder's error. Nothing else differs, so a run's history is
-//! the same either way; only the bytes are never written and read.
-//!
-//! Only Fetch is handed over (nearly every exchange of a simulated run is a Fetch); every other
-//! API crosses as a frame, so each run still exercises the codec, and the turmoil world, `serve`
-//! and `check-broker` carry every message as bytes. The equivalence with encoding and decoding
-//! is a property test over generated Fetch requests and answers at every version served.
+//! Fetch requests and answers (versions 4 to 12) handed over: each field the version lacks is
+//! given the value decoding puts there, and a message the encoder would refuse is refused with
+//! its error.
+
+use std::ops::RangeInclusive;
 
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
@@ -15,117 +10,42 @@ use kafka_protocol::messages::{ApiKey, FetchRequest, FetchResponse, RequestKind,
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use uuid::Uuid;
 
-use crate::codec::{encode_request, request_header};
-use crate::WireError;
+use super::{encode_error, fits, Handover};
 
-/// A request handed over instead of its frame: what the server side would decode from it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HandedRequest {
-    /// The correlation id the frame's header would carry.
-    pub correlation_id: i32,
-    /// The request's API.
-    pub api_key: ApiKey,
-    /// The version it is written at (the answer's too).
-    pub version: i16,
-    /// The client id the header would carry.
-    pub client_id: Option<String>,
-    /// The body, as decoding at `version` gives it.
-    pub request: RequestKind,
-}
+/// The versions whose fields this file knows.
+pub(super) const VERSIONS: RangeInclusive<i16> = 4..=12;
 
-impl HandedRequest {
-    /// The frame that carries this request, for a host that moves bytes only.
-    pub fn to_frame(&self) -> Result<bytes::Bytes, WireError> {
-        let client_id = StrBytes::from_string(self.client_id.clone().unwrap_or_default());
-        let header = request_header(self.api_key, self.version, self.correlation_id, &client_id);
-        encode_request(&header, &self.request)
+/// A Fetch request at `version` (one of [`VERSIONS`]) as the server side decodes it.
+pub(super) fn request(fetch: FetchRequest, version: i16) -> Handover<RequestKind> {
+    if !request_tags_empty(&fetch) {
+        return Handover::Framed(RequestKind::Fetch(fetch));
+    }
+    // Only a message the quick look cannot vouch for is sized by the encoder, which names the
+    // refusal (sizing an answer builds and drops default values for every partition).
+    let refusal = if request_surely_encodes(&fetch, version) {
+        None
+    } else {
+        fetch.compute_size(version).err()
+    };
+    match refusal {
+        Some(e) => Handover::Refused(encode_error::<FetchRequest>(ApiKey::Fetch, version, e)),
+        None => Handover::Value(RequestKind::Fetch(fetch_request(fetch, version))),
     }
 }
 
-/// An answer handed over instead of its frame: what the client side would decode from it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HandedResponse {
-    /// The correlation id of the request it answers.
-    pub correlation_id: i32,
-    /// The body, as decoding at the request's version gives it.
-    pub response: ResponseKind,
-}
-
-/// Whether a message of `api_key` at `version` may be handed over: Fetch at the versions whose
-/// fields [`as_decoded_request`] and [`as_decoded_response`] know.
-pub fn hands_over(api_key: ApiKey, version: i16) -> bool {
-    api_key == ApiKey::Fetch && (4..=12).contains(&version)
-}
-
-/// What becomes of a message offered for handing over.
-#[derive(Debug)]
-pub enum Handover<T, F = T> {
-    /// Handed over: the message as the other side would decode it from its frame.
-    Value(T),
-    /// Refused, with the error the encoder gives for it.
-    Refused(WireError),
-    /// Not handed over (see [`hands_over`]; one carrying unknown tagged fields neither): it
-    /// goes as a frame.
-    Framed(F),
-}
-
-/// `request` as the server side would decode it from its frame at `version` (see
-/// [`Handover`]).
-pub fn as_decoded_request(request: RequestKind, version: i16) -> Handover<RequestKind> {
-    match request {
-        RequestKind::Fetch(fetch)
-            if hands_over(ApiKey::Fetch, version) && request_tags_empty(&fetch) =>
-        {
-            // Only a message the quick look cannot vouch for is sized by the encoder, which
-            // names the refusal (sizing an answer builds and drops default values for every
-            // partition).
-            let refusal = if request_surely_encodes(&fetch, version) {
-                None
-            } else {
-                fetch.compute_size(version).err()
-            };
-            match refusal {
-                Some(e) => {
-                    Handover::Refused(encode_error::<FetchRequest>(ApiKey::Fetch, version, e))
-                }
-                None => Handover::Value(RequestKind::Fetch(fetch_request(fetch, version))),
-            }
-        }
-        other => Handover::Framed(other),
+/// A Fetch answer at `version` (one of [`VERSIONS`]) as the client side decodes it.
+pub(super) fn response(fetch: FetchResponse, version: i16) -> Handover<ResponseKind> {
+    if !response_tags_empty(&fetch) {
+        return Handover::Framed(ResponseKind::Fetch(fetch));
     }
-}
-
-/// `response` as the client side would decode it from its frame at `version` (see
-/// [`Handover`]).
-pub fn as_decoded_response(response: ResponseKind, version: i16) -> Handover<ResponseKind> {
-    match response {
-        ResponseKind::Fetch(fetch)
-            if hands_over(ApiKey::Fetch, version) && response_tags_empty(&fetch) =>
-        {
-            let refusal = if response_surely_encodes(&fetch, version) {
-                None
-            } else {
-                fetch.compute_size(version).err()
-            };
-            match refusal {
-                Some(e) => {
-                    Handover::Refused(encode_error::<FetchResponse>(ApiKey::Fetch, version, e))
-                }
-                None => Handover::Value(ResponseKind::Fetch(fetch_response(fetch, version))),
-            }
-        }
-        other => Handover::Framed(other),
-    }
-}
-
-/// The error the codec gives for a message of type `T` the encoder refuses (kafka-protocol
-/// names the body's type and version before the cause).
-fn encode_error<T>(api_key: ApiKey, version: i16, e: impl std::fmt::Display) -> WireError {
-    let body = std::any::type_name::<T>();
-    WireError::Encode {
-        api_key,
-        version,
-        reason: format!("Failed to encode {body} v{version} body: {e:#}"),
+    let refusal = if response_surely_encodes(&fetch, version) {
+        None
+    } else {
+        fetch.compute_size(version).err()
+    };
+    match refusal {
+        Some(e) => Handover::Refused(encode_error::<FetchResponse>(ApiKey::Fetch, version, e)),
+        None => Handover::Value(ResponseKind::Fetch(fetch_response(fetch, version))),
     }
 }
 
@@ -160,7 +80,6 @@ fn response_tags_empty(r: &FetchResponse) -> bool {
 /// Whether kafka-protocol's encoder surely takes Fetch request `r` at `v` (4 to 12, no unknown
 /// tagged fields), as [`response_surely_encodes`] for answers.
 fn request_surely_encodes(r: &FetchRequest, v: i16) -> bool {
-    let fits = |n: usize| n <= i16::MAX as usize;
     (v >= 7 || r.forgotten_topics_data.is_empty())
         && (v < 11 || fits(r.rack_id.len()))
         && (v < 12 || r.cluster_id.is_none())
@@ -178,7 +97,6 @@ fn request_surely_encodes(r: &FetchRequest, v: i16) -> bool {
 /// tagged fields): no field set that the version lacks, and no string, array or byte field longer
 /// than its length prefix can say. `false` means only that the encoder must be asked.
 fn response_surely_encodes(r: &FetchResponse, v: i16) -> bool {
-    let fits = |n: usize| n <= i16::MAX as usize;
     (v >= 7 || r.session_id == 0)
         && fits(r.responses.len())
         && r.responses.iter().all(|t| {
