@@ -198,7 +198,7 @@ fn an_offset_commit_response() -> impl Strategy<Value = (OffsetCommitResponse, u
         let mut r =
             OffsetCommitResponse::default().with_throttle_time_ms(throttle).with_topics(topics);
         match flaw {
-            1 | 2 | 3 => drop(r.unknown_tagged_fields.insert(tag().0, tag().1)),
+            1..=3 => drop(r.unknown_tagged_fields.insert(tag().0, tag().1)),
             4 => match r.topics.first_mut() {
                 Some(t) => t.topic_id = Uuid::from_u128(7),
                 None => drop(r.unknown_tagged_fields.insert(tag().0, tag().1)),
