@@ -17,34 +17,6 @@ const PARTITION_MAX_BYTES: i32 = 1 << 20;
 /// `fetch.max.bytes` (Java default 50 MiB).
 const FETCH_MAX_BYTES: i32 = 50 << 20;
 
-/// The positions a Fetch request asked from, in partition order: a sorted list, as a request
-/// names few partitions and one is built per request.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FetchPositions(Vec<(TopicPartition, i64)>);
-
-impl FetchPositions {
-    /// From `(partition, position)` pairs in partition order, each partition once.
-    pub(crate) fn from_sorted(pairs: Vec<(TopicPartition, i64)>) -> Self {
-        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0), "sorted, each partition once");
-        Self(pairs)
-    }
-
-    /// The position asked for `tp`, if the request named it.
-    pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&i64> {
-        self.0.binary_search_by(|(k, _)| k.cmp(tp)).ok().map(|at| &self.0[at].1)
-    }
-
-    /// The partitions named, in order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &TopicPartition> {
-        self.0.iter().map(|(tp, _)| tp)
-    }
-
-    /// Keeps the partitions `keep` says yes to.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&TopicPartition) -> bool) {
-        self.0.retain(|(tp, _)| keep(tp));
-    }
-}
-
 /// Records fetched for one partition and not processed yet.
 #[derive(Clone, Debug)]
 pub(crate) struct FetchedBatch {
@@ -117,20 +89,6 @@ impl Fetcher {
 mod tests {
     use super::super::positions::PartitionState;
     use super::*;
-
-    #[test]
-    fn fetch_positions_find_each_named_partition_and_no_other() {
-        let tp = |t: &str, p| TopicPartition::new(t, p);
-        let mut asked =
-            FetchPositions::from_sorted(vec![(tp("a", 1), 10), (tp("a", 3), 30), (tp("b", 0), 5)]);
-        assert_eq!(asked.get(&tp("a", 3)), Some(&30));
-        assert_eq!(asked.get(&tp("b", 0)), Some(&5));
-        assert_eq!(asked.get(&tp("a", 2)), None);
-        assert_eq!(asked.get(&tp("c", 0)), None);
-        asked.retain(|t| t.partition != 3);
-        assert_eq!(asked.keys().cloned().collect::<Vec<_>>(), vec![tp("a", 1), tp("b", 0)]);
-        assert_eq!(asked.get(&tp("a", 3)), None);
-    }
 
     #[test]
     fn dropped_batches_rewind_their_partition_to_the_first_dropped_offset() {

@@ -2,7 +2,7 @@
 //! the member's view when it was sent. Whether a request of some kind is under way is read from
 //! this table, not mirrored in separate fields.
 
-use crate::shared::fetch::FetchPositions;
+use crate::shared::positions::FetchPositions;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::outputs::{RequestFailure, Target};

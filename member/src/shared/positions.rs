@@ -112,11 +112,7 @@ pub(crate) type OffsetAnswers = BTreeMap<TopicPartition, (i64, i16)>;
 impl SubscriptionState {
     /// The Fetch of `positions` (of assignment `epoch`) was answered or failed: its partitions
     /// may be fetched again.
-    pub(crate) fn clear_fetch_in_flight(
-        &mut self,
-        epoch: u64,
-        positions: &crate::shared::fetch::FetchPositions,
-    ) {
+    pub(crate) fn clear_fetch_in_flight(&mut self, epoch: u64, positions: &FetchPositions) {
         if epoch == self.epoch {
             for tp in positions.keys() {
                 if let Some(ps) = self.partitions.get_mut(tp) {
@@ -384,6 +380,34 @@ pub(crate) fn list_offsets_answers(resp: &ListOffsetsResponse) -> OffsetAnswers 
     answers
 }
 
+/// The positions a Fetch request asked from, in partition order: a sorted list, as a request
+/// names few partitions and one is built per request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FetchPositions(Vec<(TopicPartition, i64)>);
+
+impl FetchPositions {
+    /// From `(partition, position)` pairs in partition order, each partition once.
+    pub(crate) fn from_sorted(pairs: Vec<(TopicPartition, i64)>) -> Self {
+        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0), "sorted, each partition once");
+        Self(pairs)
+    }
+
+    /// The position asked for `tp`, if the request named it.
+    pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&i64> {
+        self.0.binary_search_by(|(k, _)| k.cmp(tp)).ok().map(|at| &self.0[at].1)
+    }
+
+    /// The partitions named, in order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &TopicPartition> {
+        self.0.iter().map(|(tp, _)| tp)
+    }
+
+    /// Keeps the partitions `keep` says yes to.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&TopicPartition) -> bool) {
+        self.0.retain(|(tp, _)| keep(tp));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +424,20 @@ mod tests {
             s.partitions.insert(tp(*p), PartitionState::new());
         }
         s
+    }
+
+    #[test]
+    fn fetch_positions_find_each_named_partition_and_no_other() {
+        let tp = |t: &str, p| TopicPartition::new(t, p);
+        let mut asked =
+            FetchPositions::from_sorted(vec![(tp("a", 1), 10), (tp("a", 3), 30), (tp("b", 0), 5)]);
+        assert_eq!(asked.get(&tp("a", 3)), Some(&30));
+        assert_eq!(asked.get(&tp("b", 0)), Some(&5));
+        assert_eq!(asked.get(&tp("a", 2)), None);
+        assert_eq!(asked.get(&tp("c", 0)), None);
+        asked.retain(|t| t.partition != 3);
+        assert_eq!(asked.keys().cloned().collect::<Vec<_>>(), vec![tp("a", 1), tp("b", 0)]);
+        assert_eq!(asked.get(&tp("a", 3)), None);
     }
 
     #[test]
