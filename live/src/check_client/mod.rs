@@ -92,8 +92,9 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = crate::serve::KAFKA_CONNECTIONS_MAX_IDLE_MS)]
     pub connections_max_idle_ms: u64,
     /// Choose each seed's schedule by what the seeds before it met from the brokers' side
-    /// (answers by API, error and protocol; coordinator events; triggers fired): most seeds
-    /// run a mutation of a schedule that met something new, favouring the rarest.
+    /// (answers by API, error and protocol; coordinator events; triggers fired): each seed
+    /// runs its own drawn plan, as drawn or with faults and triggers grafted in from kept
+    /// schedules that acted shortly before those met something rare, by what each way paid.
     #[arg(long, conflicts_with = "compare")]
     pub explore: bool,
 }
@@ -168,15 +169,17 @@ pub fn campaign(
             // Plain seeds count the situations they meet too, so the two ways compare.
             let mut search = explore::ClientSearch::new(run::plan_shape(&settings));
             for seed in args.start..args.start + args.seeds {
-                let (outcome, how, way) = if args.explore {
-                    let (plan, how) = search.plan_for(seed);
+                let (outcome, how, way, new) = if args.explore {
+                    let choice = search.plan_for(seed);
+                    let plan = choice.plan.clone();
                     let outcome = run::run_seed_with(&launcher, &mode, seed, &settings, plan)?;
-                    (outcome, how, "explore")
+                    let new = search.learn_chosen(seed, &choice, &outcome.plan, &outcome.history);
+                    (outcome, choice.how, "explore", new)
                 } else {
                     let outcome = run::run_seed(&launcher, &mode, seed, &settings)?;
-                    (outcome, "its own draw".to_string(), "plain")
+                    let new = search.learn(seed, &outcome.plan, &outcome.history);
+                    (outcome, "its own draw".to_string(), "plain", new)
                 };
-                let new = search.learn(seed, &outcome.plan, &outcome.history);
                 progress(&format!(
                     "{way}: seed {seed} ran {how}; met {} new, {} in all\n",
                     new.len(),
