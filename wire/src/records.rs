@@ -216,7 +216,9 @@ fn varint(buf: &[u8]) -> Result<(i64, &[u8]), String> {
 /// `max`: `(first, last, count)`. Control records are skipped; a truncated or garbled tail ends
 /// decoding (brokers may cut the last batch short).
 pub fn offsets_in(records: Option<Bytes>, position: i64, max: usize) -> Option<(i64, i64, usize)> {
-    offset_chunks_up_to(records, position, max, max).into_iter().next()
+    let mut out = Vec::new();
+    runs_into(records.as_ref(), position, max, max, &mut out);
+    out.first().copied()
 }
 
 /// Every record at or after `position` in a Fetch answer's record bytes, as [`offsets_in`]
@@ -240,30 +242,26 @@ pub fn offset_chunks_into(
     chunk: usize,
     out: &mut Vec<(i64, i64, usize)>,
 ) {
-    out.clear();
-    let Some(buf) = records else { return };
-    let mut runs = Runs::new(position, chunk, usize::MAX, std::mem::take(out));
-    if walk_offsets(buf, &mut runs).is_none() {
-        runs = Runs::new(position, chunk, usize::MAX, runs.done);
-        decoded_offsets(buf.clone(), &mut runs);
-    }
-    *out = runs.done;
+    runs_into(records, position, chunk, usize::MAX, out);
 }
 
-/// The records at or after `position`, at most `limit` of them, in runs of at most `chunk`.
-fn offset_chunks_up_to(
-    records: Option<Bytes>,
+/// The records at or after `position`, at most `limit` of them, in runs of at most `chunk`,
+/// written into `out` (cleared first).
+fn runs_into(
+    records: Option<&Bytes>,
     position: i64,
     chunk: usize,
     limit: usize,
-) -> Vec<(i64, i64, usize)> {
-    let Some(buf) = records else { return Vec::new() };
-    let mut runs = Runs::new(position, chunk, limit, Vec::new());
-    if walk_offsets(&buf, &mut runs).is_none() {
-        runs = Runs::new(position, chunk, limit, Vec::new());
-        decoded_offsets(buf, &mut runs);
+    out: &mut Vec<(i64, i64, usize)>,
+) {
+    out.clear();
+    let Some(buf) = records else { return };
+    let mut runs = Runs::new(position, chunk, limit, std::mem::take(out));
+    if walk_offsets(buf, &mut runs).is_none() {
+        runs = Runs::new(position, chunk, limit, runs.done);
+        decoded_offsets(buf.clone(), &mut runs);
     }
-    runs.done
+    *out = runs.done;
 }
 
 /// The runs of offsets read so far: each offset past `position` and past the last one taken

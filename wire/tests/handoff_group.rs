@@ -226,28 +226,32 @@ fn response_frame(kind: &ResponseKind, api: ApiKey, version: i16) -> Result<Resp
         .map_err(|e| e.to_string())
 }
 
-fn judge_request(kind: RequestKind, api: ApiKey, version: i16, flaw: u8) -> Result<(), String> {
-    let framed = request_frame(&kind, api, version);
-    match as_decoded_request(kind.clone(), version) {
+/// A message offered for handing over, against its decoded frame: handed over, it must equal
+/// the frame; not handed over, it must come back untouched, and only if it has a flaw.
+fn judge<T: PartialEq + std::fmt::Debug>(
+    kind: &T,
+    framed: Result<T, String>,
+    handed: Handover<T>,
+    flaw: u8,
+) -> Result<(), String> {
+    match handed {
         Handover::Value(handed) if framed.as_ref() == Ok(&handed) => Ok(()),
         Handover::Value(handed) => Err(format!("handed {handed:?}, frame {framed:?}")),
-        Handover::Framed(back) if back != kind => Err(format!("framed but changed: {back:?}")),
+        Handover::Framed(back) if back != *kind => Err(format!("framed but changed: {back:?}")),
         Handover::Framed(_) if flaw == 0 => Err(format!("a decoded message not handed: {kind:?}")),
         Handover::Framed(_) => Ok(()),
         Handover::Refused(e) => Err(format!("refused: {e}")),
     }
 }
 
+fn judge_request(kind: RequestKind, api: ApiKey, version: i16, flaw: u8) -> Result<(), String> {
+    let framed = request_frame(&kind, api, version);
+    judge(&kind, framed, as_decoded_request(kind.clone(), version), flaw)
+}
+
 fn judge_response(kind: ResponseKind, api: ApiKey, version: i16, flaw: u8) -> Result<(), String> {
     let framed = response_frame(&kind, api, version);
-    match as_decoded_response(kind.clone(), version) {
-        Handover::Value(handed) if framed.as_ref() == Ok(&handed) => Ok(()),
-        Handover::Value(handed) => Err(format!("handed {handed:?}, frame {framed:?}")),
-        Handover::Framed(back) if back != kind => Err(format!("framed but changed: {back:?}")),
-        Handover::Framed(_) if flaw == 0 => Err(format!("a decoded answer not handed: {kind:?}")),
-        Handover::Framed(_) => Ok(()),
-        Handover::Refused(e) => Err(format!("refused: {e}")),
-    }
+    judge(&kind, framed, as_decoded_response(kind.clone(), version), flaw)
 }
 
 proptest! {
