@@ -2,14 +2,14 @@
 
 use std::process::ExitCode;
 
-/// mimalloc rather than the system allocator: a run allocates and frees small objects at a high
-/// rate (frames, records, history events), where glibc's malloc is among a run's largest costs. The
-/// allocator changes no history: nothing in a simulation reads an address.
+/// mimalloc rather than the system allocator (`allocator.rs` says why and how).
 /// Behind the default feature `mimalloc`, so heap profilers such as heaptrack can see allocations.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
 mod explore;
 mod huge_pages;
 

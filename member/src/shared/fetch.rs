@@ -31,6 +31,9 @@ pub(crate) struct FetchedBatch {
 #[derive(Debug, Default)]
 pub(crate) struct Fetcher {
     pub(crate) buffered: VecDeque<FetchedBatch>,
+    /// Room for the runs of records read from one answer's partition (first, last, count),
+    /// kept between answers so that reading them allocates nothing once it has grown.
+    pub(crate) runs: Vec<(i64, i64, usize)>,
 }
 
 impl Fetcher {

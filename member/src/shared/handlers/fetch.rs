@@ -96,8 +96,8 @@ pub(crate) trait Fetch: Protocol {
         let mut got_records = false;
         let mut errored = false;
         let mut moved = Vec::new();
-        // One vector for every partition's runs of records.
-        let mut chunks = Vec::new();
+        // One vector for every partition's runs of records, kept from answer to answer.
+        let mut chunks = std::mem::take(&mut core.fetcher.runs);
         for topic in &resp.responses {
             let name = if !topic.topic.0.is_empty() {
                 topic.topic.0.as_str().to_owned()
@@ -157,6 +157,7 @@ pub(crate) trait Fetch: Protocol {
             self.want_metadata_for(&topic);
         }
         let core = self.core_mut();
+        core.fetcher.runs = chunks;
         if errored {
             core.retry_after_backoff(Timer::FetchRetry(node), now);
         } else if !got_records && sent_ms + core.config.fetch_backoff_ms > now {
