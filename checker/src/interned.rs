@@ -3,10 +3,16 @@
 //! no string, where a key of owned strings cost two copies and several string comparisons per
 //! event. The numbers never leave the views; nothing iterates a map keyed by them in an order a
 //! verdict can see.
+//!
+//! The names are found by hash ([`Fixed`]): a lookup hashes the name once and compares it
+//! once, where an ordered map compared it with a name at each level. The maps are never
+//! iterated, so their order is never seen.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use groupsim_wire::TopicPartition;
+
+use super::fixed_hash::Fixed;
 
 /// A member id's number.
 pub(super) type MemberKey = u32;
@@ -15,8 +21,8 @@ pub(super) type PartitionKey = u32;
 
 #[derive(Default)]
 pub(super) struct Interned {
-    members: BTreeMap<String, MemberKey>,
-    partitions: BTreeMap<TopicPartition, PartitionKey>,
+    members: HashMap<String, MemberKey, Fixed>,
+    partitions: HashMap<TopicPartition, PartitionKey, Fixed>,
 }
 
 impl Interned {

@@ -69,6 +69,7 @@ mod commits;
 mod consumer;
 mod consumer_view;
 mod conversions;
+mod fixed_hash;
 mod gave_up;
 mod hazard;
 mod hazards;

@@ -2,7 +2,7 @@
 //! read in order. The rules read these views; only [`Views::apply`] changes them. Each view is
 //! built from what the history says, never from the coordinator's or a member's own state.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use groupsim_history::{
     ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, Event, EventKind, Fault,
@@ -11,6 +11,7 @@ use groupsim_history::{
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::consumer_view::ConsumerGroupView;
+use super::fixed_hash::Fixed;
 use super::interned::{Interned, MemberKey, PartitionKey};
 use super::metrics::Metrics;
 use super::protocols::{Judged, Protocol, ProtocolHistory};
@@ -288,7 +289,7 @@ impl<'a> AcceptedCommit<'a> {
 pub(super) type TenureSpan = (usize, Millis, Option<Millis>);
 
 /// How a member held a partition when it processed records of it or committed it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum Holding {
     /// In a tenure of continuous ownership (its id is the index of the assignment that began it).
     Tenure(usize),
@@ -310,9 +311,11 @@ pub(super) struct Views {
     /// the tenure, not the generation.
     /// A member that never received an assignment for the partition (a static member that took
     /// over its predecessor's) holds it by generation.
-    pub(super) processed: BTreeMap<(MemberKey, Holding, PartitionKey), (RangeSet, usize)>,
+    /// Looked up only, never iterated (hence hashed).
+    pub(super) processed: HashMap<(MemberKey, Holding, PartitionKey), (RangeSet, usize), Fixed>,
     /// (member id, partition) -> the tenure in which the member holds the partition now.
-    pub(super) tenure_now: BTreeMap<(MemberKey, PartitionKey), usize>,
+    /// Looked up only, never iterated (hence hashed).
+    pub(super) tenure_now: HashMap<(MemberKey, PartitionKey), usize, Fixed>,
     /// (member id, partition) -> every tenure in which the member held the partition. Commits
     /// are judged by what the member held when the coordinator validated them.
     pub(super) tenures: BTreeMap<(MemberKey, PartitionKey), Vec<TenureSpan>>,
