@@ -7,8 +7,6 @@
 //! or auto-commit deadline that is due but cannot act now (no coordinator, not in the group,
 //! one already in flight) keeps its value but does not wake the member.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::Millis;
 
 /// A kind of deadline. Each protocol's member uses the kinds its loop needs (a classic member
@@ -61,74 +59,147 @@ impl Timer {
     }
 }
 
-/// The deadline table.
-#[derive(Debug)]
-pub(crate) struct Timers<T = Timer> {
-    deadlines: BTreeMap<T, Millis>,
-    held: BTreeSet<T>,
+/// The kinds of deadline without a broker, each with its own slot in the table.
+const SLOTS: usize = 12;
+
+/// Where a timer lives in the table.
+enum Key {
+    Slot(usize),
+    Fetch(i32),
 }
 
-impl<T> Default for Timers<T> {
-    fn default() -> Self {
-        Self { deadlines: BTreeMap::new(), held: BTreeSet::new() }
+impl Timer {
+    /// Where this kind lives: its slot, or the fetch retries' list for `FetchRetry`.
+    fn key(self) -> Key {
+        Key::Slot(match self {
+            Timer::ProcessingDone => 0,
+            Timer::RevokeCallback => 1,
+            Timer::MaxPollInterval => 2,
+            Timer::MetadataRetry => 3,
+            Timer::MetadataRefresh => 4,
+            Timer::FindCoordinatorRetry => 5,
+            Timer::JoinRetry => 6,
+            Timer::OffsetFetchRetry => 7,
+            Timer::ListOffsetsRetry => 8,
+            Timer::Heartbeat => 9,
+            Timer::AutoCommit => 10,
+            Timer::CommitRetry => 11,
+            Timer::FetchRetry(node) => return Key::Fetch(node),
+        })
+    }
+
+    /// The kind in slot `slot` (the inverse of [`Timer::key`]).
+    fn of_slot(slot: usize) -> Timer {
+        const KINDS: [Timer; SLOTS] = [
+            Timer::ProcessingDone,
+            Timer::RevokeCallback,
+            Timer::MaxPollInterval,
+            Timer::MetadataRetry,
+            Timer::MetadataRefresh,
+            Timer::FindCoordinatorRetry,
+            Timer::JoinRetry,
+            Timer::OffsetFetchRetry,
+            Timer::ListOffsetsRetry,
+            Timer::Heartbeat,
+            Timer::AutoCommit,
+            Timer::CommitRetry,
+        ];
+        KINDS[slot]
     }
 }
 
-impl<T: Ord + Copy> Timers<T> {
-    /// Arms (or moves) `timer` to fire at `at`.
-    pub(crate) fn set(&mut self, timer: T, at: Millis) {
-        self.deadlines.insert(timer, at);
+/// The table: a slot per kind, and the per-broker fetch retries in a short list (a member
+/// fetches from few leaders). Nothing reads the table in an order, only by kind and for the
+/// earliest deadline, so a slot array does what an ordered map did at a fraction of the cost
+/// of the lookups every input makes.
+#[derive(Debug, Default)]
+pub(crate) struct Timers {
+    slots: [Option<Millis>; SLOTS],
+    /// Held kinds, one bit per slot.
+    held: u16,
+    fetch_retry: Vec<(i32, Millis)>,
+    /// Brokers whose fetch retry is held.
+    held_fetch: Vec<i32>,
+}
+
+impl Timers {
+    pub(crate) fn set(&mut self, timer: Timer, at: Millis) {
+        match timer.key() {
+            Key::Slot(slot) => self.slots[slot] = Some(at),
+            Key::Fetch(node) => match self.fetch_retry.iter_mut().find(|(n, _)| *n == node) {
+                Some(entry) => entry.1 = at,
+                None => self.fetch_retry.push((node, at)),
+            },
+        }
     }
 
-    /// Arms `timer` at `at`, or cancels it when `at` is None.
-    pub(crate) fn set_or_cancel(&mut self, timer: T, at: Option<Millis>) {
+    pub(crate) fn set_or_cancel(&mut self, timer: Timer, at: Option<Millis>) {
         match at {
             Some(at) => self.set(timer, at),
             None => self.cancel(timer),
         }
     }
 
-    /// Forgets `timer`.
-    pub(crate) fn cancel(&mut self, timer: T) {
-        self.deadlines.remove(&timer);
+    pub(crate) fn cancel(&mut self, timer: Timer) {
+        match timer.key() {
+            Key::Slot(slot) => self.slots[slot] = None,
+            Key::Fetch(node) => self.fetch_retry.retain(|(n, _)| *n != node),
+        }
     }
 
-    /// When `timer` fires, if it is armed.
-    pub(crate) fn get(&self, timer: T) -> Option<Millis> {
-        self.deadlines.get(&timer).copied()
+    pub(crate) fn get(&self, timer: Timer) -> Option<Millis> {
+        match timer.key() {
+            Key::Slot(slot) => self.slots[slot],
+            Key::Fetch(node) => {
+                self.fetch_retry.iter().find(|(n, _)| *n == node).map(|(_, at)| *at)
+            }
+        }
     }
 
-    /// Whether `timer` is armed.
-    pub(crate) fn is_set(&self, timer: T) -> bool {
-        self.deadlines.contains_key(&timer)
+    pub(crate) fn is_set(&self, timer: Timer) -> bool {
+        self.get(timer).is_some()
     }
 
-    /// Whether `timer` is armed and due by `now`.
-    pub(crate) fn is_due(&self, timer: T, now: Millis) -> bool {
+    pub(crate) fn is_due(&self, timer: Timer, now: Millis) -> bool {
         self.get(timer).is_some_and(|t| t <= now)
     }
 
-    /// Forgets every timer `which` selects that is due by `now` (an expired backoff).
-    pub(crate) fn expire(&mut self, now: Millis, which: impl Fn(T) -> bool) {
-        self.deadlines.retain(|timer, at| !which(*timer) || *at > now);
+    /// Forgets the timers `which` selects that are due at `now`.
+    pub(crate) fn expire(&mut self, now: Millis, which: impl Fn(Timer) -> bool) {
+        for (slot, at) in self.slots.iter_mut().enumerate() {
+            if at.is_some_and(|at| at <= now) && which(Timer::of_slot(slot)) {
+                *at = None;
+            }
+        }
+        self.fetch_retry.retain(|&(node, at)| at > now || !which(Timer::FetchRetry(node)));
     }
 
-    /// Puts `timer` on hold (or releases it): a held timer keeps its deadline but is left out
-    /// of [`Self::next_deadline`].
-    pub(crate) fn hold(&mut self, timer: T, held: bool) {
-        if held {
-            self.held.insert(timer);
-        } else {
-            self.held.remove(&timer);
+    pub(crate) fn hold(&mut self, timer: Timer, held: bool) {
+        match timer.key() {
+            Key::Slot(slot) if held => self.held |= 1 << slot,
+            Key::Slot(slot) => self.held &= !(1 << slot),
+            Key::Fetch(node) => {
+                self.held_fetch.retain(|n| *n != node);
+                if held {
+                    self.held_fetch.push(node);
+                }
+            }
         }
     }
 
-    /// The earliest deadline of every armed timer not on hold.
     pub(crate) fn next_deadline(&self) -> Option<Millis> {
-        if self.held.is_empty() {
-            return self.deadlines.values().copied().min();
-        }
-        self.deadlines.iter().filter(|(t, _)| !self.held.contains(t)).map(|(_, at)| *at).min()
+        let slots = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(slot, _)| self.held & (1 << slot) == 0)
+            .filter_map(|(_, at)| *at);
+        let fetches = self
+            .fetch_retry
+            .iter()
+            .filter(|(node, _)| !self.held_fetch.contains(node))
+            .map(|(_, at)| *at);
+        slots.chain(fetches).min()
     }
 }
 
@@ -185,5 +256,69 @@ mod tests {
         assert!(t.is_set(Timer::FetchRetry(2)));
         assert!(t.is_set(Timer::Heartbeat), "not selected");
         assert!(!t.is_due(Timer::FetchRetry(2), 199));
+    }
+
+    /// Every kind but `FetchRetry` has a slot of its own, and the slot gives the kind back.
+    #[test]
+    fn each_kind_has_its_own_slot() {
+        for slot in 0..SLOTS {
+            assert!(matches!(Timer::of_slot(slot).key(), Key::Slot(s) if s == slot));
+        }
+        assert!(matches!(Timer::FetchRetry(3).key(), Key::Fetch(3)));
+    }
+
+    /// The table answers every question as a map from timer to deadline with a set of held
+    /// timers (what it was before it became a slot array) does, over a long random sequence of
+    /// operations on every kind and a few brokers.
+    #[test]
+    fn the_table_behaves_as_a_map_of_deadlines() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let kinds: Vec<Timer> = (0..SLOTS)
+            .map(Timer::of_slot)
+            .chain([Timer::FetchRetry(0), Timer::FetchRetry(1), Timer::FetchRetry(7)])
+            .collect();
+        let (mut table, mut map, mut held) = (Timers::default(), BTreeMap::new(), BTreeSet::new());
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..20_000 {
+            let timer = kinds[next(kinds.len() as u64) as usize];
+            let at = next(1_000);
+            match next(6) {
+                0 | 1 => {
+                    table.set(timer, at);
+                    map.insert(timer, at);
+                }
+                2 => {
+                    table.cancel(timer);
+                    map.remove(&timer);
+                }
+                3 => {
+                    let on = next(2) == 0;
+                    table.hold(timer, on);
+                    if on {
+                        held.insert(timer);
+                    } else {
+                        held.remove(&timer);
+                    }
+                }
+                4 => {
+                    table.expire(at, Timer::is_backoff);
+                    map.retain(|t: &Timer, due: &mut u64| !t.is_backoff() || *due > at);
+                }
+                _ => {}
+            }
+            let earliest =
+                map.iter().filter(|(t, _)| !held.contains(*t)).map(|(_, due)| *due).min();
+            assert_eq!(table.next_deadline(), earliest);
+            for &k in &kinds {
+                assert_eq!(table.get(k), map.get(&k).copied(), "{k:?}");
+                assert_eq!(table.is_due(k, at), map.get(&k).is_some_and(|d| *d <= at));
+            }
+        }
     }
 }
