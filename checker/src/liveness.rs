@@ -80,14 +80,14 @@ type Excused = Vec<(Hazard, usize, Problem)>;
 fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Excused) {
     let mut problems: Problems = Vec::new();
     let mut excused: Excused = Vec::new();
-    let groups: BTreeSet<String> = views.members.values().map(|m| m.group.clone()).collect();
+    let groups: BTreeSet<&str> = views.members.values().map(|m| m.group.as_str()).collect();
     for group in groups {
         let live: BTreeMap<&String, &MemberView> =
             views.members.iter().filter(|(_, m)| m.group == group && m.live).collect();
-        if let Some(cg) = views.consumer_group(&group) {
+        if let Some(cg) = views.consumer_group(group) {
             let mut group_problems = Problems::new();
             let unheard =
-                consumer_problems(views, &group, cg, &live, overtaken, &mut group_problems);
+                consumer_problems(views, group, cg, &live, overtaken, &mut group_problems);
             // Two live classic twins taking one instance from each other keep the group from
             // settling while both run: every problem of the group is theirs.
             if let Some(cause) = live_twins(cg, &live) {
@@ -104,10 +104,10 @@ fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Ex
                 sources.push((Hazard::OvertakenRejoin, *cause, partitions));
                 excused.push((Hazard::OvertakenRejoin, *cause, problem.clone()));
             }
-            excuse_orphans(views, &sources, &group, group_problems, &mut problems, &mut excused);
+            excuse_orphans(views, &sources, group, group_problems, &mut problems, &mut excused);
             continue;
         }
-        let Some(g) = views.groups.get(&group) else {
+        let Some(g) = views.groups.get(group) else {
             if !live.is_empty() {
                 problems.push((None, format!("group {group} never formed")));
             }
@@ -125,8 +125,8 @@ fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Ex
         if g.state != Some(GroupState::Stable) {
             problems.push((None, format!("group {group} is {:?}, not Stable", g.state)));
         }
-        let live_ids: BTreeSet<String> =
-            live.values().filter_map(|m| m.member_id.clone()).collect();
+        let live_ids: BTreeSet<&str> =
+            live.values().filter_map(|m| m.member_id.as_deref()).collect();
         for (name, m) in &live {
             let problem = match &m.member_id {
                 Some(id) if g.members.contains(id) && m.generation == g.generation => continue,
@@ -143,7 +143,7 @@ fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Ex
                 None => problems.push((None, problem)),
             }
         }
-        for id in g.members.difference(&live_ids) {
+        for id in g.members.iter().filter(|id| !live_ids.contains(id.as_str())) {
             problems.push((
                 None,
                 format!("generation {} still holds {id}, which is not live", g.generation),
@@ -180,7 +180,7 @@ fn problems(views: &Views, overtaken: &BTreeMap<String, usize>) -> (Problems, Ex
                     ));
                 }
                 let found = partition_problems;
-                excuse_orphans(views, &classic, &group, found, &mut problems, &mut excused)
+                excuse_orphans(views, &classic, group, found, &mut problems, &mut excused)
             }
         }
     }
@@ -273,10 +273,14 @@ fn locked_out(g: &GroupView, m: &MemberView) -> Option<usize> {
 
 /// Every partition of every topic, in order.
 fn all_partitions(views: &Views) -> Vec<TopicPartition> {
+    // One shared name per topic, not one per partition.
     views
         .topics
         .iter()
-        .flat_map(|(topic, n)| (0..*n).map(move |p| TopicPartition::new(topic.as_str(), p)))
+        .flat_map(|(topic, n)| {
+            let name: std::sync::Arc<str> = topic.as_str().into();
+            (0..*n).map(move |p| TopicPartition::new(name.clone(), p))
+        })
         .collect()
 }
 

@@ -132,6 +132,24 @@ impl PartitionLogs {
         Ok(offset)
     }
 
+    /// Appends records of `values` (no key), all stamped `timestamp_ms`, and returns the offset
+    /// the first was given (the old log end offset): what one [`Self::append`] per value does,
+    /// with one look for the partition.
+    pub fn append_values(
+        &mut self,
+        tp: &TopicPartition,
+        values: impl Iterator<Item = Bytes>,
+        timestamp_ms: i64,
+    ) -> Result<i64, LogError> {
+        let log = self.partition_mut(tp)?;
+        let base = log.log_end_offset();
+        log.records.reserve(values.size_hint().0);
+        for (offset, value) in (base..).zip(values) {
+            log.records.push(LogRecord { offset, timestamp_ms, key: None, value });
+        }
+        Ok(base)
+    }
+
     /// Retention: drops every record below `offset` (clamped to the log end offset) and moves
     /// the log start offset there. Returns the new log start offset. Never moves it backwards.
     pub fn delete_records_before(
@@ -260,6 +278,31 @@ mod tests {
 
     fn tp(p: i32) -> TopicPartition {
         TopicPartition::new("t", p)
+    }
+
+    /// The producer's batch of values lands as the same records, at the same offsets, as one
+    /// append per value would put there.
+    #[test]
+    fn appending_values_at_once_is_appending_them_one_by_one() {
+        let logs = || {
+            let mut logs = PartitionLogs::new();
+            logs.create_topic("t", 2).unwrap();
+            logs
+        };
+        let (mut one, mut many) = (logs(), logs());
+        let values = |n: usize| (0..n).map(|i| Bytes::from(vec![b'v', i as u8]));
+        for (round, n) in [3, 0, 5].into_iter().enumerate() {
+            let ts = round as i64 * 10;
+            let first = one.log_end_offset(&tp(0)).unwrap();
+            for v in values(n) {
+                one.append(&tp(0), None, v, ts).unwrap();
+            }
+            assert_eq!(many.append_values(&tp(0), values(n), ts), Ok(first));
+        }
+        assert_eq!(many.read(&tp(0), 0, 100), one.read(&tp(0), 0, 100));
+        assert_eq!(many.log_end_offset(&tp(0)), Some(8));
+        let unknown = TopicPartition::new("nope", 0);
+        assert!(many.append_values(&unknown, values(1), 0).is_err());
     }
 
     #[test]

@@ -106,20 +106,17 @@ impl Producer {
             let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
             if due > *produced {
                 let count = due - *produced;
-                let mut base = None;
-                for k in 0..count {
-                    let offset = logs
-                        .append(tp, None, record_value(prefix, *produced + k), now as i64)
-                        .expect("producer appends only to partitions it was built from");
-                    base.get_or_insert(offset);
-                }
+                let values = (*produced..due).map(|n| record_value(prefix, n));
+                let base = logs
+                    .append_values(tp, values, now as i64)
+                    .expect("producer appends only to partitions it was built from");
                 *produced = due;
                 appended = true;
                 history.borrow_mut().world(
                     now,
                     WorldEvent::Produced {
                         partition: tp.clone(),
-                        base_offset: base.unwrap_or_default(),
+                        base_offset: base,
                         count: count as i64,
                     },
                 );
