@@ -14,8 +14,8 @@ pub type Millis = u64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RequestId(pub u64);
 
-/// A topic partition, named the way Kafka names it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A topic partition, named the way Kafka names it. Ordered by topic name, then index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TopicPartition {
     /// Topic name, shared: a partition's key is copied far more often than a topic is named.
     pub topic: Arc<str>,
@@ -27,6 +27,25 @@ impl TopicPartition {
     /// Builds a topic partition from a topic name and index.
     pub fn new(topic: impl IntoTopic, partition: i32) -> Self {
         Self { topic: topic.into_shared(), partition }
+    }
+}
+
+impl Ord for TopicPartition {
+    /// As the fields' own orders compare them, but two keys sharing one name skip comparing its
+    /// text (ordered maps of partitions compare keys at every level, mostly of one topic).
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let topic = if Arc::ptr_eq(&self.topic, &other.topic) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.topic.cmp(&other.topic)
+        };
+        topic.then(self.partition.cmp(&other.partition))
+    }
+}
+
+impl PartialOrd for TopicPartition {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -102,6 +121,35 @@ mod tests {
         assert!(!Arc::ptr_eq(&b.topic, &name));
         assert_eq!(a, b);
         assert!(TopicPartition::new("orders", 2) < a && a < TopicPartition::new("ordersx", 0));
+    }
+
+    /// Keys order as (name, index) whether or not they share their name.
+    #[test]
+    fn partition_keys_order_by_name_then_index_shared_or_not() {
+        let names = ["", "a", "orders", "ordersx", "payments"];
+        let shared: Vec<Arc<str>> = names.iter().map(|n| Arc::from(*n)).collect();
+        let keys = |own: bool| -> Vec<TopicPartition> {
+            let mut keys = Vec::new();
+            for (i, n) in names.iter().enumerate() {
+                for p in [-1, 0, 1, 7] {
+                    keys.push(if own {
+                        TopicPartition::new(*n, p)
+                    } else {
+                        TopicPartition::new(&shared[i], p)
+                    });
+                }
+            }
+            keys
+        };
+        let (own, sharing) = (keys(true), keys(false));
+        for a in own.iter().chain(&sharing) {
+            for b in own.iter().chain(&sharing) {
+                let by_fields = (&*a.topic, a.partition).cmp(&(&*b.topic, b.partition));
+                assert_eq!(a.cmp(b), by_fields, "{a} against {b}");
+                assert_eq!(a.partial_cmp(b), Some(by_fields));
+                assert_eq!(a == b, by_fields.is_eq());
+            }
+        }
     }
 
     #[test]
