@@ -92,8 +92,8 @@ pub struct Settings {
     pub stop_at_catch: bool,
     /// Guided or blind.
     pub strategy: Strategy,
-    /// Mutate what a seed draws beyond its schedule too ([`respec`]): its operators join the
-    /// schedule's in every mutation anywhere.
+    /// Mutate what a seed draws beyond its schedule too ([`respec`]): its operators share the
+    /// reseed's turn among the schedule's operators.
     pub respec: bool,
 }
 
@@ -496,10 +496,14 @@ fn mutant(
         if how.len() as u32 == prefix + stack {
             break;
         }
-        let spec_ops = if settings.respec { SpecMutation::ALL.len() } else { 0 };
-        let k = rng.random_range(0..Mutation::ALL.len() + spec_ops);
-        if let Some(&op) = k.checked_sub(Mutation::ALL.len()).and_then(|i| SpecMutation::ALL.get(i))
-        {
+        let mutation = Mutation::ALL[rng.random_range(0..Mutation::ALL.len())];
+        // With spec mutations on, they share the reseed's turn (each of them and the reseed
+        // alike), so the schedule's own operators keep their share of the draws.
+        let spec_op = match settings.respec && mutation == Mutation::Reseed {
+            true => SpecMutation::ALL.get(rng.random_range(0..=SpecMutation::ALL.len())),
+            false => None,
+        };
+        if let Some(&op) = spec_op {
             let drawn = settings.options.spec(s, seed);
             if let Some(next) = respec::apply(op, &schedule, &drawn, ranges, from_ms, rng) {
                 schedule = next;
@@ -507,7 +511,6 @@ fn mutant(
             }
             continue;
         }
-        let mutation = Mutation::ALL[k];
         if mutation == Mutation::Reseed && from_ms > 0 {
             continue;
         }
