@@ -118,6 +118,17 @@ mod tests {
     }
 
     #[test]
+    fn shrinking_a_schedule_keeps_its_edits() {
+        use crate::faults::{Fault, ScheduledFault};
+        let drop = Fault::ConnectionDrop { member: "m0".into() };
+        let s = FaultSchedule::new(vec![ScheduledFault { at_ms: 5, fault: drop }])
+            .with_spec(vec![SpecEdit::World { seed: 1 }]);
+        let shrunk = s.without(&[0].into_iter().collect());
+        assert!(shrunk.is_empty());
+        assert_eq!(shrunk.spec, s.spec, "a shrunk finding still replays its edits");
+    }
+
+    #[test]
     fn an_edit_the_run_cannot_take_is_refused_naming_it() {
         let s = crate::scenarios::find("membership_churn").expect("in catalogue");
         let bad = with(vec![SpecEdit::Processing { member: "m42".into(), seed: 1 }]);
