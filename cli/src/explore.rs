@@ -70,6 +70,11 @@ pub struct ExploreArgs {
     /// drawn): the yardstick for runs-to-catch.
     #[arg(long, conflicts_with = "versus_sweep")]
     pub blind: bool,
+    /// Mutate what a seed draws beyond its fault schedule too (members' start and leave instants,
+    /// their processing times, the world's latencies, the offsets log's delay), written into
+    /// the schedule as spec edits so findings still replay from one command.
+    #[arg(long)]
+    pub respec: bool,
     /// With --versus-sweep: write the picture of elements over runs (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -204,6 +209,7 @@ fn settings(args: &ExploreArgs) -> Result<Settings> {
         shrink: !args.no_shrink && !args.until_caught,
         stop_at_catch: args.until_caught,
         strategy: if args.blind { Strategy::Blind } else { Strategy::Guided },
+        respec: args.respec,
     })
 }
 

@@ -61,6 +61,7 @@ impl BugSwitch {
             swarm: None,
             faults: Default::default(),
             network: Default::default(),
+            world_seed: None,
         };
         let mut changed = spec.clone();
         self.apply(&mut changed);

@@ -22,6 +22,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::respec::SpecEdit;
 use crate::triggers::Trigger;
 
 /// The one fault vocabulary is the history's: a schedule's faults are what the history records.
@@ -260,13 +261,16 @@ pub struct FaultSchedule {
     /// Faults fired by protocol events rather than at instants (see [`crate::triggers`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<Trigger>,
+    /// Choices set beyond the faults, in place of the seed's draw (see [`crate::respec`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec: Vec<SpecEdit>,
 }
 
 impl FaultSchedule {
     /// A schedule from faults in any order (sorted stably by time).
     pub fn new(mut faults: Vec<ScheduledFault>) -> Self {
         faults.sort_by_key(|f| f.at_ms);
-        Self { faults, triggers: Vec::new() }
+        Self { faults, triggers: Vec::new(), spec: Vec::new() }
     }
 
     /// This schedule's timed faults and `other`'s, in time order (this one's first at equal
@@ -283,6 +287,12 @@ impl FaultSchedule {
         self
     }
 
+    /// The same schedule with these spec edits.
+    pub fn with_spec(mut self, spec: Vec<SpecEdit>) -> Self {
+        self.spec = spec;
+        self
+    }
+
     /// Whether there are no faults and no triggers.
     pub fn is_empty(&self) -> bool {
         self.faults.is_empty() && self.triggers.is_empty()
@@ -294,7 +304,7 @@ impl FaultSchedule {
     }
 
     /// The schedule without the items at `removed` (indices as in [`FaultSchedule::len`]: timed
-    /// faults, then triggers).
+    /// faults, then triggers); its spec edits kept.
     pub fn without(&self, removed: &BTreeSet<usize>) -> Self {
         let n = self.faults.len();
         Self {
@@ -312,6 +322,7 @@ impl FaultSchedule {
                 .filter(|(i, _)| !removed.contains(&(n + i)))
                 .map(|(_, t)| t.clone())
                 .collect(),
+            spec: self.spec.clone(),
         }
     }
 
@@ -335,8 +346,12 @@ impl FaultSchedule {
         Ok(s)
     }
 
-    /// Refuses a schedule holding a fault `mode` cannot apply, naming the first such fault.
+    /// Refuses a schedule holding a fault `mode` cannot apply, naming the first such fault, or
+    /// spec edits outside a simulated run.
     pub fn refuse_unsupported(&self, mode: Mode) -> Result<(), ScheduleError> {
+        if let (false, Some(edit)) = (mode == Mode::Simulated, self.spec.first()) {
+            return Err(ScheduleError::SpecEdit { edit: edit.to_string(), mode });
+        }
         match self.faults.iter().find(|f| !f.fault.applies_in(mode)) {
             Some(f) => Err(ScheduleError::Unsupported {
                 kind: f.fault.kind().name(),
@@ -369,6 +384,9 @@ pub enum ScheduleError {
     /// A fault aimed at a member process the run does not start.
     #[error("no member {member:?} (at {at_ms} ms): the run starts {members} member processes, m0 to m{}", members.saturating_sub(1))]
     UnknownMember { member: String, at_ms: Millis, members: usize },
+    /// A spec edit outside a simulated run (a real-time run draws no spec to edit).
+    #[error("{mode} cannot apply spec edits (`{edit}`): only a simulated run draws its spec")]
+    SpecEdit { edit: String, mode: Mode },
     /// A trigger on an event the mode does not see, or with an action it cannot take.
     #[error("{mode} cannot fire trigger {trigger:?}")]
     Trigger { trigger: String, mode: Mode },
@@ -382,6 +400,9 @@ impl fmt::Display for FaultSchedule {
         }
         for t in &self.triggers {
             writeln!(f, "  trigger {t}")?;
+        }
+        for e in &self.spec {
+            writeln!(f, "  spec: {e}")?;
         }
         Ok(())
     }

@@ -27,7 +27,8 @@
 //! the layout test, `scenarios/tests/layout.rs`, fails on any import cycle):
 //! - leaves: [`rng`] (seed streams), [`faults`] (fault kinds and schedules), [`record`] (the
 //!   cores' events turned into the history's types where they are recorded), [`scenario`] (what
-//!   a scenario is: [`scenario::ScenarioSpec`], the shared member settings), [`triggers`],
+//!   a scenario is: [`scenario::ScenarioSpec`], the shared member settings), [`respec`] (spec
+//!   edits a schedule file carries), [`triggers`],
 //!   [`probes`], [`watch`] (the group as the history shows it, for triggers).
 //! - [`process`]: the process shells (member, broker), sans-IO, that every world drives.
 //! - [`world`]: one seed's run — the stage both worlds share (cluster control, nemesis,
@@ -59,6 +60,7 @@ pub mod probes;
 pub mod process;
 pub mod recipe;
 pub mod record;
+pub mod respec;
 pub mod rng;
 pub mod runner;
 pub mod scenario;

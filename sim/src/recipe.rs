@@ -287,6 +287,7 @@ impl Recipe {
             swarm: (!drawn.swarm.enabled.is_empty()).then_some(drawn.swarm),
             faults: schedule,
             network: drawn.network,
+            world_seed: None,
         };
         (spec, rng)
     }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bugs::BugSwitch;
 use crate::faults::FaultSchedule;
+use crate::respec::RespecError;
 use crate::scenario::{Scenario, ScenarioSpec};
 use crate::world::{self, WorldError};
 use groupsim_checker::{AnomalyClass, Verdict};
@@ -99,8 +100,28 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// The scenario drawn for `seed`, with these options applied.
+    /// The scenario drawn for `seed`, with these options applied; the schedule's spec edits
+    /// are left out if the drawn run cannot take them ([`Self::try_spec`] refuses them).
     pub fn spec(&self, scenario: &Scenario, seed: u64) -> ScenarioSpec {
+        let mut spec = self.drawn(scenario, seed);
+        if let Some(schedule) = &self.schedule {
+            let _ = spec.respec(&schedule.spec);
+        }
+        spec
+    }
+
+    /// [`Self::spec`], refusing a schedule whose spec edits the drawn run cannot take.
+    pub fn try_spec(&self, scenario: &Scenario, seed: u64) -> Result<ScenarioSpec, RespecError> {
+        let mut spec = self.drawn(scenario, seed);
+        if let Some(schedule) = &self.schedule {
+            spec.respec(&schedule.spec)?;
+        }
+        Ok(spec)
+    }
+
+    /// The scenario drawn for `seed` with the bug switch, the schedule (its spec edits not yet
+    /// applied) and `--no-triggers`.
+    fn drawn(&self, scenario: &Scenario, seed: u64) -> ScenarioSpec {
         let mut spec = scenario.build(seed);
         if let Some(bug) = &self.bug {
             bug.apply(&mut spec);
@@ -153,7 +174,11 @@ pub fn run_seed_with(
     seed: u64,
     options: &RunOptions,
 ) -> Result<RunReport, WorldError> {
-    let mut report = run_spec_in(options.spec(scenario, seed), options.world)?;
+    let spec = options.try_spec(scenario, seed).map_err(|e| WorldError::InvalidScenario {
+        name: scenario.name.to_string(),
+        reason: e.to_string(),
+    })?;
+    let mut report = run_spec_in(spec, options.world)?;
     report.extra_args = options.args();
     Ok(report)
 }

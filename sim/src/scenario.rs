@@ -9,6 +9,7 @@ use groupsim_wire::Millis;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::{FaultSchedule, Swarm};
+use crate::respec::{RespecError, SpecEdit};
 
 /// The group every scenario member joins.
 pub const GROUP_ID: &str = "groupsim";
@@ -163,9 +164,73 @@ pub struct ScenarioSpec {
     /// The network's shape beyond latency and faults.
     #[serde(default, skip_serializing_if = "NetworkShape::is_plain")]
     pub network: NetworkShape,
+    /// The seed of the world's own draws when a spec edit set one ([`SpecEdit::World`]);
+    /// otherwise they come from `seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_seed: Option<u64>,
 }
 
 impl ScenarioSpec {
+    /// The seed of the world's own draws: latencies, same-instant order, production rates,
+    /// trigger odds.
+    pub fn world_seed(&self) -> u64 {
+        self.world_seed.unwrap_or(self.seed)
+    }
+
+    /// Applies `edits` (all or none): the choices a schedule file sets beyond its faults.
+    pub fn respec(&mut self, edits: &[SpecEdit]) -> Result<(), RespecError> {
+        let mut out = self.clone();
+        for edit in edits {
+            out.apply_edit(edit)?;
+        }
+        *self = out;
+        Ok(())
+    }
+
+    fn apply_edit(&mut self, edit: &SpecEdit) -> Result<(), RespecError> {
+        let safety_end = self.liveness_start_ms;
+        let out_of_range = |why: String| RespecError::OutOfRange { edit: edit.to_string(), why };
+        match edit {
+            SpecEdit::Start { member, ms } => {
+                let m = self.member_mut(member, edit)?;
+                let end = m.leave_ms.unwrap_or(safety_end).min(safety_end);
+                if *ms >= end {
+                    return Err(out_of_range(format!(
+                        "a start must come before {end} ms (its leave or the safety phase's end)"
+                    )));
+                }
+                m.start_ms = *ms;
+            }
+            SpecEdit::Leave { member, ms } => {
+                let m = self.member_mut(member, edit)?;
+                if m.leave_ms.is_none() {
+                    let edit = edit.to_string();
+                    return Err(RespecError::NoLeave { edit, member: member.clone() });
+                }
+                if *ms <= m.start_ms || *ms > safety_end {
+                    return Err(out_of_range(format!(
+                        "a leave must come after its start ({} ms) and by the safety phase's \
+                         end ({safety_end} ms)",
+                        m.start_ms
+                    )));
+                }
+                m.leave_ms = Some(*ms);
+            }
+            SpecEdit::Processing { member, seed } => self.member_mut(member, edit)?.seed = *seed,
+            SpecEdit::World { seed } => self.world_seed = Some(*seed),
+            SpecEdit::AppendDelay { ms } => self.coordinator.offsets_append_delay_ms = *ms,
+        }
+        Ok(())
+    }
+
+    /// The member `name` an edit names, or the error naming what the run lacks.
+    fn member_mut(&mut self, name: &str, edit: &SpecEdit) -> Result<&mut MemberPlan, RespecError> {
+        self.members.iter_mut().find(|m| m.name == name).ok_or_else(|| RespecError::UnknownMember {
+            edit: edit.to_string(),
+            member: name.to_string(),
+        })
+    }
+
     /// When the run ends (the liveness deadline).
     pub fn end_ms(&self) -> Millis {
         self.liveness_start_ms + self.liveness_bound_ms

@@ -100,7 +100,7 @@ pub fn shrink_in(
     // A lone fault may not be needed at all.
     if current.len() == 1 {
         runs += 1;
-        if reproduces_in(spec, &FaultSchedule::default(), class, world)? {
+        if reproduces_in(spec, &keep(&[]), class, world)? {
             current.clear();
         }
     }

@@ -92,7 +92,7 @@ pub fn draw(seed: u64, shape: ScheduleShape) -> ServeSchedule {
             .filter(|t| SERVED_TRIGGER_EVENTS.contains(&t.on))
             .filter(|t| servable(t.action, shape.client_actions))
             .collect();
-    ServeSchedule { faults, triggers }
+    FaultSchedule::new(faults).with_triggers(triggers)
 }
 
 /// A pick among the group's members when the fault lands (see [`groupsim::faults`]).

@@ -15,6 +15,7 @@
 
 pub mod corpus;
 pub mod mutate;
+pub mod respec;
 pub mod versus;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ use corpus::{ArmStats, Corpus, Entry};
 use groupsim_checker::AnomalyClass;
 use groupsim_wire::Millis;
 use mutate::{Mutation, Shape, Vocabulary};
+use respec::{SpecMutation, SpecRanges};
 
 /// Runs per round: candidates are drawn a round at a time, from the corpus as the round found it.
 pub const ROUND: u64 = 16;
@@ -90,6 +92,9 @@ pub struct Settings {
     pub stop_at_catch: bool,
     /// Guided or blind.
     pub strategy: Strategy,
+    /// Mutate what a seed draws beyond its schedule too ([`respec`]): its operators share the
+    /// reseed's turn among the schedule's operators.
+    pub respec: bool,
 }
 
 /// What is wrong with a search's arguments or state.
@@ -264,6 +269,12 @@ pub fn explore(
     }
     let vocabularies: Vec<Vocabulary> =
         settings.scenarios.iter().map(|s| Vocabulary::of(s, &settings.options)).collect();
+    let ranges: Vec<SpecRanges> = match settings.respec {
+        true => settings.scenarios.iter().map(|s| SpecRanges::of(s, &settings.options)).collect(),
+        false => vec![SpecRanges::default(); settings.scenarios.len()],
+    };
+    let vocabularies: Vec<(Vocabulary, SpecRanges)> =
+        vocabularies.into_iter().zip(ranges).collect();
     let mut coverage = corpus.coverage();
     let mut findings: Vec<Finding> = Vec::new();
     let mut first: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -376,7 +387,7 @@ fn fresh_seed(corpus: &mut Corpus, name: &str, settings: &Settings) -> u64 {
 fn draw_round(
     settings: &Settings,
     corpus: &mut Corpus,
-    vocabularies: &[Vocabulary],
+    vocabularies: &[(Vocabulary, SpecRanges)],
     coverage: &Coverage,
     count: u64,
 ) -> Vec<Candidate> {
@@ -452,7 +463,7 @@ fn weight(coverage: &Coverage, signature: &Signature) -> u64 {
 fn mutant(
     settings: &Settings,
     corpus: &mut Corpus,
-    vocabularies: &[Vocabulary],
+    vocabularies: &[(Vocabulary, SpecRanges)],
     weights: &[u64],
     arm: Arm,
     rng: &mut ChaCha8Rng,
@@ -465,7 +476,7 @@ fn mutant(
     let entry = corpus.entries[parent].clone();
     let scenario = settings.scenarios.iter().position(|s| s.name == entry.scenario)?;
     let s = &settings.scenarios[scenario];
-    let vocabulary = &vocabularies[scenario];
+    let (vocabulary, ranges) = &vocabularies[scenario];
     let mut seed = entry.seed;
     let mut schedule = entry.schedule.clone();
     let mut how = Vec::new();
@@ -486,6 +497,20 @@ fn mutant(
             break;
         }
         let mutation = Mutation::ALL[rng.random_range(0..Mutation::ALL.len())];
+        // With spec mutations on, they share the reseed's turn (each of them and the reseed
+        // alike), so the schedule's own operators keep their share of the draws.
+        let spec_op = match settings.respec && mutation == Mutation::Reseed {
+            true => SpecMutation::ALL.get(rng.random_range(0..=SpecMutation::ALL.len())),
+            false => None,
+        };
+        if let Some(&op) = spec_op {
+            let drawn = settings.options.spec(s, seed);
+            if let Some(next) = respec::apply(op, &schedule, &drawn, ranges, from_ms, rng) {
+                schedule = next;
+                how.push(op.name().to_string());
+            }
+            continue;
+        }
         if mutation == Mutation::Reseed && from_ms > 0 {
             continue;
         }
@@ -508,6 +533,10 @@ fn mutant(
         }
     }
     let spec = settings.options.spec(s, seed);
+    if !schedule.spec.is_empty() {
+        // Another seed may not take every edit (a leave of a member it keeps).
+        schedule.spec = respec::fitting(&schedule.spec, &spec);
+    }
     if how.len() as u32 == prefix || !mutate::fits(&schedule, &Shape::of(&spec)) {
         return None;
     }

@@ -324,7 +324,7 @@ pub fn apply(
             }
         }
     }
-    let out = FaultSchedule::new(out.faults).with_triggers(out.triggers);
+    let out = FaultSchedule::new(out.faults).with_triggers(out.triggers).with_spec(out.spec);
     fits(&out, shape).then_some(out)
 }
 

@@ -17,6 +17,7 @@ fn settings(names: &[&str], runs: u64, jobs: usize) -> Settings {
         shrink: true,
         stop_at_catch: false,
         strategy: Strategy::Guided,
+        respec: false,
     }
 }
 
@@ -50,6 +51,34 @@ fn the_search_is_deterministic_across_threads_and_resumes() {
     let resumed = search(&half, read);
     assert_eq!(resumed.corpus, once.corpus, "resumed after a round = uninterrupted");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With spec mutations on, the search is as deterministic (threads, resumes), some of its kept
+/// runs carry spec edits in their schedules, and each such entry replays from its seed and
+/// schedule alone to the signature it was kept with.
+#[test]
+fn spec_mutations_stay_deterministic_and_their_entries_replay() {
+    let names = ["swarm"];
+    let mut two = settings(&names, 2 * ROUND, 2);
+    two.respec = true;
+    let a = search(&two, Corpus::new(&two.scenarios, &two.options));
+    let one = Settings { jobs: 1, ..two.clone() };
+    let b = search(&one, Corpus::new(&one.scenarios, &one.options));
+    assert_eq!(a.corpus, b.corpus, "the same corpus whatever the threads");
+    let edited: Vec<&Entry> =
+        a.corpus.entries.iter().filter(|e| !e.schedule.spec.is_empty()).collect();
+    assert!(
+        !edited.is_empty(),
+        "some kept run moved a drawn choice: {:?}",
+        a.corpus.entries.iter().map(|e| &e.how).collect::<Vec<_>>()
+    );
+    for e in edited.iter().take(2) {
+        let file = FaultSchedule::from_json(&e.schedule.to_json()).expect("a schedule file");
+        let options = RunOptions { schedule: Some(file), ..two.options.clone() };
+        let run = runner::run_seed_with(&two.scenarios[0], e.seed, &options).expect("replays");
+        let (signature, _) = Signature::timed(&run.probes, &run.history);
+        assert_eq!(signature, e.signature, "entry {} replays as kept", e.id);
+    }
 }
 
 /// A start at the top of the seed range steps on by wrapping to seed 0 instead of overflowing
@@ -90,7 +119,11 @@ fn the_blind_strategy_runs_fresh_seeds_in_turn() {
     let mut s = settings(&["steady_state", "rolling_restart"], 1, 1);
     s.strategy = Strategy::Blind;
     let mut corpus = Corpus::new(&s.scenarios, &s.options);
-    let v: Vec<Vocabulary> = s.scenarios.iter().map(|x| Vocabulary::of(x, &s.options)).collect();
+    let v: Vec<(Vocabulary, SpecRanges)> = s
+        .scenarios
+        .iter()
+        .map(|x| (Vocabulary::of(x, &s.options), SpecRanges::default()))
+        .collect();
     let round = draw_round(&s, &mut corpus, &v, &Coverage::default(), 6);
     let drawn: Vec<(usize, u64)> = round.iter().map(|c| (c.scenario, c.seed)).collect();
     assert_eq!(drawn, [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]);
@@ -108,7 +141,7 @@ fn shards_take_interleaved_fresh_seeds() {
         s.strategy = Strategy::Blind;
         s.shard = Some(Shard { index, count: 2 });
         let mut corpus = Corpus::new(&s.scenarios, &s.options);
-        let v = vec![Vocabulary::of(&s.scenarios[0], &s.options)];
+        let v = vec![(Vocabulary::of(&s.scenarios[0], &s.options), SpecRanges::default())];
         seeds.extend(
             draw_round(&s, &mut corpus, &v, &Coverage::default(), 3).iter().map(|c| c.seed),
         );
@@ -126,7 +159,7 @@ fn fresh_seeds_begin_at_the_start() {
         s.start = 1_000;
         s.shard = shard;
         let mut corpus = Corpus::new(&s.scenarios, &s.options);
-        let v = vec![Vocabulary::of(&s.scenarios[0], &s.options)];
+        let v = vec![(Vocabulary::of(&s.scenarios[0], &s.options), SpecRanges::default())];
         seeds.extend(
             draw_round(&s, &mut corpus, &v, &Coverage::default(), 3).iter().map(|c| c.seed),
         );

@@ -52,7 +52,10 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
     let mut ctx = Ctx {
         now: 0,
         queue: match spec.network.shuffle_ties {
-            true => EventQueue::shuffled(crate::rng::stream(spec.seed, crate::rng::Stream::Ties)),
+            true => EventQueue::shuffled(crate::rng::stream(
+                spec.world_seed(),
+                crate::rng::Stream::Ties,
+            )),
             false => EventQueue::default(),
         },
         net: Network::new(spec),

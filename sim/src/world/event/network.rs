@@ -148,7 +148,7 @@ impl Network {
             min_ms: spec.latency_ms.0,
             jitter_ms: spec.latency_ms.1.saturating_sub(spec.latency_ms.0),
             path_last_at: vec![0; hosts * hosts],
-            rng: rng::stream(spec.seed, Stream::Network),
+            rng: rng::stream(spec.world_seed(), Stream::Network),
             conns: Vec::new(),
             window: spec.network.window_frames.map(|w| w.max(1) as usize),
         }

@@ -91,7 +91,7 @@ impl Stage {
             .chain((0..spec.client_hosts).map(client_host))
             .collect();
         let targets = NemesisTargets {
-            seed: spec.seed,
+            seed: spec.world_seed(),
             group: crate::scenario::GROUP_ID.to_string(),
             brokers: (0..spec.brokers).collect(),
             rebalance_timeout_ms: spec

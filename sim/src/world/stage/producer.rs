@@ -34,7 +34,7 @@ pub struct Producer {
 
 impl Producer {
     pub(crate) fn new(spec: &ScenarioSpec, logs: SharedLogs) -> Self {
-        let mut rng = rng::stream(spec.seed, Stream::Workload);
+        let mut rng = rng::stream(spec.world_seed(), Stream::Workload);
         // Skip ahead on a separate stream id space: the workload stream's first draws belong to
         // the scenario builder; use a fork keyed on the producer instead.
         rng.set_stream(rng.get_stream() + 100);

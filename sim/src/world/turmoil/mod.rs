@@ -63,7 +63,7 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
     let end_ms = stage.end_ms();
     let mut sim = ::turmoil::Builder::new()
         .epoch(UNIX_EPOCH + Duration::from_secs(1_700_000_000))
-        .rng_seed(rng::sub_seed(spec.seed, Stream::Network))
+        .rng_seed(rng::sub_seed(spec.world_seed(), Stream::Network))
         .enable_random_order()
         .tick_duration(Duration::from_millis(spec.tick_ms))
         .min_message_latency(Duration::from_millis(spec.latency_ms.0))
