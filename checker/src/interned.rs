@@ -4,15 +4,12 @@
 //! event. The numbers never leave the views; nothing iterates a map keyed by them in an order a
 //! verdict can see.
 //!
-//! The names are found by hash ([`Fixed`]): a lookup hashes the name once and compares it
-//! once, where an ordered map compared it with a name at each level. The maps are never
-//! iterated, so their order is never seen.
-
-use std::collections::HashMap;
+//! The names are found by hash ([`LookupMap`]): a lookup hashes the name once and compares it
+//! once, where an ordered map compared it with a name at each level.
 
 use groupsim_wire::TopicPartition;
 
-use super::fixed_hash::Fixed;
+use super::fixed_hash::LookupMap;
 
 /// A member id's number.
 pub(super) type MemberKey = u32;
@@ -21,8 +18,8 @@ pub(super) type PartitionKey = u32;
 
 #[derive(Default)]
 pub(super) struct Interned {
-    members: HashMap<String, MemberKey, Fixed>,
-    partitions: HashMap<TopicPartition, PartitionKey, Fixed>,
+    members: LookupMap<String, MemberKey>,
+    partitions: LookupMap<TopicPartition, PartitionKey>,
 }
 
 impl Interned {

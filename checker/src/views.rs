@@ -2,7 +2,7 @@
 //! read in order. The rules read these views; only [`Views::apply`] changes them. Each view is
 //! built from what the history says, never from the coordinator's or a member's own state.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_history::{
     ConsumerGroupEvent, ConsumerRemovalReason, CoordinatorEvent, Event, EventKind, Fault,
@@ -11,7 +11,7 @@ use groupsim_history::{
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::consumer_view::ConsumerGroupView;
-use super::fixed_hash::Fixed;
+use super::fixed_hash::LookupMap;
 use super::interned::{Interned, MemberKey, PartitionKey};
 use super::metrics::Metrics;
 use super::protocols::{Judged, Protocol, ProtocolHistory};
@@ -311,11 +311,11 @@ pub(super) struct Views {
     /// the tenure, not the generation.
     /// A member that never received an assignment for the partition (a static member that took
     /// over its predecessor's) holds it by generation.
-    /// Looked up only, never iterated (hence hashed).
-    pub(super) processed: HashMap<(MemberKey, Holding, PartitionKey), (RangeSet, usize), Fixed>,
+    /// Looked up only (hence hashed).
+    pub(super) processed: LookupMap<(MemberKey, Holding, PartitionKey), (RangeSet, usize)>,
     /// (member id, partition) -> the tenure in which the member holds the partition now.
-    /// Looked up only, never iterated (hence hashed).
-    pub(super) tenure_now: HashMap<(MemberKey, PartitionKey), usize, Fixed>,
+    /// Looked up only (hence hashed).
+    pub(super) tenure_now: LookupMap<(MemberKey, PartitionKey), usize>,
     /// (member id, partition) -> every tenure in which the member held the partition. Commits
     /// are judged by what the member held when the coordinator validated them.
     pub(super) tenures: BTreeMap<(MemberKey, PartitionKey), Vec<TenureSpan>>,
@@ -677,8 +677,7 @@ impl Views {
                 let holding = self.holding(m, *generation, p);
                 let entry = self
                     .processed
-                    .entry((m, holding, p))
-                    .or_insert_with(|| (RangeSet::default(), idx));
+                    .get_or_insert_with((m, holding, p), || (RangeSet::default(), idx));
                 entry.0.insert(start, end);
                 entry.1 = idx;
             }
