@@ -278,7 +278,7 @@ fn all_partitions(views: &Views) -> Vec<TopicPartition> {
         .topics
         .iter()
         .flat_map(|(topic, n)| {
-            let name: std::sync::Arc<str> = topic.as_str().into();
+            let name = groupsim_wire::topic_name::shared_topic(topic);
             (0..*n).map(move |p| TopicPartition::new(name.clone(), p))
         })
         .collect()

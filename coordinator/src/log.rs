@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use groupsim_wire::topic_name::shared_topic;
 
 use crate::TopicPartition;
 
@@ -95,7 +96,7 @@ impl PartitionLogs {
                 current: 0,
             });
         }
-        self.topics.insert(Arc::from(name), vec![PartitionLog::default(); partitions as usize]);
+        self.topics.insert(shared_topic(name), vec![PartitionLog::default(); partitions as usize]);
         Ok(())
     }
 
@@ -248,10 +249,11 @@ impl PartitionLogs {
         self.topics.keys().map(|t| &**t)
     }
 
-    /// The log's own copy of topic `name`, shared (a key built from it copies no name), or a
-    /// new one for a topic the logs do not hold.
+    /// Topic `name` as a shared name (a key built from it copies no name): the thread's one
+    /// name for it, which is the logs' own key when they hold the topic and were made on this
+    /// thread.
     pub fn topic_key(&self, name: &str) -> Arc<str> {
-        self.topics.get_key_value(name).map_or_else(|| Arc::from(name), |(key, _)| key.clone())
+        shared_topic(name)
     }
 
     /// Number of partitions of `topic`, or `None` if it does not exist.

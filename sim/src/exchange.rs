@@ -9,6 +9,7 @@ use std::sync::Arc;
 use bytes::{Buf, Bytes};
 use groupsim_history::wire::{Answer, Request};
 use groupsim_wire::consumer_protocol::decode_assignment;
+use groupsim_wire::topic_name::shared_topic;
 use groupsim_wire::TopicPartition;
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use kafka_protocol::records::RecordBatchDecoder;
@@ -37,9 +38,9 @@ pub fn group(r: &RequestKind) -> String {
 /// is known for it).
 fn name(names: &TopicNames, name: &str, id: &uuid::Uuid) -> Arc<str> {
     if !name.is_empty() {
-        return Arc::from(name);
+        return shared_topic(name);
     }
-    names.get(id).map_or_else(|| Arc::from(id.to_string()), |n| Arc::from(n.as_str()))
+    names.get(id).map_or_else(|| shared_topic(&id.to_string()), |n| shared_topic(n))
 }
 
 /// What the rules keep of a request written at `version` (None: an API they do not read).

@@ -4,7 +4,8 @@
 //! protocol; everything they must agree on lives here, so neither depends on the other:
 //!
 //! - [`types`]: simulated time ([`Millis`]), request tokens ([`RequestId`]),
-//!   [`TopicPartition`] and topic ids ([`topic_id`]).
+//!   [`TopicPartition`] and topic ids ([`topic_id`]); [`topic_name`]: one shared name per topic
+//!   and thread, so partition keys compare without reading their text.
 //! - [`error_codes`]: one table of the Kafka error codes groupsim uses, with Kafka's names.
 //! - [`consumer_protocol`]: the classic consumer protocol's subscription and assignment bytes.
 //! - [`records`]: v2 record batches as groupsim writes and reads them, defended against garbage.
@@ -24,10 +25,12 @@ pub mod conn;
 pub mod consumer_protocol;
 pub mod error;
 pub mod error_codes;
+pub mod fixed_hash;
 pub mod frame;
 pub mod probe;
 pub mod records;
 mod shape;
+pub mod topic_name;
 pub mod types;
 pub mod versions;
 

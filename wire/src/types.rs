@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::topic_name::shared_topic;
+
 /// Simulated time: milliseconds since the start of a run. Cores never read a clock; the driver
 /// passes `now` into every call.
 pub type Millis = u64;
@@ -49,8 +51,8 @@ impl PartialOrd for TopicPartition {
     }
 }
 
-/// What names a topic for [`TopicPartition::new`]: a string of any kind, or a shared name
-/// (taken as it is, without copying the name).
+/// What names a topic for [`TopicPartition::new`]: a string of any kind (its thread's shared
+/// name for it, [`shared_topic`]), or a shared name (taken as it is, without copying the name).
 pub trait IntoTopic {
     /// The name as a shared string.
     fn into_shared(self) -> Arc<str>;
@@ -70,19 +72,19 @@ impl IntoTopic for &Arc<str> {
 
 impl IntoTopic for &str {
     fn into_shared(self) -> Arc<str> {
-        Arc::from(self)
+        shared_topic(self)
     }
 }
 
 impl IntoTopic for String {
     fn into_shared(self) -> Arc<str> {
-        Arc::from(self)
+        shared_topic(&self)
     }
 }
 
 impl IntoTopic for &String {
     fn into_shared(self) -> Arc<str> {
-        Arc::from(self.as_str())
+        shared_topic(self)
     }
 }
 
@@ -120,6 +122,8 @@ mod tests {
         let b = TopicPartition::new(String::from("orders"), 3);
         assert!(!Arc::ptr_eq(&b.topic, &name));
         assert_eq!(a, b);
+        // Keys named by strings on one thread share the thread's name for the topic.
+        assert!(Arc::ptr_eq(&b.topic, &TopicPartition::new("orders", 0).topic));
         assert!(TopicPartition::new("orders", 2) < a && a < TopicPartition::new("ordersx", 0));
     }
 

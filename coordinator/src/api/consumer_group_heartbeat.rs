@@ -39,6 +39,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use groupsim_wire::topic_name::shared_topic;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
 use kafka_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
@@ -135,7 +136,7 @@ fn owned(
         for t in tps {
             // One shared name per topic: each partition's key copies none.
             let name: Arc<str> =
-                topics.name(&t.topic_id).map_or_else(|| t.topic_id.to_string().into(), Arc::from);
+                topics.name(&t.topic_id).map_or_else(|| shared_topic(&t.topic_id.to_string()), shared_topic);
             out.extend(t.partitions.iter().map(|p| TopicPartition::new(&name, *p)));
         }
         out

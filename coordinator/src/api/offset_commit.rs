@@ -36,6 +36,7 @@
 
 use std::sync::Arc;
 
+use groupsim_wire::topic_name::shared_topic;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -110,7 +111,7 @@ impl GroupCoordinator {
         let mut topics = Vec::with_capacity(req.topics.len());
         for topic in req.topics {
             // One shared name per topic: each partition's key copies none.
-            let name: Arc<str> = Arc::from(topic.name.0.as_str());
+            let name: Arc<str> = shared_topic(topic.name.0.as_str());
             let mut partitions = Vec::with_capacity(topic.partitions.len());
             for p in topic.partitions {
                 let tp = TopicPartition::new(&name, p.partition_index);
