@@ -76,6 +76,7 @@ mod hazards;
 mod interned;
 mod invalid_requests;
 mod liveness;
+mod member_views;
 mod metrics;
 mod overtaken_rejoin;
 mod ownership;

@@ -13,6 +13,7 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::consumer_view::ConsumerGroupView;
 use super::fixed_hash::LookupMap;
 use super::interned::{Interned, MemberKey, PartitionKey};
+use super::member_views::MemberViews;
 use super::metrics::Metrics;
 use super::protocols::{Judged, Protocol, ProtocolHistory};
 use super::ranges::RangeSet;
@@ -331,7 +332,7 @@ pub(super) struct Views {
     /// The numbers the maps of holdings above key member ids and partitions by.
     pub(super) ids: Interned,
     /// Member processes by stable name.
-    pub(super) members: BTreeMap<String, MemberView>,
+    pub(super) members: MemberViews,
     /// Topics and their partition counts.
     pub(super) topics: BTreeMap<String, i32>,
     /// KIP-848 consumer groups by group id, as the coordinators' events describe them.
@@ -480,7 +481,7 @@ impl Views {
             }
             WorldEvent::Produced { count, .. } => metrics.stats.records_produced += *count as u64,
             WorldEvent::MemberStarted { member, group, .. } => {
-                let m = self.members.entry(member.clone()).or_default();
+                let m = self.members.entry(member);
                 m.group = group.clone();
                 m.live = true;
                 m.leave_requested = false;
@@ -492,7 +493,7 @@ impl Views {
                 fault: Fault::MemberPause { member, duration_ms },
                 applied: true,
             } => {
-                let m = self.members.entry(member.clone()).or_default();
+                let m = self.members.entry(member);
                 m.paused_until = m.paused_until.max(at + duration_ms);
             }
             WorldEvent::MemberLeaveRequested { member }
@@ -500,7 +501,7 @@ impl Views {
                 fault: Fault::MemberLeave { member, .. } | Fault::MemberUpgrade { member, .. },
                 applied: true,
             } => {
-                self.members.entry(member.clone()).or_default().leave_requested = true;
+                self.members.entry(member).leave_requested = true;
             }
             WorldEvent::MemberStopped { member } => {
                 let owned: Vec<TopicPartition> = match self.members.get_mut(member) {
@@ -592,14 +593,14 @@ impl Views {
                 if let Some((started, by)) = self.started_with.remove(&key) {
                     self.contacted(member_id, started, by);
                 }
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
                 m.generation = *generation;
                 m.join_refused = None;
             }
             MemberEvent::JoinRefused { error, protocols } => {
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 m.join_refused = Some((error.clone(), protocols.clone(), idx));
             }
             MemberEvent::Assigned { member_id, generation, partitions } => {
@@ -615,7 +616,7 @@ impl Views {
                     let tenure = self.tenure_now[&(m, p)];
                     self.tenure_of.insert((m, *generation, p), tenure);
                 }
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
                 m.generation = *generation;
@@ -690,7 +691,7 @@ impl Views {
                 };
             }
             MemberEvent::AssignmentReceived { partitions, .. } => {
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 let target: BTreeSet<&TopicPartition> = partitions.iter().collect();
                 m.pending.retain(|tp, _| target.contains(tp));
                 for tp in partitions.iter().filter(|tp| !m.owned.contains(*tp)) {
@@ -699,7 +700,7 @@ impl Views {
             }
             MemberEvent::GenerationReset { reset_member_id: true, .. } => {
                 // The process gave its member id up: it holds none until its next join answer.
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 m.pending.clear();
                 m.member_id = None;
             }
@@ -707,13 +708,13 @@ impl Views {
             | MemberEvent::GenerationReset { .. }
             | MemberEvent::Left { .. }
             | MemberEvent::Fatal { .. } => {
-                member_entry(&mut self.members, name).pending.clear();
+                self.members.entry(name).pending.clear();
             }
             MemberEvent::MemberEpochChanged { member_id, epoch, .. } => {
                 if let Some((moved, by)) = self.started_with.remove(&(member_id.clone(), *epoch)) {
                     self.contacted(member_id, moved, by);
                 }
-                let m = member_entry(&mut self.members, name);
+                let m = self.members.entry(name);
                 m.consumer = true;
                 m.member_id = Some(member_id.clone());
                 m.id_at = at;
@@ -922,15 +923,4 @@ impl Views {
         pv.committed = Some((c.offset, c.idx));
         pv.accepted.push((c.idx, c.offset));
     }
-}
-
-/// `name`'s view, made empty if it has none yet (its name copied only then).
-fn member_entry<'a>(
-    members: &'a mut BTreeMap<String, MemberView>,
-    name: &str,
-) -> &'a mut MemberView {
-    if !members.contains_key(name) {
-        members.insert(name.to_string(), MemberView::default());
-    }
-    members.get_mut(name).expect("inserted above")
 }

@@ -249,11 +249,10 @@ impl PartitionLogs {
         self.topics.keys().map(|t| &**t)
     }
 
-    /// Topic `name` as a shared name (a key built from it copies no name): the thread's one
-    /// name for it, which is the logs' own key when they hold the topic and were made on this
-    /// thread.
+    /// The log's own name of topic `name`, shared (a key built from it copies no name), or
+    /// the thread's shared name for a topic the logs do not hold.
     pub fn topic_key(&self, name: &str) -> Arc<str> {
-        shared_topic(name)
+        self.topics.get_key_value(name).map_or_else(|| shared_topic(name), |(key, _)| key.clone())
     }
 
     /// Number of partitions of `topic`, or `None` if it does not exist.

@@ -19,10 +19,41 @@ use crate::fixed_hash::FixedState;
 pub const MAX_NAMES: usize = 4096;
 /// The longest name kept (Kafka's topic names are at most 249 characters).
 pub const MAX_NAME_LEN: usize = 255;
+/// How many of a thread's first names are found by a walk rather than a hash: a run names a
+/// few topics, and comparing lengths first rejects most of them at once.
+const FIRST: usize = 8;
+
+/// One thread's names: its first few in a list, the rest in a set.
+struct Names {
+    first: Vec<Arc<str>>,
+    rest: HashSet<Arc<str>, FixedState>,
+}
+
+impl Names {
+    fn get(&self, name: &str) -> Option<&Arc<str>> {
+        match self.first.iter().find(|n| n.len() == name.len() && ***n == *name) {
+            Some(shared) => Some(shared),
+            None => self.rest.get(name),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.first.len() + self.rest.len()
+    }
+
+    fn keep(&mut self, shared: &Arc<str>) {
+        if self.first.len() < FIRST {
+            self.first.push(shared.clone());
+        } else if self.len() < MAX_NAMES {
+            self.rest.insert(shared.clone());
+        }
+    }
+}
 
 thread_local! {
-    static NAMES: RefCell<HashSet<Arc<str>, FixedState>> =
-        RefCell::new(HashSet::with_hasher(FixedState::default()));
+    static NAMES: RefCell<Names> = const {
+        RefCell::new(Names { first: Vec::new(), rest: HashSet::with_hasher(FixedState::new()) })
+    };
 }
 
 /// Topic `name` as this thread's shared name for it (made and kept on first use, while the
@@ -32,14 +63,11 @@ pub fn shared_topic(name: &str) -> Arc<str> {
         return Arc::from(name);
     }
     NAMES.with(|names| {
-        let mut names = names.borrow_mut();
-        if let Some(shared) = names.get(name) {
+        if let Some(shared) = names.borrow().get(name) {
             return shared.clone();
         }
         let shared: Arc<str> = Arc::from(name);
-        if names.len() < MAX_NAMES {
-            names.insert(shared.clone());
-        }
+        names.borrow_mut().keep(&shared);
         shared
     })
 }

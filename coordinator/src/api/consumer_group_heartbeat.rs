@@ -135,8 +135,9 @@ fn owned(
         let mut out = BTreeSet::new();
         for t in tps {
             // One shared name per topic: each partition's key copies none.
-            let name: Arc<str> =
-                topics.name(&t.topic_id).map_or_else(|| shared_topic(&t.topic_id.to_string()), shared_topic);
+            let name: Arc<str> = topics
+                .name(&t.topic_id)
+                .map_or_else(|| shared_topic(&t.topic_id.to_string()), shared_topic);
             out.extend(t.partitions.iter().map(|p| TopicPartition::new(&name, *p)));
         }
         out
