@@ -12,7 +12,8 @@ use groupsim_wire::{Millis, TopicPartition};
 use super::anomaly::{Anomaly, AnomalyClass};
 use super::consumer_view::{ConsumerGroupView, STABLE};
 use super::hazard::{Explained, Hazard};
-use super::views::{GroupView, MemberView, Views};
+use super::member_views::MemberView;
+use super::views::{GroupView, Views};
 
 /// `stuck`, at the liveness deadline, proved by the last event (`last_idx`): up to six of the
 /// problems found, and how many more. Problems a hazard explains make a `stuck` of their own,

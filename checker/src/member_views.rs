@@ -1,12 +1,49 @@
-//! The member processes' views by stable name ([`MemberViews`]): rules walk them in name order,
-//! and every member event looks one up by name, so the lookup goes through a hashed index and
-//! the walk through an ordered one. Members are never forgotten within a history, so a name's
-//! slot never moves.
+//! What each member process reported of itself ([`MemberView`]), by stable name
+//! ([`MemberViews`]): rules walk the views in name order, and every member event looks one up by
+//! name, so the lookup goes through a hashed index and the walk through an ordered one. Members
+//! are never forgotten within a history, so a name's slot never moves.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use groupsim_wire::{Millis, TopicPartition};
 
 use super::fixed_hash::LookupMap;
-use super::views::MemberView;
+
+/// One member process (by stable name) as it reported itself.
+#[derive(Default)]
+pub(super) struct MemberView {
+    /// The group it joins.
+    pub(super) group: String,
+    /// Its member id and generation, as of its last join or assignment.
+    pub(super) member_id: Option<String>,
+    pub(super) generation: i32,
+    /// Whether its process is running.
+    pub(super) live: bool,
+    /// generation -> (Assigned event index)
+    pub(super) assigned_at: BTreeMap<i32, usize>,
+    /// Partitions it owns now.
+    pub(super) owned: BTreeSet<TopicPartition>,
+    /// Whether it speaks the consumer protocol (KIP-848): `generation` is its member epoch.
+    pub(super) consumer: bool,
+    /// Whether the scenario asked it to leave since it last started.
+    pub(super) leave_requested: bool,
+    /// Partitions it owns, each with when it last got or processed something of it.
+    pub(super) progress: BTreeMap<TopicPartition, Millis>,
+    /// KIP-848: partitions its coordinator gave it (in a target assignment it received) that it
+    /// has not taken up yet, each with when it first received it.
+    pub(super) pending: BTreeMap<TopicPartition, Millis>,
+    /// When it last started, and until when the nemesis last paused it: it cannot heartbeat
+    /// before both.
+    pub(super) started_at: Millis,
+    pub(super) paused_until: Millis,
+    /// When it reported `member_id` last: an id reported before its last start belongs to the
+    /// incarnation before (a crashed process's id lives on at the coordinator until its
+    /// session expires).
+    pub(super) id_at: Millis,
+    /// Its last JoinGroup refused with an error no retry cures while the group stays as it is,
+    /// since it last joined: (error, the protocols it offered, event index).
+    pub(super) join_refused: Option<(String, Vec<String>, usize)>,
+}
 
 /// Member views by process name.
 #[derive(Default)]
