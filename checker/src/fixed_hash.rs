@@ -11,7 +11,7 @@ use groupsim_wire::fixed_hash::FixedState;
 
 /// A map looked up by key only: it offers no iteration, keys or values, so code that would
 /// depend on its (hash) order does not compile.
-pub(super) struct LookupMap<K, V>(HashMap<K, V, Fixed>);
+pub(super) struct LookupMap<K, V>(HashMap<K, V, FixedState>);
 
 impl<K, V> Default for LookupMap<K, V> {
     fn default() -> Self {
@@ -63,9 +63,6 @@ impl<K: Hash + Eq, V> Index<&K> for LookupMap<K, V> {
         &self.0[key]
     }
 }
-
-/// The hash the maps use: the same for every run and every process.
-type Fixed = FixedState;
 
 #[cfg(test)]
 mod tests {
