@@ -5,7 +5,7 @@
 //! memory from counts read off the wire, so everything that decodes bytes from a peer walks them
 //! first ([`check_batches`]) or refuses counts larger than the bytes there.
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use kafka_protocol::records::RecordBatchDecoder;
 
 use crate::WireError;
@@ -32,49 +32,85 @@ pub struct LogRecord {
 pub fn encode_batch(records: &[LogRecord]) -> Result<Bytes, WireError> {
     let Some(first) = records.first() else { return Ok(Bytes::new()) };
     let base = first.offset;
-    let min_timestamp = records.iter().map(|r| r.timestamp_ms).min().unwrap_or(0);
-    let max_timestamp = records.iter().map(|r| r.timestamp_ms).max().unwrap_or(0);
-    let last_delta = records.iter().map(|r| r.offset).max().unwrap_or(base) - base;
+    let (mut min_timestamp, mut max_timestamp, mut last) =
+        (first.timestamp_ms, first.timestamp_ms, first.offset);
+    for r in &records[1..] {
+        min_timestamp = min_timestamp.min(r.timestamp_ms);
+        max_timestamp = max_timestamp.max(r.timestamp_ms);
+        last = last.max(r.offset);
+    }
     let count = i32::try_from(records.len()).map_err(|_| too_large("records"))?;
-    let last_delta = i32::try_from(last_delta).map_err(|_| too_large("offset span"))?;
-    let bodies: usize = records.iter().map(|r| record_size(r, base, min_timestamp) + 5).sum();
-    let mut buf = BytesMut::with_capacity(BATCH_HEADER + bodies);
-    buf.put_i64(base);
-    buf.put_i32(0); // batch length, filled below
-    buf.put_i32(0); // partition leader epoch
-    buf.put_i8(2); // magic
-    buf.put_u32(0); // CRC-32C, filled below
-    let content = buf.len();
-    buf.put_i16(0); // attributes: no compression, not transactional, not control
-    buf.put_i32(last_delta);
-    buf.put_i64(min_timestamp);
-    buf.put_i64(max_timestamp);
-    buf.put_i64(-1); // producer id
-    buf.put_i16(-1); // producer epoch
-    buf.put_i32(-1); // base sequence
-    buf.put_i32(count);
+    let last_delta = i32::try_from(last - base).map_err(|_| too_large("offset span"))?;
+    let mut total = BATCH_HEADER;
     for r in records {
         let size = record_size(r, base, min_timestamp);
-        put_varint(&mut buf, i64::try_from(size).map_err(|_| too_large("record"))?);
-        buf.put_i8(0); // record attributes
-        put_varint(&mut buf, r.timestamp_ms - min_timestamp);
-        put_varint(&mut buf, r.offset - base);
+        total += varint_len(i64::try_from(size).map_err(|_| too_large("record"))?) + size;
+    }
+    let length = i32::try_from(total - 12).map_err(|_| too_large("batch"))?;
+    // The exact size is known, so the batch is written into zeroed room by position: no
+    // capacity check per byte, and the vector becomes the `Bytes` without a copy.
+    let mut room = vec![0u8; total];
+    let mut out = Cursor { buf: &mut room, at: 0 };
+    out.put(&base.to_be_bytes());
+    out.put(&length.to_be_bytes());
+    out.put(&0i32.to_be_bytes()); // partition leader epoch
+    out.put(&[2]); // magic
+    out.put(&0u32.to_be_bytes()); // CRC-32C, filled below
+    let content = out.at;
+    out.put(&0i16.to_be_bytes()); // attributes: no compression, not transactional, not control
+    out.put(&last_delta.to_be_bytes());
+    out.put(&min_timestamp.to_be_bytes());
+    out.put(&max_timestamp.to_be_bytes());
+    out.put(&(-1i64).to_be_bytes()); // producer id
+    out.put(&(-1i16).to_be_bytes()); // producer epoch
+    out.put(&(-1i32).to_be_bytes()); // base sequence
+    out.put(&count.to_be_bytes());
+    for r in records {
+        // The size fitted an i64 when the batch was sized.
+        out.varint(record_size(r, base, min_timestamp) as i64);
+        out.put(&[0]); // record attributes
+        out.varint(r.timestamp_ms - min_timestamp);
+        out.varint(r.offset - base);
         match &r.key {
             Some(k) => {
-                put_varint(&mut buf, k.len() as i64);
-                buf.put_slice(k);
+                out.varint(k.len() as i64);
+                out.put(k);
             }
-            None => put_varint(&mut buf, -1),
+            None => out.varint(-1),
         }
-        put_varint(&mut buf, r.value.len() as i64);
-        buf.put_slice(&r.value);
-        put_varint(&mut buf, 0); // headers
+        out.varint(r.value.len() as i64);
+        out.put(&r.value);
+        out.varint(0); // headers
     }
-    let length = i32::try_from(buf.len() - 12).map_err(|_| too_large("batch"))?;
-    buf[8..12].copy_from_slice(&length.to_be_bytes());
-    let crc = crc32c::crc32c(&buf[content..]);
-    buf[content - 4..content].copy_from_slice(&crc.to_be_bytes());
-    Ok(buf.freeze())
+    debug_assert_eq!(out.at, total, "the batch was sized exactly");
+    let crc = crc32c::crc32c(&room[content..]);
+    room[content - 4..content].copy_from_slice(&crc.to_be_bytes());
+    Ok(Bytes::from(room))
+}
+
+/// Writes into room sized beforehand, at a moving position.
+struct Cursor<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf[self.at..self.at + bytes.len()].copy_from_slice(bytes);
+        self.at += bytes.len();
+    }
+
+    /// Zig-zag then base-128, as the record format writes its varints and varlongs.
+    fn varint(&mut self, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            self.buf[self.at] = (z as u8) | 0x80;
+            self.at += 1;
+            z >>= 7;
+        }
+        self.buf[self.at] = z as u8;
+        self.at += 1;
+    }
 }
 
 /// The error for a batch too large for the format's fields.
@@ -94,20 +130,10 @@ fn record_size(r: &LogRecord, base: i64, min_timestamp: i64) -> usize {
         + varint_len(0)
 }
 
-/// Zig-zag then base-128, as the record format writes its varints and varlongs.
-fn put_varint(buf: &mut BytesMut, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    while z >= 0x80 {
-        buf.put_u8((z as u8) | 0x80);
-        z >>= 7;
-    }
-    buf.put_u8(z as u8);
-}
-
-/// How many bytes [`put_varint`] writes for `v`.
+/// How many bytes `Cursor::varint` writes for `v`.
 fn varint_len(v: i64) -> usize {
     let z = ((v << 1) ^ (v >> 63)) as u64;
-    (64 - z.leading_zeros() as usize).max(1).div_ceil(7)
+    (64 - (z | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Size of a v2 batch header up to and including the record count.
@@ -312,38 +338,30 @@ impl Runs {
 /// building the records. `None` at anything else the decoder could meet (a compressed or corrupt
 /// batch, a record header, an odd varint): the caller decodes instead, from the start.
 fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
-    // Every batch's header first, as the decoder's guard reads them all before decoding any.
-    let mut batches = Vec::new();
+    // Every batch's header first, as the decoder's guard reads them all before decoding any;
+    // the walk below reads them again rather than keep a list (a Fetch answer is walked on
+    // every fetch).
     let mut at = 0;
+    let mut most_records = 0;
     while at < buf.len() {
-        let batch = &buf[at..];
-        let base = i64::from_be_bytes(batch.get(0..8)?.try_into().ok()?);
-        let length =
-            usize::try_from(i32::from_be_bytes(batch.get(8..12)?.try_into().ok()?)).ok()?;
-        let body = batch.get(12..12 + length)?;
-        if length < BATCH_HEADER - 12 || body[4] != 2 {
+        let batch = batch_at(&buf[at..])?;
+        if crc32c::crc32c(&batch.body[9..]) != u32::from_be_bytes(batch.body[5..9].try_into().ok()?)
+        {
             return None;
         }
-        if crc32c::crc32c(&body[9..]) != u32::from_be_bytes(body[5..9].try_into().ok()?) {
-            return None;
-        }
-        let attributes = i16::from_be_bytes(body[9..11].try_into().ok()?);
-        let records = i32::from_be_bytes(body[45..49].try_into().ok()?);
-        if attributes & 0x7 != 0 || records < 0 {
-            return None;
-        }
-        batches.push((base, attributes & (1 << 5) != 0, records as usize, &body[49..]));
-        at += 12 + length;
+        most_records = most_records.max(batch.records);
+        at += batch.len;
     }
     // The decoder's guard: a count larger than the bytes there is garbage.
-    if batches.iter().any(|b| b.2 > buf.len()) {
+    if most_records > buf.len() {
         return Some(());
     }
-    for (base, control, records, mut rec) in batches {
-        if runs.full() {
-            break;
-        }
-        for _ in 0..records {
+    let mut at = 0;
+    while at < buf.len() && !runs.full() {
+        let batch = batch_at(&buf[at..])?;
+        at += batch.len;
+        let mut rec = &batch.body[49..];
+        for _ in 0..batch.records {
             let (size, n) = short_varint(rec, 5)?;
             let size = usize::try_from(size).ok()?;
             let record = rec.get(n..n + size)?;
@@ -354,13 +372,47 @@ fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
             if !record_is_plain(fields)? {
                 return None;
             }
-            runs.offer(base + delta, control);
+            runs.offer(batch.base + delta, batch.control);
             if runs.full() {
                 break;
             }
         }
     }
     Some(())
+}
+
+/// A well-formed uncompressed v2 batch's header, read at the start of `batch` (its CRC not
+/// checked).
+struct BatchAt<'a> {
+    base: i64,
+    control: bool,
+    records: usize,
+    /// The batch after its length field.
+    body: &'a [u8],
+    /// Bytes the whole batch takes.
+    len: usize,
+}
+
+/// The batch at the start of `batch`; `None` for anything the walk leaves to the decoder.
+fn batch_at(batch: &[u8]) -> Option<BatchAt<'_>> {
+    let base = i64::from_be_bytes(batch.get(0..8)?.try_into().ok()?);
+    let length = usize::try_from(i32::from_be_bytes(batch.get(8..12)?.try_into().ok()?)).ok()?;
+    let body = batch.get(12..12 + length)?;
+    if length < BATCH_HEADER - 12 || body[4] != 2 {
+        return None;
+    }
+    let attributes = i16::from_be_bytes(body[9..11].try_into().ok()?);
+    let records = i32::from_be_bytes(body[45..49].try_into().ok()?);
+    if attributes & 0x7 != 0 || records < 0 {
+        return None;
+    }
+    Some(BatchAt {
+        base,
+        control: attributes & (1 << 5) != 0,
+        records: records as usize,
+        body,
+        len: 12 + length,
+    })
 }
 
 /// Whether a record's fields after its attributes (timestamp delta, offset delta, key, value,
@@ -388,6 +440,10 @@ fn record_is_plain(fields: &[u8]) -> Option<bool> {
 /// `None` for a longer one, one cut short, or (at five bytes) one beyond 32 bits, which the
 /// decoder reads otherwise.
 fn short_varint(b: &[u8], max_bytes: usize) -> Option<(i64, usize)> {
+    // Most of a record's fields fit one byte.
+    if let Some(&byte) = b.first().filter(|&&byte| byte < 0x80) {
+        return Some((i64::from(byte >> 1) ^ -i64::from(byte & 1), 1));
+    }
     let mut z: u64 = 0;
     for (i, &byte) in b.iter().enumerate().take(max_bytes) {
         z |= u64::from(byte & 0x7f) << (7 * i);
