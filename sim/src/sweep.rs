@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -20,7 +21,7 @@ use crate::determinism;
 use crate::runner::{self, option_args, RunOptions, SeedResult, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, UnknownScenario};
-use crate::threads::on_threads;
+use crate::threads::with_workers;
 
 /// Shard `index` of `count` of a seed range (1 <= index <= count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -469,51 +470,62 @@ impl Sweep {
     /// and returns the rows.
     pub fn run(&self, mut done: impl FnMut(&SweepRow)) -> Vec<SweepRow> {
         let bug_arg = self.bug_arg();
-        let mut rows = Vec::new();
-        for s in &self.scenarios {
-            if self.stop.load(Ordering::SeqCst) {
-                break;
+        // The scenario whose seeds the workers are running, with its progress.
+        let current: Mutex<Option<Arc<Tally>>> = Mutex::new(None);
+        let each = |i: usize, seed: u64| {
+            let tally = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            self.run_seed(&self.scenarios[i], seed, tally.as_deref())
+        };
+        let count = self.seeds.end - self.seeds.start;
+        let jobs = self.jobs.clamp(1, count.max(1) as usize);
+        with_workers(jobs, &self.stop, each, |workers| {
+            let mut rows = Vec::new();
+            for (i, s) in self.scenarios.iter().enumerate() {
+                if self.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let started = Instant::now();
+                let tally = Arc::new(Tally::new(s.name, count));
+                *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(tally.clone());
+                let results = workers.round(i, self.seeds.clone());
+                tally.progress.finish();
+                let results = self.rechecked(s, results.into_iter().map(|(_, r)| r).collect());
+                let wall = started.elapsed().as_secs_f64().max(1e-9);
+                let row = SweepRow::new(s.name, &results, wall, &bug_arg);
+                done(&row);
+                rows.push(row);
             }
-            let started = Instant::now();
-            let results = self.run_seeds(s);
-            let wall = started.elapsed().as_secs_f64().max(1e-9);
-            let row = SweepRow::new(s.name, &results, wall, &bug_arg);
-            done(&row);
-            rows.push(row);
-        }
-        rows
+            rows
+        })
     }
 
-    /// Runs the seeds of `s` on the sweep's threads (one whole simulation per thread at a time)
-    /// and returns results in seed order, with a progress bar on stderr.
-    fn run_seeds(&self, s: &Scenario) -> Vec<SeedResult> {
-        let count = self.seeds.end - self.seeds.start;
-        let done = AtomicUsize::new(0);
-        let failed = AtomicUsize::new(0);
-        let progress = Progress::new(s.name, count);
-        let results = on_threads(self.seeds.clone(), self.jobs, &self.stop, |seed| {
-            let run = runner::run_seed_with(s, seed, &self.options);
-            let mut r = if self.hashes || self.check_determinism {
-                SeedResult::from_run(seed, &run)
-            } else {
-                SeedResult::unhashed(seed, &run)
-            };
-            if let (true, Ok(run)) = (self.check_determinism, &run) {
-                // Serialising the wire stream costs a run a good share: only when compared.
-                r.wire_hash = run.history.wire_hash_hex();
-            }
+    /// Runs one seed of `s`, counting it on the scenario's progress.
+    fn run_seed(&self, s: &Scenario, seed: u64, tally: Option<&Tally>) -> SeedResult {
+        let run = runner::run_seed_with(s, seed, &self.options);
+        let mut r = if self.hashes || self.check_determinism {
+            SeedResult::from_run(seed, &run)
+        } else {
+            SeedResult::unhashed(seed, &run)
+        };
+        if let (true, Ok(run)) = (self.check_determinism, &run) {
+            // Serialising the wire stream costs a run a good share: only when compared.
+            r.wire_hash = run.history.wire_hash_hex();
+        }
+        if !r.ok && self.fail_fast {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+        if let Some(t) = tally {
             if !r.ok {
-                failed.fetch_add(1, Ordering::SeqCst);
-                if self.fail_fast {
-                    self.stop.store(true, Ordering::SeqCst);
-                }
+                t.failed.fetch_add(1, Ordering::SeqCst);
             }
-            let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-            progress.update(d as u64, failed.load(Ordering::SeqCst) as u64);
-            r
-        });
-        progress.finish();
-        let mut results: Vec<SeedResult> = results.into_iter().map(|(_, r)| r).collect();
+            let d = t.done.fetch_add(1, Ordering::SeqCst) + 1;
+            t.progress.update(d as u64, t.failed.load(Ordering::SeqCst) as u64);
+        }
+        r
+    }
+
+    /// With `--check-determinism`, `results` with every seed whose rerun differed failed.
+    fn rechecked(&self, s: &Scenario, mut results: Vec<SeedResult>) -> Vec<SeedResult> {
         if self.check_determinism {
             let first: Vec<(u64, String)> = results
                 .iter()
@@ -530,6 +542,19 @@ impl Sweep {
             }
         }
         results
+    }
+}
+
+/// A scenario's progress while its seeds run.
+struct Tally {
+    progress: Progress,
+    done: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+impl Tally {
+    fn new(name: &'static str, total: u64) -> Self {
+        Self { progress: Progress::new(name, total), done: 0.into(), failed: 0.into() }
     }
 }
 
@@ -682,16 +707,5 @@ pub(crate) mod tests {
         assert_eq!(back[0].sweep.as_ref(), Some(&plan));
         assert_eq!(back[0].row.failures[0].seed, 12);
         assert_eq!(back[0].row.table_lines(), row.table_lines());
-    }
-
-    #[test]
-    fn on_threads_returns_every_seed_in_order_whatever_the_thread_count() {
-        let stop = AtomicBool::new(false);
-        for jobs in [1, 2, 3, 16] {
-            let out = on_threads(5..12, jobs, &stop, |seed| seed * 2);
-            assert_eq!(out, (5..12).map(|s| (s, s * 2)).collect::<Vec<_>>(), "{jobs} jobs");
-        }
-        stop.store(true, Ordering::SeqCst);
-        assert!(on_threads(0..4, 2, &stop, |seed| seed).is_empty());
     }
 }

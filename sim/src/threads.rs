@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Runs `each` for the seeds of `seeds` on `jobs` threads, one seed per thread at a time (each
 /// seed's simulation stays single-threaded on its thread), and returns `(seed, output)` in seed
@@ -35,4 +35,227 @@ pub fn on_threads<T: Send>(
     let mut results = results.into_inner().expect("results lock");
     results.sort_by_key(|(seed, _)| *seed);
     results
+}
+/// Worker threads kept for several rounds of seeds (a sweep's scenarios, one after the other):
+/// what a thread keeps between runs (the allocator's thread heap, a history's spare room, the
+/// shared topic names) carries over from one round to the next instead of being built again
+/// by fresh threads for every scenario.
+pub struct Workers<'a, T> {
+    shared: &'a Shared<T>,
+    stop: &'a AtomicBool,
+}
+
+/// The round in progress, guarded by [`Shared::state`].
+struct Round<T> {
+    /// What the round's seeds are run for (`each`'s first argument).
+    key: usize,
+    next: u64,
+    end: u64,
+    /// Seeds started and not yet finished.
+    running: usize,
+    results: Vec<(u64, T)>,
+    /// A worker's `each` panicked: the round ends, and the panic surfaces when the threads are
+    /// joined.
+    panicked: bool,
+    /// No more rounds: the workers return.
+    closed: bool,
+}
+
+struct Shared<T> {
+    state: Mutex<Round<T>>,
+    /// Workers wait here for a round (or the close).
+    work: Condvar,
+    /// The caller of [`Workers::round`] waits here for the round's last seed.
+    finished: Condvar,
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, Round<T>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<T> Round<T> {
+    /// Whether no seed of the round is running and none will start.
+    fn over(&self, stop: &AtomicBool) -> bool {
+        self.running == 0 && (self.next >= self.end || stop.load(Ordering::SeqCst) || self.panicked)
+    }
+}
+
+/// Runs `body` with `jobs` worker threads that run `each(key, seed)` for the rounds `body`
+/// asks for ([`Workers::round`]); the threads end when `body` returns. Rounds behave as
+/// [`on_threads`] does: seeds start in order, none once `stop` is set, results in seed order.
+pub fn with_workers<T: Send, R>(
+    jobs: usize,
+    stop: &AtomicBool,
+    each: impl Fn(usize, u64) -> T + Sync,
+    body: impl FnOnce(&Workers<'_, T>) -> R,
+) -> R {
+    let shared = Shared {
+        state: Mutex::new(Round {
+            key: 0,
+            next: 0,
+            end: 0,
+            running: 0,
+            results: Vec::new(),
+            panicked: false,
+            closed: false,
+        }),
+        work: Condvar::new(),
+        finished: Condvar::new(),
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| work(&shared, stop, &each));
+        }
+        // Closes the rounds however `body` ends, so the scope's join never waits for ever.
+        struct Close<'s, T>(&'s Shared<T>);
+        impl<T> Drop for Close<'_, T> {
+            fn drop(&mut self) {
+                self.0.lock().closed = true;
+                self.0.work.notify_all();
+            }
+        }
+        let _close = Close(&shared);
+        body(&Workers { shared: &shared, stop })
+    })
+}
+
+/// A worker: takes the round's next seed while there is one, else waits for the next round.
+fn work<T>(shared: &Shared<T>, stop: &AtomicBool, each: &(impl Fn(usize, u64) -> T + Sync)) {
+    // Ends the round if `each` panics, so the caller waiting for it is woken.
+    struct Running<'s, T>(&'s Shared<T>);
+    impl<T> Drop for Running<'_, T> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                let mut round = self.0.lock();
+                round.running -= 1;
+                round.panicked = true;
+                self.0.finished.notify_all();
+            }
+        }
+    }
+    let mut round = shared.lock();
+    loop {
+        if round.closed {
+            return;
+        }
+        if round.next < round.end && !round.panicked && !stop.load(Ordering::SeqCst) {
+            let (key, seed) = (round.key, round.next);
+            round.next += 1;
+            round.running += 1;
+            drop(round);
+            let running = Running(shared);
+            let out = each(key, seed);
+            std::mem::forget(running);
+            round = shared.lock();
+            round.running -= 1;
+            round.results.push((seed, out));
+            if round.over(stop) {
+                shared.finished.notify_all();
+            }
+            continue;
+        }
+        round = shared.work.wait(round).unwrap_or_else(|p| p.into_inner());
+    }
+}
+
+impl<T> Workers<'_, T> {
+    /// Runs `each(key, seed)` for the seeds of `seeds` on the workers and returns `(seed,
+    /// output)` in seed order, as [`on_threads`] does. After a worker's panic it returns what
+    /// finished; the panic surfaces when [`with_workers`] joins its threads.
+    pub fn round(&self, key: usize, seeds: Range<u64>) -> Vec<(u64, T)> {
+        let mut round = self.shared.lock();
+        round.key = key;
+        round.next = seeds.start;
+        round.end = seeds.end;
+        round.results.clear();
+        self.shared.work.notify_all();
+        while !round.over(self.stop) {
+            round = self.shared.finished.wait(round).unwrap_or_else(|p| p.into_inner());
+        }
+        let mut results = std::mem::take(&mut round.results);
+        results.sort_by_key(|(seed, _)| *seed);
+        results
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    #[test]
+    fn on_threads_returns_every_seed_in_order_whatever_the_thread_count() {
+        let stop = AtomicBool::new(false);
+        for jobs in [1, 2, 3, 16] {
+            let out = on_threads(5..12, jobs, &stop, |seed| seed * 2);
+            assert_eq!(out, (5..12).map(|s| (s, s * 2)).collect::<Vec<_>>(), "{jobs} jobs");
+        }
+        stop.store(true, Ordering::SeqCst);
+        assert!(on_threads(0..4, 2, &stop, |seed| seed).is_empty());
+    }
+
+    /// Every round gets each of its seeds once, for its own key, in seed order, and the rounds
+    /// run on the same threads (no thread is started per round).
+    #[test]
+    fn workers_run_each_round_on_the_same_threads() {
+        let stop = AtomicBool::new(false);
+        for jobs in [1, 2, 3, 16] {
+            let threads = Mutex::new(BTreeSet::new());
+            let each = |key: usize, seed: u64| {
+                threads.lock().unwrap().insert(format!("{:?}", std::thread::current().id()));
+                (key, seed * 2)
+            };
+            with_workers(jobs, &stop, each, |workers| {
+                for (key, seeds) in [(0, 5..12), (1, 0..1), (2, 3..3), (3, 100..140)] {
+                    let out = workers.round(key, seeds.clone());
+                    let want: Vec<_> = seeds.map(|s| (s, (key, s * 2))).collect();
+                    assert_eq!(out, want, "{jobs} jobs, round {key}");
+                }
+            });
+            assert!(threads.lock().unwrap().len() <= jobs, "{jobs} jobs");
+        }
+    }
+
+    /// Once `stop` is set no seed starts: the round returns the seeds that finished, and later
+    /// rounds return nothing.
+    #[test]
+    fn workers_start_no_seed_once_stopped() {
+        let stop = AtomicBool::new(false);
+        let ran = AtomicUsize::new(0);
+        let each = |_: usize, seed: u64| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            if seed == 3 {
+                stop.store(true, Ordering::SeqCst);
+            }
+            seed
+        };
+        with_workers(1, &stop, each, |workers| {
+            assert_eq!(workers.round(0, 0..10), [(0, 0), (1, 1), (2, 2), (3, 3)]);
+            assert!(workers.round(1, 0..10).is_empty());
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 4);
+    }
+
+    /// A panic in a seed's run ends its round and surfaces from `with_workers` (it does not
+    /// leave the caller waiting for ever).
+    #[test]
+    fn a_panicking_seed_surfaces_instead_of_hanging() {
+        let stop = AtomicBool::new(false);
+        let outcome = std::panic::catch_unwind(|| {
+            with_workers(
+                2,
+                &stop,
+                |_, seed| assert_ne!(seed, 4, "seed 4 fails"),
+                |workers| {
+                    workers.round(0, 0..10);
+                    workers.round(1, 0..10);
+                },
+            )
+        });
+        assert!(outcome.is_err(), "the panic reached the caller");
+    }
 }
