@@ -100,12 +100,12 @@ pub(crate) trait Fetch: Protocol {
         let mut chunks = std::mem::take(&mut core.fetcher.runs);
         for topic in &resp.responses {
             let name = if !topic.topic.0.is_empty() {
-                topic.topic.0.as_str().to_owned()
+                topic.topic.0.as_str()
             } else {
                 match core.metadata.topics.iter().find(|(_, m)| {
                     !topic.topic_id.is_nil() && m.fetch_template.topic_id == topic.topic_id
                 }) {
-                    Some((n, _)) => n.clone(),
+                    Some((n, _)) => n.as_str(),
                     None => continue,
                 }
             };
