@@ -162,8 +162,12 @@ fn work<T>(shared: &Shared<T>, stop: &AtomicBool, each: &(impl Fn(usize, u64) ->
 
 impl<T> Workers<'_, T> {
     /// Runs `each(key, seed)` for the seeds of `seeds` on the workers and returns `(seed,
-    /// output)` in seed order, as [`on_threads`] does. After a worker's panic it returns what
-    /// finished; the panic surfaces when [`with_workers`] joins its threads.
+    /// output)` in seed order, as [`on_threads`] does.
+    ///
+    /// # Panics
+    ///
+    /// When a worker's `each` panicked (in this round or an earlier one): the caller stops at
+    /// once instead of waiting for rounds no worker will run.
     pub fn round(&self, key: usize, seeds: Range<u64>) -> Vec<(u64, T)> {
         let mut round = self.shared.lock();
         round.key = key;
@@ -173,6 +177,10 @@ impl<T> Workers<'_, T> {
         self.shared.work.notify_all();
         while !round.over(self.stop) {
             round = self.shared.finished.wait(round).unwrap_or_else(|p| p.into_inner());
+        }
+        if round.panicked {
+            drop(round);
+            panic!("a run panicked on a worker thread (its message is above)");
         }
         let mut results = std::mem::take(&mut round.results);
         results.sort_by_key(|(seed, _)| *seed);
@@ -240,22 +248,20 @@ mod tests {
         assert_eq!(ran.load(Ordering::SeqCst), 4);
     }
 
-    /// A panic in a seed's run ends its round and surfaces from `with_workers` (it does not
-    /// leave the caller waiting for ever).
+    /// A panic in a seed's run ends its round and surfaces from the round's caller, which
+    /// would otherwise go on asking for rounds (an endless loop waits for none).
     #[test]
     fn a_panicking_seed_surfaces_instead_of_hanging() {
         let stop = AtomicBool::new(false);
+        let rounds = AtomicUsize::new(0);
         let outcome = std::panic::catch_unwind(|| {
-            with_workers(
-                2,
-                &stop,
-                |_, seed| assert_ne!(seed, 4, "seed 4 fails"),
-                |workers| {
-                    workers.round(0, 0..10);
-                    workers.round(1, 0..10);
-                },
-            )
+            let each = |_: usize, seed: u64| assert_ne!(seed, 4, "seed 4 fails");
+            with_workers(2, &stop, each, |workers| loop {
+                rounds.fetch_add(1, Ordering::SeqCst);
+                workers.round(0, 0..10);
+            })
         });
         assert!(outcome.is_err(), "the panic reached the caller");
+        assert_eq!(rounds.load(Ordering::SeqCst), 1, "the first round's caller stopped");
     }
 }

@@ -21,6 +21,7 @@ pub mod versus;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::RwLock;
 use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
@@ -32,7 +33,7 @@ use crate::runner::{self, RunOptions, RunReport};
 use crate::scenario::Scenario;
 use crate::signature::{Coverage, Element, Signature};
 use crate::sweep::Shard;
-use crate::threads::on_threads;
+use crate::threads::with_workers;
 use crate::world::WorldError;
 use corpus::{ArmStats, Corpus, Entry};
 use groupsim_checker::AnomalyClass;
@@ -286,84 +287,97 @@ pub fn explore(
     let mut cpu_s = 0.0;
     let mut caught_at = None;
     let mut interrupted = false;
-    loop {
-        if stop.load(std::sync::atomic::Ordering::SeqCst) {
-            interrupted = true;
-            break;
-        }
-        let left = settings.runs.map_or(ROUND, |r| r.saturating_sub(out_runs).min(ROUND));
-        let out_of_time =
-            settings.minutes.is_some_and(|m| started.elapsed().as_secs_f64() >= m * 60.0);
-        if left == 0 || out_of_time || (settings.stop_at_catch && caught_at.is_some()) {
-            break;
-        }
-        let candidates = draw_round(settings, &mut corpus, &vocabularies, &coverage, left);
-        let never = AtomicBool::new(false);
-        let results = on_threads(0..candidates.len() as u64, settings.jobs, &never, |i| {
-            run_candidate(settings, &candidates[i as usize])
-        });
-        let mut new_elements = 0;
-        for ((_, ran), candidate) in results.into_iter().zip(candidates) {
-            out_runs += 1;
-            cpu_s += ran.cpu_s;
-            let new = coverage.add(&ran.signature);
-            new_elements += new.len();
-            corpus.arms[candidate.arm as usize].count(!new.is_empty());
-            growth.push(coverage.reached.len());
-            let scenario = settings.scenarios[candidate.scenario].name.to_string();
-            if ran.caught && caught_at.is_none() {
-                caught_at = Some(coverage.runs);
-            }
-            if let Some((class, error)) = ran.failure {
-                let key = (scenario.clone(), class.map_or("error".into(), |c| c.to_string()));
-                if let Some(&i) = first.get(&key) {
-                    findings[i].repeats += 1;
-                } else {
-                    let finding = record_finding(
-                        settings,
-                        &candidate,
-                        coverage.runs,
-                        class,
-                        error,
-                        ran.report.as_deref(),
-                    )?;
-                    found(&finding);
-                    first.insert(key, findings.len());
-                    findings.push(finding);
-                }
-            }
-            // A failing run that reached something new joins the corpus too: under a bug switch
-            // most runs fail, and the search still has to move on from them.
-            if !new.is_empty() {
-                let frontier_ms = new.iter().filter_map(|e| ran.first_ms.get(e)).min().copied();
-                corpus.entries.push(Entry {
-                    id: corpus.entries.len() as u64,
-                    scenario,
-                    seed: candidate.seed,
-                    schedule: candidate.schedule,
-                    how: candidate.how,
-                    parent: candidate.parent,
-                    signature: ran.signature,
-                    found: new,
-                    frontier_ms,
-                });
-            }
-            if settings.stop_at_catch && caught_at.is_some() {
+    // The round's candidates, read by the workers while it runs and replaced between rounds;
+    // the same threads run every round.
+    let current: RwLock<Vec<Candidate>> = RwLock::new(Vec::new());
+    let each = |_: usize, i: u64| {
+        let candidates = current.read().unwrap_or_else(|p| p.into_inner());
+        run_candidate(settings, &candidates[i as usize])
+    };
+    let never = AtomicBool::new(false);
+    let jobs = settings.jobs.clamp(1, ROUND as usize);
+    with_workers(jobs, &never, each, |workers| -> Result<(), ExploreError> {
+        loop {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                interrupted = true;
                 break;
             }
+            let left = settings.runs.map_or(ROUND, |r| r.saturating_sub(out_runs).min(ROUND));
+            let out_of_time =
+                settings.minutes.is_some_and(|m| started.elapsed().as_secs_f64() >= m * 60.0);
+            if left == 0 || out_of_time || (settings.stop_at_catch && caught_at.is_some()) {
+                break;
+            }
+            let drawn = draw_round(settings, &mut corpus, &vocabularies, &coverage, left);
+            let count = drawn.len() as u64;
+            *current.write().unwrap_or_else(|p| p.into_inner()) = drawn;
+            let results = workers.round(0, 0..count);
+            let candidates =
+                std::mem::take(&mut *current.write().unwrap_or_else(|p| p.into_inner()));
+            let mut new_elements = 0;
+            for ((_, ran), candidate) in results.into_iter().zip(candidates) {
+                out_runs += 1;
+                cpu_s += ran.cpu_s;
+                let new = coverage.add(&ran.signature);
+                new_elements += new.len();
+                corpus.arms[candidate.arm as usize].count(!new.is_empty());
+                growth.push(coverage.reached.len());
+                let scenario = settings.scenarios[candidate.scenario].name.to_string();
+                if ran.caught && caught_at.is_none() {
+                    caught_at = Some(coverage.runs);
+                }
+                if let Some((class, error)) = ran.failure {
+                    let key = (scenario.clone(), class.map_or("error".into(), |c| c.to_string()));
+                    if let Some(&i) = first.get(&key) {
+                        findings[i].repeats += 1;
+                    } else {
+                        let finding = record_finding(
+                            settings,
+                            &candidate,
+                            coverage.runs,
+                            class,
+                            error,
+                            ran.report.as_deref(),
+                        )?;
+                        found(&finding);
+                        first.insert(key, findings.len());
+                        findings.push(finding);
+                    }
+                }
+                // A failing run that reached something new joins the corpus too: under a bug switch
+                // most runs fail, and the search still has to move on from them.
+                if !new.is_empty() {
+                    let frontier_ms = new.iter().filter_map(|e| ran.first_ms.get(e)).min().copied();
+                    corpus.entries.push(Entry {
+                        id: corpus.entries.len() as u64,
+                        scenario,
+                        seed: candidate.seed,
+                        schedule: candidate.schedule,
+                        how: candidate.how,
+                        parent: candidate.parent,
+                        signature: ran.signature,
+                        found: new,
+                        frontier_ms,
+                    });
+                }
+                if settings.stop_at_catch && caught_at.is_some() {
+                    break;
+                }
+            }
+            corpus.rounds += 1;
+            corpus.set_coverage(&coverage);
+            let elapsed = started.elapsed().as_secs_f64().max(1e-9);
+            progress(&Progress {
+                runs: coverage.runs,
+                corpus: corpus.entries.len(),
+                elements: coverage.reached.len(),
+                new_elements,
+                findings: findings.len(),
+                runs_per_s: out_runs as f64 / elapsed,
+            });
         }
-        corpus.rounds += 1;
-        corpus.set_coverage(&coverage);
-        let elapsed = started.elapsed().as_secs_f64().max(1e-9);
-        progress(&Progress {
-            runs: coverage.runs,
-            corpus: corpus.entries.len(),
-            elements: coverage.reached.len(),
-            new_elements,
-            findings: findings.len(),
-            runs_per_s: out_runs as f64 / elapsed,
-        });
-    }
+        Ok(())
+    })?;
     Ok(Outcome { corpus, findings, growth, cpu_s, runs: out_runs, caught_at, interrupted })
 }
 
