@@ -36,6 +36,7 @@ pub fn on_threads<T: Send>(
     results.sort_by_key(|(seed, _)| *seed);
     results
 }
+
 /// Worker threads kept for several rounds of seeds (a sweep's scenarios, one after the other):
 /// what a thread keeps between runs (the allocator's thread heap, a history's spare room, the
 /// shared topic names) carries over from one round to the next instead of being built again
@@ -54,8 +55,7 @@ struct Round<T> {
     /// Seeds started and not yet finished.
     running: usize,
     results: Vec<(u64, T)>,
-    /// A worker's `each` panicked: the round ends, and the panic surfaces when the threads are
-    /// joined.
+    /// A worker's `each` panicked: no seed starts any more, and [`Workers::round`] panics.
     panicked: bool,
     /// No more rounds: the workers return.
     closed: bool,
