@@ -2,7 +2,7 @@
 //! results in seed order. Sweeps, benchmarks and the determinism check share it.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Runs `each` for the seeds of `seeds` on `jobs` threads, one seed per thread at a time (each
@@ -14,27 +14,8 @@ pub fn on_threads<T: Send>(
     stop: &AtomicBool,
     each: impl Fn(u64) -> T + Sync,
 ) -> Vec<(u64, T)> {
-    let next = AtomicU64::new(seeds.start);
-    let results = Mutex::new(Vec::with_capacity((seeds.end - seeds.start) as usize));
     let threads = jobs.clamp(1, (seeds.end - seeds.start).max(1) as usize);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let seed = next.fetch_add(1, Ordering::SeqCst);
-                if seed >= seeds.end {
-                    break;
-                }
-                let out = each(seed);
-                results.lock().expect("results lock").push((seed, out));
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("results lock");
-    results.sort_by_key(|(seed, _)| *seed);
-    results
+    with_workers(threads, stop, |_, seed| each(seed), |workers| workers.round(0, seeds))
 }
 
 /// Worker threads kept for several rounds of seeds (a sweep's scenarios, one after the other):

@@ -56,7 +56,7 @@ pub fn encode_batch(records: &[LogRecord]) -> Result<Bytes, WireError> {
     out.put(&0i32.to_be_bytes()); // partition leader epoch
     out.put(&[2]); // magic
     out.put(&0u32.to_be_bytes()); // CRC-32C, filled below
-    let content = out.at;
+    debug_assert_eq!((out.at, out.at - 4), (ATTRIBUTES_AT, CRC_AT));
     out.put(&0i16.to_be_bytes()); // attributes: no compression, not transactional, not control
     out.put(&last_delta.to_be_bytes());
     out.put(&min_timestamp.to_be_bytes());
@@ -83,8 +83,8 @@ pub fn encode_batch(records: &[LogRecord]) -> Result<Bytes, WireError> {
         out.varint(0); // headers
     }
     debug_assert_eq!(out.at, total, "the batch was sized exactly");
-    let crc = crc32c::crc32c(&room[content..]);
-    room[content - 4..content].copy_from_slice(&crc.to_be_bytes());
+    let crc = crc32c::crc32c(&room[ATTRIBUTES_AT..]);
+    room[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
     Ok(Bytes::from(room))
 }
 
@@ -102,7 +102,7 @@ impl Cursor<'_> {
 
     /// Zig-zag then base-128, as the record format writes its varints and varlongs.
     fn varint(&mut self, v: i64) {
-        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        let mut z = zigzag(v);
         while z >= 0x80 {
             self.buf[self.at] = (z as u8) | 0x80;
             self.at += 1;
@@ -132,14 +132,20 @@ fn record_size(r: &LogRecord, base: i64, min_timestamp: i64) -> usize {
 
 /// How many bytes `Cursor::varint` writes for `v`.
 fn varint_len(v: i64) -> usize {
-    let z = ((v << 1) ^ (v >> 63)) as u64;
-    (64 - (z | 1).leading_zeros() as usize).div_ceil(7)
+    (64 - (zigzag(v) | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The record format's zig-zag mapping: small magnitudes, either sign, to small numbers.
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Size of a v2 batch header up to and including the record count.
 const BATCH_HEADER: usize = 61;
 /// Offset of the magic byte in a batch.
 const MAGIC_AT: usize = 16;
+/// Offset of the CRC-32C in a batch (it covers everything from the attributes on).
+const CRC_AT: usize = 17;
 /// Offset of the attributes in a batch.
 const ATTRIBUTES_AT: usize = 21;
 /// Offset of the record count in a batch (tests forge hostile counts there).
@@ -345,12 +351,11 @@ fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
     let mut most_records = 0;
     while at < buf.len() {
         let batch = batch_at(&buf[at..])?;
-        if crc32c::crc32c(&batch.body[9..]) != u32::from_be_bytes(batch.body[5..9].try_into().ok()?)
-        {
+        if !batch.crc_holds()? {
             return None;
         }
         most_records = most_records.max(batch.records);
-        at += batch.len;
+        at += batch.bytes.len();
     }
     // The decoder's guard: a count larger than the bytes there is garbage.
     if most_records > buf.len() {
@@ -359,8 +364,8 @@ fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
     let mut at = 0;
     while at < buf.len() && !runs.full() {
         let batch = batch_at(&buf[at..])?;
-        at += batch.len;
-        let mut rec = &batch.body[49..];
+        at += batch.bytes.len();
+        let mut rec = batch.record_bytes();
         for _ in 0..batch.records {
             let (size, n) = short_varint(rec, 5)?;
             let size = usize::try_from(size).ok()?;
@@ -381,38 +386,42 @@ fn walk_offsets(buf: &[u8], runs: &mut Runs) -> Option<()> {
     Some(())
 }
 
-/// A well-formed uncompressed v2 batch's header, read at the start of `batch` (its CRC not
-/// checked).
+/// A well-formed uncompressed v2 batch, its header read (its CRC not checked).
 struct BatchAt<'a> {
     base: i64,
     control: bool,
     records: usize,
-    /// The batch after its length field.
-    body: &'a [u8],
-    /// Bytes the whole batch takes.
-    len: usize,
+    /// The whole batch.
+    bytes: &'a [u8],
 }
 
-/// The batch at the start of `batch`; `None` for anything the walk leaves to the decoder.
-fn batch_at(batch: &[u8]) -> Option<BatchAt<'_>> {
-    let base = i64::from_be_bytes(batch.get(0..8)?.try_into().ok()?);
-    let length = usize::try_from(i32::from_be_bytes(batch.get(8..12)?.try_into().ok()?)).ok()?;
-    let body = batch.get(12..12 + length)?;
-    if length < BATCH_HEADER - 12 || body[4] != 2 {
+impl<'a> BatchAt<'a> {
+    /// Whether its CRC-32C matches what it covers (attributes to the end).
+    fn crc_holds(&self) -> Option<bool> {
+        let stored = u32::from_be_bytes(self.bytes[CRC_AT..CRC_AT + 4].try_into().ok()?);
+        Some(crc32c::crc32c(&self.bytes[ATTRIBUTES_AT..]) == stored)
+    }
+
+    /// Its records, after the header.
+    fn record_bytes(&self) -> &'a [u8] {
+        &self.bytes[BATCH_HEADER..]
+    }
+}
+
+/// The batch at the start of `buf`; `None` for anything the walk leaves to the decoder.
+fn batch_at(buf: &[u8]) -> Option<BatchAt<'_>> {
+    let base = i64::from_be_bytes(buf.get(0..8)?.try_into().ok()?);
+    let length = usize::try_from(i32::from_be_bytes(buf.get(8..12)?.try_into().ok()?)).ok()?;
+    let bytes = buf.get(..length.checked_add(12)?)?;
+    if bytes.len() < BATCH_HEADER || bytes[MAGIC_AT] != 2 {
         return None;
     }
-    let attributes = i16::from_be_bytes(body[9..11].try_into().ok()?);
-    let records = i32::from_be_bytes(body[45..49].try_into().ok()?);
+    let attributes = i16::from_be_bytes(bytes[ATTRIBUTES_AT..ATTRIBUTES_AT + 2].try_into().ok()?);
+    let records = i32::from_be_bytes(bytes[RECORD_COUNT_AT..RECORD_COUNT_AT + 4].try_into().ok()?);
     if attributes & 0x7 != 0 || records < 0 {
         return None;
     }
-    Some(BatchAt {
-        base,
-        control: attributes & (1 << 5) != 0,
-        records: records as usize,
-        body,
-        len: 12 + length,
-    })
+    Some(BatchAt { base, control: attributes & (1 << 5) != 0, records: records as usize, bytes })
 }
 
 /// Whether a record's fields after its attributes (timestamp delta, offset delta, key, value,

@@ -5,9 +5,9 @@
 //! name a topic alike, whichever of them read the name first.
 //!
 //! Sharing changes no value: keys compare, order and hash by their text exactly as before, and
-//! the table only answers lookups (nothing reads its order). It is bounded (names past [`MAX_NAMES`] or
-//! longer than [`MAX_NAME_LEN`] get a name of their own), so a server fed arbitrary topic names
-//! keeps a bounded table per thread.
+//! the table only answers lookups (nothing reads its order). It is bounded (names past
+//! [`MAX_NAMES`] or longer than [`MAX_NAME_LEN`] get a name of their own), so a server fed
+//! arbitrary topic names keeps a bounded table per thread.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
