@@ -151,6 +151,14 @@ impl PartitionLogs {
         Ok(base)
     }
 
+    /// Makes room for `additional` more records of `tp` at once, so that a log whose growth is
+    /// known ahead (the simulated producer's) is not regrown and copied as it fills. Changes no
+    /// record and no offset.
+    pub fn reserve(&mut self, tp: &TopicPartition, additional: usize) -> Result<(), LogError> {
+        self.partition_mut(tp)?.records.reserve_exact(additional);
+        Ok(())
+    }
+
     /// Retention: drops every record below `offset` (clamped to the log end offset) and moves
     /// the log start offset there. Returns the new log start offset. Never moves it backwards.
     pub fn delete_records_before(
@@ -304,6 +312,31 @@ mod tests {
         assert_eq!(many.log_end_offset(&tp(0)), Some(8));
         let unknown = TopicPartition::new("nope", 0);
         assert!(many.append_values(&unknown, values(1), 0).is_err());
+    }
+
+    /// Room made ahead changes no offset, bound or record; an unknown partition is refused.
+    #[test]
+    fn reserving_room_changes_nothing_a_reader_sees() {
+        let logs = || {
+            let mut logs = PartitionLogs::new();
+            logs.create_topic("t", 1).unwrap();
+            logs
+        };
+        let (mut plain, mut roomy) = (logs(), logs());
+        roomy.reserve(&tp(0), 1_000).unwrap();
+        for (i, logs) in [&mut plain, &mut roomy].into_iter().enumerate() {
+            let values = (0..5).map(|n| Bytes::from(vec![b'v', n]));
+            assert_eq!(logs.append_values(&tp(0), values, 7), Ok(0), "log {i}");
+            logs.delete_records_before(&tp(0), 2).unwrap();
+        }
+        assert_eq!(roomy.read(&tp(0), 2, 100), plain.read(&tp(0), 2, 100));
+        assert_eq!(roomy.log_start_offset(&tp(0)), Some(2));
+        assert_eq!(roomy.log_end_offset(&tp(0)), plain.log_end_offset(&tp(0)));
+        let unknown = TopicPartition::new("nope", 0);
+        assert!(matches!(
+            roomy.reserve(&unknown, 1),
+            Err(LogError::UnknownTopicOrPartition(p)) if p == unknown
+        ));
     }
 
     #[test]

@@ -58,26 +58,29 @@ impl Fetcher {
         metadata: &Metadata,
         parts: &[(TopicPartition, i64)],
     ) -> (FetchRequest, u64) {
-        let mut topics: Vec<FetchTopic> = Vec::new();
-        for (tp, position) in parts {
-            let part = FetchPartition::default()
-                .with_partition(tp.partition)
-                .with_fetch_offset(*position)
-                .with_partition_max_bytes(PARTITION_MAX_BYTES);
-            match topics.last_mut() {
-                Some(t) if t.topic.0.as_str() == &*tp.topic => t.partitions.push(part),
-                _ => {
-                    let template = metadata
-                        .topics
-                        .get(&*tp.topic)
-                        .map(|m| m.fetch_template.clone())
-                        .unwrap_or_else(|| {
-                            FetchTopic::default().with_topic(TopicName(sb(&tp.topic)))
-                        });
-                    topics.push(template.with_partitions(vec![part]));
-                }
-            }
-        }
+        // One entry per run of a topic's partitions (`parts` is sorted), each vector built at
+        // its length.
+        let topics: Vec<FetchTopic> = parts
+            .chunk_by(|(a, _), (b, _)| a.topic == b.topic)
+            .map(|run| {
+                let topic = &*run[0].0.topic;
+                let template = metadata
+                    .topics
+                    .get(topic)
+                    .map(|m| m.fetch_template.clone())
+                    .unwrap_or_else(|| FetchTopic::default().with_topic(TopicName(sb(topic))));
+                let partitions = run
+                    .iter()
+                    .map(|(tp, position)| {
+                        FetchPartition::default()
+                            .with_partition(tp.partition)
+                            .with_fetch_offset(*position)
+                            .with_partition_max_bytes(PARTITION_MAX_BYTES)
+                    })
+                    .collect();
+                template.with_partitions(partitions)
+            })
+            .collect();
         let req = FetchRequest::default()
             .with_max_wait_ms(config.fetch_max_wait_ms)
             .with_min_bytes(1)

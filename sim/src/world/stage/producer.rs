@@ -24,6 +24,8 @@ pub struct Producer {
     rng: rand_chacha::ChaCha8Rng,
     rates: (u32, u32),
     stop_ms: Millis,
+    /// Until when the logs are given room ahead: the stop, or the run's end if earlier.
+    reserve_until: Millis,
     next_flush: Millis,
     stopped: bool,
     /// Traffic lulls, `[from, to)`, in time order.
@@ -46,6 +48,8 @@ impl Producer {
                 partitions.push((TopicPartition::new(topic.as_str(), p), rate, 0, 0));
             }
         }
+        let until = spec.producer.stop_ms.min(spec.end_ms());
+        reserve_logs(&logs, &partitions, 0, until);
         Self {
             logs,
             prefixes: partitions.iter().map(|(tp, ..)| value_prefix(tp)).collect(),
@@ -53,6 +57,7 @@ impl Producer {
             rng,
             rates: (lo, hi),
             stop_ms: spec.producer.stop_ms,
+            reserve_until: until,
             next_flush: 0,
             stopped: false,
             lulls: spec.producer.lulls.clone(),
@@ -69,12 +74,14 @@ impl Producer {
     pub fn add_partitions(&mut self, topic: &str, total: i32) {
         let have = self.partitions.iter().filter(|(tp, ..)| *tp.topic == *topic).count() as i32;
         let start = self.next_flush;
+        let first = self.partitions.len();
         for p in have..total {
             let rate = self.rng.random_range(self.rates.0..=self.rates.1);
             let tp = TopicPartition::new(topic, p);
             self.prefixes.push(value_prefix(&tp));
             self.partitions.push((tp, rate, 0, start));
         }
+        reserve_logs(&self.logs, &self.partitions[first..], start, self.reserve_until);
     }
 
     /// Appends what is due at `now`; returns whether it appended any record.
@@ -133,6 +140,26 @@ impl Producer {
         }
         self.next_flush = now + PRODUCER_LINGER_MS;
         appended
+    }
+}
+
+/// The most records one partition's log is given room for ahead; a longer log grows as it fills.
+const RESERVE_MAX: u64 = 1 << 20;
+
+/// Gives each partition's log room for what the producer will append to it from `start` until
+/// `until` (when it stops, or the run ends) at its rate, so the logs do not regrow (each step a
+/// copy of the whole log) while the run fills them. Lulls only make the room larger than needed.
+fn reserve_logs(
+    logs: &SharedLogs,
+    partitions: &[(TopicPartition, u32, u64, Millis)],
+    start: Millis,
+    until: Millis,
+) {
+    let mut logs = logs.lock().expect("logs lock is never poisoned");
+    for (tp, rate, ..) in partitions {
+        let expected = until.saturating_sub(start).saturating_mul(u64::from(*rate)) / 1_000;
+        // A partition the logs lack is the append's error to report, not this one's.
+        let _ = logs.reserve(tp, expected.min(RESERVE_MAX) as usize);
     }
 }
 
