@@ -289,16 +289,18 @@ mod tests {
         TopicPartition::new("t", p)
     }
 
+    /// Logs holding one empty topic `t` of `partitions` partitions.
+    fn topic_t(partitions: i32) -> PartitionLogs {
+        let mut logs = PartitionLogs::new();
+        logs.create_topic("t", partitions).unwrap();
+        logs
+    }
+
     /// The producer's batch of values lands as the same records, at the same offsets, as one
     /// append per value would put there.
     #[test]
     fn appending_values_at_once_is_appending_them_one_by_one() {
-        let logs = || {
-            let mut logs = PartitionLogs::new();
-            logs.create_topic("t", 2).unwrap();
-            logs
-        };
-        let (mut one, mut many) = (logs(), logs());
+        let (mut one, mut many) = (topic_t(2), topic_t(2));
         let values = |n: usize| (0..n).map(|i| Bytes::from(vec![b'v', i as u8]));
         for (round, n) in [3, 0, 5].into_iter().enumerate() {
             let ts = round as i64 * 10;
@@ -317,12 +319,7 @@ mod tests {
     /// Room made ahead changes no offset, bound or record; an unknown partition is refused.
     #[test]
     fn reserving_room_changes_nothing_a_reader_sees() {
-        let logs = || {
-            let mut logs = PartitionLogs::new();
-            logs.create_topic("t", 1).unwrap();
-            logs
-        };
-        let (mut plain, mut roomy) = (logs(), logs());
+        let (mut plain, mut roomy) = (topic_t(1), topic_t(1));
         roomy.reserve(&tp(0), 1_000).unwrap();
         for (i, logs) in [&mut plain, &mut roomy].into_iter().enumerate() {
             let values = (0..5).map(|n| Bytes::from(vec![b'v', n]));
