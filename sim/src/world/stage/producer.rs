@@ -110,7 +110,7 @@ impl Producer {
         let mut logs = self.logs.lock().expect("logs lock is never poisoned");
         for ((tp, rate, produced, since), prefix) in self.partitions.iter_mut().zip(&self.prefixes)
         {
-            let due = until.saturating_sub(*since) * u64::from(*rate) / 1_000;
+            let due = produced_by(*since, until, *rate);
             if due > *produced {
                 let count = due - *produced;
                 let values = (*produced..due).map(|n| record_value(prefix, n));
@@ -157,10 +157,15 @@ fn reserve_logs(
 ) {
     let mut logs = logs.lock().expect("logs lock is never poisoned");
     for (tp, rate, ..) in partitions {
-        let expected = until.saturating_sub(start).saturating_mul(u64::from(*rate)) / 1_000;
+        let expected = produced_by(start, until, *rate);
         // A partition the logs lack is the append's error to report, not this one's.
         let _ = logs.reserve(tp, expected.min(RESERVE_MAX) as usize);
     }
+}
+
+/// How many records a partition producing `rate` per second from `since` holds at `until`.
+fn produced_by(since: Millis, until: Millis, rate: u32) -> u64 {
+    until.saturating_sub(since).saturating_mul(u64::from(rate)) / 1_000
 }
 
 /// What every record value of `tp` starts with.
