@@ -204,31 +204,33 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
             }
             Answer::OffsetFetch { offsets }
         }
-        ResponseKind::Fetch(a) => Answer::Fetch {
-            partitions: a
-                .responses
-                .iter()
-                .flat_map(|t| {
-                    let topic = name(names, &t.topic, &t.topic_id);
-                    t.partitions.iter().map(move |p| {
-                        let error = if a.error_code != 0 { a.error_code } else { p.error_code };
-                        let tp = TopicPartition::new(&topic, p.partition_index);
-                        (tp, error, record_offsets(p.records.clone()))
-                    })
-                })
-                .collect(),
-        },
+        ResponseKind::Fetch(a) => {
+            // Every Fetch answer is summarised: one vector at its length, and the record bytes
+            // read in place (a clone of them would share a buffer the encoder gave away whole).
+            let count = a.responses.iter().map(|t| t.partitions.len()).sum();
+            let mut partitions = Vec::with_capacity(count);
+            for t in &a.responses {
+                let topic = name(names, &t.topic, &t.topic_id);
+                for p in &t.partitions {
+                    let error = if a.error_code != 0 { a.error_code } else { p.error_code };
+                    let tp = TopicPartition::new(&topic, p.partition_index);
+                    partitions.push((tp, error, record_offsets(p.records.as_ref())));
+                }
+            }
+            Answer::Fetch { partitions }
+        }
         _ => return None,
     })
 }
 
 /// The offsets of the data records in a Fetch answer's record bytes, in order, repeats kept. A
 /// truncated last batch (brokers may cut one short) ends the list.
-pub fn record_offsets(records: Option<Bytes>) -> Vec<i64> {
-    let Some(mut buf) = records else { return Vec::new() };
-    if let Some(offsets) = contiguous_offsets(&buf) {
+pub fn record_offsets(records: Option<&Bytes>) -> Vec<i64> {
+    let Some(records) = records else { return Vec::new() };
+    if let Some(offsets) = contiguous_offsets(records) {
         return offsets;
     }
+    let mut buf = records.clone();
     // A batch claiming more records than there are bytes is garbage: refuse it before the
     // decoder sizes a vector by that count.
     if let Ok(infos) = RecordBatchDecoder::decode_batch_info(&mut buf.clone()) {
@@ -291,7 +293,7 @@ mod tests {
     fn record_offsets_keep_repeats_and_order() {
         let mut bytes = groupsim_wire::test_util::record_batch(3..6).to_vec();
         bytes.extend_from_slice(&groupsim_wire::test_util::record_batch(5..7));
-        assert_eq!(record_offsets(Some(Bytes::from(bytes))), vec![3, 4, 5, 5, 6]);
+        assert_eq!(record_offsets(Some(&Bytes::from(bytes))), vec![3, 4, 5, 5, 6]);
         assert_eq!(record_offsets(None), Vec::<i64>::new());
     }
 
