@@ -137,7 +137,7 @@ impl ClientSearch {
                 &schedule,
                 &shape,
                 &Default::default(),
-                None,
+                Default::default(),
                 0,
                 &mut rng,
             );

@@ -47,6 +47,10 @@ pub struct Entry {
     /// mutations after it keep the run as it was up to it.
     #[serde(default)]
     pub frontier_ms: Option<Millis>,
+    /// The instants at which the run first reached each of its timed elements, in order,
+    /// repeats removed: where an aimed fault ([`super::mutate::Mutation::AimFault`]) lands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moments: Vec<Millis>,
 }
 
 /// The search's state: what a resumed search continues from.
@@ -304,6 +308,7 @@ mod tests {
             signature: Signature { elements },
             found: Vec::new(),
             frontier_ms: None,
+            moments: Vec::new(),
         }
     }
 

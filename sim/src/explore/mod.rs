@@ -38,7 +38,7 @@ use crate::world::WorldError;
 use corpus::{ArmStats, Corpus, Entry};
 use groupsim_checker::AnomalyClass;
 use groupsim_wire::Millis;
-use mutate::{Mutation, Shape, Vocabulary};
+use mutate::{Material, Mutation, Shape, Vocabulary};
 use respec::{SpecMutation, SpecRanges};
 
 /// Runs per round: candidates are drawn a round at a time, from the corpus as the round found it.
@@ -358,6 +358,7 @@ pub fn explore(
                         signature: ran.signature,
                         found: new,
                         frontier_ms,
+                        moments: moments(&ran.first_ms),
                     });
                 }
                 if settings.stop_at_catch && caught_at.is_some() {
@@ -379,6 +380,15 @@ pub fn explore(
         Ok(())
     })?;
     Ok(Outcome { corpus, findings, growth, cpu_s, runs: out_runs, caught_at, interrupted })
+}
+
+/// The distinct instants of `first_ms`, in order: when the run first reached each of its timed
+/// elements.
+fn moments(first_ms: &BTreeMap<Element, Millis>) -> Vec<Millis> {
+    let mut at: Vec<Millis> = first_ms.values().copied().collect();
+    at.sort_unstable();
+    at.dedup();
+    at
 }
 
 /// The first fresh seed of this machine's share and the stride between its fresh seeds.
@@ -539,9 +549,18 @@ fn mutant(
             .collect();
         let other = (!others.is_empty())
             .then(|| &corpus.entries[others[rng.random_range(0..others.len())]].schedule);
-        if let Some(next) =
-            mutate::apply(mutation, &schedule, &Shape::of(&spec), vocabulary, other, from_ms, rng)
-        {
+        // The parent's moments hold only while its seed does.
+        let moments: &[Millis] = if seed == entry.seed { &entry.moments } else { &[] };
+        let material = Material { other, moments };
+        if let Some(next) = mutate::apply(
+            mutation,
+            &schedule,
+            &Shape::of(&spec),
+            vocabulary,
+            material,
+            from_ms,
+            rng,
+        ) {
             schedule = next;
             how.push(mutation.name().to_string());
         }

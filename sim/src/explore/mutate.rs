@@ -34,6 +34,10 @@ const NEAR_MS: Millis = 1_000;
 /// sessions later.
 const REPEAT_MS: std::ops::RangeInclusive<Millis> = 200..=10_000;
 
+/// How far before the moment it aims at an aimed fault lands, in ms at most: within a round
+/// trip, so a request on its way or an answer being written meets it.
+const AIM_MS: Millis = 200;
+
 /// One mutation operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -67,11 +71,17 @@ pub enum Mutation {
     /// The faults before an instant from this schedule, those after it from another corpus
     /// entry of the scenario, and both entries' triggers.
     Splice,
+    /// A fault the scenario draws, landing up to `AIM_MS` before an instant at which the
+    /// parent's run first reached one of its situations. With the seed kept the run is the same
+    /// up to there, so the fault meets that moment as a trigger on its event would, in a
+    /// scenario searched without triggers too (a coordinator moved while the first OffsetFetch
+    /// is on its way, a member cut off as its first assignment arrives).
+    AimFault,
 }
 
 impl Mutation {
     /// Every operator, in a fixed order (the draw picks among them by index).
-    pub const ALL: [Mutation; 12] = [
+    pub const ALL: [Mutation; 13] = [
         Mutation::Reseed,
         Mutation::AddFault,
         Mutation::DropFault,
@@ -84,6 +94,7 @@ impl Mutation {
         Mutation::RetargetTrigger,
         Mutation::TriggerOdds,
         Mutation::Splice,
+        Mutation::AimFault,
     ];
 
     /// The operator's name in reports.
@@ -101,6 +112,7 @@ impl Mutation {
             Mutation::RetargetTrigger => "retarget-trigger",
             Mutation::TriggerOdds => "trigger-odds",
             Mutation::Splice => "splice",
+            Mutation::AimFault => "aim-fault",
         }
     }
 }
@@ -180,8 +192,18 @@ impl Shape {
     }
 }
 
-/// Applies `mutation` to `schedule` for a run of `shape`; `other` is another corpus entry's
-/// schedule of the same scenario (for a splice). `None` when the operator has nothing to act on
+/// What a mutation may draw on besides the schedule and the scenario's vocabulary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Material<'a> {
+    /// Another corpus entry's schedule of the same scenario (for a splice).
+    pub other: Option<&'a FaultSchedule>,
+    /// The instants at which the run of this schedule and seed first reached its situations
+    /// (for an aimed fault; empty when the seed changes, as they no longer hold).
+    pub moments: &'a [Millis],
+}
+
+/// Applies `mutation` to `schedule` for a run of `shape`, drawing on `material`. `None` when
+/// the operator has nothing to act on
 /// or its result does not fit the run. [`Mutation::Reseed`] leaves the schedule as it is (the
 /// caller changes the seed).
 ///
@@ -195,7 +217,7 @@ pub fn apply(
     schedule: &FaultSchedule,
     shape: &Shape,
     vocabulary: &Vocabulary,
-    other: Option<&FaultSchedule>,
+    material: Material<'_>,
     from_ms: Millis,
     rng: &mut ChaCha8Rng,
 ) -> Option<FaultSchedule> {
@@ -306,7 +328,7 @@ pub fn apply(
             out.triggers[i].max_fires = rng.random_range(1..=5u16);
         }
         Mutation::Splice => {
-            let other = other?;
+            let other = material.other?;
             let cut = rng.random_range(from_ms..end);
             out.faults.retain(|f| f.at_ms < cut);
             out.faults.extend(other.faults.iter().filter(|f| f.at_ms >= cut).cloned());
@@ -322,6 +344,14 @@ pub fn apply(
             if out == *schedule {
                 return None;
             }
+        }
+        Mutation::AimFault => {
+            let reachable: Vec<Millis> =
+                material.moments.iter().copied().filter(|&m| m >= from_ms && m < end).collect();
+            let moment = *pick(&reachable, rng)?;
+            let fault = pick(&vocabulary.faults, rng)?.clone();
+            let at_ms = moment.saturating_sub(rng.random_range(0..=AIM_MS)).max(from_ms);
+            out.faults.push(ScheduledFault { at_ms, fault });
         }
     }
     let out = FaultSchedule::new(out.faults).with_triggers(out.triggers).with_spec(out.spec);
@@ -432,7 +462,7 @@ mod tests {
         (0..50)
             .find_map(|k| {
                 let rng = &mut ChaCha8Rng::seed_from_u64(k);
-                apply(mutation, &spec.faults, &Shape::of(spec), v, None, 0, rng)
+                apply(mutation, &spec.faults, &Shape::of(spec), v, Material::default(), 0, rng)
             })
             .unwrap_or_else(|| panic!("{} never applied", mutation.name()))
     }
@@ -523,10 +553,11 @@ mod tests {
             .map(|s| RunOptions::default().spec(&scenario, s).faults)
             .find(|f| *f != spec.faults && !f.faults.is_empty())
             .expect("another drawn schedule");
+        let with_other = Material { other: Some(&other), ..Material::default() };
         let spliced = (0..50)
             .find_map(|k| {
                 let rng = &mut ChaCha8Rng::seed_from_u64(k);
-                apply(Mutation::Splice, &spec.faults, &Shape::of(&spec), &v, Some(&other), 0, rng)
+                apply(Mutation::Splice, &spec.faults, &Shape::of(&spec), &v, with_other, 0, rng)
             })
             .expect("a splice applies");
         for f in &spliced.faults {
@@ -539,12 +570,56 @@ mod tests {
                 &spec.faults,
                 &Shape::of(&spec),
                 &v,
-                None,
+                Material::default(),
                 0,
                 &mut ChaCha8Rng::seed_from_u64(0)
             )
             .is_none(),
             "no splice without a second entry"
+        );
+    }
+
+    /// An aimed fault is one of the scenario's faults, added so that it lands at most
+    /// `AIM_MS` before one of the parent's moments and never before `from_ms`; without moments
+    /// (another seed), or with none after `from_ms`, there is nothing to aim at.
+    #[test]
+    fn an_aimed_fault_lands_just_before_a_moment_of_the_parent_run() {
+        let (_, spec, v) = setup("swarm");
+        let shape = Shape::of(&spec);
+        let moments = [3_000, 7_500, 12_040];
+        let aiming = Material { other: None, moments: &moments };
+        let mut applied = 0;
+        for k in 0..60 {
+            let rng = &mut ChaCha8Rng::seed_from_u64(k);
+            let from_ms = if k % 2 == 0 { 0 } else { 7_400 };
+            // A drawn fault may name a member this run lacks: that result does not fit.
+            let Some(aimed) =
+                apply(Mutation::AimFault, &spec.faults, &shape, &v, aiming, from_ms, rng)
+            else {
+                continue;
+            };
+            applied += 1;
+            assert_eq!(aimed.faults.len(), spec.faults.faults.len() + 1);
+            let added = aimed.faults.iter().find(|f| !spec.faults.faults.contains(f)).expect("one");
+            assert!(v.faults.contains(&added.fault), "{added:?} is the scenario's own");
+            assert!(added.at_ms >= from_ms, "{added:?} before {from_ms}");
+            assert!(
+                moments.iter().any(|&m| m >= added.at_ms && m - added.at_ms <= AIM_MS),
+                "{added:?} lands just before one of {moments:?}"
+            );
+            assert!(fits(&aimed, &shape));
+            assert_eq!(aimed.triggers, spec.faults.triggers, "triggers untouched");
+        }
+        assert!(applied >= 20, "most aims fit: {applied} of 60");
+        let rng = &mut ChaCha8Rng::seed_from_u64(0);
+        assert!(apply(Mutation::AimFault, &spec.faults, &shape, &v, Material::default(), 0, rng)
+            .is_none());
+        let late = [shape.end_ms + 1];
+        let past_end = Material { other: None, moments: &late };
+        let rng = &mut ChaCha8Rng::seed_from_u64(0);
+        assert!(
+            apply(Mutation::AimFault, &spec.faults, &shape, &v, past_end, 0, rng).is_none(),
+            "a moment past the fault phase is no target"
         );
     }
 
