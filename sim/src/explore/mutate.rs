@@ -34,8 +34,8 @@ const NEAR_MS: Millis = 1_000;
 /// sessions later.
 const REPEAT_MS: std::ops::RangeInclusive<Millis> = 200..=10_000;
 
-/// How far before the moment it aims at an aimed fault lands, in ms at most: within a round
-/// trip, so a request on its way or an answer being written meets it.
+/// How far before the moment it aims at an aimed fault lands, in ms at most: near enough that
+/// the request answered then, or one sent just before it, is still on its way.
 const AIM_MS: Millis = 200;
 
 /// One mutation operator.
