@@ -250,9 +250,29 @@ fn finding_line(f: &Finding) -> String {
         .map(|(_, n)| format!(" (shrunk to {n} faults and triggers)"))
         .unwrap_or_default();
     format!(
-        "FOUND at run {}: {} seed {} {what}{shrunk}\n    replay: {}",
-        f.run, f.scenario, f.seed, f.replay
+        "FOUND at run {}: {} seed {} {what}{shrunk}, {}\n    replay: {}",
+        f.run,
+        f.scenario,
+        f.seed,
+        made_from(&f.how, f.parent),
+        f.replay
     )
+}
+
+/// How a run's schedule was made, in words: its scenario's own draw, or the mutations.
+fn made(how: &[String]) -> String {
+    match how {
+        [only] if only == "seed" => "the seed's own draw".into(),
+        _ => format!("mutated: {}", how.join(" ")),
+    }
+}
+
+/// [`made`], naming the corpus entry a mutation started from.
+fn made_from(how: &[String], parent: Option<u64>) -> String {
+    match parent {
+        Some(p) => format!("{} (from corpus entry {p})", made(how)),
+        None => made(how),
+    }
 }
 
 fn report(outcome: &Outcome, settings: &Settings) -> String {
@@ -272,7 +292,11 @@ fn report(outcome: &Outcome, settings: &Settings) -> String {
     }
     if let Some(bug) = settings.options.bug {
         match outcome.caught_at {
-            Some(run) => out.push_str(&format!("caught {} at run {run}\n", bug.name)),
+            Some(run) => out.push_str(&format!(
+                "caught {} at run {run} ({})\n",
+                bug.name,
+                made(&outcome.caught_by)
+            )),
             None => out.push_str(&format!("{} not caught\n", bug.name)),
         }
     }
@@ -304,6 +328,8 @@ fn json(outcome: &Outcome) -> Result<String> {
                 "shrunk": f.shrunk.as_ref().map(|(p, n)| serde_json::json!({"file": p, "size": n})),
                 "replay": f.replay,
                 "repeats": f.repeats,
+                "how": f.how,
+                "parent": f.parent,
             })
         })
         .collect();
@@ -315,6 +341,7 @@ fn json(outcome: &Outcome) -> Result<String> {
         "corpus": c.entries.len(),
         "cpu_s": outcome.cpu_s,
         "caught_at": outcome.caught_at,
+        "caught_by": outcome.caught_at.map(|_| &outcome.caught_by),
         "interrupted": outcome.interrupted,
         "findings": findings,
     }))?)

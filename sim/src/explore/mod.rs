@@ -142,6 +142,11 @@ pub struct Finding {
     pub replay: String,
     /// How many more failing runs of the same scenario and class followed.
     pub repeats: u64,
+    /// How the failing run's schedule was made: `seed` for a scenario's own draw, else the
+    /// mutations applied to its parent, in order.
+    pub how: Vec<String>,
+    /// The corpus entry it was mutated from.
+    pub parent: Option<u64>,
 }
 
 /// The search's progress after a round.
@@ -191,6 +196,8 @@ pub struct Outcome {
     pub runs: u64,
     /// The run at which the bug switch was first caught (its expected classes), if it was.
     pub caught_at: Option<u64>,
+    /// How the catching run's schedule was made (as [`Finding::how`]).
+    pub caught_by: Vec<String>,
     /// Whether it stopped on a signal before its budget was spent.
     pub interrupted: bool,
 }
@@ -286,6 +293,7 @@ pub fn explore(
     let mut growth = Vec::new();
     let mut cpu_s = 0.0;
     let mut caught_at = None;
+    let mut caught_by = Vec::new();
     let mut interrupted = false;
     // The round's candidates, read by the workers while it runs and replaced between rounds;
     // the same threads run every round.
@@ -325,6 +333,7 @@ pub fn explore(
                 let scenario = settings.scenarios[candidate.scenario].name.to_string();
                 if ran.caught && caught_at.is_none() {
                     caught_at = Some(coverage.runs);
+                    caught_by.clone_from(&candidate.how);
                 }
                 if let Some((class, error)) = ran.failure {
                     let key = (scenario.clone(), class.map_or("error".into(), |c| c.to_string()));
@@ -379,7 +388,16 @@ pub fn explore(
         }
         Ok(())
     })?;
-    Ok(Outcome { corpus, findings, growth, cpu_s, runs: out_runs, caught_at, interrupted })
+    Ok(Outcome {
+        corpus,
+        findings,
+        growth,
+        cpu_s,
+        runs: out_runs,
+        caught_at,
+        caught_by,
+        interrupted,
+    })
 }
 
 /// The distinct instants of `first_ms`, in order: when the run first reached each of its timed
@@ -648,7 +666,19 @@ fn record_finding(
         c.seed,
         replay_file.display()
     );
-    Ok(Finding { run, scenario, seed: c.seed, class, error, schedule, shrunk, replay, repeats: 0 })
+    Ok(Finding {
+        run,
+        scenario,
+        seed: c.seed,
+        class,
+        error,
+        schedule,
+        shrunk,
+        replay,
+        repeats: 0,
+        how: c.how.clone(),
+        parent: c.parent,
+    })
 }
 
 /// The elements reached, by kind, for reports: probes, answers, member steps, coordinator events.

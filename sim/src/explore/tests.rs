@@ -179,7 +179,22 @@ fn a_search_saves_shrinks_and_replays_a_failing_schedule() {
     let _ = std::fs::remove_dir_all(&s.findings_dir);
     let outcome = search(&s, Corpus::new(&s.scenarios, &s.options));
     let f = outcome.findings.first().expect("the switch is caught within a round");
-    assert!(outcome.caught_at.is_some());
+    assert_eq!(outcome.caught_at, Some(f.run));
+    // The finding says how its schedule was made: the seed's own draw, or mutations of a
+    // corpus entry; the catch says the same of the same run.
+    assert_eq!(outcome.caught_by, f.how);
+    match f.parent {
+        None => {
+            assert_eq!(f.how, ["seed"]);
+            let drawn = s.options.spec(&s.scenarios[0], f.seed).faults;
+            let saved = std::fs::read_to_string(&f.schedule).expect("reads");
+            assert_eq!(FaultSchedule::from_json(&saved).expect("a schedule file"), drawn);
+        }
+        Some(parent) => {
+            assert!(parent < outcome.corpus.entries.len() as u64, "{parent}");
+            assert!(!f.how.is_empty() && f.how != ["seed"], "{:?}", f.how);
+        }
+    }
     let class = f.class.expect("an anomaly");
     let (shrunk, size) = f.shrunk.clone().expect("shrunk");
     assert!(f.schedule.exists() && shrunk.exists());
