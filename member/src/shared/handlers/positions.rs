@@ -85,7 +85,9 @@ pub(crate) trait Positions: OffsetFetchRules {
 
     fn maybe_list_offsets(&mut self) {
         let core = self.core();
-        if core.timers.is_set(Timer::ListOffsetsRetry) {
+        if core.timers.is_set(Timer::ListOffsetsRetry)
+            || core.positions.awaiting_reset().next().is_none()
+        {
             return;
         }
         let mut by_leader: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
