@@ -53,7 +53,7 @@ const FLOOR_PER_MILLE: u64 = 100;
 const FRESH_FLOOR_PER_MILLE: u64 = 500;
 
 /// Most mutations stacked on one candidate.
-const MAX_STACK: u32 = 3;
+const MAX_STACK: u32 = 8;
 
 /// How the search spends its runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

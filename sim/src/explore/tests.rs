@@ -227,3 +227,25 @@ fn fresh_seeds_keep_half_the_runs_and_each_mutation_a_tenth() {
     let whole_pays = arm_shares(&[idle, paying, idle]);
     assert!(whole_pays[1] > whole_pays[2], "{whole_pays:?}");
 }
+
+/// A mutant stacks one to `MAX_STACK` operators on its parent (deep stacks find the pairs and
+/// triples of faults a catch needs more often than single edits do), never more, and each is
+/// named in its `how`.
+#[test]
+fn a_mutant_stacks_up_to_the_most_operators() {
+    let s = settings(&["swarm"], ROUND, 1);
+    let mut corpus = search(&s, Corpus::new(&s.scenarios, &s.options)).corpus;
+    let v = vec![(Vocabulary::of(&s.scenarios[0], &s.options), SpecRanges::default())];
+    let coverage = corpus.coverage();
+    let weights: Vec<u64> =
+        corpus.entries.iter().map(|e| weight(&coverage, &e.signature)).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let depths: Vec<usize> = (0..200)
+        .filter_map(|_| mutant(&s, &mut corpus, &v, &weights, Arm::Whole, &mut rng))
+        .map(|c| c.how.len())
+        .collect();
+    assert!(depths.len() >= 150, "most draws make a mutant: {}", depths.len());
+    assert!(depths.iter().all(|&d| (1..=MAX_STACK as usize).contains(&d)), "{depths:?}");
+    assert!(depths.contains(&1), "single edits still come: {depths:?}");
+    assert!(depths.iter().any(|&d| d > 3), "deeper stacks come too: {depths:?}");
+}
