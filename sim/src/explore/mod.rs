@@ -145,7 +145,7 @@ pub struct Finding {
     /// How the failing run's schedule was made: `seed` for a scenario's own draw, else the
     /// mutations applied to its parent, in order.
     pub how: Vec<String>,
-    /// The corpus entry it was mutated from.
+    /// The corpus entry it was mutated from (`None` for a seed's own draw).
     pub parent: Option<u64>,
 }
 

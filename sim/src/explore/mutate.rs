@@ -203,9 +203,8 @@ pub struct Material<'a> {
 }
 
 /// Applies `mutation` to `schedule` for a run of `shape`, drawing on `material`. `None` when
-/// the operator has nothing to act on
-/// or its result does not fit the run. [`Mutation::Reseed`] leaves the schedule as it is (the
-/// caller changes the seed).
+/// the operator has nothing to act on or its result does not fit the run. [`Mutation::Reseed`]
+/// leaves the schedule as it is (the caller changes the seed).
 ///
 /// Only what acts at or after `from_ms` changes: faults at or after it are added, removed,
 /// moved (not before it), aimed elsewhere or stretched; triggers armed at or after it are
