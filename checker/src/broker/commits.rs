@@ -19,11 +19,13 @@
 //! not refused for that partition, written before the lower read was answered, and not answered
 //! before the earlier knowledge began).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use groupsim_wire::{Millis, TopicPartition};
 
-use super::log::{Answer, AnswerLog, Entry, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID};
+use super::log::{
+    Answer, AnswerLog, Entry, Exchange, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID,
+};
 use super::removals::{Kind, Removal, Removals};
 use super::{BrokerAnomaly, BrokerRule};
 
@@ -31,17 +33,21 @@ use super::{BrokerAnomaly, BrokerRule};
 pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let mut found = Vec::new();
     let removals = Removals::of(log);
-    let consumer_members: BTreeSet<&str> = log
-        .exchanges()
-        .flat_map(|(_, x)| match (&x.request, &x.answer) {
-            (
-                Request::ConsumerHeartbeat { member_id: asked, .. },
-                Answer::ConsumerHeartbeat { member_id: given, .. },
-            ) => [Some(asked.as_str()), Some(given.as_str())],
-            _ => [None, None],
-        })
-        .flatten()
-        .collect();
+    // Each consumer-protocol member's heartbeats, in log order: what a commit of that member
+    // is judged by (a walk over the whole log per commit made the rule quadratic).
+    let mut heartbeats: BTreeMap<&str, Vec<(usize, &Exchange)>> = BTreeMap::new();
+    for (i, x) in log.exchanges() {
+        if let (
+            Request::ConsumerHeartbeat { member_id: asked, .. },
+            Answer::ConsumerHeartbeat { member_id: given, .. },
+        ) = (&x.request, &x.answer)
+        {
+            heartbeats.entry(asked).or_default().push((i, x));
+            if given != asked {
+                heartbeats.entry(given).or_default().push((i, x));
+            }
+        }
+    }
     for (i, x) in log.exchanges() {
         let (Request::Commit { member_id, generation, .. }, Answer::Commit { errors }) =
             (&x.request, &x.answer)
@@ -56,9 +62,9 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         let Some(&first) = accepted.first() else { continue };
         // A member id is judged by the protocol it spoke: consumer-protocol members by their
         // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
-        let removal = match consumer_members.contains(member_id.as_str()) {
-            false => removals.first(member_id, *generation, i, |_| true),
-            true => consumer_removal(log, member_id, *generation, x.sent_ms),
+        let removal = match heartbeats.get(member_id.as_str()) {
+            None => removals.first(member_id, *generation, i, |_| true),
+            Some(beats) => consumer_removal(beats, *generation, x.sent_ms),
         };
         if let Some(r) = removal {
             found.push(BrokerAnomaly {
@@ -78,34 +84,29 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// The last leave or fencing of `member_id` read before `before_ms`, if it did not rejoin since,
-/// that rules out a commit at member epoch `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone;
+/// The last leave or fencing read before `before_ms` among one member's heartbeats (`beats`, in
+/// log order), if it did not rejoin since, that rules out a commit at member epoch
+/// `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone;
 /// FENCED_MEMBER_EPOCH only that the heartbeat's epoch is not the member's (Kafka's epoch check
 /// throws and changes nothing: the member keeps its epoch and its session), so it rules out
 /// commits at that epoch and no other (a client that heartbeats at a stale epoch, as librdkafka
 /// 2.16 did in check-client's confluent-kafka consumer seed 3, may still commit at its current
 /// one).
 fn consumer_removal(
-    log: &AnswerLog,
-    member_id: &str,
+    beats: &[(usize, &Exchange)],
     commit_epoch: i32,
     before_ms: Millis,
 ) -> Option<Removal> {
     let mut last: Option<Removal> = None;
-    for (i, x) in log.exchanges() {
+    for &(i, x) in beats {
         if x.answered_ms >= before_ms {
             continue;
         }
-        let (
-            Request::ConsumerHeartbeat { member_id: asked, epoch, .. },
-            Answer::ConsumerHeartbeat { error, member_id: given, .. },
-        ) = (&x.request, &x.answer)
+        let (Request::ConsumerHeartbeat { epoch, .. }, Answer::ConsumerHeartbeat { error, .. }) =
+            (&x.request, &x.answer)
         else {
             continue;
         };
-        if asked != member_id && given != member_id {
-            continue;
-        }
         match (*error, *epoch) {
             (NONE, -1) | (NONE, -2) => {
                 let why = "its leave heartbeat was accepted".to_string();
