@@ -86,12 +86,11 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
 
 /// The last leave or fencing read before `before_ms` among one member's heartbeats (`beats`, in
 /// log order), if it did not rejoin since, that rules out a commit at member epoch
-/// `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone;
-/// FENCED_MEMBER_EPOCH only that the heartbeat's epoch is not the member's (Kafka's epoch check
-/// throws and changes nothing: the member keeps its epoch and its session), so it rules out
-/// commits at that epoch and no other (a client that heartbeats at a stale epoch, as librdkafka
-/// 2.16 did in check-client's confluent-kafka consumer seed 3, may still commit at its current
-/// one).
+/// `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone; FENCED_MEMBER_EPOCH only that the
+/// heartbeat's epoch is not the member's (Kafka's epoch check throws and changes nothing: the
+/// member keeps its epoch and its session), so it rules out commits at that epoch and no other
+/// (a client that heartbeats at a stale epoch, as librdkafka 2.16 did in check-client's
+/// confluent-kafka consumer seed 3, may still commit at its current one).
 fn consumer_removal(
     beats: &[(usize, &Exchange)],
     commit_epoch: i32,
