@@ -217,3 +217,57 @@ fn committed_offsets_shown_to_the_admin_client_are_judged() {
         .unwrap_or_else(|| panic!("not caught: {:?}", verdict.anomalies));
     assert_eq!(caught.events, vec![idx], "{}", caught.message);
 }
+
+/// Regression, found by `groupsim explore` with no bug switch (admin_observer seed 50000, its
+/// drawn schedule mutated; shrunk to the three faults below): `stalled-member`. Mechanism: m0
+/// and m1 were upgraded to the consumer protocol, so the group became a consumer group, and m0
+/// was expelled. The expel fenced m0 by calling the session timer's handler directly, which
+/// forgot m0's scheduled session deadline without taking it out of the coordinator's timer
+/// table. m0 rejoined under the member id it had (epoch 0, as KIP-848 members do); the orphaned
+/// deadline then fired against it as a session timeout though every heartbeat of its new
+/// session was answered, and that fence orphaned the next deadline the same way, so m0 was
+/// fenced once per session until the run ended. The expel now moves the session deadline in
+/// the timer table, as a classic group's expel always did; the coordinator's own test is
+/// `an_expelled_member_that_rejoins_under_its_id_keeps_the_session_it_heartbeats`.
+#[test]
+fn an_expelled_consumer_protocol_member_that_rejoins_is_not_fenced_again() {
+    use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
+    use groupsim::runner::run_seed_with;
+    use groupsim_history::{ClientProfile, ConsumerRemovalReason, CoordinatorEvent};
+    let upgrade = |member: &str, restart_after_ms| Fault::MemberUpgrade {
+        member: member.into(),
+        restart_after_ms,
+        profile: ClientProfile::JavaConsumer,
+        assignors: vec![],
+    };
+    let schedule = FaultSchedule::new(vec![
+        ScheduledFault { at_ms: 9_875, fault: upgrade("m0", 1_556) },
+        ScheduledFault { at_ms: 17_799, fault: upgrade("m1", 1_895) },
+        ScheduledFault { at_ms: 25_331, fault: Fault::ExpelMember { member: "m0".into() } },
+    ]);
+    let s = groupsim::scenarios::find("admin_observer").expect("in catalogue");
+    let options = RunOptions { schedule: Some(schedule), ..RunOptions::default() };
+    let r = run_seed_with(&s, 50_000, &options).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    // The expel is the run's only session timeout: m0 rejoined and kept its session after it.
+    let timeouts = r
+        .history
+        .events()
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Coordinator {
+                    event: CoordinatorEvent::ConsumerGroup(
+                        groupsim_history::ConsumerGroupEvent::MemberRemoved {
+                            reason: ConsumerRemovalReason::SessionTimeout,
+                            ..
+                        }
+                    ),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(timeouts, 1, "{}", r.failure_report());
+}

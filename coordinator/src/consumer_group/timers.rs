@@ -54,6 +54,21 @@ impl ConsumerGroup {
         fx.rearm(&mut m.session_deadline, key, now + session_timeout_ms.max(1) as u64);
     }
 
+    /// Moves a member's session deadline to `now` (the expel fault), through the timer table so
+    /// that no earlier deadline of the member is left in it to fire later. Returns whether the
+    /// member is here.
+    pub(crate) fn expire_session_now(
+        &mut self,
+        member_id: &str,
+        now: Millis,
+        fx: &mut Effects,
+    ) -> bool {
+        let key = self.key(member_id, MemberTimer::Session);
+        let Some(m) = self.members.get_mut(member_id) else { return false };
+        fx.rearm(&mut m.session_deadline, key, now);
+        true
+    }
+
     /// Arms or cancels the rebalance timeout after a reconciliation step changed the member
     /// (Kafka's maybeReconcile): (re)armed from `now` in UNREVOKED_PARTITIONS, cancelled in any
     /// other state.

@@ -11,7 +11,6 @@
 //! heartbeat gets UNKNOWN_MEMBER_ID.
 
 use super::GroupCoordinator;
-use crate::consumer_group::timers::MemberTimer;
 use crate::Millis;
 
 impl GroupCoordinator {
@@ -34,12 +33,11 @@ impl GroupCoordinator {
     /// Moves `member`'s session deadline of `group` to `now`, so it expires as if the member
     /// had gone silent (see the module docs). Returns whether the member is here.
     pub fn expire_member(&mut self, now: Millis, group: &str, member: &str) -> bool {
-        if let Some(g) = self.consumer_groups.get(group) {
-            if g.member(member).is_none() {
+        if let Some(g) = self.consumer_groups.get_mut(group) {
+            if !g.expire_session_now(member, now, &mut self.fx) {
                 return false;
             }
-            self.on_consumer_timer(now, group, member, MemberTimer::Session);
-            self.flush_stores(now);
+            self.handle_timeout(now);
             return true;
         }
         let Some(g) = self.groups.get_mut(group) else { return false };
