@@ -752,3 +752,55 @@ fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtake
     let v = run(false);
     assert!(v.anomalies.iter().any(|a| a.class == AnomalyClass::Stuck), "{:?}", v.anomalies);
 }
+
+/// A coordinator move before the group's records were stored: the next coordinator finds
+/// nothing in the log and starts the group afresh, so what the first gave (never stored, so
+/// never answered) is nobody's, and giving it to another member splits nothing. Had the next
+/// coordinator loaded the group with its owner, giving the partitions away would be a split.
+#[test]
+fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_its_owners() {
+    let split = |loaded: bool| {
+        let mut h = H::new(2);
+        h.group_epoch(1, &[("a", &[0, 1])]);
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "a".into(),
+            group_instance_id: None,
+            client_id: "m0".into(),
+            classic_protocol: false,
+        });
+        h.coordinator_epoch("a", 0, 1, "STABLE").given("a", 1, &[0, 1]);
+        h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
+        if loaded {
+            h.cg(ConsumerGroupEvent::GroupLoaded {
+                group: G.into(),
+                partition: 0,
+                group_epoch: 1,
+                assignment_epoch: 1,
+                members: vec![LoadedMember {
+                    member_id: "a".into(),
+                    group_instance_id: None,
+                    member_epoch: 1,
+                    owned: parts(&[0, 1]),
+                    revoking: Vec::new(),
+                    state: "STABLE".into(),
+                    target: parts(&[0, 1]),
+                    classic_protocol: false,
+                }],
+            });
+        }
+        let epoch = if loaded { 2 } else { 1 };
+        h.group_epoch(epoch, &[("b", &[0, 1])]);
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "b".into(),
+            group_instance_id: None,
+            client_id: "m1".into(),
+            classic_protocol: false,
+        });
+        h.coordinator_epoch("b", 0, epoch, "STABLE").given("b", epoch, &[0, 1]);
+        classes(&h.h.clone()).contains(&AnomalyClass::SplitAssignment)
+    };
+    assert!(!split(false), "a group started afresh owns nothing");
+    assert!(split(true), "a loaded owner keeps its partitions");
+}

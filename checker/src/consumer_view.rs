@@ -70,6 +70,8 @@ pub(super) struct ConsumerGroupView {
     /// back), with the taking back (event index) and the two clients: the
     /// `classic-twins-replace-each-other` hazard acting.
     pub(super) contested: BTreeMap<String, (usize, [String; 2])>,
+    /// A coordinator gave the group up and no coordinator has spoken of it since.
+    unloaded: bool,
 }
 
 impl ConsumerGroupView {
@@ -111,7 +113,22 @@ impl ConsumerGroupView {
     }
 
     /// Reads one event about this group (event `idx`, at `at`).
+    /// A coordinator gave the group up (its memory goes; the offsets log keeps what was stored).
+    pub(super) fn unload(&mut self) {
+        self.unloaded = true;
+    }
+
     pub(super) fn apply(&mut self, idx: usize, at: Millis, event: &ConsumerGroupEvent) {
+        // The next coordinator speaks of the group without loading it: the log held nothing of
+        // it, so nothing the last one gave was stored, and none of it was answered (an answer
+        // waits for its records). The group starts afresh and owns nothing.
+        if std::mem::take(&mut self.unloaded)
+            && !matches!(event, ConsumerGroupEvent::GroupLoaded { .. })
+        {
+            self.end_all(at, idx);
+            self.group_epoch = 0;
+            self.assignment_epoch = 0;
+        }
         match event {
             ConsumerGroupEvent::MemberJoined {
                 member_id,

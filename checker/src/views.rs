@@ -823,11 +823,15 @@ impl Views {
                 };
             }
             // A coordinator gave the group up: a downgrade's rebalance it had not completed is
-            // lost with its memory (the offsets log holds the converted group only).
+            // lost with its memory (the offsets log holds the converted group only), and so is a
+            // consumer group it never stored (see `ConsumerGroupView::apply`).
             CoordinatorEvent::GroupUnloaded { group, .. } => {
                 let g = self.groups.entry(group.clone()).or_default();
                 if g.downgrade_rebalance.take().is_some() {
                     g.lost_rebalance = Some(idx);
+                }
+                if let Some(cg) = self.consumer_groups.get_mut(group) {
+                    cg.unload();
                 }
             }
             CoordinatorEvent::ConsumerGroup(e) => {

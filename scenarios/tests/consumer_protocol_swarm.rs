@@ -168,3 +168,46 @@ fn a_rejoin_processed_after_its_newer_retry_is_the_overtaken_rejoin_hazard() {
     });
     assert!(named, "{:?}", r.verdict.hazards);
 }
+
+/// Regression, found by `groupsim explore` with no bug switch (consumer_protocol_swarm seed
+/// 50169, its drawn schedule mutated; shrunk to the one fault below): a false `split-assignment`.
+/// Mechanism: the first member joined at t=88 ms and broker 0 gave it every partition at member
+/// epoch 1, its answer waiting for the group's records to be stored; the coordinator moved to
+/// broker 1 at t=103 ms before they were, so the member was answered NOT_COORDINATOR and broker
+/// 1's load found nothing of the group. Broker 1 started the group afresh and gave the
+/// partitions to the first member to reach it. Kafka does the same (its records were never
+/// written); the checker's view of the group, built from the coordinators' events, still counted
+/// the first member the owner. A group the next coordinator starts without loading now owns
+/// nothing (the checker's own test is
+/// `a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_its_owners`).
+#[test]
+fn a_group_started_afresh_after_a_move_before_its_store_splits_nothing() {
+    use groupsim::faults::{Fault, FaultSchedule, ScheduledFault};
+    use groupsim::runner::{run_seed_with, RunOptions};
+    let schedule = FaultSchedule::new(vec![ScheduledFault {
+        at_ms: 103,
+        fault: Fault::CoordinatorMove { group: "groupsim".into(), to: 1, load_ms: 2_583 },
+    }]);
+    let s = groupsim::scenarios::find("consumer_protocol_swarm").expect("in catalogue");
+    let options = RunOptions { schedule: Some(schedule), ..RunOptions::default() };
+    let r = run_seed_with(&s, 50_169, &options).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+    // The situation: broker 0 gave partitions before the move, broker 1 never loaded the group
+    // and gave them again.
+    let (mut given_by, mut loaded) = (BTreeSet::new(), false);
+    for e in r.history.events() {
+        if let EventKind::Coordinator { broker, event: CoordinatorEvent::ConsumerGroup(ce) } =
+            &e.kind
+        {
+            match ce {
+                ConsumerGroupEvent::PartitionsAssigned { .. } => {
+                    given_by.insert(*broker);
+                }
+                ConsumerGroupEvent::GroupLoaded { .. } => loaded = true,
+                _ => {}
+            }
+        }
+    }
+    assert!(given_by.contains(&0) && given_by.contains(&1), "assigned by {given_by:?}");
+    assert!(!loaded, "broker 1 loaded the group: not the situation this test is about");
+}
