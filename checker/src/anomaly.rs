@@ -71,6 +71,9 @@ pub enum AnomalyClass {
     /// The coordinator answered a Heartbeat or SyncGroup NONE from a member it had removed
     /// (left, fenced, expired, replaced by its static instance's new id).
     AnswerRemovedMemberAccepted,
+    /// The coordinator answered a KIP-848 member UNKNOWN_MEMBER_ID within the heartbeat
+    /// interval of a heartbeat it had answered NONE (its session had to run).
+    AnswerLiveMemberFenced,
     /// The coordinator answered NONE to a request Kafka refuses whatever the group's state
     /// (KIP-394's MEMBER_ID_REQUIRED, a rejoin claiming partitions).
     AnswerWrongError,
@@ -89,7 +92,7 @@ pub enum AnomalyClass {
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 34] = [
+    pub const ALL: [AnomalyClass; 35] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -118,6 +121,7 @@ impl AnomalyClass {
         AnomalyClass::AnswerFetchRepeat,
         AnomalyClass::AnswerStaleGenerationAccepted,
         AnomalyClass::AnswerRemovedMemberAccepted,
+        AnomalyClass::AnswerLiveMemberFenced,
         AnomalyClass::AnswerWrongError,
         AnomalyClass::AnswerMalformed,
         AnomalyClass::RequestUnknownGeneration,
@@ -159,6 +163,7 @@ impl AnomalyClass {
             AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
             AnomalyClass::AnswerStaleGenerationAccepted => "answer-stale-generation-accepted",
             AnomalyClass::AnswerRemovedMemberAccepted => "answer-removed-member-accepted",
+            AnomalyClass::AnswerLiveMemberFenced => "answer-live-member-fenced",
             AnomalyClass::AnswerWrongError => "answer-wrong-error",
             AnomalyClass::AnswerMalformed => "answer-malformed",
             AnomalyClass::RequestUnknownGeneration => "request-unknown-generation",

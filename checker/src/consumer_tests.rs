@@ -692,6 +692,7 @@ fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtake
         member_id: "b".into(),
         epoch,
         owned: (epoch == 0).then(Vec::new),
+        instance: None,
     };
     let run = |overtaken: bool| {
         let mut h = clean();
@@ -733,6 +734,7 @@ fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtake
                 member_id: "b".into(),
                 epoch: 3,
                 assignment: Some(Vec::new()),
+                interval_ms: None,
             },
             group: G.into(),
             node: None,

@@ -193,6 +193,19 @@ pub struct CoordinatorBugs {
     /// JoinGroup with a member id skip the instance check.
     #[serde(default)]
     pub forgets_fenced_instances: bool,
+    /// A KIP-848 member's session is restarted only by a ConsumerGroupHeartbeat that changes
+    /// the member (a join, a new member epoch, a reconciliation step), not by one that only
+    /// says it is alive. Kafka restarts it on every heartbeat it takes
+    /// (GroupMetadataManager `scheduleConsumerGroupSessionTimeout` on each
+    /// `consumerGroupHeartbeat`), which is the heartbeat's whole point. A coordinator that ties
+    /// the restart to a change fences every steady member one session after its last change,
+    /// though it heartbeats on time: its partitions are revoked and reassigned, it rejoins at
+    /// epoch 0 and is fenced again a session later, for as long as the group stays steady.
+    ///
+    /// In groupsim (consumer groups): a heartbeat from a known member that leaves its member
+    /// epoch, state and assignment as they were keeps the session deadline it had.
+    #[serde(default)]
+    pub restarts_session_only_on_change: bool,
 }
 
 impl Default for CoordinatorConfig {

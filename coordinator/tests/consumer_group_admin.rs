@@ -47,7 +47,7 @@ fn an_expelled_member_is_fenced_as_on_session_timeout_and_told_unknown_member_id
 #[test]
 fn an_expelled_member_that_rejoins_under_its_id_keeps_the_session_it_heartbeats() {
     let mut h = Harness::default();
-    let mut state = vec![("a", h.joined("a", &["t"])), ("b", h.joined("b", &["t"]))];
+    let mut state = [("a", h.joined("a", &["t"])), ("b", h.joined("b", &["t"]))];
     h.advance(1_000);
     assert!(h.c.expire_member(h.now, GROUP, "a"));
     h.drain();

@@ -41,6 +41,9 @@ pub enum Mark {
     Leaving(String),
     /// A member incarnation was killed: crashed by a fault, or at the harness's close deadline.
     Killed(String),
+    /// The harness had the coordinator expire a member incarnation's session (a fault): the
+    /// coordinator may fence it however lately it heartbeated.
+    Expelled(String),
     /// The harness held or delayed a broker's answers (a held answer, a slow or unresponsive
     /// broker): a request written since may not have been read, so its absence from the stream
     /// proves nothing.
@@ -113,9 +116,16 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instance: Option<String>,
     },
-    /// ConsumerGroupHeartbeat: the member epoch sent (0 joins, -1 leaves), and the partitions
-    /// the member says it owns when it says (`None`: unchanged since its last heartbeat).
-    ConsumerHeartbeat { member_id: String, epoch: i32, owned: Option<Vec<TopicPartition>> },
+    /// ConsumerGroupHeartbeat: the member epoch sent (0 joins, -1 leaves), the partitions the
+    /// member says it owns when it says (`None`: unchanged since its last heartbeat), and a
+    /// static member's instance id when the request carries it (its join).
+    ConsumerHeartbeat {
+        member_id: String,
+        epoch: i32,
+        owned: Option<Vec<TopicPartition>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+    },
     /// OffsetCommit: the member id and generation (member epoch, in a consumer group) sent,
     /// with the instance id of a static member (v7+).
     Commit {
@@ -141,12 +151,15 @@ pub enum Answer {
     Sync { error: i16, assignment: Vec<TopicPartition> },
     /// Heartbeat or LeaveGroup: an error code.
     Error { error: i16 },
-    /// ConsumerGroupHeartbeat: the member id and epoch given, and the assignment when sent.
+    /// ConsumerGroupHeartbeat: the member id and epoch given, the assignment when sent, and the
+    /// heartbeat interval asked for when one is (Kafka keeps it below the session timeout).
     ConsumerHeartbeat {
         error: i16,
         member_id: String,
         epoch: i32,
         assignment: Option<Vec<TopicPartition>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interval_ms: Option<i32>,
     },
     /// OffsetCommit: an error code per partition.
     Commit { errors: Vec<(TopicPartition, i16)> },

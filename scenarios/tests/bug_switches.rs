@@ -365,6 +365,21 @@ fn coordinator_keeping_a_silent_member_is_caught_by_its_answers() {
     check_switch_at_in(WorldKind::Event, name, "zombie_pause", 15, class, Some(2));
 }
 
+/// A coordinator that restarts a KIP-848 member's session only on a heartbeat that changes the
+/// member fences every steady member one session after its last change, though it heartbeats
+/// on time: its partitions go to others, it rejoins at epoch 0, and a session later it is fenced
+/// again. Its answers show it: an OffsetCommit or heartbeat answered UNKNOWN_MEMBER_ID within
+/// the heartbeat interval of a heartbeat answered NONE, which Kafka, whose session always
+/// outlasts the interval, never gives. consumer_protocol_churn draws no fault: a steady member
+/// is all it takes, in both worlds from seed 0.
+#[test]
+fn coordinator_restarting_sessions_only_on_change_is_caught_by_its_answers() {
+    let name = "coordinator-restarts-session-only-on-change";
+    let class = AnomalyClass::AnswerLiveMemberFenced;
+    check_switch_at_in(WorldKind::Turmoil, name, "consumer_protocol_churn", 0, class, None);
+    check_switch_at_in(WorldKind::Event, name, "consumer_protocol_churn", 0, class, Some(0));
+}
+
 /// A coordinator that admits a new dynamic member's JoinGroup v4+ at once (as before KIP-394)
 /// answers NONE where Kafka answers MEMBER_ID_REQUIRED: every new Java-like member shows it on
 /// its first join, whatever the faults, and nothing else need go wrong for the answers to show
@@ -420,6 +435,7 @@ fn every_switch_is_caught_in_the_default_world() {
         ("coordinator-fences-rejoin-at-epoch-zero", "consumer_protocol_swarm"),
         ("coordinator-accepts-stale-heartbeat", "static_churn"),
         ("coordinator-keeps-silent-member", "zombie_pause"),
+        ("coordinator-restarts-session-only-on-change", "consumer_protocol_churn"),
         ("coordinator-admits-unknown-member-id", "membership_churn"),
         ("coordinator-forgets-fenced-instance", "static_churn"),
         ("member-rewinds-when-offset-fetch-fails", "swarm"),

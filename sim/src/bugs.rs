@@ -377,6 +377,16 @@ pub fn all() -> Vec<BugSwitch> {
             apply: |s| s.coordinator.bugs.keeps_silent_members_alive = true,
         },
         BugSwitch {
+            name: "coordinator-restarts-session-only-on-change",
+            reference: "groupsim model (Kafka's scheduleConsumerGroupSessionTimeout on every \
+                        heartbeat)",
+            summary: "coordinator (KIP-848): a heartbeat that changes nothing does not restart \
+                      the member's session, so a steady member is fenced one session after its \
+                      last change though it heartbeats on time",
+            expected: &[AnomalyClass::AnswerLiveMemberFenced],
+            apply: |s| s.coordinator.bugs.restarts_session_only_on_change = true,
+        },
+        BugSwitch {
             name: "coordinator-admits-unknown-member-id",
             reference: "KIP-394 (KAFKA-7824, apache/kafka#6058; KAFKA-7610): the check it added",
             summary: "coordinator: a new dynamic member's JoinGroup v4+ joins at once instead of \

@@ -84,6 +84,7 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
                     })
                     .collect()
             }),
+            instance: r.instance_id.as_ref().map(|i| i.as_str().to_owned()),
         },
         RequestKind::OffsetCommit(r) => Request::Commit {
             member_id: r.member_id.as_str().to_owned(),
@@ -170,6 +171,7 @@ pub fn answer(r: &ResponseKind, names: &TopicNames) -> Option<Answer> {
                     })
                     .collect()
             }),
+            interval_ms: (a.heartbeat_interval_ms > 0).then_some(a.heartbeat_interval_ms),
         },
         ResponseKind::OffsetCommit(a) => Answer::Commit {
             errors: a

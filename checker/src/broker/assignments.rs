@@ -109,8 +109,8 @@ pub(crate) fn holdings(log: &AnswerLog) -> BTreeMap<String, Vec<Holding>> {
     let mut by_member: BTreeMap<String, Vec<Holding>> = BTreeMap::new();
     for (i, x) in log.exchanges() {
         let (
-            Request::ConsumerHeartbeat { member_id: asked, epoch: sent_epoch, owned },
-            Answer::ConsumerHeartbeat { error, member_id, epoch: _, assignment },
+            Request::ConsumerHeartbeat { member_id: asked, epoch: sent_epoch, owned, .. },
+            Answer::ConsumerHeartbeat { error, member_id, epoch: _, assignment, .. },
         ) = (&x.request, &x.answer)
         else {
             continue;
@@ -147,7 +147,7 @@ fn unanswered_heartbeats(log: &AnswerLog) -> BTreeMap<&str, Vec<Lost>> {
     for e in &log.entries {
         if let Entry::Unanswered {
             sent_ms,
-            call: Request::ConsumerHeartbeat { member_id, epoch, owned },
+            call: Request::ConsumerHeartbeat { member_id, epoch, owned, .. },
             ..
         } = e
         {

@@ -27,9 +27,9 @@
 //!
 //! A member id the coordinator told MEMBER_ID_REQUIRED and that has not joined since is
 //! pending, and a pending member is dynamic: Kafka refuses it naming an instance before looking
-//! the instance up, so neither error is judged for it. What the rules cannot know: a
-//! ConsumerGroupHeartbeat's instance id (its summary does not keep it), so a log in which a
-//! consumer-protocol member spoke is not judged here.
+//! the instance up, so neither error is judged for it. A log in which a consumer-protocol member
+//! spoke is not judged here: its static members change hands by ConsumerGroupHeartbeats, which
+//! these rules do not read.
 
 use std::collections::BTreeMap;
 
@@ -105,8 +105,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     for (r, x) in log.exchanges() {
         let Some((member, instance)) = static_request(&x.request) else { continue };
         // A consumer group checks a classic member's instance too, but its static members may
-        // have changed hands by ConsumerGroupHeartbeats, whose instance ids are not kept, and
-        // its OffsetCommit ignores the instance id altogether.
+        // have changed hands by ConsumerGroupHeartbeats, which these rules do not read, and its
+        // OffsetCommit ignores the instance id altogether.
         if !eras.classic_at(r) {
             continue;
         }

@@ -4,8 +4,9 @@
 //!
 //! Marks: a member's `MemberStarted` starts actor `<member>.<k>` (its `k`-th start, from 0: the
 //! name the member shells give their wire entries), its `MemberStopped` stops it; a broker
-//! crashed or restarted, or a coordinator moved, is a coordinator change; the liveness phase is
-//! the heal; the last event ends the run. Admin clients and misbehaving clients are not
+//! crashed or restarted, or a coordinator moved, is a coordinator change; an expel fault marks
+//! the member's incarnation expelled; the liveness phase is the heal; the last event ends the
+//! run. Admin clients and misbehaving clients are not
 //! members: their exchanges are judged, their lives are not marked.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,6 +62,7 @@ impl BrokerRule {
             BrokerRule::JoinOwningPartitions => AnomalyClass::RequestJoinOwningPartitions,
             BrokerRule::LapsedSession => AnomalyClass::RequestLapsedSession,
             BrokerRule::NoLeave => AnomalyClass::RequestNoLeave,
+            BrokerRule::LiveMemberFenced => AnomalyClass::AnswerLiveMemberFenced,
         }
     }
 }
@@ -116,6 +118,11 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                     marks.push((i, Mark::Killed(actor.clone()), e.at_ms));
                 }
             }
+            WorldEvent::FaultInjected { fault: Fault::ExpelMember { member }, applied: true } => {
+                if let Some(actor) = actors.get(member.as_str()) {
+                    marks.push((i, Mark::Expelled(actor.clone()), e.at_ms));
+                }
+            }
             WorldEvent::FaultInjected {
                 fault:
                     Fault::HoldResponse { .. }
@@ -161,9 +168,11 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
     let mut built = Vec::new();
     for (group, actors) in groups {
         let ours = |m: &(usize, Mark, u64)| match &m.1 {
-            Mark::Started(a) | Mark::Stopped(a) | Mark::Leaving(a) | Mark::Killed(a) => {
-                actors.contains(a.as_str())
-            }
+            Mark::Started(a)
+            | Mark::Stopped(a)
+            | Mark::Leaving(a)
+            | Mark::Killed(a)
+            | Mark::Expelled(a) => actors.contains(a.as_str()),
             _ => true,
         };
         let mut log = AnswerLog::new(Protocol::Classic, Vec::new());

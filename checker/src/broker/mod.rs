@@ -20,10 +20,15 @@
 //!   the coordinator had removed ([`removals`], [`sessions`]: left, fenced, replaced, expired).
 //! - [`errors`]: `wrong-error`, NONE to a request Kafka refuses whatever the group's state.
 //!
+//! - [`consumer_sessions`]: `live-member-fenced`, a KIP-848 member answered UNKNOWN_MEMBER_ID
+//!   within the heartbeat interval of a heartbeat answered NONE (the session outlasts the
+//!   interval).
+//!
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
 pub mod assignments;
 pub mod commits;
+pub mod consumer_sessions;
 pub mod convergence;
 pub mod epochs;
 pub mod eras;
@@ -84,6 +89,8 @@ pub enum BrokerRule {
     LapsedSession,
     /// A client asked to close cleanly stopped without leaving the group.
     NoLeave,
+    /// A KIP-848 member answered UNKNOWN_MEMBER_ID while its session had to run.
+    LiveMemberFenced,
 }
 
 impl BrokerRule {
@@ -106,6 +113,7 @@ impl BrokerRule {
             BrokerRule::JoinOwningPartitions => "join-owning-partitions",
             BrokerRule::LapsedSession => "lapsed-session",
             BrokerRule::NoLeave => "no-leave",
+            BrokerRule::LiveMemberFenced => "live-member-fenced",
         }
     }
 }
@@ -155,6 +163,7 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(stale::check(log));
     found.extend(stale::check_epochs(log));
     found.extend(removed::check(log));
+    found.extend(consumer_sessions::check(log));
     found.extend(errors::check(log));
     found.extend(fencing::check(log));
     found.extend(shapes::check(log));

@@ -181,7 +181,7 @@ fn judge(g: &Given, request: &Request) -> Option<(BrokerRule, String)> {
                 (unknown, format!("a {api} as {member_id:?}, a member id no JoinGroup answer had given it"))
             })
         }
-        Request::ConsumerHeartbeat { member_id, epoch, owned } => {
+        Request::ConsumerHeartbeat { member_id, epoch, owned, .. } => {
             if *epoch == 0 {
                 let owning = owned.as_ref().is_some_and(|o| !o.is_empty());
                 return owning.then(|| {

@@ -116,7 +116,15 @@ impl ConsumerGroup {
             updated = next;
             self.update_rebalance_timer(&mut updated, now, fx);
         }
-        self.touch_session(&mut updated, now, ctx.session_timeout_ms, fx);
+        // Bug `restarts_session_only_on_change`: a heartbeat that changes nothing keeps the
+        // session deadline the member had.
+        let unchanged = known
+            && updated.member_epoch == member.member_epoch
+            && updated.state == member.state
+            && updated.assigned == member.assigned;
+        if !(ctx.bugs.restarts_session_only_on_change && unchanged) {
+            self.touch_session(&mut updated, now, ctx.session_timeout_ms, fx);
+        }
 
         let full = req.member_epoch == 0
             || (req.rebalance_timeout_ms != -1

@@ -272,13 +272,18 @@ mod tests {
     #[test]
     fn a_consumer_member_is_probed_at_its_last_epoch_once_its_leave_was_accepted() {
         let heartbeat = |sent: i32, epoch: i32| {
-            let request =
-                Request::ConsumerHeartbeat { member_id: "a".into(), epoch: sent, owned: None };
+            let request = Request::ConsumerHeartbeat {
+                member_id: "a".into(),
+                epoch: sent,
+                owned: None,
+                instance: None,
+            };
             let answer = Answer::ConsumerHeartbeat {
                 error: 0,
                 member_id: "a".into(),
                 epoch,
                 assignment: None,
+                interval_ms: None,
             };
             x(request, answer)
         };

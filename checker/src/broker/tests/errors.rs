@@ -89,7 +89,12 @@ fn a_consumer_heartbeat_kafka_finds_invalid_answered_none_is_a_wrong_error() {
         let Entry::Exchange(mut e) = heartbeat("m0.0", 10, "a", 3, 1, NONE, Some(&[0])) else {
             unreachable!()
         };
-        e.request = Request::ConsumerHeartbeat { member_id: member_id.into(), epoch, owned: None };
+        e.request = Request::ConsumerHeartbeat {
+            member_id: member_id.into(),
+            epoch,
+            owned: None,
+            instance: None,
+        };
         rules(&log(Protocol::Consumer, 1, vec![Entry::Exchange(e)]))
     };
     assert!(!with("a", 3).contains(&BrokerRule::WrongError));

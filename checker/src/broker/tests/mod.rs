@@ -74,18 +74,34 @@ fn heartbeat(
     error: i16,
     parts: Option<&[i32]>,
 ) -> Entry {
-    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch: sent, owned: None };
+    let request = Request::ConsumerHeartbeat {
+        member_id: id.into(),
+        epoch: sent,
+        owned: None,
+        instance: None,
+    };
     let assignment = parts.map(|ps| ps.iter().map(|&p| tp(p)).collect());
-    let answer = Answer::ConsumerHeartbeat { error, member_id: id.into(), epoch, assignment };
+    let answer = Answer::ConsumerHeartbeat {
+        error,
+        member_id: id.into(),
+        epoch,
+        assignment,
+        interval_ms: None,
+    };
     x(actor, t, t + 1, request, answer)
 }
 
 /// A heartbeat that lists the partitions the member owns, answered NONE with no new assignment.
 fn ack(actor: &str, t: u64, id: &str, epoch: i32, owned: &[i32]) -> Entry {
     let owned = Some(owned.iter().map(|&p| tp(p)).collect());
-    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch, owned };
-    let answer =
-        Answer::ConsumerHeartbeat { error: NONE, member_id: id.into(), epoch, assignment: None };
+    let request = Request::ConsumerHeartbeat { member_id: id.into(), epoch, owned, instance: None };
+    let answer = Answer::ConsumerHeartbeat {
+        error: NONE,
+        member_id: id.into(),
+        epoch,
+        assignment: None,
+        interval_ms: None,
+    };
     x(actor, t, t + 1, request, answer)
 }
 
@@ -667,6 +683,7 @@ fn a_consumer_partition_released_by_a_heartbeat_never_answered_passes() {
             member_id: "a".into(),
             epoch: 2,
             owned: Some(vec![tp(0)]),
+            instance: None,
         },
         group: String::new(),
     };
@@ -775,13 +792,18 @@ fn a_heartbeat_at_a_generation_never_given_is_unknown_generation_sent() {
 /// KIP-848: a (re)join claims no partitions; Kafka refuses one that does.
 #[test]
 fn a_consumer_rejoin_listing_owned_partitions_is_join_owning_partitions() {
-    let request =
-        Request::ConsumerHeartbeat { member_id: "a".into(), epoch: 0, owned: Some(vec![tp(0)]) };
+    let request = Request::ConsumerHeartbeat {
+        member_id: "a".into(),
+        epoch: 0,
+        owned: Some(vec![tp(0)]),
+        instance: None,
+    };
     let answer = Answer::ConsumerHeartbeat {
         error: 42,
         member_id: String::new(),
         epoch: 0,
         assignment: None,
+        interval_ms: None,
     };
     let entries = vec![x("m0.0", 10, 11, request, answer)];
     assert_eq!(rules(&log(Protocol::Consumer, 1, entries)), vec![BrokerRule::JoinOwningPartitions]);
@@ -959,6 +981,7 @@ fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
     assert_eq!(rules(&log(Protocol::Classic, 2, entries)).len(), 2);
 }
 
+mod consumer_sessions;
 mod coordinator_changes;
 mod errors;
 mod recreated;
@@ -990,8 +1013,12 @@ fn a_consumer_rejoin_with_owned_partitions_answered_none_is_a_wrong_error() {
     let Entry::Exchange(mut e) = heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])) else {
         unreachable!()
     };
-    e.request =
-        Request::ConsumerHeartbeat { member_id: "a".into(), epoch: 0, owned: Some(vec![tp(0)]) };
+    e.request = Request::ConsumerHeartbeat {
+        member_id: "a".into(),
+        epoch: 0,
+        owned: Some(vec![tp(0)]),
+        instance: None,
+    };
     let found = rules(&log(Protocol::Consumer, 1, vec![Entry::Exchange(e)]));
     assert!(found.contains(&BrokerRule::WrongError), "{found:?}");
     assert!(found.contains(&BrokerRule::JoinOwningPartitions), "{found:?}");
