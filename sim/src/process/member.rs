@@ -50,6 +50,8 @@ pub struct MemberProcess {
     /// Commands given and not taken yet (they wait while paused).
     commands: VecDeque<MemberCommand>,
     paused: bool,
+    /// When the pause ends: pauses that overlap end with the last of them.
+    paused_until: Millis,
     /// What the connections delivered while the process was paused.
     deliveries: VecDeque<Delivery>,
     next_key: ConnKey,
@@ -71,6 +73,7 @@ impl MemberProcess {
             life: Life::Waiting,
             commands: VecDeque::new(),
             paused: false,
+            paused_until: 0,
             deliveries: VecDeque::new(),
             next_key: 0,
             actions: VecDeque::new(),
@@ -290,12 +293,14 @@ impl MemberProcess {
         self.commands.push_back(command);
     }
 
-    /// Takes the commands given, in order (none while paused: they wait; while down they are
-    /// lost).
+    /// Takes the commands given, in order (while paused only another pause, which overlaps it;
+    /// the rest wait; while down they are lost).
     pub fn take_commands(&mut self, now: Millis) {
         loop {
             match self.life {
                 Life::Running(_) if !self.paused => {}
+                Life::Running(_)
+                    if matches!(self.commands.front(), Some(MemberCommand::Pause { .. })) => {}
                 Life::Down => return self.commands.clear(),
                 _ => return,
             }
@@ -310,10 +315,16 @@ impl MemberProcess {
         }
         match command {
             MemberCommand::Pause { duration_ms } => {
-                // Stop the world: nothing is read, no timer fires, nothing is sent.
+                // Stop the world: nothing is read, no timer fires, nothing is sent. A pause
+                // while paused overlaps the one under way: the process resumes when the later
+                // of the two ends.
                 self.settling(Settle::Disturbed);
+                let until = now + duration_ms;
+                if !self.paused || until > self.paused_until {
+                    self.paused_until = until;
+                    self.actions.push_back(Action::PauseUntil(until));
+                }
                 self.paused = true;
-                self.actions.push_back(Action::PauseUntil(now + duration_ms));
                 return;
             }
             MemberCommand::Crash { restart_after_ms } => {
@@ -367,8 +378,8 @@ impl MemberProcess {
     /// The pause ends: the commands given meanwhile, then the deliveries (timers come after,
     /// at [`Self::deadline`]).
     pub fn pause_end(&mut self, now: Millis) {
-        if !self.paused {
-            return;
+        if !self.paused || now < self.paused_until {
+            return; // not paused, or a later pause overlapped this one
         }
         self.paused = false;
         self.settling(Settle::Settled);

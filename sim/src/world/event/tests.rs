@@ -172,6 +172,24 @@ fn a_pause_stops_the_member_until_it_ends_and_it_comes_back_a_zombie() {
     assert!(rejoined, "m1 did not rejoin after its pause");
 }
 
+/// Pauses that overlap end with the last of them, as the nemesis records them (each applied
+/// when given) and the checker reads them. A pause given while one was under way used to wait
+/// for it to end and then start afresh, so two overlapping pauses stopped the member for the sum
+/// of their lengths (found by `explore`: four triggered pauses at one instant held static_churn
+/// seed 60263's leader past the liveness deadline, while the history said it had resumed).
+#[test]
+fn overlapping_pauses_end_with_the_later_one() {
+    let pause = |at_ms, duration_ms| ScheduledFault {
+        at_ms,
+        fault: Fault::MemberPause { member: "m1".into(), duration_ms },
+    };
+    // 20 s + 5 s, then 22 s + 10 s: the member stops from 20 s to 32 s (not 35 s).
+    let history = run(&spec("steady_state", 2, vec![pause(20_000, 5_000), pause(22_000, 10_000)]));
+    let first_after = of(&history, "m1").iter().map(|(at, _)| *at).find(|at| *at > 20_000);
+    let resumed = first_after.expect("m1 recorded nothing after its pauses");
+    assert!((32_000..33_000).contains(&resumed), "m1 first recorded at {resumed} ms");
+}
+
 #[test]
 fn a_crashed_member_restarts_as_a_new_member_after_its_delay() {
     let crash = Fault::MemberCrash { member: "m2".into(), restart_after_ms: 2_000 };
