@@ -14,9 +14,12 @@
 //! fence Kafka does not make.
 //!
 //! Not judged: a member that may be revoking (an answer took partitions it reported owning and
-//! it has not reported owning only its assignment since, or a heartbeat of its went unanswered),
-//! a static member (a heartbeat of its named an instance), and a window with the member's leave,
-//! an expel or a coordinator change in it. What the rule cannot know: a group's configuration
+//! it has not reported owning only its assignment since), one with a heartbeat unanswered since
+//! it last joined (taken late, after newer ones, a stale heartbeat may still be accepted at its
+//! previous epoch and reconcile the member into a revocation whose answer nobody reads: its
+//! rebalance timeout then fences it however it heartbeats), a static member (a heartbeat of its
+//! named an instance), and a window with the member's leave, an expel or a coordinator change in
+//! it. What the rule cannot know: a group's configuration
 //! altered between the heartbeat and the fence.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,6 +54,10 @@ struct Member {
     assignment: Option<BTreeSet<TopicPartition>>,
     /// It may be revoking partitions (its rebalance timeout may be running).
     revoking: bool,
+    /// A heartbeat of its went unanswered since it last joined: the coordinator may take it at
+    /// any later time, after newer ones (a stale epoch it still accepts, KIP-848's previous
+    /// epoch), and reconcile the member into a revocation no answer it reads tells it of.
+    unanswered: bool,
     /// A heartbeat of its named an instance.
     is_static: bool,
 }
@@ -81,8 +88,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 call: Request::ConsumerHeartbeat { member_id, epoch, .. }, ..
             } => {
                 let m = members.entry(member_id).or_default();
-                // A leave may have been taken; a heartbeat may have been told to revoke.
-                m.revoking = true;
+                // A leave may have been taken; a heartbeat may be taken late and revoke.
+                m.unanswered = true;
                 if *epoch < 0 {
                     m.proof = None;
                 }
@@ -107,6 +114,9 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 if *error != NONE || *epoch < 0 {
                     m.proof = None;
                     continue;
+                }
+                if *epoch == 0 {
+                    m.unanswered = false;
                 }
                 if let Some(o) = owned {
                     m.owned = Some(o.iter().cloned().collect());
@@ -174,7 +184,7 @@ fn judge(
 ) -> Option<BrokerAnomaly> {
     let m = member?;
     let p = m.proof?;
-    if m.is_static || m.revoking || !eras.same(p.entry, i) {
+    if m.is_static || m.revoking || m.unanswered || !eras.same(p.entry, i) {
         return None;
     }
     let left = leaves.get(id).into_iter().flatten();

@@ -127,3 +127,30 @@ fn a_static_member_is_not_judged() {
     entries.push(commit("m0.0", 1_100, "a", 1, 5, UNKNOWN_MEMBER_ID));
     assert!(!fenced(entries));
 }
+
+/// A heartbeat never answered may be taken late, after newer ones: Kafka accepts one at the
+/// member's previous epoch and may reconcile the member into a revocation whose answer is lost,
+/// and its rebalance timeout then fences the member however it heartbeats (consumer_protocol_swarm
+/// seed 780). Such a member is not judged until it joins again.
+#[test]
+fn a_member_with_a_heartbeat_unanswered_since_it_joined_is_not_judged() {
+    let mut entries = joined();
+    entries.push(Entry::Unanswered {
+        actor: "m0.0".into(),
+        sent_ms: 300,
+        call: Request::ConsumerHeartbeat {
+            member_id: "a".into(),
+            epoch: 1,
+            owned: Some(vec![tp(0)]),
+            instance: None,
+        },
+        group: String::new(),
+    });
+    entries.push(beat(600, "a", 1, Some(&[0]), NONE, 1, Some(&[0])));
+    entries.push(commit("m0.0", 1_100, "a", 1, 5, UNKNOWN_MEMBER_ID));
+    assert!(!fenced(entries.clone()));
+    // Joined again (epoch 0 answered NONE), it is judged again.
+    entries.push(beat(2_000, "a", 0, Some(&[]), NONE, 3, Some(&[0])));
+    entries.push(commit("m0.0", 2_500, "a", 3, 5, UNKNOWN_MEMBER_ID));
+    assert!(fenced(entries));
+}
