@@ -1,7 +1,7 @@
 //! `live-member-fenced` on hand-built answer logs: a KIP-848 member answered UNKNOWN_MEMBER_ID
 //! within the heartbeat interval of a heartbeat answered NONE, and the windows where Kafka may
-//! remove it that soon (its leave, a revocation, a static replacement, an expel, a coordinator
-//! change).
+//! remove it that soon (its leave, a revocation, a heartbeat of its taken late, a static
+//! replacement, an expel, a coordinator change).
 
 use super::*;
 
