@@ -761,7 +761,16 @@ fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtake
 /// coordinator loaded the group with its owner, giving the partitions away would be a split.
 #[test]
 fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_its_owners() {
-    let split = |loaded: bool| {
+    // How the group reaches the next coordinator: started afresh after the unload, loaded after
+    // it, or loaded by the next broker in the instant before the last one's unload is recorded.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Next {
+        Afresh,
+        Loaded,
+        LoadedFirst,
+    }
+    let split = |next: Next| {
+        let loaded = next != Next::Afresh;
         let mut h = H::new(2);
         h.group_epoch(1, &[("a", &[0, 1])]);
         h.cg(ConsumerGroupEvent::MemberJoined {
@@ -772,9 +781,13 @@ fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_it
             classic_protocol: false,
         });
         h.coordinator_epoch("a", 0, 1, "STABLE").given("a", 1, &[0, 1]);
-        h.coord(CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 });
+        let unload = CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 };
+        if next != Next::LoadedFirst {
+            h.coord(unload.clone());
+        }
         if loaded {
-            h.cg(ConsumerGroupEvent::GroupLoaded {
+            let t = h.tick();
+            let event = CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupLoaded {
                 group: G.into(),
                 partition: 0,
                 group_epoch: 1,
@@ -790,6 +803,10 @@ fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_it
                     classic_protocol: false,
                 }],
             });
+            h.h.record(t, groupsim_history::EventKind::Coordinator { broker: 1, event });
+        }
+        if next == Next::LoadedFirst {
+            h.coord(unload);
         }
         let epoch = if loaded { 2 } else { 1 };
         h.group_epoch(epoch, &[("b", &[0, 1])]);
@@ -803,6 +820,7 @@ fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_it
         h.coordinator_epoch("b", 0, epoch, "STABLE").given("b", epoch, &[0, 1]);
         classes(&h.h.clone()).contains(&AnomalyClass::SplitAssignment)
     };
-    assert!(!split(false), "a group started afresh owns nothing");
-    assert!(split(true), "a loaded owner keeps its partitions");
+    assert!(!split(Next::Afresh), "a group started afresh owns nothing");
+    assert!(split(Next::Loaded), "a loaded owner keeps its partitions");
+    assert!(split(Next::LoadedFirst), "the last holder's unload after the load takes nothing");
 }

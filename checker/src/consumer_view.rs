@@ -70,7 +70,9 @@ pub(super) struct ConsumerGroupView {
     /// back), with the taking back (event index) and the two clients: the
     /// `classic-twins-replace-each-other` hazard acting.
     pub(super) contested: BTreeMap<String, (usize, [String; 2])>,
-    /// A coordinator gave the group up and no coordinator has spoken of it since.
+    /// The broker whose events last spoke of the group.
+    holder: Option<i32>,
+    /// Its holder gave the group up and no coordinator has spoken of it since.
     unloaded: bool,
 }
 
@@ -113,15 +115,26 @@ impl ConsumerGroupView {
     }
 
     /// Reads one event about this group (event `idx`, at `at`).
-    /// A coordinator gave the group up (its memory goes; the offsets log keeps what was stored).
-    pub(super) fn unload(&mut self) {
-        self.unloaded = true;
+    /// Broker `broker` gave the group up (its memory goes; the offsets log keeps what was
+    /// stored). A broker that is not the group's holder any more (the next one loaded the
+    /// group first, in the same instant) gives up nothing the view holds.
+    pub(super) fn unload(&mut self, broker: i32) {
+        if self.holder.is_none_or(|h| h == broker) {
+            self.unloaded = true;
+        }
     }
 
-    pub(super) fn apply(&mut self, idx: usize, at: Millis, event: &ConsumerGroupEvent) {
-        // The next coordinator speaks of the group without loading it: the log held nothing of
-        // it, so nothing the last one gave was stored, and none of it was answered (an answer
-        // waits for its records). The group starts afresh and owns nothing.
+    /// Broker `broker` speaks of the group with `event`, before [`Self::apply`] reads it. When
+    /// it follows its holder's unload with anything but a load, the log held nothing of the
+    /// group, so nothing the last holder gave was stored, and none of it was answered (an answer
+    /// waits for its records): the group starts afresh and owns nothing.
+    pub(super) fn spoken_by(
+        &mut self,
+        idx: usize,
+        at: Millis,
+        broker: i32,
+        event: &ConsumerGroupEvent,
+    ) {
         if std::mem::take(&mut self.unloaded)
             && !matches!(event, ConsumerGroupEvent::GroupLoaded { .. })
         {
@@ -129,6 +142,10 @@ impl ConsumerGroupView {
             self.group_epoch = 0;
             self.assignment_epoch = 0;
         }
+        self.holder = Some(broker);
+    }
+
+    pub(super) fn apply(&mut self, idx: usize, at: Millis, event: &ConsumerGroupEvent) {
         match event {
             ConsumerGroupEvent::MemberJoined {
                 member_id,

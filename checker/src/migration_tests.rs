@@ -644,6 +644,65 @@ fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
     check(&h.h.clone())
 }
 
+/// mixed_protocol_swarm seed 60037 (found by `explore`): the same, but the rejoined member sent
+/// its revoke commit in the instant a fault crashed it, and the coordinator took the commit
+/// after the crash. The window must not close at the crash while the commit is on its way.
+#[test]
+fn a_revoke_commit_sent_as_the_rejoined_member_crashed_is_the_hazard_too() {
+    let run = |crash_first: bool| {
+        let mut h = upgraded();
+        h.cg(ConsumerGroupEvent::PartitionsReleased {
+            group: G.into(),
+            member_id: "b".into(),
+            member_epoch: 1,
+            partitions: parts(&[1]),
+        });
+        h.cg(ConsumerGroupEvent::MemberRemoved {
+            group: G.into(),
+            member_id: "b".into(),
+            member_epoch: 1,
+            reason: ConsumerRemovalReason::SessionTimeout,
+        });
+        h.epoch_of("a", 2, 3).cg(ConsumerGroupEvent::PartitionsAssigned {
+            group: G.into(),
+            member_id: "a".into(),
+            member_epoch: 3,
+            partitions: parts(&[0, 1]),
+        });
+        h.classic_member_at("m0", "a", 3, &[0, 1]);
+        h.produced(1, 10).processed("m0", "a", 3, 1, 10, 19).commit("a", 3, 1, 20);
+        h.cg(ConsumerGroupEvent::MemberJoined {
+            group: G.into(),
+            member_id: "b".into(),
+            group_instance_id: None,
+            client_id: "m1".into(),
+            classic_protocol: true,
+        });
+        h.epoch_of("b", 0, 4).classic_member_at("m1", "b", 4, &[]);
+        let sent = MemberEvent::CommitSent {
+            member_id: "b".into(),
+            generation: 4,
+            partition: tp(1),
+            offset: 15,
+        };
+        if crash_first {
+            // Stopped before it sent anything: a commit taken later is not its revoke commit.
+            h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
+        } else {
+            h.member("m1", sent);
+            h.world(groupsim_history::WorldEvent::MemberStopped { member: "m1".into() });
+        }
+        h.commit("b", 4, 1, 15);
+        check(&h.h.clone())
+    };
+    let v = run(false);
+    assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+    assert!(v.hazards.iter().all(|e| e.hazard == crate::Hazard::RemovedClassicMemberRejoins));
+    assert!(!v.hazards.is_empty());
+    let v = run(true);
+    assert!(!v.anomalies.is_empty(), "a commit the stopped member never sent is not excused");
+}
+
 #[test]
 fn a_removed_classic_member_rejoining_under_its_old_id_is_the_hazard_not_a_failure() {
     let v = removed_then_rejoined(true);

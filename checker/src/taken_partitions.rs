@@ -28,8 +28,9 @@
 //!
 //! Each way the member must have heard no error since its last assignment that told it its
 //! generation was gone (a member that keeps partitions then is at fault, not Kafka). For each
-//! partition the effect lasts until the member gives the partition up (or stops) and, when the
-//! member committed the partition meanwhile, until the partition's committed offset is back at
+//! partition the effect lasts until the member gives the partition up (or stops; a commit it
+//! sent before, taken after, is one of its commits meanwhile) and, when the member committed
+//! the partition meanwhile, until the partition's committed offset is back at
 //! or past the highest offset committed on it before those commits, or of the commits
 //! themselves: what they moved it back from (the new owner, started below, recommits records
 //! until then).
@@ -112,6 +113,19 @@ struct Open {
     released: Option<usize>,
     /// The highest offset the member committed on the partition while the window was open.
     reach: Option<i64>,
+    /// The offsets of commits on the partition the member sent while it held the partition and
+    /// whose fate nobody has recorded yet (the coordinator's acceptance or refusal, the
+    /// member's ack or failure): one sent in the instant the member stopped may be taken after,
+    /// and is the member's as much as one taken before.
+    in_flight: Vec<i64>,
+}
+
+impl Open {
+    /// A commit of `offset` met its fate: no longer in flight. Whether it was.
+    fn settle(&mut self, offset: i64) -> bool {
+        let found = self.in_flight.iter().position(|&o| o == offset);
+        found.map(|i| self.in_flight.swap_remove(i)).is_some()
+    }
 }
 
 /// The windows in which the hazard's effect on a partition lasts.
@@ -153,6 +167,21 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 }
                 MemberEvent::Joined { member_id, generation, .. } => {
                     joined.insert(member_id.clone(), (*generation, idx));
+                }
+                MemberEvent::CommitSent { member_id, partition, offset, .. } => {
+                    if let Some(o) = open.get_mut(partition) {
+                        if &o.member_id == member_id && o.released.is_none() {
+                            o.in_flight.push(*offset);
+                        }
+                    }
+                }
+                MemberEvent::CommitAcked { member_id, partition, offset, .. }
+                | MemberEvent::CommitFailed { member_id, partition, offset, .. } => {
+                    if let Some(o) = open.get_mut(partition) {
+                        if &o.member_id == member_id {
+                            o.settle(*offset);
+                        }
+                    }
                 }
                 MemberEvent::Revoked { member_id, partitions, .. }
                 | MemberEvent::Lost { member_id, partitions, .. } => {
@@ -272,23 +301,39 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 let top = before.map_or(*offset, |h| h.max(*offset));
                 high.insert(partition.clone(), top);
                 let Some(o) = open.get_mut(partition) else { continue };
-                if &o.member_id == member_id && o.released.is_none() {
+                let own = &o.member_id == member_id;
+                let was_in_flight = own && o.settle(*offset);
+                if own && (o.released.is_none() || was_in_flight) {
                     // The damage lasts until the committed offset is back where the member's
                     // commits moved it back from (as for a late request).
                     let back_from = before.map_or(*offset, |h| h.max(*offset));
                     o.reach = Some(o.reach.map_or(back_from, |r| r.max(back_from)));
-                } else if o.released.is_some() && o.reach.is_none_or(|r| *offset >= r) {
+                } else if o.released.is_some()
+                    && o.in_flight.is_empty()
+                    && o.reach.is_none_or(|r| *offset >= r)
+                {
                     if let Some(o) = open.remove(partition) {
                         close(&mut windows, partition.clone(), o, idx);
                     }
                 }
             }
+            EventKind::Coordinator {
+                event: CoordinatorEvent::OffsetCommitRejected { member_id, partition, offset, .. },
+                ..
+            } => {
+                if let Some(o) = open.get_mut(partition) {
+                    if &o.member_id == member_id {
+                        o.settle(*offset);
+                    }
+                }
+            }
             _ => {}
         }
-        // A window whose member gave the partition up without committing it closes there.
+        // A window whose member gave the partition up without committing it (nor a commit of
+        // its still on its way) closes there.
         let done: Vec<TopicPartition> = open
             .iter()
-            .filter(|(_, o)| o.released.is_some() && o.reach.is_none())
+            .filter(|(_, o)| o.released.is_some() && o.reach.is_none() && o.in_flight.is_empty())
             .map(|(tp, _)| tp.clone())
             .collect();
         for tp in done {
@@ -319,7 +364,15 @@ fn take<'a>(
             continue;
         }
         let member_id = member_id.to_string();
-        let o = Open { hazard, cause: idx, from: idx, member_id, released: None, reach: None };
+        let o = Open {
+            hazard,
+            cause: idx,
+            from: idx,
+            member_id,
+            released: None,
+            reach: None,
+            in_flight: Vec::new(),
+        };
         open.insert(tp.clone(), o);
     }
 }

@@ -831,7 +831,7 @@ impl Views {
                     g.lost_rebalance = Some(idx);
                 }
                 if let Some(cg) = self.consumer_groups.get_mut(group) {
-                    cg.unload();
+                    cg.unload(broker);
                 }
             }
             CoordinatorEvent::ConsumerGroup(e) => {
@@ -873,6 +873,7 @@ impl Views {
                         }
                     }
                 }
+                cg.spoken_by(idx, at, broker, e);
                 cg.apply(idx, at, e)
             }
         }

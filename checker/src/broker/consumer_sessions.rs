@@ -14,13 +14,14 @@
 //! fence Kafka does not make.
 //!
 //! Not judged: a member that may be revoking (an answer took partitions it reported owning and
-//! it has not reported owning only its assignment since), one with a heartbeat unanswered since
-//! it last joined (taken late, after newer ones, a stale heartbeat may still be accepted at its
-//! previous epoch and reconcile the member into a revocation whose answer nobody reads: its
-//! rebalance timeout then fences it however it heartbeats), a static member (a heartbeat of its
-//! named an instance), and a window with the member's leave, an expel or a coordinator change in
-//! it. What the rule cannot know: a group's configuration
-//! altered between the heartbeat and the fence.
+//! it has not reported owning only its assignment since); a member with a request that may be
+//! taken in the window: a leave of its answered after the heartbeat was written, or a leave or
+//! heartbeat of its never answered and written less than [`REACH_MS`] before (taken late, after
+//! newer ones, a stale leave removes the member, and a stale heartbeat Kafka accepts at the
+//! member's previous epoch may reconcile it into a revocation whose answer nobody reads, and its
+//! rebalance timeout then fences it however it heartbeats); a static member (a heartbeat of its
+//! named an instance); and a window with an expel or a coordinator change in it. What the rule
+//! cannot know: a group's configuration altered between the heartbeat and the fence.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,6 +31,10 @@ use super::eras::Eras;
 use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Mark, Request};
 use super::log::{NONE, UNKNOWN_MEMBER_ID};
 use super::{BrokerAnomaly, BrokerRule};
+
+/// How long after it was written a request never answered may still reach the coordinator (as
+/// the instance rules take it): one written earlier is what the rule cannot know.
+const REACH_MS: Millis = 60_000;
 
 /// The heartbeat that started a member's current session.
 #[derive(Clone, Copy, Debug)]
@@ -54,10 +59,6 @@ struct Member {
     assignment: Option<BTreeSet<TopicPartition>>,
     /// It may be revoking partitions (its rebalance timeout may be running).
     revoking: bool,
-    /// A heartbeat of its went unanswered since it last joined: the coordinator may take it at
-    /// any later time, after newer ones (a stale epoch it still accepts, KIP-848's previous
-    /// epoch), and reconcile the member into a revocation no answer it reads tells it of.
-    unanswered: bool,
     /// A heartbeat of its named an instance.
     is_static: bool,
 }
@@ -74,30 +75,11 @@ impl Member {
 /// Every UNKNOWN_MEMBER_ID answer that came while the member's session had to run.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let eras = Eras::of(log);
-    let leaves = leaves_written(log);
+    let late = Late::of(log);
     let mut members: BTreeMap<&str, Member> = BTreeMap::new();
     let mut found = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
-        let x = match e {
-            Entry::Mark { mark: Mark::Expelled(_) | Mark::CoordinatorMoved, .. } => {
-                members.values_mut().for_each(|m| m.proof = None);
-                continue;
-            }
-            Entry::Mark { .. } => continue,
-            Entry::Unanswered {
-                call: Request::ConsumerHeartbeat { member_id, epoch, .. }, ..
-            } => {
-                let m = members.entry(member_id).or_default();
-                // A leave may have been taken; a heartbeat may be taken late and revoke.
-                m.unanswered = true;
-                if *epoch < 0 {
-                    m.proof = None;
-                }
-                continue;
-            }
-            Entry::Unanswered { .. } => continue,
-            Entry::Exchange(x) => x,
-        };
+        let Entry::Exchange(x) = e else { continue };
         match (&x.request, &x.answer) {
             (
                 Request::ConsumerHeartbeat { member_id, epoch, owned, instance },
@@ -107,16 +89,13 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             ) => {
                 let id = if member_id.is_empty() { given.as_str() } else { member_id.as_str() };
                 if *error == UNKNOWN_MEMBER_ID && *epoch > 0 {
-                    found.extend(judge(&eras, &leaves, id, members.get(id), i, x));
+                    found.extend(judge(&eras, &late, id, members.get(id), i, x));
                 }
                 let m = members.entry(id).or_default();
                 m.is_static |= instance.is_some();
                 if *error != NONE || *epoch < 0 {
                     m.proof = None;
                     continue;
-                }
-                if *epoch == 0 {
-                    m.unanswered = false;
                 }
                 if let Some(o) = owned {
                     m.owned = Some(o.iter().cloned().collect());
@@ -137,14 +116,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                     && !offsets.is_empty()
                     && answer_error(&x.answer) == UNKNOWN_MEMBER_ID =>
             {
-                found.extend(judge(
-                    &eras,
-                    &leaves,
-                    member_id,
-                    members.get(member_id.as_str()),
-                    i,
-                    x,
-                ));
+                let id = member_id.as_str();
+                found.extend(judge(&eras, &late, id, members.get(id), i, x));
             }
             _ => {}
         }
@@ -152,31 +125,56 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// When each member id wrote a leave (a ConsumerGroupHeartbeat at member epoch -1 or -2),
-/// answered or not: the log holds exchanges in answer order, so a leave written before a fence
-/// may come after it.
-fn leaves_written(log: &AnswerLog) -> BTreeMap<&str, Vec<Millis>> {
-    let mut leaves: BTreeMap<&str, Vec<Millis>> = BTreeMap::new();
-    for e in &log.entries {
-        let (call, sent_ms) = match e {
-            Entry::Exchange(x) => (&x.request, x.sent_ms),
-            Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms),
-            Entry::Mark { .. } => continue,
-        };
-        if let Request::ConsumerHeartbeat { member_id, epoch, .. } = call {
-            if *epoch < 0 {
-                leaves.entry(member_id).or_default().push(sent_ms);
+/// What may be taken at a time no answer shows: each member id's leaves and unanswered
+/// heartbeats (when written, and when answered if they were), and the expel faults.
+#[derive(Debug, Default)]
+struct Late<'a> {
+    requests: BTreeMap<&'a str, Vec<(Millis, Option<Millis>)>>,
+    expels: Vec<Millis>,
+}
+
+impl<'a> Late<'a> {
+    fn of(log: &'a AnswerLog) -> Self {
+        let mut late = Late::default();
+        for e in &log.entries {
+            let (call, sent_ms, answered) = match e {
+                Entry::Exchange(x) => (&x.request, x.sent_ms, Some(x.answered_ms)),
+                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
+                Entry::Mark { mark: Mark::Expelled(_), at_ms } => {
+                    late.expels.push(*at_ms);
+                    continue;
+                }
+                Entry::Mark { .. } => continue,
+            };
+            if let Request::ConsumerHeartbeat { member_id, epoch, .. } = call {
+                if *epoch < 0 || answered.is_none() {
+                    late.requests.entry(member_id).or_default().push((sent_ms, answered));
+                }
             }
         }
+        late
     }
-    leaves
+
+    /// Whether something may have removed `id` between `from` (its heartbeat written) and `to`
+    /// (the refusal read): a request of its taken then, or an expel.
+    fn in_window(&self, id: &str, from: Millis, to: Millis) -> bool {
+        let taken_then = |&(sent, answered): &(Millis, Option<Millis>)| {
+            sent <= to
+                && match answered {
+                    Some(answered) => answered >= from,
+                    None => sent + REACH_MS >= from,
+                }
+        };
+        self.requests.get(id).is_some_and(|rs| rs.iter().any(taken_then))
+            || self.expels.iter().any(|&t| t >= from && t <= to)
+    }
 }
 
 /// The anomaly, if exchange `x` (entry `i`, answered UNKNOWN_MEMBER_ID, naming `id`) came while
 /// `member`'s session had to run.
 fn judge(
     eras: &Eras,
-    leaves: &BTreeMap<&str, Vec<Millis>>,
+    late: &Late<'_>,
     id: &str,
     member: Option<&Member>,
     i: usize,
@@ -184,11 +182,10 @@ fn judge(
 ) -> Option<BrokerAnomaly> {
     let m = member?;
     let p = m.proof?;
-    if m.is_static || m.revoking || m.unanswered || !eras.same(p.entry, i) {
+    if m.is_static || m.revoking || !eras.same(p.entry, i) {
         return None;
     }
-    let left = leaves.get(id).into_iter().flatten();
-    if left.clone().any(|&t| t >= p.sent_ms && t <= x.answered_ms) {
+    if late.in_window(id, p.sent_ms, x.answered_ms) {
         return None;
     }
     if x.sent_ms <= p.answered_ms || x.answered_ms > p.sent_ms + p.interval_ms {
