@@ -606,6 +606,19 @@ fn a_member_refused_the_upgrade_stopping_is_the_hazard_not_a_failure() {
 /// allows it: the `removed-classic-member-rejoins` hazard. A member that rejoins under a new id
 /// (as after an UNKNOWN_MEMBER_ID) was told, so its commit is its own fault.
 fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
+    let id = if same_id { "b" } else { "b2" };
+    let mut h = rejoined_as(id);
+    h.commit(id, 4, 1, 15);
+    h.member(
+        "m1",
+        MemberEvent::Revoked { member_id: id.into(), generation: 4, partitions: parts(&[1]) },
+    );
+    check(&h.h.clone())
+}
+
+/// The history of [`removed_then_rejoined`] up to b's rejoin as `id`, at member epoch 4 with
+/// nothing assigned (it still owns t-1, which a holds and committed at 20).
+fn rejoined_as(id: &str) -> H {
     let mut h = upgraded();
     h.cg(ConsumerGroupEvent::PartitionsReleased {
         group: G.into(),
@@ -627,7 +640,6 @@ fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
     });
     h.classic_member_at("m0", "a", 3, &[0, 1]);
     h.produced(1, 10).processed("m0", "a", 3, 1, 10, 19).commit("a", 3, 1, 20);
-    let id = if same_id { "b" } else { "b2" };
     h.cg(ConsumerGroupEvent::MemberJoined {
         group: G.into(),
         member_id: id.into(),
@@ -636,12 +648,7 @@ fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
         classic_protocol: true,
     });
     h.epoch_of(id, 0, 4).classic_member_at("m1", id, 4, &[]);
-    h.commit(id, 4, 1, 15);
-    h.member(
-        "m1",
-        MemberEvent::Revoked { member_id: id.into(), generation: 4, partitions: parts(&[1]) },
-    );
-    check(&h.h.clone())
+    h
 }
 
 /// mixed_protocol_swarm seed 60037 (found by `explore`): the same, but the rejoined member sent
@@ -650,35 +657,7 @@ fn removed_then_rejoined(same_id: bool) -> crate::Verdict {
 #[test]
 fn a_revoke_commit_sent_as_the_rejoined_member_crashed_is_the_hazard_too() {
     let run = |crash_first: bool| {
-        let mut h = upgraded();
-        h.cg(ConsumerGroupEvent::PartitionsReleased {
-            group: G.into(),
-            member_id: "b".into(),
-            member_epoch: 1,
-            partitions: parts(&[1]),
-        });
-        h.cg(ConsumerGroupEvent::MemberRemoved {
-            group: G.into(),
-            member_id: "b".into(),
-            member_epoch: 1,
-            reason: ConsumerRemovalReason::SessionTimeout,
-        });
-        h.epoch_of("a", 2, 3).cg(ConsumerGroupEvent::PartitionsAssigned {
-            group: G.into(),
-            member_id: "a".into(),
-            member_epoch: 3,
-            partitions: parts(&[0, 1]),
-        });
-        h.classic_member_at("m0", "a", 3, &[0, 1]);
-        h.produced(1, 10).processed("m0", "a", 3, 1, 10, 19).commit("a", 3, 1, 20);
-        h.cg(ConsumerGroupEvent::MemberJoined {
-            group: G.into(),
-            member_id: "b".into(),
-            group_instance_id: None,
-            client_id: "m1".into(),
-            classic_protocol: true,
-        });
-        h.epoch_of("b", 0, 4).classic_member_at("m1", "b", 4, &[]);
+        let mut h = rejoined_as("b");
         let sent = MemberEvent::CommitSent {
             member_id: "b".into(),
             generation: 4,

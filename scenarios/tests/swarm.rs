@@ -140,6 +140,36 @@ fn the_late_request_hazard_is_played_recorded_and_explained_in_both_worlds() {
     }
 }
 
+/// The first swarm seed of `seeds` (event world) that passes while its late-request hazard
+/// explains an offset regression whose late commit `fits` (the history, and the late commit's
+/// member id, partition and offset).
+fn first_late_regression(
+    seeds: std::ops::Range<u64>,
+    fits: impl Fn(&groupsim_history::History, &str, &groupsim_wire::TopicPartition, i64) -> bool,
+) -> Option<u64> {
+    use groupsim_history::CoordinatorEvent;
+    let s = groupsim::scenarios::find("swarm").expect("in catalogue");
+    seeds.into_iter().find(|&seed| {
+        let r = groupsim::runner::run_spec_in(s.build(seed), groupsim::runner::WorldKind::Event)
+            .expect("runs");
+        assert!(r.verdict.is_ok(), "seed {seed}: {}", r.failure_report());
+        r.verdict.hazards.iter().any(|e| {
+            e.hazard == groupsim_checker::Hazard::LateRequest
+                && e.anomaly.class == AnomalyClass::OffsetRegression
+                && match &r.history.events()[e.cause].kind {
+                    EventKind::Coordinator {
+                        event:
+                            CoordinatorEvent::OffsetCommitAccepted {
+                                member_id, partition, offset, ..
+                            },
+                        ..
+                    } => fits(&r.history, member_id, partition, *offset),
+                    _ => false,
+                }
+        })
+    })
+}
+
 /// Regression: swarm seed 26431 reported an offset regression for Kafka's late-request hazard
 /// arising without the named fault. Mechanism: m0's commit of orders-0 at 769 was on its way
 /// during a latency spike on broker-0 when a connection drop closed its connection; m0 recorded
@@ -147,25 +177,20 @@ fn the_late_request_hazard_is_played_recorded_and_explained_in_both_worlds() {
 /// wire, reached the broker 6 ms after the new one (within the network's jitter between
 /// connections) and was processed: 772 went back to 769. The checker now recognises a commit the
 /// member gave up with its connection, never sent again and the coordinator accepted after a
-/// newer one as the late-request hazard. Since Fetches wait at the broker every history
-/// differs; the swarm's seed 2347 plays the same (m0-5's commit of three partitions, sent once
-/// at 46.5 s and given up at 49.6 s, accepted at 52.7 s after newer ones).
+/// newer one as the late-request hazard. Every history since has differed (Fetches wait at the
+/// broker; overlapping pauses overlap); of swarm seeds 0..14999 at 05b9960 one plays it, 13618:
+/// a late commit, explained by the hazard, whose member no named late-request fault delayed.
 #[test]
 fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
-    let spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(2347);
-    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
-    assert!(r.verdict.is_ok(), "{}", r.failure_report());
-    assert!(
-        r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression),
-        "seed 2347 shows the regression, as a hazard: {:?}",
-        r.verdict.hazards
-    );
-    let named = r
-        .history
-        .events()
-        .iter()
-        .any(|e| matches!(e.kind, EventKind::World(WorldEvent::RequestProcessedLate { .. })));
-    assert!(!named, "the named fault did not act in this seed");
+    let unnamed = |h: &groupsim_history::History, member_id: &str, _: &_, _| {
+        !h.events().iter().any(|e| {
+            matches!(&e.kind, EventKind::World(WorldEvent::RequestProcessedLate {
+                member_id: Some(id), ..
+            }) if id == member_id)
+        })
+    };
+    let seed = first_late_regression(13618..13619, unnamed);
+    assert!(seed.is_some(), "swarm seed 13618 no longer plays the hazard without the named fault");
 }
 
 /// Regression: swarm seed 78537 (the 100,000-seed campaign) reported offset regressions and
@@ -176,20 +201,26 @@ fn a_commit_outliving_its_dropped_connection_is_the_late_request_hazard() {
 /// lossy link and retransmitted after the close, reached the broker 1.4 s later and was
 /// processed: 203 went back to 192. The checker matched the resend to that old frame's offsets
 /// and no longer counted the old one as given up; it now matches each acceptance to a send the
-/// member still awaits first, so the acceptance beyond those is the given-up frame. Since
-/// Fetches wait at the broker every history differs; the swarm's seed 5287 plays the same (m0's
-/// commit of orders-0 at 42 sent three times, one given up with its connection, accepted twice).
+/// member still awaits first, so the acceptance beyond those is the given-up frame. Every history
+/// since has differed; the first swarm seed at 05b9960 that plays it is 332: a late commit,
+/// explained by the hazard, whose offset the coordinator also accepted from the same member id
+/// (its resend).
 #[test]
 fn a_given_up_commit_landing_after_its_own_resend_is_the_late_request_hazard() {
-    // The swarm of today (its lossy links are the mechanism), not a recorded schedule.
-    let spec = groupsim::scenarios::find("swarm").expect("in catalogue").build(5287);
-    let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
-    assert!(r.verdict.is_ok(), "{}", r.failure_report());
-    assert!(
-        r.verdict.hazards.iter().any(|e| e.anomaly.class == AnomalyClass::OffsetRegression),
-        "seed 5287 shows the regression, as a hazard: {:?}",
-        r.verdict.hazards
-    );
+    use groupsim_history::CoordinatorEvent;
+    let resent = |h: &groupsim_history::History, member_id: &str, tp: &_, offset: i64| {
+        let accepted = h.events().iter().filter(|e| {
+            matches!(&e.kind, EventKind::Coordinator {
+                event: CoordinatorEvent::OffsetCommitAccepted {
+                    member_id: m, partition: p, offset: o, ..
+                },
+                ..
+            } if m == member_id && p == tp && *o == offset)
+        });
+        accepted.count() >= 2
+    };
+    let seed = first_late_regression(332..333, resent);
+    assert!(seed.is_some(), "swarm seed 332 no longer lands a given-up commit after its resend");
 }
 
 /// Regression: swarm seed 83345 (the 100,000-seed campaign) reported `stalled-member`. Mechanism:

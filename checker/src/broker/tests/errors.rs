@@ -202,3 +202,40 @@ fn a_join_answered_in_the_same_millisecond_may_not_have_let_a_pending_member_in_
     let earlier = with_join_at(59);
     assert!(earlier.contains(&BrokerRule::WrongError), "{earlier:?}");
 }
+
+/// KIP-394: a JoinGroup v4+ from a new dynamic member is answered MEMBER_ID_REQUIRED, never
+/// NONE; before v4, and for a static member, NONE is the answer.
+#[test]
+fn a_new_dynamic_member_admitted_at_join_v4_is_a_wrong_error() {
+    let at = |version: i16, instance: Option<&str>| {
+        let Entry::Exchange(mut e) = join("m0.0", 10, "a", 1, "a", &["a"]) else { unreachable!() };
+        e.request = Request::Join {
+            member_id: String::new(),
+            instance: instance.map(str::to_string),
+            session_timeout_ms: None,
+            version: Some(version),
+        };
+        log(Protocol::Classic, 1, vec![Entry::Exchange(e)])
+    };
+    assert_eq!(answer_rules(&at(5, None)), [BrokerRule::WrongError]);
+    assert!(answer_rules(&at(3, None)).is_empty());
+    assert!(answer_rules(&at(5, Some("i0"))).is_empty());
+}
+
+/// A rejoin at epoch 0 claiming partitions is refused with INVALID_REQUEST: a NONE is the
+/// coordinator's mistake as much as the request is the client's.
+#[test]
+fn a_consumer_rejoin_with_owned_partitions_answered_none_is_a_wrong_error() {
+    let Entry::Exchange(mut e) = heartbeat("m0.0", 10, "a", 0, 1, NONE, Some(&[0])) else {
+        unreachable!()
+    };
+    e.request = Request::ConsumerHeartbeat {
+        member_id: "a".into(),
+        epoch: 0,
+        owned: Some(vec![tp(0)]),
+        instance: None,
+    };
+    let found = rules(&log(Protocol::Consumer, 1, vec![Entry::Exchange(e)]));
+    assert!(found.contains(&BrokerRule::WrongError), "{found:?}");
+    assert!(found.contains(&BrokerRule::JoinOwningPartitions), "{found:?}");
+}
