@@ -16,7 +16,7 @@
 //! Not judged: a member that may be revoking (an answer took partitions it reported owning and
 //! it has not reported owning only its assignment since); a member with a request that may be
 //! taken in the window: a leave of its answered after the heartbeat was written, or a leave or
-//! heartbeat of its never answered and written less than [`REACH_MS`] before (taken late, after
+//! heartbeat of its never answered and written less than `REACH_MS` before (taken late, after
 //! newer ones, a stale leave removes the member, and a stale heartbeat Kafka accepts at the
 //! member's previous epoch may reconcile it into a revocation whose answer nobody reads, and its
 //! rebalance timeout then fences it however it heartbeats); a static member (a heartbeat of its
