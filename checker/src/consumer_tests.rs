@@ -773,14 +773,7 @@ fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_it
         let loaded = next != Next::Afresh;
         let mut h = H::new(2);
         h.group_epoch(1, &[("a", &[0, 1])]);
-        h.cg(ConsumerGroupEvent::MemberJoined {
-            group: G.into(),
-            member_id: "a".into(),
-            group_instance_id: None,
-            client_id: "m0".into(),
-            classic_protocol: false,
-        });
-        h.coordinator_epoch("a", 0, 1, "STABLE").given("a", 1, &[0, 1]);
+        h.join("m0", "a", 1, &[0, 1]);
         let unload = CoordinatorEvent::GroupUnloaded { group: G.into(), partition: 0 };
         if next != Next::LoadedFirst {
             h.coord(unload.clone());
@@ -810,14 +803,7 @@ fn a_group_started_afresh_after_an_unload_owns_nothing_but_a_loaded_one_keeps_it
         }
         let epoch = if loaded { 2 } else { 1 };
         h.group_epoch(epoch, &[("b", &[0, 1])]);
-        h.cg(ConsumerGroupEvent::MemberJoined {
-            group: G.into(),
-            member_id: "b".into(),
-            group_instance_id: None,
-            client_id: "m1".into(),
-            classic_protocol: false,
-        });
-        h.coordinator_epoch("b", 0, epoch, "STABLE").given("b", epoch, &[0, 1]);
+        h.join("m1", "b", epoch, &[0, 1]);
         classes(&h.h.clone()).contains(&AnomalyClass::SplitAssignment)
     };
     assert!(!split(Next::Afresh), "a group started afresh owns nothing");
