@@ -365,6 +365,11 @@ pub struct SeedResult {
     pub ok: bool,
     /// First anomaly class, if any.
     pub first_anomaly: Option<AnomalyClass>,
+    /// Every class the run broke, each once, in the order first found (a failing seed may
+    /// break an answer rule and a history rule at once; campaigns that ask which rules catch a
+    /// change read this).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<AnomalyClass>,
     /// Harness error, if the run could not be carried out.
     pub error: Option<String>,
     /// History hash (empty when the sweep did not ask for it: only `--json` and
@@ -402,6 +407,7 @@ impl SeedResult {
                 seed,
                 ok: r.verdict.is_ok(),
                 first_anomaly: r.verdict.first().map(|a| a.class),
+                anomalies: distinct_classes(&r.verdict.anomalies),
                 error: None,
                 history_hash: String::new(),
                 wire_hash: String::new(),
@@ -414,6 +420,7 @@ impl SeedResult {
                 seed,
                 ok: false,
                 first_anomaly: None,
+                anomalies: Vec::new(),
                 error: Some(e.to_string()),
                 history_hash: String::new(),
                 wire_hash: String::new(),
@@ -424,6 +431,17 @@ impl SeedResult {
             },
         }
     }
+}
+
+/// The classes of `anomalies`, each once, in the order first found.
+fn distinct_classes(anomalies: &[groupsim_checker::Anomaly]) -> Vec<AnomalyClass> {
+    let mut classes: Vec<AnomalyClass> = Vec::new();
+    for a in anomalies {
+        if !classes.contains(&a.class) {
+            classes.push(a.class);
+        }
+    }
+    classes
 }
 
 #[cfg(test)]
@@ -442,5 +460,30 @@ mod tests {
         assert!(without.faults.triggers.is_empty());
         assert_eq!(without.faults.faults, drawn.faults.faults);
         assert_eq!(options.args(), " --no-triggers");
+    }
+
+    #[test]
+    fn a_seed_line_names_each_class_broken_once_in_the_order_found() {
+        use groupsim_checker::Anomaly;
+        let at = |class, ms| Anomaly::new(class, None, ms, String::new(), vec![]);
+        let found = [
+            at(AnomalyClass::AnswerLiveMemberFenced, 10),
+            at(AnomalyClass::StalledMember, 20),
+            at(AnomalyClass::AnswerLiveMemberFenced, 30),
+            at(AnomalyClass::Stuck, 40),
+        ];
+        assert_eq!(
+            distinct_classes(&found),
+            [
+                AnomalyClass::AnswerLiveMemberFenced,
+                AnomalyClass::StalledMember,
+                AnomalyClass::Stuck
+            ]
+        );
+        let passing = crate::sweep::tests::result(3, true, 0);
+        let json = serde_json::to_string(&passing).unwrap();
+        assert!(!json.contains("anomalies"), "a passing seed's line is as before: {json}");
+        let back: SeedResult = serde_json::from_str(&json).unwrap();
+        assert!(back.anomalies.is_empty());
     }
 }

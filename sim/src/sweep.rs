@@ -652,6 +652,7 @@ pub(crate) mod tests {
             seed,
             ok,
             first_anomaly: (!ok).then_some(groupsim_checker::AnomalyClass::Stuck),
+            anomalies: if ok { Vec::new() } else { vec![groupsim_checker::AnomalyClass::Stuck] },
             error: None,
             history_hash: String::new(),
             wire_hash: String::new(),
