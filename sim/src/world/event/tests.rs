@@ -266,3 +266,21 @@ fn a_drawn_same_instant_order_is_repeatable_and_changes_histories() {
     assert_eq!(a, run(&shuffled).hash_hex(), "the same seed, the same history");
     assert_ne!(a, run(&base).hash_hex(), "the drawn order changes what happens");
 }
+
+/// The clock guard counts events per instant: time moving on starts the count again, and the
+/// instant that passes the limit ends the run with an error naming it and its last event.
+#[test]
+fn an_instant_past_the_event_limit_is_an_error_naming_it() {
+    use super::queue::Event;
+    let mut still = super::StillClock::new(3);
+    for at in [5, 5, 5, 6, 6, 6, 7] {
+        still.step(at, Event::Wake).expect("within the limit");
+    }
+    still.step(7, Event::Wake).expect("the second event of 7");
+    still.step(7, Event::Wake).expect("the third event of 7");
+    let err = still.step(7, Event::MemberTimer { member: 2 }).expect_err("a fourth event of 7");
+    let text = err.to_string();
+    assert!(text.contains("t=7ms"), "{text}");
+    assert!(text.contains("the simulated clock stood still"), "{text}");
+    assert!(text.contains("MemberTimer { member: 2 }"), "{text}");
+}
