@@ -11,7 +11,8 @@
 //! static member taking its instance over, or the harness's expel fault. A ConsumerGroupHeartbeat
 //! at a member epoch, or an OffsetCommit under one, written after that answer was read and
 //! answered UNKNOWN_MEMBER_ID by `t + I` (read by then, so taken by then), in the same era, is a
-//! fence Kafka does not make.
+//! fence Kafka does not make. So is such an answer to the member's own leave (member epoch -1):
+//! Kafka removes a member it knows and answers the leave NONE.
 //!
 //! Not judged: a member that may be revoking (an answer took partitions it reported owning and
 //! it has not reported owning only its assignment since); a member with a request that may be
@@ -31,6 +32,10 @@ use super::eras::Eras;
 use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Mark, Request};
 use super::log::{NONE, UNKNOWN_MEMBER_ID};
 use super::{BrokerAnomaly, BrokerRule};
+
+/// The member epoch of a dynamic member's leave: Kafka removes a member it knows and answers
+/// NONE, so an UNKNOWN_MEMBER_ID answer to it is judged as a fence.
+const LEAVE_EPOCH: i32 = -1;
 
 /// How long after it was written a request never answered may still reach the coordinator (as
 /// the instance rules take it): one written earlier is what the rule cannot know.
@@ -88,7 +93,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 },
             ) => {
                 let id = if member_id.is_empty() { given.as_str() } else { member_id.as_str() };
-                if *error == UNKNOWN_MEMBER_ID && *epoch > 0 {
+                if *error == UNKNOWN_MEMBER_ID && (*epoch > 0 || *epoch == LEAVE_EPOCH) {
                     found.extend(judge(&eras, &late, id, members.get(id), i, x));
                 }
                 let m = members.entry(id).or_default();
@@ -156,10 +161,12 @@ impl<'a> Late<'a> {
     }
 
     /// Whether something may have removed `id` between `from` (its heartbeat written) and `to`
-    /// (the refusal read): a request of its taken then, or an expel.
-    fn in_window(&self, id: &str, from: Millis, to: Millis) -> bool {
+    /// (the refusal read): a request of its taken then, or an expel. `judged` (when written,
+    /// when answered) is the refused request itself, which does not excuse its own refusal.
+    fn in_window(&self, id: &str, from: Millis, to: Millis, judged: (Millis, Millis)) -> bool {
         let taken_then = |&(sent, answered): &(Millis, Option<Millis>)| {
-            sent <= to
+            (sent, answered) != (judged.0, Some(judged.1))
+                && sent <= to
                 && match answered {
                     Some(answered) => answered >= from,
                     None => sent + REACH_MS >= from,
@@ -185,21 +192,23 @@ fn judge(
     if m.is_static || m.revoking || !eras.same(p.entry, i) {
         return None;
     }
-    if late.in_window(id, p.sent_ms, x.answered_ms) {
+    if late.in_window(id, p.sent_ms, x.answered_ms, (x.sent_ms, x.answered_ms)) {
         return None;
     }
     if x.sent_ms <= p.answered_ms || x.answered_ms > p.sent_ms + p.interval_ms {
         return None;
     }
+    let leave = matches!(x.request, Request::ConsumerHeartbeat { epoch: LEAVE_EPOCH, .. });
     Some(BrokerAnomaly {
         rule: BrokerRule::LiveMemberFenced,
         at_ms: x.answered_ms,
         partition: None,
         summary: format!(
-            "{} answered UNKNOWN_MEMBER_ID at t={}ms, {} ms after its heartbeat written at t={}ms \
+            "{}{} answered UNKNOWN_MEMBER_ID at t={}ms, {} ms after its heartbeat written at t={}ms \
              was answered NONE with a heartbeat interval of {} ms: its session (longer than the \
              interval) had not run out, and it had not left",
             x.request.api(),
+            if leave { " (its leave)" } else { "" },
             x.answered_ms,
             x.answered_ms - p.sent_ms,
             p.sent_ms,

@@ -172,3 +172,56 @@ fn an_expel_between_a_heartbeat_and_its_answer_passes() {
     entries.push(commit("m0.0", 1_100, "a", 1, 5, UNKNOWN_MEMBER_ID));
     assert!(!fenced(entries));
 }
+
+/// A member's leave (member epoch -1) written while its session must run, refused
+/// UNKNOWN_MEMBER_ID: Kafka removes a member it knows and answers its leave NONE, so the
+/// refusal is judged as a fence; a second leave after one answered NONE, a leave past the
+/// interval, and a leave after an earlier one never answered (which may have been taken first)
+/// pass.
+#[test]
+fn a_leave_refused_while_the_session_must_run_is_live_member_fenced() {
+    let leave = |t: u64, error: i16| {
+        x(
+            "m0.0",
+            t,
+            t + 50,
+            Request::ConsumerHeartbeat {
+                member_id: "a".into(),
+                epoch: -1,
+                owned: None,
+                instance: None,
+            },
+            Answer::ConsumerHeartbeat {
+                error,
+                member_id: if error == NONE { "a".into() } else { String::new() },
+                epoch: -1,
+                assignment: None,
+                interval_ms: None,
+            },
+        )
+    };
+    let mut refused = joined();
+    refused.push(leave(1_000, UNKNOWN_MEMBER_ID));
+    assert!(fenced(refused));
+    let mut twice = joined();
+    twice.push(leave(1_000, NONE));
+    twice.push(leave(1_200, UNKNOWN_MEMBER_ID));
+    assert!(!fenced(twice));
+    let mut late = joined();
+    late.push(leave(3_200, UNKNOWN_MEMBER_ID));
+    assert!(!fenced(late));
+    let mut retried = joined();
+    retried.push(Entry::Unanswered {
+        actor: "m0.0".into(),
+        call: Request::ConsumerHeartbeat {
+            member_id: "a".into(),
+            epoch: -1,
+            owned: None,
+            instance: None,
+        },
+        sent_ms: 800,
+        group: String::new(),
+    });
+    retried.push(leave(1_000, UNKNOWN_MEMBER_ID));
+    assert!(!fenced(retried));
+}
