@@ -116,7 +116,8 @@ impl Hazard {
                 "Kafka starts the rebalance of a group downgraded to the classic protocol in \
                  memory only: a coordinator that takes the group over before it completes loads \
                  the written generation as Stable, the leaver's partitions unassigned and the \
-                 members' targets unreconciled, until a membership change rebalances it"
+                 members' targets unreconciled (a partition still being revoked already \
+                 another's), until a membership change rebalances it"
             }
             Hazard::StaticUpgradeOrphans => {
                 "Kafka converts a classic group to a consumer group with each member's stored \

@@ -1,5 +1,5 @@
 //! Partitions the coordinator handed to another member while their owner still held them, in
-//! two ways Kafka allows; each is a hazard of its own, and this module finds where each acted.
+//! ways Kafka allows; each is a hazard of its own, and this module finds where each acted.
 //!
 //! - `upgrade-mid-rebalance`: Kafka converts a classic group to a consumer group (online
 //!   upgrade, KIP-848) from each member's stored assignment. A rebalance that went back to
@@ -25,6 +25,14 @@
 //!   removal released, which others may hold by now, and its commits on revoking them are
 //!   accepted under its new member epoch. The history shows it: a classic member joins a
 //!   consumer group under an id the group removed, reporting partitions it owns.
+//! - `lost-downgrade-rebalance`: Kafka writes a group downgraded to the classic protocol with
+//!   each member's target assignment and starts the rebalance that follows in memory only. A
+//!   coordinator that takes the group over before that rebalance ran loads the written
+//!   generation as Stable, so a partition a member was still revoking in the consumer group
+//!   (its target gave it to another member) is the other member's, and the owner, rejoining, is
+//!   answered that generation without it and commits it on revoking, under the generation that
+//!   gave it away. The history shows it: a load of the generation a downgrade wrote, nothing
+//!   stored since, gives another member a partition a member reports owning.
 //!
 //! Each way the member must have heard no error since its last assignment that told it its
 //! generation was gone (a member that keeps partitions then is at fault, not Kafka). For each
@@ -147,6 +155,8 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
     // partition move the committed offset back from.
     let mut high: BTreeMap<TopicPartition, i64> = BTreeMap::new();
     let mut generation_members: BTreeMap<i32, (usize, Vec<String>)> = BTreeMap::new();
+    // Group -> the generation its last downgrade wrote, while no later generation is stored.
+    let mut downgrade_written: BTreeMap<String, i32> = BTreeMap::new();
     let mut windows = Vec::new();
     let close = |windows: &mut Vec<Window>, tp: TopicPartition, o: Open, to: usize| {
         windows.push(Window { hazard: o.hazard, cause: o.cause, partition: tp, from: o.from, to });
@@ -267,15 +277,51 @@ pub(crate) fn windows(history: &History) -> Vec<Window> {
                 }
             }
             EventKind::Coordinator {
+                event:
+                    CoordinatorEvent::ConsumerGroup(ConsumerGroupEvent::GroupDowngraded {
+                        group,
+                        group_epoch,
+                        ..
+                    }),
+                ..
+            } => {
+                downgrade_written.insert(group.clone(), *group_epoch);
+            }
+            // The generation a downgrade wrote, loaded by the next coordinator after the
+            // downgrade's rebalance was lost with the last one: each member holds its target as
+            // written, so a partition a member still owned (revoking it in the consumer group) is
+            // another's now, with no rebalance to make the owner give it up first.
+            EventKind::Coordinator {
+                event: CoordinatorEvent::GroupLoaded { group, generation, assignments, .. },
+                ..
+            } => {
+                if downgrade_written.get(group) != Some(generation) {
+                    continue;
+                }
+                for a in assignments.iter().filter(|a| !reset.contains(&a.member_id)) {
+                    let Some(held) = owned.held(&a.member_id) else { continue };
+                    let elsewhere: BTreeSet<&TopicPartition> = assignments
+                        .iter()
+                        .filter(|b| b.member_id != a.member_id)
+                        .flat_map(|b| b.partitions.iter())
+                        .collect();
+                    let taken = held.iter().filter(|tp| elsewhere.contains(tp));
+                    take(&mut open, taken, Hazard::LostDowngradeRebalance, idx, &a.member_id);
+                }
+            }
+            EventKind::Coordinator {
                 event: CoordinatorEvent::GenerationStarted { generation, members, .. },
                 ..
             } => {
                 generation_members.insert(*generation, (idx, members.clone()));
             }
             EventKind::Coordinator {
-                event: CoordinatorEvent::AssignmentStored { generation, assignments, .. },
+                event: CoordinatorEvent::AssignmentStored { group, generation, assignments },
                 ..
             } => {
+                if downgrade_written.get(group).is_some_and(|w| generation > w) {
+                    downgrade_written.remove(group);
+                }
                 let Some((started, members)) = generation_members.get(generation) else { continue };
                 let missed = members.iter().filter(|id| {
                     statics.contains(*id)

@@ -335,6 +335,27 @@ fn a_second_load_of_a_downgrades_generation_is_the_lost_rebalance_hazard() {
     assert!(named, "the hazard explains the stuck group: {:?}", r.verdict.hazards);
 }
 
+/// Regression: mixed_protocol_swarm seed 5262 reported `unowned-commit` (found by a clean sweep
+/// of seeds 5000..5999 at d711c4b). The group was downgraded while a classic member was
+/// revoking a partition the consumer group's target gave another member; Kafka writes the
+/// classic generation with each member's target and starts its rebalance in memory only, and
+/// the coordinator moved before that rebalance ran, so the next one loaded the written
+/// generation as Stable. The revoking member, rejoining, was answered that generation without
+/// the partition and committed it on revoking, under the generation that gave it to the other
+/// member: Kafka accepts it. The `lost-downgrade-rebalance` hazard now opens a window on each
+/// partition a loaded member still owned that the written generation gives another, as the
+/// other taken-partition hazards do.
+#[test]
+fn a_partition_revoking_across_a_lost_downgrade_rebalance_is_the_named_hazard() {
+    let r = run(5262);
+    assert!(r.verdict.is_ok(), "seed 5262: {}", r.failure_report());
+    let named = r.verdict.hazards.iter().any(|e| {
+        e.hazard == Hazard::LostDowngradeRebalance
+            && e.anomaly.class == groupsim_checker::AnomalyClass::UnownedCommit
+    });
+    assert!(named, "the hazard explains the revoke commit: {:?}", r.verdict.hazards);
+}
+
 /// Regression: mixed_protocol_swarm seeds 3569, 3996 and 4628 reported `stuck`: partitions added
 /// to a topic stayed unassigned. The leader of a Stable classic generation (the only member that
 /// watches partition counts) stopped before its rejoin reached the coordinator; its new process
