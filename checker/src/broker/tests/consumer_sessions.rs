@@ -40,6 +40,24 @@ fn joined() -> Vec<Entry> {
     vec![beat(100, "a", 0, Some(&[]), NONE, 1, Some(&[0]))]
 }
 
+/// Member `a`'s leave (member epoch -1) written at `sent`, answered `error` at `answered`.
+fn leave(sent: u64, answered: u64, error: i16) -> Entry {
+    let request = Request::ConsumerHeartbeat {
+        member_id: "a".into(),
+        epoch: -1,
+        owned: None,
+        instance: None,
+    };
+    let answer = Answer::ConsumerHeartbeat {
+        error,
+        member_id: if error == NONE { "a".into() } else { String::new() },
+        epoch: -1,
+        assignment: None,
+        interval_ms: None,
+    };
+    x("m0.0", sent, answered, request, answer)
+}
+
 fn fenced(entries: Vec<Entry>) -> bool {
     rules(&log(Protocol::Consumer, 1, entries)).contains(&BrokerRule::LiveMemberFenced)
 }
@@ -75,24 +93,7 @@ fn a_refusal_after_the_interval_or_an_accepted_commit_passes() {
 fn a_leave_an_expel_or_a_coordinator_change_in_the_window_passes() {
     let mut left = joined();
     left.push(commit("m0.0", 1_100, "a", 1, 5, UNKNOWN_MEMBER_ID));
-    left.push(x(
-        "m0.0",
-        1_000,
-        1_300,
-        Request::ConsumerHeartbeat {
-            member_id: "a".into(),
-            epoch: -1,
-            owned: None,
-            instance: None,
-        },
-        Answer::ConsumerHeartbeat {
-            error: NONE,
-            member_id: "a".into(),
-            epoch: -1,
-            assignment: None,
-            interval_ms: None,
-        },
-    ));
+    left.push(leave(1_000, 1_300, NONE));
     assert!(!fenced(left));
     for m in [Mark::Expelled("m0.0".into()), Mark::CoordinatorMoved] {
         let mut entries = joined();
@@ -180,35 +181,15 @@ fn an_expel_between_a_heartbeat_and_its_answer_passes() {
 /// pass.
 #[test]
 fn a_leave_refused_while_the_session_must_run_is_live_member_fenced() {
-    let leave = |t: u64, error: i16| {
-        x(
-            "m0.0",
-            t,
-            t + 50,
-            Request::ConsumerHeartbeat {
-                member_id: "a".into(),
-                epoch: -1,
-                owned: None,
-                instance: None,
-            },
-            Answer::ConsumerHeartbeat {
-                error,
-                member_id: if error == NONE { "a".into() } else { String::new() },
-                epoch: -1,
-                assignment: None,
-                interval_ms: None,
-            },
-        )
-    };
     let mut refused = joined();
-    refused.push(leave(1_000, UNKNOWN_MEMBER_ID));
+    refused.push(leave(1_000, 1_050, UNKNOWN_MEMBER_ID));
     assert!(fenced(refused));
     let mut twice = joined();
-    twice.push(leave(1_000, NONE));
-    twice.push(leave(1_200, UNKNOWN_MEMBER_ID));
+    twice.push(leave(1_000, 1_050, NONE));
+    twice.push(leave(1_200, 1_250, UNKNOWN_MEMBER_ID));
     assert!(!fenced(twice));
     let mut late = joined();
-    late.push(leave(3_200, UNKNOWN_MEMBER_ID));
+    late.push(leave(3_200, 3_250, UNKNOWN_MEMBER_ID));
     assert!(!fenced(late));
     let mut retried = joined();
     retried.push(Entry::Unanswered {
@@ -222,6 +203,6 @@ fn a_leave_refused_while_the_session_must_run_is_live_member_fenced() {
         sent_ms: 800,
         group: String::new(),
     });
-    retried.push(leave(1_000, UNKNOWN_MEMBER_ID));
+    retried.push(leave(1_000, 1_050, UNKNOWN_MEMBER_ID));
     assert!(!fenced(retried));
 }
