@@ -92,6 +92,9 @@ pub enum Request {
         instance: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_timeout_ms: Option<i32>,
+        /// The rebalance timeout asked for (the session timeout at v0, as Kafka takes it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rebalance_timeout_ms: Option<i32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         version: Option<i16>,
     },

@@ -50,6 +50,11 @@ pub fn request(r: &RequestKind, version: i16, names: &TopicNames) -> Option<Requ
             member_id: r.member_id.as_str().to_owned(),
             instance: r.group_instance_id.as_ref().map(|i| i.as_str().to_owned()),
             session_timeout_ms: Some(r.session_timeout_ms),
+            // JoinGroup v0 has no rebalance timeout: Kafka takes the session timeout for it.
+            rebalance_timeout_ms: Some(match version {
+                0 => r.session_timeout_ms,
+                _ => r.rebalance_timeout_ms,
+            }),
             version: Some(version),
         },
         RequestKind::SyncGroup(r) => Request::Sync {

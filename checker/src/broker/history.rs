@@ -308,6 +308,7 @@ mod tests {
                 member_id: String::new(),
                 instance: None,
                 session_timeout_ms: None,
+                rebalance_timeout_ms: None,
                 version: None,
             },
             answer: Answer::Join {

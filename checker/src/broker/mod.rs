@@ -27,6 +27,7 @@
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
 pub mod assignments;
+pub mod classic_sessions;
 pub mod commits;
 pub mod consumer_sessions;
 pub mod convergence;
@@ -164,6 +165,7 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(stale::check_epochs(log));
     found.extend(removed::check(log));
     found.extend(consumer_sessions::check(log));
+    found.extend(classic_sessions::check(log));
     found.extend(errors::check(log));
     found.extend(fencing::check(log));
     found.extend(shapes::check(log));

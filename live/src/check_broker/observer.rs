@@ -243,6 +243,7 @@ mod tests {
                 member_id: "a".into(),
                 instance: None,
                 session_timeout_ms: None,
+                rebalance_timeout_ms: None,
                 version: None,
             },
             answer,

@@ -23,6 +23,7 @@ fn an_answer_made_across_a_coordinator_change_is_an_era_of_its_own() {
             member_id: id.into(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         };
         on(1, x(actor, sent, read, request, answer))
@@ -60,6 +61,7 @@ fn a_classic_join_answered_after_a_consumer_heartbeat_was_written_is_not_plainly
             member_id: "b".into(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         };
         x("m1.0", t, t + 1, request, answer)

@@ -55,6 +55,7 @@ fn the_holder_of_an_instance_answered_fenced_instance_id_is_a_wrong_error() {
             member_id: String::new(),
             instance: Some("i1".into()),
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         },
         group: String::new(),
@@ -143,6 +144,7 @@ fn a_pending_member_naming_a_held_instance_is_not_judged_by_the_fencing_rule() {
         member_id: member_id.into(),
         instance: instance.map(Into::into),
         session_timeout_ms: None,
+        rebalance_timeout_ms: None,
         version: Some(9),
     };
     let required = Answer::Join {
@@ -180,6 +182,7 @@ fn a_join_answered_in_the_same_millisecond_may_not_have_let_a_pending_member_in_
         member_id: member_id.into(),
         instance: instance.map(Into::into),
         session_timeout_ms: None,
+        rebalance_timeout_ms: None,
         version: Some(9),
     };
     let answer = |error: i16, generation: i32| Answer::Join {
@@ -213,6 +216,7 @@ fn a_new_dynamic_member_admitted_at_join_v4_is_a_wrong_error() {
             member_id: String::new(),
             instance: instance.map(str::to_string),
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: Some(version),
         };
         log(Protocol::Classic, 1, vec![Entry::Exchange(e)])

@@ -32,6 +32,7 @@ fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &
             member_id: String::new(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         },
         answer,
@@ -474,6 +475,7 @@ fn static_join(
         member_id: String::new(),
         instance: Some(instance.into()),
         session_timeout_ms: None,
+        rebalance_timeout_ms: None,
         version: None,
     };
     Entry::Exchange(e)
@@ -717,6 +719,7 @@ fn a_join_with_the_member_id_a_member_id_required_answer_gave_passes() {
                 member_id: String::new(),
                 instance: None,
                 session_timeout_ms: None,
+                rebalance_timeout_ms: None,
                 version: None,
             },
             required,
@@ -920,6 +923,7 @@ fn a_commit_after_the_member_was_let_back_in_passes() {
             member_id: "a".into(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         },
         rejoin,
@@ -944,6 +948,7 @@ fn a_sync_after_the_group_was_made_again_at_a_lower_generation_passes() {
             member_id: "a".into(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: None,
         },
         {
@@ -981,6 +986,7 @@ fn a_commit_from_a_connection_no_member_owns_is_judged_against_every_answer() {
     assert_eq!(rules(&log(Protocol::Classic, 2, entries)).len(), 2);
 }
 
+mod classic_sessions;
 mod consumer_sessions;
 mod coordinator_changes;
 mod errors;

@@ -318,6 +318,7 @@ fn unknown_member_id_to_a_pending_member_proves_no_removal() {
         member_id: member_id.into(),
         instance: None,
         session_timeout_ms: None,
+        rebalance_timeout_ms: None,
         version: Some(9),
     };
     let answer = |error: i16| Answer::Join {
@@ -356,6 +357,7 @@ fn a_member_list_proves_nothing_against_a_member_that_joined_since() {
             member_id: "c".into(),
             instance: None,
             session_timeout_ms: None,
+            rebalance_timeout_ms: None,
             version: Some(9),
         },
         group: String::new(),
@@ -383,6 +385,7 @@ fn completing_a_join_re_arms_the_session_of_every_member_it_lists() {
             member_id: "a".into(),
             instance: None,
             session_timeout_ms: Some(10_000),
+            rebalance_timeout_ms: None,
             version: None,
         };
     }

@@ -1,0 +1,249 @@
+//! `live-member-fenced`, classic protocol: a member told it is no member while Kafka had to keep
+//! it.
+//!
+//! A classic member whose SyncGroup at generation `g` was answered NONE, or whose Heartbeat at a
+//! generation it had synced was answered NONE, written at `t`, was taken no earlier than `t`
+//! with no join phase running (Kafka answers a heartbeat REBALANCE_IN_PROGRESS then). From that
+//! moment Kafka removes it only when its session runs out (the `session_timeout_ms` of its last
+//! JoinGroup, restarted at that moment), when a join phase it does not rejoin ends (no sooner
+//! than the group's rebalance timeout after the phase began, the largest of its members', so no
+//! sooner than the member's own), when a new generation's sync phase ends without its SyncGroup
+//! (as long), or when it leaves or is removed by an admin. So until `t + min(session, rebalance
+//! timeout)` it is a member. A LeaveGroup, Heartbeat or OffsetCommit of it written after that
+//! answer was read and answered UNKNOWN_MEMBER_ID by then (read by then, so taken by then), in
+//! the same era while the group is plainly classic, is a removal Kafka does not make
+//! (GroupMetadataManager `rescheduleClassicGroupMemberHeartbeat`, `prepareRebalance`'s join
+//! timer, `maybeCompleteJoinPhase`'s pending-sync timer).
+//!
+//! A heartbeat's NONE counts only once the answering coordinator was seen serving the group
+//! (another group request of its era answered NONE before the heartbeat was written): Kafka
+//! answers heartbeats NONE blindly while it loads the group, which may not hold the member.
+//!
+//! Not judged: a static member (its instance may be taken over by another process); a member
+//! with a leave naming it that may be taken in the window (from it or an admin, answered after
+//! the proof was written, or never answered and written less than [`REACH_MS`] before); a window
+//! with an expel in it; a member whose JoinGroup did not say both timeouts (histories recorded
+//! before the rebalance timeout was kept). An OffsetCommit answered NONE proves nothing: Kafka
+//! takes commits while a join phase runs.
+
+use std::collections::BTreeMap;
+
+use groupsim_wire::Millis;
+
+use super::eras::Eras;
+use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Mark, Request};
+use super::log::{NONE, UNKNOWN_MEMBER_ID};
+use super::{BrokerAnomaly, BrokerRule};
+
+/// How long after it was written a request never answered may still reach the coordinator.
+const REACH_MS: Millis = 60_000;
+
+/// The answer that proves the member a member until `until_ms`.
+#[derive(Clone, Copy, Debug)]
+struct Proof {
+    entry: usize,
+    sent_ms: Millis,
+    answered_ms: Millis,
+    until_ms: Millis,
+}
+
+/// What the answers say of one member id so far.
+#[derive(Debug, Default)]
+struct Member {
+    /// Session and rebalance timeouts of its last JoinGroup.
+    timeouts: Option<(Millis, Millis)>,
+    /// The generation its last SyncGroup answered NONE was at.
+    synced: Option<i32>,
+    proof: Option<Proof>,
+    is_static: bool,
+}
+
+impl Member {
+    fn prove(&mut self, i: usize, x: &Exchange) {
+        self.proof = self.timeouts.map(|(session, rebalance)| Proof {
+            entry: i,
+            sent_ms: x.sent_ms,
+            answered_ms: x.answered_ms,
+            until_ms: x.sent_ms + session.min(rebalance),
+        });
+    }
+}
+
+/// Every UNKNOWN_MEMBER_ID answer that came while Kafka had to keep the member.
+pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
+    let eras = Eras::of(log);
+    let leaves = Leaves::of(log);
+    let mut members: BTreeMap<&str, Member> = BTreeMap::new();
+    // Per era, when its coordinator was first seen serving the group: an answer NONE other than
+    // a heartbeat's (a loading coordinator answers heartbeats NONE blindly).
+    let mut serving: BTreeMap<u32, Millis> = BTreeMap::new();
+    let mut found = Vec::new();
+    for (i, e) in log.entries.iter().enumerate() {
+        let Entry::Exchange(x) = e else { continue };
+        if !eras.classic_at(i) {
+            break; // a consumer-protocol member spoke: the group may not be plainly classic
+        }
+        let error = answer_error(&x.answer);
+        let served = match (&x.request, &x.answer) {
+            (Request::Heartbeat { .. }, _) => false,
+            (_, Answer::Join { error, .. } | Answer::Sync { error, .. }) => *error == NONE,
+            (_, Answer::Commit { errors }) => errors.iter().any(|e| e.1 == NONE),
+            _ => false,
+        };
+        if served {
+            serving.entry(eras.era(i)).or_insert(x.answered_ms);
+        }
+        let blind = serving.get(&eras.era(i)).is_none_or(|&t| t >= x.sent_ms);
+        match (&x.request, &x.answer) {
+            (
+                Request::Join {
+                    member_id, instance, session_timeout_ms, rebalance_timeout_ms, ..
+                },
+                answer,
+            ) => {
+                let id = match answer {
+                    Answer::Join { member_id: given, .. } if member_id.is_empty() => given.as_str(),
+                    _ => member_id.as_str(),
+                };
+                if id.is_empty() {
+                    continue;
+                }
+                let m = members.entry(id).or_default();
+                m.is_static |= instance.is_some();
+                m.proof = None; // in a join phase: the phase's own timer decides
+                m.synced = None;
+                m.timeouts = match (session_timeout_ms, rebalance_timeout_ms) {
+                    (Some(s), Some(r)) if *s > 0 && *r > 0 => Some((*s as Millis, *r as Millis)),
+                    _ => None,
+                };
+            }
+            (Request::Sync { member_id, generation, instance }, _) => {
+                let m = members.entry(member_id.as_str()).or_default();
+                m.is_static |= instance.is_some();
+                if error == NONE {
+                    m.synced = Some(*generation);
+                    m.prove(i, x);
+                } else {
+                    m.proof = None;
+                }
+            }
+            (Request::Heartbeat { member_id, generation, instance }, _) => {
+                let id = member_id.as_str();
+                if error == UNKNOWN_MEMBER_ID {
+                    found.extend(judge(&eras, &leaves, id, members.get(id), i, x));
+                }
+                let m = members.entry(id).or_default();
+                m.is_static |= instance.is_some();
+                if error == NONE && m.synced == Some(*generation) && !blind {
+                    m.prove(i, x);
+                } else if error != NONE {
+                    m.proof = None; // REBALANCE_IN_PROGRESS: a join phase runs, with its own timer
+                }
+            }
+            (Request::Leave { member_id, .. }, _) => {
+                let id = member_id.as_str();
+                if error == UNKNOWN_MEMBER_ID {
+                    found.extend(judge(&eras, &leaves, id, members.get(id), i, x));
+                }
+                if let Some(m) = members.get_mut(id) {
+                    m.proof = None;
+                }
+            }
+            (Request::Commit { member_id, generation, instance, offsets }, _)
+                if *generation >= 0 && !offsets.is_empty() =>
+            {
+                let id = member_id.as_str();
+                if error == UNKNOWN_MEMBER_ID {
+                    found.extend(judge(&eras, &leaves, id, members.get(id), i, x));
+                }
+                let m = members.entry(id).or_default();
+                m.is_static |= instance.is_some();
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The leaves that may be taken at a time no answer shows (each member id's, from it or an
+/// admin: when written, and when answered if they were), and the expel faults.
+#[derive(Debug, Default)]
+struct Leaves<'a> {
+    of: BTreeMap<&'a str, Vec<(Millis, Option<Millis>)>>,
+    expels: Vec<Millis>,
+}
+
+impl<'a> Leaves<'a> {
+    fn of(log: &'a AnswerLog) -> Self {
+        let mut leaves = Leaves::default();
+        for e in &log.entries {
+            let (call, sent_ms, answered) = match e {
+                Entry::Exchange(x) => (&x.request, x.sent_ms, Some(x.answered_ms)),
+                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
+                Entry::Mark { mark: Mark::Expelled(_), at_ms } => {
+                    leaves.expels.push(*at_ms);
+                    continue;
+                }
+                Entry::Mark { .. } => continue,
+            };
+            if let Request::Leave { member_id, .. } = call {
+                leaves.of.entry(member_id).or_default().push((sent_ms, answered));
+            }
+        }
+        leaves
+    }
+
+    /// Whether a leave of `id` other than `judged` (when written, when answered), or an expel,
+    /// may have removed it between `from` and `to`.
+    fn in_window(&self, id: &str, from: Millis, to: Millis, judged: (Millis, Millis)) -> bool {
+        let taken_then = |&(sent, answered): &(Millis, Option<Millis>)| {
+            (sent, answered) != (judged.0, Some(judged.1))
+                && sent <= to
+                && match answered {
+                    Some(answered) => answered >= from,
+                    None => sent + REACH_MS >= from,
+                }
+        };
+        self.of.get(id).is_some_and(|ls| ls.iter().any(taken_then))
+            || self.expels.iter().any(|&t| t >= from && t <= to)
+    }
+}
+
+/// The anomaly, if exchange `x` (entry `i`, answered UNKNOWN_MEMBER_ID, naming `id`) came while
+/// Kafka had to keep `member`.
+fn judge(
+    eras: &Eras,
+    leaves: &Leaves<'_>,
+    id: &str,
+    member: Option<&Member>,
+    i: usize,
+    x: &Exchange,
+) -> Option<BrokerAnomaly> {
+    let m = member?;
+    let p = m.proof?;
+    if m.is_static || !eras.same(p.entry, i) {
+        return None;
+    }
+    if x.sent_ms <= p.answered_ms || x.answered_ms > p.until_ms {
+        return None;
+    }
+    if leaves.in_window(id, p.sent_ms, x.answered_ms, (x.sent_ms, x.answered_ms)) {
+        return None;
+    }
+    Some(BrokerAnomaly {
+        rule: BrokerRule::LiveMemberFenced,
+        at_ms: x.answered_ms,
+        partition: None,
+        summary: format!(
+            "{} of classic member {id} answered UNKNOWN_MEMBER_ID at t={}ms, {} ms after its \
+             request written at t={}ms was answered NONE: neither its session nor a rebalance \
+             timeout (the shorter is {} ms) could have removed it yet, and it had not left",
+            x.request.api(),
+            x.answered_ms,
+            x.answered_ms - p.sent_ms,
+            p.sent_ms,
+            p.until_ms - p.sent_ms,
+        ),
+        evidence: vec![p.entry, i],
+    })
+}
