@@ -118,9 +118,15 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
                     marks.push((i, Mark::Killed(actor.clone()), e.at_ms));
                 }
             }
+            // The simulated worlds name the member; `serve`'s nemesis names the client (the
+            // actor itself, `m1.0`).
             WorldEvent::FaultInjected { fault: Fault::ExpelMember { member }, applied: true } => {
-                if let Some(actor) = actors.get(member.as_str()) {
-                    marks.push((i, Mark::Expelled(actor.clone()), e.at_ms));
+                let actor = actors
+                    .get(member.as_str())
+                    .cloned()
+                    .or_else(|| actors.values().any(|a| a == member).then(|| member.clone()));
+                if let Some(actor) = actor {
+                    marks.push((i, Mark::Expelled(actor), e.at_ms));
                 }
             }
             WorldEvent::FaultInjected {
@@ -385,6 +391,24 @@ mod tests {
             Origin::Wire(0),
             "the wire entries follow the events before them"
         );
+    }
+
+    /// The simulated worlds' expel fault names the member, `serve`'s the client (the actor):
+    /// either is the actor's expel mark (check-client's kafka-python seed 24 read an expel by
+    /// `serve` as no expel, and its refused heartbeat as a live member fenced).
+    #[test]
+    fn an_expel_naming_the_member_or_the_client_marks_the_actor() {
+        for named in ["m0", "m0.0"] {
+            let mut h = history();
+            let fault = Fault::ExpelMember { member: named.into() };
+            h.world(12, WorldEvent::FaultInjected { fault, applied: true });
+            let logs = logs(&h);
+            let expelled =
+                logs[0].log.entries.iter().any(
+                    |e| matches!(e, Entry::Mark { mark: Mark::Expelled(a), .. } if a == "m0.0"),
+                );
+            assert!(expelled, "an expel naming {named} marks m0.0");
+        }
     }
 
     #[test]
