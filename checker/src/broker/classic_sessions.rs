@@ -21,7 +21,7 @@
 //!
 //! Not judged: a static member (its instance may be taken over by another process); a member
 //! with a leave naming it that may be taken in the window (from it or an admin, answered after
-//! the proof was written, or never answered and written less than [`REACH_MS`] before); a window
+//! the proof was written, or never answered and written less than `REACH_MS` before); a window
 //! with an expel in it; a member whose JoinGroup did not say both timeouts (histories recorded
 //! before the rebalance timeout was kept). An OffsetCommit answered NONE proves nothing: Kafka
 //! takes commits while a join phase runs.
