@@ -21,7 +21,7 @@
 //!
 //! Not judged: a static member (its instance may be taken over by another process); a member
 //! with a leave naming it that may be taken in the window (from it or an admin, answered after
-//! the proof was written, or never answered and written less than `REACH_MS` before); a window
+//! the proof was written, or never answered and written less than a minute before); a window
 //! with an expel in it; a member whose JoinGroup did not say both timeouts (histories recorded
 //! before the rebalance timeout was kept). An OffsetCommit answered NONE proves nothing: Kafka
 //! takes commits while a join phase runs.
@@ -30,13 +30,11 @@ use std::collections::BTreeMap;
 
 use groupsim_wire::Millis;
 
+use super::consumer_sessions::Late;
 use super::eras::Eras;
-use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Mark, Request};
+use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Request};
 use super::log::{NONE, UNKNOWN_MEMBER_ID};
 use super::{BrokerAnomaly, BrokerRule};
-
-/// How long after it was written a request never answered may still reach the coordinator.
-const REACH_MS: Millis = 60_000;
 
 /// The answer that proves the member a member until `until_ms`.
 #[derive(Clone, Copy, Debug)]
@@ -72,7 +70,7 @@ impl Member {
 /// Every UNKNOWN_MEMBER_ID answer that came while Kafka had to keep the member.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let eras = Eras::of(log);
-    let leaves = Leaves::of(log);
+    let leaves = Late::of(log, classic_leaves);
     let mut members: BTreeMap<&str, Member> = BTreeMap::new();
     // Per era, when its coordinator was first seen serving the group: an answer NONE other than
     // a heartbeat's (a loading coordinator answers heartbeats NONE blindly).
@@ -165,47 +163,11 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// The leaves that may be taken at a time no answer shows (each member id's, from it or an
-/// admin: when written, and when answered if they were), and the expel faults.
-#[derive(Debug, Default)]
-struct Leaves<'a> {
-    of: BTreeMap<&'a str, Vec<(Millis, Option<Millis>)>>,
-    expels: Vec<Millis>,
-}
-
-impl<'a> Leaves<'a> {
-    fn of(log: &'a AnswerLog) -> Self {
-        let mut leaves = Leaves::default();
-        for e in &log.entries {
-            let (call, sent_ms, answered) = match e {
-                Entry::Exchange(x) => (&x.request, x.sent_ms, Some(x.answered_ms)),
-                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
-                Entry::Mark { mark: Mark::Expelled(_), at_ms } => {
-                    leaves.expels.push(*at_ms);
-                    continue;
-                }
-                Entry::Mark { .. } => continue,
-            };
-            if let Request::Leave { member_id, .. } = call {
-                leaves.of.entry(member_id).or_default().push((sent_ms, answered));
-            }
-        }
-        leaves
-    }
-
-    /// Whether a leave of `id` other than `judged` (when written, when answered), or an expel,
-    /// may have removed it between `from` and `to`.
-    fn in_window(&self, id: &str, from: Millis, to: Millis, judged: (Millis, Millis)) -> bool {
-        let taken_then = |&(sent, answered): &(Millis, Option<Millis>)| {
-            (sent, answered) != (judged.0, Some(judged.1))
-                && sent <= to
-                && match answered {
-                    Some(answered) => answered >= from,
-                    None => sent + REACH_MS >= from,
-                }
-        };
-        self.of.get(id).is_some_and(|ls| ls.iter().any(taken_then))
-            || self.expels.iter().any(|&t| t >= from && t <= to)
+/// A classic member's leaves, from it or an admin, answered or not.
+fn classic_leaves(call: &Request, _answered: bool) -> Option<&str> {
+    match call {
+        Request::Leave { member_id, .. } => Some(member_id),
+        _ => None,
     }
 }
 
@@ -213,7 +175,7 @@ impl<'a> Leaves<'a> {
 /// Kafka had to keep `member`.
 fn judge(
     eras: &Eras,
-    leaves: &Leaves<'_>,
+    leaves: &Late<'_>,
     id: &str,
     member: Option<&Member>,
     i: usize,

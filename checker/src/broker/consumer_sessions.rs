@@ -80,7 +80,7 @@ impl Member {
 /// Every UNKNOWN_MEMBER_ID answer that came while the member's session had to run.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let eras = Eras::of(log);
-    let late = Late::of(log);
+    let late = Late::of(log, leaves_and_unanswered);
     let mut members: BTreeMap<&str, Member> = BTreeMap::new();
     let mut found = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
@@ -130,16 +130,19 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// What may be taken at a time no answer shows: each member id's leaves and unanswered
-/// heartbeats (when written, and when answered if they were), and the expel faults.
+/// What may be taken at a time no answer shows: the requests of each member id that may remove
+/// it (when written, and when answered if they were), and the expel faults. Shared by the
+/// classic rule ([`super::classic_sessions`]), which picks other requests.
 #[derive(Debug, Default)]
-struct Late<'a> {
+pub(super) struct Late<'a> {
     requests: BTreeMap<&'a str, Vec<(Millis, Option<Millis>)>>,
     expels: Vec<Millis>,
 }
 
 impl<'a> Late<'a> {
-    fn of(log: &'a AnswerLog) -> Self {
+    /// The requests `pick` names a member id for (given the request and whether it was
+    /// answered), and the expels.
+    pub(super) fn of(log: &'a AnswerLog, pick: fn(&'a Request, bool) -> Option<&'a str>) -> Self {
         let mut late = Late::default();
         for e in &log.entries {
             let (call, sent_ms, answered) = match e {
@@ -151,19 +154,23 @@ impl<'a> Late<'a> {
                 }
                 Entry::Mark { .. } => continue,
             };
-            if let Request::ConsumerHeartbeat { member_id, epoch, .. } = call {
-                if *epoch < 0 || answered.is_none() {
-                    late.requests.entry(member_id).or_default().push((sent_ms, answered));
-                }
+            if let Some(id) = pick(call, answered.is_some()) {
+                late.requests.entry(id).or_default().push((sent_ms, answered));
             }
         }
         late
     }
 
-    /// Whether something may have removed `id` between `from` (its heartbeat written) and `to`
+    /// Whether something may have removed `id` between `from` (its proof written) and `to`
     /// (the refusal read): a request of its taken then, or an expel. `judged` (when written,
     /// when answered) is the refused request itself, which does not excuse its own refusal.
-    fn in_window(&self, id: &str, from: Millis, to: Millis, judged: (Millis, Millis)) -> bool {
+    pub(super) fn in_window(
+        &self,
+        id: &str,
+        from: Millis,
+        to: Millis,
+        judged: (Millis, Millis),
+    ) -> bool {
         let taken_then = |&(sent, answered): &(Millis, Option<Millis>)| {
             (sent, answered) != (judged.0, Some(judged.1))
                 && sent <= to
@@ -174,6 +181,16 @@ impl<'a> Late<'a> {
         };
         self.requests.get(id).is_some_and(|rs| rs.iter().any(taken_then))
             || self.expels.iter().any(|&t| t >= from && t <= to)
+    }
+}
+
+/// A consumer member's leaves, and its heartbeats never answered.
+fn leaves_and_unanswered(call: &Request, answered: bool) -> Option<&str> {
+    match call {
+        Request::ConsumerHeartbeat { member_id, epoch, .. } if *epoch < 0 || !answered => {
+            Some(member_id)
+        }
+        _ => None,
     }
 }
 
