@@ -21,7 +21,7 @@
 //!
 //! Not judged: a static member (its instance may be taken over by another process); a member
 //! with a leave naming it that may be taken in the window (from it or an admin, answered after
-//! the proof was written, or never answered and written less than a minute before); a window
+//! the proof was written, or never answered and written less than the consumer rule's `REACH_MS` before); a window
 //! with an expel in it; a member whose JoinGroup did not say both timeouts (histories recorded
 //! before the rebalance timeout was kept). An OffsetCommit answered NONE proves nothing: Kafka
 //! takes commits while a join phase runs.
@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use groupsim_wire::Millis;
 
 use super::consumer_sessions::Late;
-use super::eras::Eras;
+use super::eras::{Eras, Serving};
 use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, Request};
 use super::log::{NONE, UNKNOWN_MEMBER_ID};
 use super::{BrokerAnomaly, BrokerRule};
@@ -72,9 +72,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     let eras = Eras::of(log);
     let leaves = Late::of(log, classic_leaves);
     let mut members: BTreeMap<&str, Member> = BTreeMap::new();
-    // Per era, when its coordinator was first seen serving the group: an answer NONE other than
-    // a heartbeat's (a loading coordinator answers heartbeats NONE blindly).
-    let mut serving: BTreeMap<u32, Millis> = BTreeMap::new();
+    let mut serving = Serving::default();
     let mut found = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
         let Entry::Exchange(x) = e else { continue };
@@ -82,16 +80,8 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
             break; // a consumer-protocol member spoke: the group may not be plainly classic
         }
         let error = answer_error(&x.answer);
-        let served = match (&x.request, &x.answer) {
-            (Request::Heartbeat { .. }, _) => false,
-            (_, Answer::Join { error, .. } | Answer::Sync { error, .. }) => *error == NONE,
-            (_, Answer::Commit { errors }) => errors.iter().any(|e| e.1 == NONE),
-            _ => false,
-        };
-        if served {
-            serving.entry(eras.era(i)).or_insert(x.answered_ms);
-        }
-        let blind = serving.get(&eras.era(i)).is_none_or(|&t| t >= x.sent_ms);
+        serving.read(&eras, i, x);
+        let blind = serving.blind(&eras, i, x.sent_ms);
         match (&x.request, &x.answer) {
             (
                 Request::Join {

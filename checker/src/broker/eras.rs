@@ -24,7 +24,7 @@
 
 use groupsim_wire::Millis;
 
-use super::log::{Answer, AnswerLog, Entry, Mark, Request};
+use super::log::{Answer, AnswerLog, Entry, Exchange, Mark, Request, NONE};
 
 pub use super::log::{COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR};
 
@@ -150,5 +150,34 @@ fn coordinator_error(a: &Answer) -> Option<i16> {
         Answer::Commit { errors } => errors.first().map(|e| e.1),
         Answer::OffsetFetch { offsets } => offsets.first().map(|e| e.2),
         Answer::Fetch { .. } => None,
+    }
+}
+
+/// When each era's coordinator was first seen serving the group: an answer NONE to a group
+/// request other than a heartbeat. Kafka answers a Heartbeat NONE blindly while it is still
+/// loading the group ("the group is still loading, so respond just blindly"), so a heartbeat's
+/// NONE says the member is in the group only once its coordinator was seen serving.
+#[derive(Debug, Default)]
+pub struct Serving(std::collections::BTreeMap<u32, Millis>);
+
+impl Serving {
+    /// Reads exchange `x`, entry `i` of the log.
+    pub fn read(&mut self, eras: &Eras, i: usize, x: &Exchange) {
+        let served = match (&x.request, &x.answer) {
+            (Request::Heartbeat { .. }, _) => false,
+            (_, Answer::Join { error, .. } | Answer::Sync { error, .. }) => *error == NONE,
+            (_, Answer::Commit { errors }) => errors.iter().any(|e| e.1 == NONE),
+            (_, Answer::OffsetFetch { offsets }) => offsets.iter().any(|o| o.2 == NONE),
+            _ => false,
+        };
+        if served {
+            self.0.entry(eras.era(i)).or_insert(x.answered_ms);
+        }
+    }
+
+    /// Whether a heartbeat written at `sent_ms`, entry `i`, may have been answered blindly: no
+    /// answer of its era read before it was written showed its coordinator serving the group.
+    pub fn blind(&self, eras: &Eras, i: usize, sent_ms: Millis) -> bool {
+        self.0.get(&eras.era(i)).is_none_or(|&t| t >= sent_ms)
     }
 }

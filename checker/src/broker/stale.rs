@@ -16,7 +16,7 @@
 //! group request of its era answered NONE before the heartbeat was written. What the rule cannot
 //! know: a heartbeat answered blindly by a coordinator nobody saw serve yet.
 
-use super::eras::Eras;
+use super::eras::{Eras, Serving};
 use super::log::{Answer, AnswerLog, Request, NONE};
 use super::{BrokerAnomaly, BrokerRule};
 
@@ -26,12 +26,10 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     // Later generations read: (generation, read at, entry, written, member id it was given to).
     let mut moved: Vec<(i32, u64, usize, bool, &str)> = Vec::new();
     let mut found = Vec::new();
-    // Per era, when its coordinator was first seen serving the group (an answer NONE other than
-    // a heartbeat's).
-    let mut serving: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    let mut serving = Serving::default();
     for (i, x) in log.exchanges() {
-        let blind = matches!(x.request, Request::Heartbeat { .. })
-            && serving.get(&eras.era(i)).is_none_or(|&t| t >= x.sent_ms);
+        let blind =
+            matches!(x.request, Request::Heartbeat { .. }) && serving.blind(&eras, i, x.sent_ms);
         let accepted = match (&x.request, &x.answer) {
             (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. })
             | (Request::Heartbeat { member_id, generation, .. }, Answer::Error { error: NONE }) => {
@@ -71,16 +69,7 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
                 });
             }
         }
-        let served = match (&x.request, &x.answer) {
-            (Request::Heartbeat { .. }, _) => false,
-            (_, Answer::Join { error, .. } | Answer::Sync { error, .. }) => *error == NONE,
-            (_, Answer::Commit { errors }) => errors.iter().any(|e| e.1 == NONE),
-            (_, Answer::OffsetFetch { offsets }) => offsets.iter().any(|o| o.2 == NONE),
-            _ => false,
-        };
-        if served {
-            serving.entry(eras.era(i)).or_insert(x.answered_ms);
-        }
+        serving.read(&eras, i, x);
         match (&x.request, &x.answer) {
             (Request::Sync { member_id, generation, .. }, Answer::Sync { error: NONE, .. }) => {
                 moved.push((*generation, x.answered_ms, i, true, member_id));
