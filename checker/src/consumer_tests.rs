@@ -738,6 +738,7 @@ fn partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtake
             },
             group: G.into(),
             node: None,
+            conn: None,
         }));
         h.member_epoch("m1", "b", 2, 3).owns("m1", "b", 3, &[]);
         h.coordinator_epoch("a", 2, 3, "STABLE").member_epoch("m0", "a", 2, 3);

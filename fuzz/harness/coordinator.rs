@@ -454,6 +454,7 @@ impl World {
             answer,
             group: exchange::group(&p.request),
             node: Some(0),
+            conn: None,
         }));
     }
 

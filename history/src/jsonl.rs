@@ -257,6 +257,7 @@ mod tests {
             answer: Answer::Error { error: 27 },
             group: "g".into(),
             node: Some(1),
+            conn: None,
         }));
         h
     }

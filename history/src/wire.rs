@@ -79,6 +79,12 @@ pub struct Exchange {
     /// as another node answering the group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<i32>,
+    /// The actor's connection the request was written on, when the recorder knows it (an actor
+    /// never reuses a number). A broker reads a connection's next request only once it has
+    /// answered the last, so an exchange answered earlier on the same connection was decided
+    /// before a later one was read, however late its answer was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn: Option<u64>,
 }
 
 /// The parts of a request the rules read.

@@ -1,7 +1,9 @@
 //! The commit rules.
 //!
 //! `zombie-commit`: an OffsetCommit answered NONE although, before it was written, the broker
-//! had already said its sender was no longer that generation's member. Classic protocol: a
+//! had already said its sender was no longer that generation's member (or had said so of the
+//! member's own earlier request on the same connection, which it answered before reading the
+//! commit: [`super::log::same_connection`]). Classic protocol: a
 //! SyncGroup answered NONE at a later generation (that generation was written; Kafka accepts a
 //! commit only at the current one), or its static instance given to another member id; and,
 //! from the same coordinator ([`super::eras`]: a classic group's other changes are in memory
@@ -24,7 +26,8 @@ use std::collections::BTreeMap;
 use groupsim_wire::{Millis, TopicPartition};
 
 use super::log::{
-    Answer, AnswerLog, Entry, Exchange, Request, FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID,
+    same_connection, Answer, AnswerLog, Entry, Exchange, Request, FENCED_MEMBER_EPOCH, NONE,
+    UNKNOWN_MEMBER_ID,
 };
 use super::removals::{Kind, Removal, Removals};
 use super::{BrokerAnomaly, BrokerRule};
@@ -36,16 +39,31 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     // Each consumer-protocol member's heartbeats, in log order: what a commit of that member
     // is judged by (a walk over the whole log per commit made the rule quadratic).
     let mut heartbeats: BTreeMap<&str, Vec<(usize, &Exchange)>> = BTreeMap::new();
-    for (i, x) in log.exchanges() {
-        if let (
-            Request::ConsumerHeartbeat { member_id: asked, .. },
-            Answer::ConsumerHeartbeat { member_id: given, .. },
-        ) = (&x.request, &x.answer)
-        {
-            heartbeats.entry(asked).or_default().push((i, x));
-            if given != asked {
-                heartbeats.entry(given).or_default().push((i, x));
+    // Each member's heartbeats, answered or not: (entry, when written, when read if ever), for
+    // proofs taken from a connection's order.
+    let mut writes: BTreeMap<&str, Vec<Write>> = BTreeMap::new();
+    for (i, e) in log.entries.iter().enumerate() {
+        match e {
+            Entry::Exchange(x) => {
+                if let (
+                    Request::ConsumerHeartbeat { member_id: asked, .. },
+                    Answer::ConsumerHeartbeat { member_id: given, .. },
+                ) = (&x.request, &x.answer)
+                {
+                    heartbeats.entry(asked).or_default().push((i, x));
+                    writes.entry(asked).or_default().push((i, x.sent_ms, Some(x.answered_ms)));
+                    if given != asked {
+                        heartbeats.entry(given).or_default().push((i, x));
+                        writes.entry(given).or_default().push((i, x.sent_ms, Some(x.answered_ms)));
+                    }
+                }
             }
+            Entry::Unanswered {
+                call: Request::ConsumerHeartbeat { member_id, .. },
+                sent_ms,
+                ..
+            } => writes.entry(member_id).or_default().push((i, *sent_ms, None)),
+            _ => {}
         }
     }
     for (i, x) in log.exchanges() {
@@ -64,7 +82,10 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         // heartbeats, classic ones (in a classic group or a consumer group) by the rest.
         let removal = match heartbeats.get(member_id.as_str()) {
             None => removals.first(member_id, *generation, i, |_| true),
-            Some(beats) => consumer_removal(beats, *generation, x.sent_ms),
+            Some(beats) => {
+                let writes = writes.get(member_id.as_str()).map_or(&[][..], |w| w.as_slice());
+                consumer_removal(beats, writes, *generation, (i, x))
+            }
         };
         if let Some(r) = removal {
             found.push(BrokerAnomaly {
@@ -84,21 +105,26 @@ pub fn zombie_commits(log: &AnswerLog) -> Vec<BrokerAnomaly> {
     found
 }
 
-/// The last leave or fencing read before `before_ms` among one member's heartbeats (`beats`, in
-/// log order), if it did not rejoin since, that rules out a commit at member epoch
-/// `commit_epoch`. UNKNOWN_MEMBER_ID says the member is gone; FENCED_MEMBER_EPOCH only that the
+/// The last leave or fencing decided before the commit (entry `judged`, exchange `c`) was read
+/// among one member's heartbeats (`beats`, in log order), if it did not rejoin since, that
+/// rules out a commit at member epoch `commit_epoch`. Decided before: read before the commit
+/// was written, or answered before it on the same connection ([`same_connection`]) with no other
+/// heartbeat of the member (`writes`: when each was written and read) that may have been served
+/// between the two. UNKNOWN_MEMBER_ID says the member is gone; FENCED_MEMBER_EPOCH only that the
 /// heartbeat's epoch is not the member's (Kafka's epoch check throws and changes nothing: the
 /// member keeps its epoch and its session), so it rules out commits at that epoch and no other
 /// (a client that heartbeats at a stale epoch, as librdkafka 2.16 did in check-client's
 /// confluent-kafka consumer seed 3, may still commit at its current one).
 fn consumer_removal(
     beats: &[(usize, &Exchange)],
+    writes: &[Write],
     commit_epoch: i32,
-    before_ms: Millis,
+    (judged, c): (usize, &Exchange),
 ) -> Option<Removal> {
     let mut last: Option<Removal> = None;
     for &(i, x) in beats {
-        if x.answered_ms >= before_ms {
+        let read_before = x.answered_ms < c.sent_ms;
+        if !read_before && !(i < judged && same_connection(x, c) && alone(i, x, writes, c)) {
             continue;
         }
         let (Request::ConsumerHeartbeat { epoch, .. }, Answer::ConsumerHeartbeat { error, .. }) =
@@ -120,7 +146,19 @@ fn consumer_removal(
             _ => {}
         }
     }
-    last.filter(|r| r.at_ms < before_ms)
+    last
+}
+
+/// A heartbeat of a member: its entry, when it was written, and when its answer was read (never:
+/// `None`).
+type Write = (usize, Millis, Option<Millis>);
+
+/// Whether no heartbeat of the member but `x` (entry `i`) may have been served between `x` and
+/// `c`: every other one was written after `c`'s answer was read, or read before `x` was written.
+fn alone(i: usize, x: &Exchange, writes: &[Write], c: &Exchange) -> bool {
+    !writes.iter().any(|&(k, sent, read)| {
+        k != i && sent <= c.answered_ms && read.is_none_or(|read| read >= x.sent_ms)
+    })
 }
 
 fn error_name(code: i16) -> &'static str {

@@ -326,6 +326,7 @@ mod tests {
             },
             group: "g".into(),
             node: Some(0),
+            conn: None,
         })
     }
 
@@ -341,6 +342,7 @@ mod tests {
             },
             group: "g".into(),
             node: Some(0),
+            conn: None,
         })
     }
 

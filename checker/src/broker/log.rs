@@ -129,6 +129,15 @@ pub fn describe_entry(entry: &Entry) -> String {
     }
 }
 
+/// Whether exchanges `a` and `b` went over one connection of one actor. A broker reads a
+/// connection's next request only once it has answered the last (Kafka mutes a channel while a
+/// request of it is in service; `serve` and the simulated brokers do the same), so of two such
+/// exchanges the one answered first was decided before the other was read, however late the
+/// client read its answer.
+pub fn same_connection(a: &Exchange, b: &Exchange) -> bool {
+    a.conn.is_some() && a.conn == b.conn && a.actor == b.actor
+}
+
 /// The member id a classic request names.
 pub fn request_member(r: &Request) -> Option<&str> {
     match r {

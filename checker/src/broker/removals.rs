@@ -20,8 +20,8 @@ use groupsim_wire::Millis;
 
 use super::eras::Eras;
 use super::log::{
-    answer_error, request_member, Answer, AnswerLog, Entry, Exchange, Request, NONE,
-    UNKNOWN_MEMBER_ID,
+    answer_error, request_member, same_connection, Answer, AnswerLog, Entry, Exchange, Request,
+    NONE, UNKNOWN_MEMBER_ID,
 };
 use super::sessions::Sessions;
 use super::statics::{self, Replacement};
@@ -87,6 +87,9 @@ pub struct Removals<'a> {
     joins_of: BTreeMap<&'a str, Vec<(usize, Millis, i32)>>,
     /// When each member id's own JoinGroups were written, answered or not.
     join_writes: BTreeMap<&'a str, Vec<Millis>>,
+    /// The JoinGroups that may have let each member id in: those naming it, answered or not,
+    /// and those answered with it; when each was written and when its answer was read.
+    readmits: BTreeMap<&'a str, Vec<(Millis, Option<Millis>)>>,
     sessions: Sessions<'a>,
 }
 
@@ -150,15 +153,24 @@ impl<'a> Removals<'a> {
             v.sort_unstable_by_key(|p| p.0);
         }
         let mut join_writes: BTreeMap<&str, Vec<Millis>> = BTreeMap::new();
+        let mut readmits: BTreeMap<&str, Vec<(Millis, Option<Millis>)>> = BTreeMap::new();
         for e in &log.entries {
-            let (call, sent_ms) = match e {
-                Entry::Exchange(x) => (&x.request, x.sent_ms),
-                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms),
+            let (call, sent_ms, answered) = match e {
+                Entry::Exchange(x) => (&x.request, x.sent_ms, Some(x)),
+                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
                 Entry::Mark { .. } => continue,
             };
-            if let Request::Join { member_id, .. } = call {
-                if !member_id.is_empty() {
-                    join_writes.entry(member_id.as_str()).or_default().push(sent_ms);
+            let Request::Join { member_id, .. } = call else { continue };
+            let read = answered.map(|x| x.answered_ms);
+            if !member_id.is_empty() {
+                join_writes.entry(member_id.as_str()).or_default().push(sent_ms);
+                readmits.entry(member_id.as_str()).or_default().push((sent_ms, read));
+            }
+            if let Some(Answer::Join { error: NONE, member_id: given, .. }) =
+                answered.map(|x| &x.answer)
+            {
+                if given != member_id {
+                    readmits.entry(given.as_str()).or_default().push((sent_ms, read));
                 }
             }
         }
@@ -173,13 +185,15 @@ impl<'a> Removals<'a> {
             listings_at,
             joins_of,
             join_writes,
+            readmits,
             sessions: Sessions::of(log),
         }
     }
 
-    /// The first proof, read before the request of entry `judged` was written, that
-    /// `member_id` was not a member of `generation` when that request was validated (see the
-    /// module docs), of a kind `counts` accepts.
+    /// The first proof, read before the request of entry `judged` was written (or, for the
+    /// member's own leave or refusal, answered before it on the same connection:
+    /// [`same_connection`]), that `member_id` was not a member of `generation` when that request
+    /// was validated (see the module docs), of a kind `counts` accepts.
     pub fn first(
         &self,
         member_id: &str,
@@ -213,7 +227,9 @@ impl<'a> Removals<'a> {
             }
         };
         for &(i, kind) in self.proofs.get(member_id).into_iter().flatten() {
-            if !before(i) {
+            let queued = matches!(kind, Kind::Left | Kind::Unknown)
+                && self.decided_first(i, judged, c, member_id);
+            if !before(i) && !queued {
                 continue;
             }
             match kind {
@@ -332,6 +348,21 @@ impl<'a> Removals<'a> {
             }
         }
         best
+    }
+
+    /// Whether the member's own exchange `i`, answered before the judged exchange `c` (entry
+    /// `judged`) on the same connection, was decided before `c` was read
+    /// ([`same_connection`]) with nothing since that could have let `member_id` back in: no
+    /// JoinGroup naming it or answered with it written before `c`'s answer was read, unless its
+    /// own answer was read before `i` was written (so it was served before `i`).
+    fn decided_first(&self, i: usize, judged: usize, c: &Exchange, member_id: &str) -> bool {
+        let Some(x) = self.answer(i) else { return false };
+        let readmitted = self.readmits.get(member_id).is_some_and(|joins| {
+            joins.iter().any(|&(sent, read)| {
+                sent <= c.answered_ms && read.is_none_or(|read| read >= x.sent_ms)
+            })
+        });
+        i < judged && same_connection(x, c) && !readmitted
     }
 
     fn answer(&self, i: usize) -> Option<&'a Exchange> {

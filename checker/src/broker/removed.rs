@@ -1,5 +1,6 @@
 //! `removed-member-accepted`: a classic Heartbeat or SyncGroup answered NONE from a member id
-//! the coordinator had removed before the request was written. Kafka validates the member before
+//! the coordinator had removed before the request was written (or, by the member's own leave
+//! or refused request, before it was read on the same connection). Kafka validates the member before
 //! anything else (ClassicGroup `validateMember`, called by GroupMetadataManager's heartbeat and
 //! sync validation): an id it does not know is answered UNKNOWN_MEMBER_ID, an id whose static
 //! instance now belongs to another id FENCED_INSTANCE_ID (KIP-345). A NONE tells the removed

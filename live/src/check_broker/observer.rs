@@ -102,7 +102,16 @@ async fn session(
             .collect();
         let answer = Answer::OffsetFetch { offsets };
         let (actor, named) = ("observer".into(), group.to_string());
-        let x = Exchange { actor, sent_ms, answered_ms, request, answer, group: named, node: None };
+        let x = Exchange {
+            actor,
+            sent_ms,
+            answered_ms,
+            request,
+            answer,
+            group: named,
+            node: None,
+            conn: None,
+        };
         shared.tap.borrow_mut().push(Entry::Exchange(x));
         let stale = stale_member(shared.tap.borrow().log(), probed);
         if let (Some((member_id, generation)), false) = (stale, committed.is_empty()) {
@@ -205,7 +214,7 @@ async fn probe(
     if let Some(answer) = answer {
         let (actor, group) = ("observer".into(), group.to_string());
         let (request, node) = (summary, None);
-        let x = Exchange { actor, sent_ms, answered_ms, request, answer, group, node };
+        let x = Exchange { actor, sent_ms, answered_ms, request, answer, group, node, conn: None };
         shared.tap.borrow_mut().push(Entry::Exchange(x));
     }
     Ok(())
@@ -227,6 +236,7 @@ mod tests {
             answer,
             group,
             node: None,
+            conn: None,
         })
     }
 

@@ -78,6 +78,7 @@ impl Tap {
                 answer,
                 group: p.group,
                 node: None,
+                conn: Some(conn),
             })),
             None => self.unanswered(actor, p),
         }
@@ -192,6 +193,7 @@ mod tests {
                 answer: Answer::Commit { errors: vec![(tp, 22)] },
                 group: "g".into(),
                 node: None,
+                conn: Some(1),
             })]
         );
     }

@@ -115,7 +115,7 @@ impl RequestHandler for ServeHandler {
         let api = group_api(&request);
         let _in_flight = Gate::arrive(&self.conn, client_id.as_deref(), api);
         let mut wire =
-            Exchanged::read(&self.shared, self.conn.node, client_id.as_deref(), version, &request);
+            Exchanged::read(&self.shared, &self.conn, client_id.as_deref(), version, &request);
         let gate = &self.shared.gate;
         let response = match gate.injected(version, api, &request) {
             Some(answer) => answer,
@@ -141,6 +141,7 @@ struct Exchanged {
     recorder: Recorder,
     actor: String,
     node: i32,
+    conn: u64,
     sent_ms: groupsim_wire::Millis,
     group: String,
     request: Option<Request>,
@@ -149,10 +150,10 @@ struct Exchanged {
 
 impl Exchanged {
     /// `request` as read from client `client_id` (its `client.id` is its actor: check-client
-    /// names each process `<member>.<start>`) on broker `node`.
+    /// names each process `<member>.<start>`) on connection `conn`.
     fn read(
         shared: &Shared,
-        node: i32,
+        conn: &ConnInfo,
         client_id: Option<&str>,
         version: i16,
         request: &RequestKind,
@@ -170,7 +171,8 @@ impl Exchanged {
         Self {
             recorder: shared.recorder.clone(),
             actor: client_id.unwrap_or_default().to_string(),
-            node,
+            node: conn.node,
+            conn: conn.id,
             sent_ms: shared.now(),
             group: exchange::group(request),
             request: exchange::request(request, version, &names),
@@ -193,6 +195,7 @@ impl Exchanged {
             answer,
             group: std::mem::take(&mut self.group),
             node: Some(self.node),
+            conn: Some(self.conn),
         }));
     }
 }

@@ -3,7 +3,7 @@
 //! commit answer lost after the append) and the reset signal every connection listens to.
 //! Thin tokio code; the broker core knows nothing of it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -29,10 +29,13 @@ pub(super) enum Resolved {
     IdleGroupConnection(String),
 }
 
-/// What one connection is, as far as resets are concerned.
+/// What one connection is, as far as resets and the wire stream are concerned.
 #[derive(Default)]
 pub(super) struct ConnInfo {
     pub(super) node: i32,
+    /// The connection's number, never given to another connection of the process (the wire
+    /// stream's `conn`).
+    pub(super) id: u64,
     client: Mutex<Option<String>>,
     carries_group: AtomicBool,
     in_flight: AtomicBool,
@@ -40,7 +43,8 @@ pub(super) struct ConnInfo {
 
 impl ConnInfo {
     pub(super) fn new(node: i32) -> Self {
-        Self { node, ..Self::default() }
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Self { node, id: NEXT_ID.fetch_add(1, Ordering::Relaxed), ..Self::default() }
     }
 
     /// Whether `reset` closes this connection.

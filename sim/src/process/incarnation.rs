@@ -31,6 +31,7 @@ use groupsim_history::EventKind;
 struct Written {
     group: String,
     node: i32,
+    conn: ConnKey,
     sent_ms: Millis,
     request: Option<Request>,
 }
@@ -189,6 +190,7 @@ impl Incarnation {
                 written.node = match target {
                     Target::Broker(n) | Target::Coordinator(n) => n,
                 };
+                written.conn = link.key;
                 link.in_flight.push_back(InFlight { correlation_id, id, deadline, written });
                 let conn = link.key;
                 out.actions.push_back(match sent {
@@ -275,6 +277,7 @@ impl Incarnation {
                 answer,
                 group: written.group,
                 node: Some(written.node),
+                conn: Some(written.conn),
             }),
             None => {
                 let (actor, sent_ms, group) = (self.actor.clone(), written.sent_ms, written.group);
@@ -404,6 +407,7 @@ fn write(
     let written = Written {
         group: exchange::group(&request),
         node: -1,
+        conn: 0,
         sent_ms: now,
         request: exchange::request(&request, version, topics),
     };

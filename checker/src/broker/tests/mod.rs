@@ -10,8 +10,8 @@ fn tp(p: i32) -> TopicPartition {
 }
 
 fn x(actor: &str, sent_ms: u64, answered_ms: u64, request: Request, answer: Answer) -> Entry {
-    let (actor, group) = (actor.into(), String::new());
-    Entry::Exchange(Exchange { actor, sent_ms, answered_ms, request, answer, group, node: None })
+    let (actor, group, node, conn) = (actor.into(), String::new(), None, None);
+    Entry::Exchange(Exchange { actor, sent_ms, answered_ms, request, answer, group, node, conn })
 }
 
 fn join(actor: &str, t: u64, id: &str, generation: i32, leader: &str, members: &[&str]) -> Entry {
@@ -992,3 +992,4 @@ mod coordinator_changes;
 mod errors;
 mod recreated;
 mod removals;
+mod same_connection;
