@@ -68,6 +68,8 @@ pub enum AnomalyClass {
     AnswerFetchRepeat,
     /// The coordinator answered a Heartbeat or SyncGroup NONE at a generation it had moved past.
     AnswerStaleGenerationAccepted,
+    /// The coordinator's answers put more members in a group than its configured maximum.
+    AnswerGroupOverMaxSize,
     /// The coordinator answered a Heartbeat or SyncGroup NONE from a member it had removed
     /// (left, fenced, expired, replaced by its static instance's new id).
     AnswerRemovedMemberAccepted,
@@ -92,7 +94,7 @@ pub enum AnomalyClass {
 
 impl AnomalyClass {
     /// Every class, in report order.
-    pub const ALL: [AnomalyClass; 35] = [
+    pub const ALL: [AnomalyClass; 36] = [
         AnomalyClass::LostCommit,
         AnomalyClass::OffsetRegression,
         AnomalyClass::DuplicateCommit,
@@ -120,6 +122,7 @@ impl AnomalyClass {
         AnomalyClass::AnswerFetchSkip,
         AnomalyClass::AnswerFetchRepeat,
         AnomalyClass::AnswerStaleGenerationAccepted,
+        AnomalyClass::AnswerGroupOverMaxSize,
         AnomalyClass::AnswerRemovedMemberAccepted,
         AnomalyClass::AnswerLiveMemberFenced,
         AnomalyClass::AnswerWrongError,
@@ -162,6 +165,7 @@ impl AnomalyClass {
             AnomalyClass::AnswerFetchSkip => "answer-fetch-skip",
             AnomalyClass::AnswerFetchRepeat => "answer-fetch-repeat",
             AnomalyClass::AnswerStaleGenerationAccepted => "answer-stale-generation-accepted",
+            AnomalyClass::AnswerGroupOverMaxSize => "answer-group-over-max-size",
             AnomalyClass::AnswerRemovedMemberAccepted => "answer-removed-member-accepted",
             AnomalyClass::AnswerLiveMemberFenced => "answer-live-member-fenced",
             AnomalyClass::AnswerWrongError => "answer-wrong-error",

@@ -57,6 +57,10 @@ pub enum Mark {
     Heal,
     /// The run ended: the convergence rule judges the group as it stood then.
     End,
+    /// The most members the coordinators let into a group, as configured for the whole run
+    /// (`group.max.size` for classic groups, `group.consumer.max.size` for consumer groups;
+    /// `i32::MAX`: no limit).
+    GroupMaxSize { classic: i32, consumer: i32 },
 }
 
 /// One request and its answer.

@@ -7,12 +7,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
-use groupsim_history::wire::{Answer, Request};
+use groupsim_history::wire::{Answer, Entry, Mark, Request};
 use groupsim_wire::consumer_protocol::decode_assignment;
 use groupsim_wire::topic_name::shared_topic;
 use groupsim_wire::TopicPartition;
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use kafka_protocol::records::RecordBatchDecoder;
+
+/// The mark that tells the rules the group size limits the coordinators enforce for the whole
+/// run (the worlds and `serve` record it when they start).
+pub fn group_max_size(config: &groupsim_coordinator::CoordinatorConfig) -> Entry {
+    let (classic, consumer) = (config.group_max_size, config.consumer_group_max_size);
+    Entry::Mark { at_ms: 0, mark: Mark::GroupMaxSize { classic, consumer } }
+}
 
 /// Topic ids to names, for the APIs that name topics by id.
 pub type TopicNames = BTreeMap<uuid::Uuid, String>;

@@ -124,7 +124,8 @@ fn consumer_removal(
     let mut last: Option<Removal> = None;
     for &(i, x) in beats {
         let read_before = x.answered_ms < c.sent_ms;
-        if !read_before && !(i < judged && same_connection(x, c) && alone(i, x, writes, c)) {
+        let queued_before = i < judged && same_connection(x, c) && alone(i, x, writes, c);
+        if !(read_before || queued_before) {
             continue;
         }
         let (Request::ConsumerHeartbeat { epoch, .. }, Answer::ConsumerHeartbeat { error, .. }) =

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupsim_history::{EventKind, Fault, History, MemberEvent, WorldEvent};
 use groupsim_wire::TopicPartition;
 
-use super::log::{Answer, AnswerLog, Entry, Mark, Protocol, Request};
+use super::log::{Answer, AnswerLog, Entry, Mark, MaxSize, Protocol, Request};
 use super::requests::Excused;
 use super::{check_excusing, fetches, BrokerAnomaly, BrokerRule};
 use crate::anomaly::{Anomaly, AnomalyClass};
@@ -63,6 +63,7 @@ impl BrokerRule {
             BrokerRule::LapsedSession => AnomalyClass::RequestLapsedSession,
             BrokerRule::NoLeave => AnomalyClass::RequestNoLeave,
             BrokerRule::LiveMemberFenced => AnomalyClass::AnswerLiveMemberFenced,
+            BrokerRule::GroupOverMaxSize => AnomalyClass::AnswerGroupOverMaxSize,
         }
     }
 }
@@ -161,10 +162,15 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
     // Each group's actors: a member's start and stop are marked in the logs of the groups it
     // spoke to.
     let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut max_size = None;
     for w in wire {
         let (group, request, actor) = match &w.wire {
             Entry::Exchange(x) => (x.group.as_str(), &x.request, x.actor.as_str()),
             Entry::Unanswered { group, call, actor, .. } => (group.as_str(), call, actor.as_str()),
+            Entry::Mark { mark: Mark::GroupMaxSize { classic, consumer }, .. } => {
+                max_size = Some(MaxSize { classic: *classic, consumer: *consumer });
+                continue;
+            }
             Entry::Mark { .. } => continue,
         };
         if !groupless(request) {
@@ -182,6 +188,7 @@ pub fn logs(history: &History) -> Vec<HistoryLog> {
             _ => true,
         };
         let mut log = AnswerLog::new(Protocol::Classic, Vec::new());
+        log.max_size = max_size;
         let mut origins = Vec::new();
         let mut next_mark = 0;
         let mut consumed: BTreeSet<&str> = BTreeSet::new();
@@ -411,6 +418,20 @@ mod tests {
                 );
             assert!(expelled, "an expel naming {named} marks m0.0");
         }
+    }
+
+    /// The limits mark the worlds and `serve` record reaches every group's log, and the rule
+    /// over it judges the generation the leader was told of (two members, past a maximum of 1).
+    #[test]
+    fn the_group_size_limits_of_the_wire_stream_reach_every_log() {
+        let mut h = history();
+        assert_eq!(logs(&h)[0].log.max_size, None);
+        let mark = Mark::GroupMaxSize { classic: 1, consumer: i32::MAX };
+        h.record_wire(Entry::Mark { at_ms: 0, mark });
+        let logs = logs(&h);
+        assert_eq!(logs[0].log.max_size, Some(MaxSize { classic: 1, consumer: i32::MAX }));
+        let classes: Vec<AnomalyClass> = anomalies(&h).iter().map(|a| a.class).collect();
+        assert!(classes.contains(&AnomalyClass::AnswerGroupOverMaxSize), "{classes:?}");
     }
 
     #[test]

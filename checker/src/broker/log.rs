@@ -35,12 +35,25 @@ pub struct AnswerLog {
     pub partitions: Vec<TopicPartition>,
     /// Entries in the order they happened (exchanges in answer order).
     pub entries: Vec<Entry>,
+    /// The group size limits the coordinators enforced for the whole run, when the harness
+    /// knows them (the simulated worlds and `serve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<MaxSize>,
+}
+
+/// The most members a coordinator lets into a group (`i32::MAX`: no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaxSize {
+    /// `group.max.size`, for classic groups.
+    pub classic: i32,
+    /// `group.consumer.max.size`, for consumer groups.
+    pub consumer: i32,
 }
 
 impl AnswerLog {
     /// An empty log.
     pub fn new(protocol: Protocol, partitions: Vec<TopicPartition>) -> Self {
-        Self { protocol, partitions, entries: Vec::new() }
+        Self { protocol, partitions, entries: Vec::new(), max_size: None }
     }
 
     /// The exchanges, with their index in [`Self::entries`].

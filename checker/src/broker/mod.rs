@@ -24,6 +24,9 @@
 //!   within the heartbeat interval of a heartbeat answered NONE (the session outlasts the
 //!   interval).
 //!
+//! - [`limits`]: `group-over-max-size`, a generation with more members than the group's
+//!   configured maximum.
+//!
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
 pub mod assignments;
@@ -38,6 +41,7 @@ pub mod fencing;
 pub mod fetches;
 pub mod history;
 pub mod leaves;
+pub mod limits;
 pub mod log;
 pub mod obligations;
 pub mod removals;
@@ -92,6 +96,8 @@ pub enum BrokerRule {
     NoLeave,
     /// A KIP-848 member answered UNKNOWN_MEMBER_ID while its session had to run.
     LiveMemberFenced,
+    /// A generation with more members than the group's configured maximum.
+    GroupOverMaxSize,
 }
 
 impl BrokerRule {
@@ -115,6 +121,7 @@ impl BrokerRule {
             BrokerRule::LapsedSession => "lapsed-session",
             BrokerRule::NoLeave => "no-leave",
             BrokerRule::LiveMemberFenced => "live-member-fenced",
+            BrokerRule::GroupOverMaxSize => "group-over-max-size",
         }
     }
 }
@@ -167,6 +174,7 @@ pub fn check_excusing(log: &AnswerLog, excused: &requests::Excused) -> Vec<Broke
     found.extend(consumer_sessions::check(log));
     found.extend(classic_sessions::check(log));
     found.extend(errors::check(log));
+    found.extend(limits::check(log));
     found.extend(fencing::check(log));
     found.extend(shapes::check(log));
     found.extend(requests::check(log, excused));

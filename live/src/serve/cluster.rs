@@ -507,6 +507,7 @@ fn preloaded_logs(config: &ClusterConfig) -> Result<SharedLogs, ServeError> {
 /// Records what the cluster starts with: the run, its topics and the preloaded records.
 fn record_start(recorder: &Recorder, config: &ClusterConfig) {
     recorder.world(WorldEvent::RunStarted { scenario: config.label.clone(), seed: config.seed });
+    recorder.wire(groupsim::exchange::group_max_size(&config.coordinator));
     for t in &config.topics {
         recorder
             .world(WorldEvent::TopicCreated { topic: t.name.clone(), partitions: t.partitions });

@@ -111,7 +111,11 @@ fn mark(at_ms: u64, mark: Mark) -> Entry {
 }
 
 fn log(protocol: Protocol, partitions: i32, entries: Vec<Entry>) -> AnswerLog {
-    AnswerLog { protocol, partitions: (0..partitions).map(tp).collect(), entries }
+    AnswerLog {
+        partitions: (0..partitions).map(tp).collect(),
+        entries,
+        ..AnswerLog::new(protocol, Vec::new())
+    }
 }
 
 fn rules(log: &AnswerLog) -> Vec<BrokerRule> {
@@ -990,6 +994,7 @@ mod classic_sessions;
 mod consumer_sessions;
 mod coordinator_changes;
 mod errors;
+mod limits;
 mod recreated;
 mod removals;
 mod same_connection;

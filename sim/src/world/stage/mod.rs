@@ -63,6 +63,7 @@ impl Stage {
         history
             .borrow_mut()
             .world(0, WorldEvent::RunStarted { scenario: spec.name.clone(), seed: spec.seed });
+        history.borrow_mut().record_wire(crate::exchange::group_max_size(&spec.coordinator));
         let mut logs = PartitionLogs::new();
         for (topic, partitions) in &spec.topics {
             logs.create_topic(topic, *partitions).map_err(|e| WorldError::InvalidScenario {
