@@ -251,7 +251,9 @@ impl Member {
     pub fn inject(&mut self, now: Millis, fault: MemberFault) {
         self.input(now, |m| match fault {
             MemberFault::StaleAck { delay_ms } => m.core.processor.inject_stale_ack(delay_ms),
-            MemberFault::SlowBatch { extra_ms } => m.core.processor.inject_slow_batch(extra_ms),
+            MemberFault::SlowBatch { extra_ms } => {
+                m.core.processor.inject_slow_batch(now, extra_ms)
+            }
             MemberFault::SlowRevoke { extra_ms } => {
                 m.rebalance.slow_revoke_ms = m.rebalance.slow_revoke_ms.max(extra_ms);
             }

@@ -175,7 +175,9 @@ impl ConsumerGroupMember {
                 m.reconciliation.slow_revoke_ms = m.reconciliation.slow_revoke_ms.max(extra);
             }
             MemberFault::StaleAck { delay_ms } => m.core.processor.inject_stale_ack(delay_ms),
-            MemberFault::SlowBatch { extra_ms } => m.core.processor.inject_slow_batch(extra_ms),
+            MemberFault::SlowBatch { extra_ms } => {
+                m.core.processor.inject_slow_batch(now, extra_ms)
+            }
         });
     }
 

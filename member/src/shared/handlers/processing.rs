@@ -67,7 +67,7 @@ pub(crate) trait Processing: Protocol {
             // A slow batch and a stale ack taken up by one batch describe that batch: the longer
             // holds, so faults drawn before the heal never add up to a delay neither was drawn
             // to be (as slow revokes before one callback do not).
-            let slow = core.processor.slow_batch_ms.take().unwrap_or(0);
+            let slow = core.processor.take_slow_batch(now);
             match core.processor.stale_ack_ms.take() {
                 Some(delay) => {
                     p.done_at += delay.max(slow) + ack_delay;
