@@ -357,10 +357,10 @@ fn a_partition_revoking_across_a_lost_downgrade_rebalance_is_the_named_hazard() 
 }
 
 /// Regression: mixed_protocol_swarm seed 10216 reported `stalled-member` (found by a clean
-/// sweep of seeds 9000..10999 at 2db451c). A `slow_batch` drawn at 9.4 s found m4 processing
-/// nothing and waited for its next batch; one that started at 51 s took it up (18.4 s) and ran
-/// past the heal, so the KIP-848 member's poll timeout sent its static leave and its session ran
-/// out on a working path. A pending slow batch now lasts only its own window.
+/// sweep at 2db451c). A `slow_batch` drawn early in the fault phase found a member processing
+/// nothing and waited for its next batch; a batch that started shortly before the heal took it
+/// up and ran past the heal, so the KIP-848 member's poll timeout sent its static leave and its
+/// session ran out on a working path. A pending slow batch now lasts only its own window.
 #[test]
 fn a_slow_batch_nobody_took_up_in_its_window_stalls_no_later_batch() {
     let r = run(10216);

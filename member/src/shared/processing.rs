@@ -207,9 +207,8 @@ mod tests {
     }
 
     /// A slow batch injected while nothing is processed waits for the next batch, but only
-    /// while its own window lasts: mixed_protocol_swarm seed 10216 took up one drawn at 9.4 s
-    /// (18.4 s long) with a batch that started at 51 s, which then ran past the heal and out
-    /// of the member's session.
+    /// while its own window lasts: one taken up long after it was drawn stalled a batch that
+    /// started near the heal, which then ran past it and out of the member's session.
     #[test]
     fn a_pending_slow_batch_lasts_only_its_window() {
         let mut p = Processor::new(1);
