@@ -43,29 +43,31 @@ const REACH_MS: Millis = 60_000;
 
 /// The heartbeat that started a member's current session.
 #[derive(Clone, Copy, Debug)]
-struct Proof {
+pub(super) struct Proof {
     /// Its entry.
-    entry: usize,
+    pub(super) entry: usize,
     /// When it was written.
-    sent_ms: Millis,
+    pub(super) sent_ms: Millis,
     /// When its answer was read.
-    answered_ms: Millis,
+    pub(super) answered_ms: Millis,
     /// The heartbeat interval it was answered with.
-    interval_ms: Millis,
+    pub(super) interval_ms: Millis,
 }
 
 /// What the answers say of one member id so far.
 #[derive(Debug, Default)]
-struct Member {
-    proof: Option<Proof>,
+pub(super) struct Member {
+    pub(super) proof: Option<Proof>,
+    /// The proof before `proof`, in the same membership (none since an error or a leave).
+    pub(super) previous: Option<Proof>,
     /// The partitions it last reported owning.
     owned: Option<BTreeSet<TopicPartition>>,
     /// The assignment it was last given.
     assignment: Option<BTreeSet<TopicPartition>>,
     /// It may be revoking partitions (its rebalance timeout may be running).
-    revoking: bool,
+    pub(super) revoking: bool,
     /// A heartbeat of its named an instance.
-    is_static: bool,
+    pub(super) is_static: bool,
 }
 
 impl Member {
@@ -87,34 +89,14 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         let Entry::Exchange(x) = e else { continue };
         match (&x.request, &x.answer) {
             (
-                Request::ConsumerHeartbeat { member_id, epoch, owned, instance },
-                Answer::ConsumerHeartbeat {
-                    error, member_id: given, assignment, interval_ms, ..
-                },
+                Request::ConsumerHeartbeat { member_id, epoch, .. },
+                Answer::ConsumerHeartbeat { error, member_id: given, .. },
             ) => {
                 let id = if member_id.is_empty() { given.as_str() } else { member_id.as_str() };
                 if *error == UNKNOWN_MEMBER_ID && (*epoch > 0 || *epoch == LEAVE_EPOCH) {
                     found.extend(judge(&eras, &late, id, members.get(id), i, x));
                 }
-                let m = members.entry(id).or_default();
-                m.is_static |= instance.is_some();
-                if *error != NONE || *epoch < 0 {
-                    m.proof = None;
-                    continue;
-                }
-                if let Some(o) = owned {
-                    m.owned = Some(o.iter().cloned().collect());
-                }
-                if let Some(a) = assignment {
-                    m.assignment = Some(a.iter().cloned().collect());
-                }
-                m.revoking = m.revoking_now();
-                m.proof = interval_ms.filter(|&ms| ms > 0).map(|ms| Proof {
-                    entry: i,
-                    sent_ms: x.sent_ms,
-                    answered_ms: x.answered_ms,
-                    interval_ms: ms as Millis,
-                });
+                observe(&mut members, i, x);
             }
             (Request::Commit { member_id, generation, offsets, .. }, _)
                 if *generation > 0
@@ -128,6 +110,41 @@ pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
         }
     }
     found
+}
+
+/// Reads exchange `x` (entry `i`) into `members` when it is a ConsumerGroupHeartbeat: the
+/// session it proves, what the member owns and is assigned, whether it is static. Shared by the
+/// consumer groups' size limit ([`super::limits`]), which counts the members proved alive.
+pub(super) fn observe<'a>(members: &mut BTreeMap<&'a str, Member>, i: usize, x: &'a Exchange) {
+    let (
+        Request::ConsumerHeartbeat { member_id, epoch, owned, instance },
+        Answer::ConsumerHeartbeat { error, member_id: given, assignment, interval_ms, .. },
+    ) = (&x.request, &x.answer)
+    else {
+        return;
+    };
+    let id = if member_id.is_empty() { given.as_str() } else { member_id.as_str() };
+    let m = members.entry(id).or_default();
+    m.is_static |= instance.is_some();
+    if *error != NONE || *epoch < 0 {
+        (m.proof, m.previous) = (None, None);
+        return;
+    }
+    if let Some(o) = owned {
+        m.owned = Some(o.iter().cloned().collect());
+    }
+    if let Some(a) = assignment {
+        m.assignment = Some(a.iter().cloned().collect());
+    }
+    m.revoking = m.revoking_now();
+    let proof = interval_ms.filter(|&ms| ms > 0).map(|ms| Proof {
+        entry: i,
+        sent_ms: x.sent_ms,
+        answered_ms: x.answered_ms,
+        interval_ms: ms as Millis,
+    });
+    m.previous = if proof.is_some() { m.proof } else { None };
+    m.proof = proof;
 }
 
 /// What may be taken at a time no answer shows: the requests of each member id that may remove
@@ -185,7 +202,7 @@ impl<'a> Late<'a> {
 }
 
 /// A consumer member's leaves, and its heartbeats never answered.
-fn leaves_and_unanswered(call: &Request, answered: bool) -> Option<&str> {
+pub(super) fn leaves_and_unanswered(call: &Request, answered: bool) -> Option<&str> {
     match call {
         Request::ConsumerHeartbeat { member_id, epoch, .. } if *epoch < 0 || !answered => {
             Some(member_id)

@@ -24,8 +24,8 @@
 //!   within the heartbeat interval of a heartbeat answered NONE (the session outlasts the
 //!   interval).
 //!
-//! - [`limits`]: `group-over-max-size`, a generation with more members than the group's
-//!   configured maximum.
+//! - [`limits`]: `group-over-max-size`, a classic generation with more members than the group's
+//!   configured maximum, or a new member let into a consumer group its sessions prove full.
 //!
 //! [`statics`] reads static members' replacements (KIP-345) for the classic rules.
 
