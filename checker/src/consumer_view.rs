@@ -74,6 +74,10 @@ pub(super) struct ConsumerGroupView {
     holder: Option<i32>,
     /// Its holder gave the group up and no coordinator has spoken of it since.
     unloaded: bool,
+    /// Member id -> when the coordinator last removed it (left, fenced, expired, replaced),
+    /// until it holds an epoch again: what it does as that id from then on is a zombie's, even
+    /// once the group has become a classic group.
+    removed: BTreeMap<String, Millis>,
 }
 
 impl ConsumerGroupView {
@@ -100,6 +104,12 @@ impl ConsumerGroupView {
     pub(super) fn left_before(&self, member_id: &str, at: Millis) -> Option<usize> {
         let last = self.epochs.get(member_id)?.last()?;
         last.span.until.filter(|(until, _)| *until < at).map(|(_, idx)| idx)
+    }
+
+    /// Whether the coordinator removed `member_id` before `at` and it holds no epoch since (a
+    /// conversion to the classic protocol ends every epoch without removing anyone).
+    pub(super) fn removed_before(&self, member_id: &str, at: Millis) -> bool {
+        self.removed.get(member_id).is_some_and(|&t| t < at)
     }
 
     /// Whether the coordinator counted `member_id` the owner of `tp` at some moment of `at`.
@@ -221,6 +231,7 @@ impl ConsumerGroupView {
                     self.replaced.insert(i.clone(), t);
                 }
                 self.end_epoch(member_id, at, idx);
+                self.removed.insert(member_id.clone(), at);
                 let owned: Vec<TopicPartition> = self
                     .owners
                     .iter()
@@ -317,6 +328,7 @@ impl ConsumerGroupView {
     }
 
     fn begin_epoch(&mut self, member_id: &str, epoch: i32, at: Millis) {
+        self.removed.remove(member_id);
         let span = Belonging { from: at, until: None };
         self.epochs.entry(member_id.to_string()).or_default().push(EpochSpan { epoch, span });
     }

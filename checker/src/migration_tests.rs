@@ -138,6 +138,12 @@ fn a_commit_validated_in_the_millisecond_of_the_upgrade_may_meet_either_rule() {
 /// `upgraded`, then consumer member c joins at epoch 3 with nothing, b reaches epoch 3, c
 /// leaves and the group is downgraded at generation 3 with a on t-0 and b on t-1.
 fn downgraded() -> H {
+    downgraded_after(true)
+}
+
+/// [`downgraded`]; c's removal recorded only when `c_removed` (else only the downgrade ends its
+/// epoch).
+fn downgraded_after(c_removed: bool) -> H {
     let mut h = upgraded();
     h.cg(ConsumerGroupEvent::MemberJoined {
         group: G.into(),
@@ -149,12 +155,14 @@ fn downgraded() -> H {
     h.cg(ConsumerGroupEvent::GroupEpochBumped { group: G.into(), epoch: 3 });
     h.epoch_of("c", 0, 3).epoch_of("a", 2, 3).epoch_of("b", 1, 3);
     h.classic_member_at("m0", "a", 3, &[0]).classic_member_at("m1", "b", 3, &[1]);
-    h.cg(ConsumerGroupEvent::MemberRemoved {
-        group: G.into(),
-        member_id: "c".into(),
-        member_epoch: 3,
-        reason: ConsumerRemovalReason::Left,
-    });
+    if c_removed {
+        h.cg(ConsumerGroupEvent::MemberRemoved {
+            group: G.into(),
+            member_id: "c".into(),
+            member_epoch: 3,
+            reason: ConsumerRemovalReason::SessionTimeout,
+        });
+    }
     h.cg(ConsumerGroupEvent::GroupDowngraded {
         group: G.into(),
         group_epoch: 3,
@@ -207,6 +215,43 @@ fn the_consumer_member_that_left_is_not_in_the_downgraded_group() {
     let mut h = downgraded();
     h.produced(1, 5).commit("c", 3, 1, 15);
     assert!(classes(&h.h.clone()).contains(&AnomalyClass::ZombieCommit));
+}
+
+/// mixed_protocol_swarm 21848: consumer member c (client m2), paused while its answers were on
+/// the way, was removed when its session ran out, which left the group to its classic members
+/// (a downgrade); b committed t-1 further; then c woke and read what the group had answered it
+/// before all that, an assignment of t-1 and an OffsetFetch from before b's commit. The
+/// position it took is a zombie's (its next heartbeat learns it is gone), not a commit the
+/// coordinator lost. A member whose epoch only the downgrade ended is judged as before.
+#[test]
+fn a_removed_consumer_member_reading_old_answers_after_a_downgrade_is_no_lost_commit() {
+    let late_reads = |c_removed: bool| {
+        let mut h = downgraded_after(c_removed);
+        h.started("m2");
+        h.produced(1, 5).processed("m1", "b", 3, 1, 10, 14).commit("b", 3, 1, 15);
+        h.member(
+            "m2",
+            MemberEvent::MemberEpochChanged { member_id: "c".into(), previous: 0, epoch: 3 },
+        );
+        h.member(
+            "m2",
+            MemberEvent::Assigned { member_id: "c".into(), generation: 3, partitions: parts(&[1]) },
+        );
+        h.member(
+            "m2",
+            MemberEvent::PositionInitialized {
+                member_id: "c".into(),
+                generation: 3,
+                partition: tp(1),
+                committed: Some(10),
+                position: 10,
+                reset_after: None,
+            },
+        );
+        classes(&h.h.clone()).contains(&AnomalyClass::LostCommit)
+    };
+    assert!(!late_reads(true), "a removed member's stale position");
+    assert!(late_reads(false), "judged when nothing removed it");
 }
 
 #[test]

@@ -373,7 +373,9 @@ impl Views {
 
     /// Whether member `name`'s consumer group had removed `member_id` before `at` (a session
     /// expired, the member was fenced): what the member does as that id from then on is a
-    /// zombie's, until it hears so.
+    /// zombie's, until it hears so. A consumer-protocol member the coordinator removed stays
+    /// removed when the group becomes a classic group after (a paused member reads answers
+    /// the group gave it before both).
     pub(super) fn removed_from_consumer_group(
         &self,
         name: &str,
@@ -381,7 +383,16 @@ impl Views {
         at: Millis,
     ) -> bool {
         let Some(m) = self.members.get(name) else { return false };
-        self.consumer_group(&m.group).is_some_and(|cg| cg.left_before(member_id, at).is_some())
+        match self.consumer_group(&m.group) {
+            Some(cg) => cg.left_before(member_id, at).is_some(),
+            None => {
+                m.consumer
+                    && self
+                        .consumer_groups
+                        .get(&m.group)
+                        .is_some_and(|cg| cg.removed_before(member_id, at))
+            }
+        }
     }
 
     /// `group` as a KIP-848 consumer group, when it is one now: a group that converted between

@@ -367,6 +367,20 @@ fn a_slow_batch_nobody_took_up_in_its_window_stalls_no_later_batch() {
     assert!(r.verdict.is_ok(), "seed 10216: {}", r.failure_report());
 }
 
+/// Regression: mixed_protocol_swarm seed 21848 reported `lost-commit` (found by a clean sweep
+/// at 13a2d40). A KIP-848 member was paused the moment its OffsetFetch answer arrived, with a
+/// heartbeat answer also unread; its session ran out while it slept, it was the group's last
+/// consumer-protocol member so the group became classic, and a classic member committed the
+/// partition further. Waking, the member read both old answers and took its position from the
+/// offset fetched before that commit. That position is a removed member's (its next heartbeat
+/// is refused and it stops); the checker took it for a commit the coordinator lost, because it
+/// looked for the removal only in a group still speaking the consumer protocol.
+#[test]
+fn a_removed_member_reading_old_answers_after_the_downgrade_lost_no_commit() {
+    let r = run(21848);
+    assert!(r.verdict.is_ok(), "seed 21848: {}", r.failure_report());
+}
+
 /// Regression: mixed_protocol_swarm seeds 3569, 3996 and 4628 reported `stuck`: partitions added
 /// to a topic stayed unassigned. The leader of a Stable classic generation (the only member that
 /// watches partition counts) stopped before its rejoin reached the coordinator; its new process
