@@ -55,6 +55,7 @@ pub mod explore;
 pub mod fault_draw;
 pub mod faults;
 pub mod merge;
+pub mod panics;
 pub mod pictures;
 pub mod probes;
 pub mod process;

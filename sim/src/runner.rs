@@ -57,23 +57,24 @@ impl WorldKind {
         }
     }
 
-    /// Runs `spec` in this world.
+    /// Runs `spec` in this world (a panic inside the run is [`WorldError::Panicked`]).
     pub fn run(self, spec: &ScenarioSpec) -> Result<History, WorldError> {
-        match self {
+        caught(|| match self {
             WorldKind::Turmoil => world::turmoil::run(spec),
             WorldKind::Event => world::event::run(spec),
-        }
+        })
     }
 
-    /// Runs `spec` in this world: the history and the checker that read it as it grew.
+    /// Runs `spec` in this world: the history and the checker that read it as it grew (a panic
+    /// inside the run is [`WorldError::Panicked`]).
     pub fn run_watched(
         self,
         spec: &ScenarioSpec,
     ) -> Result<(History, groupsim_checker::LivenessWatch), WorldError> {
-        match self {
+        caught(|| match self {
             WorldKind::Turmoil => world::turmoil::run_watched(spec),
             WorldKind::Event => world::event::run_watched(spec),
-        }
+        })
     }
 
     /// ` --world <name>` for replay commands; nothing for the default world.
@@ -193,10 +194,15 @@ pub fn run_spec_in(spec: ScenarioSpec, world: WorldKind) -> Result<RunReport, Wo
     let (finished, probes) = probe::record(|| world.run_watched(&spec));
     let (history, watch) = finished?;
     // The same verdict `groupsim_checker::check` gives, without reading the events twice.
-    let verdict = watch.finish(&history);
+    let verdict = caught(|| Ok(watch.finish(&history)))?;
     let history_hash = std::sync::OnceLock::new();
     let extra_args = String::new();
     Ok(RunReport { spec, history, verdict, history_hash, extra_args, probes })
+}
+
+/// `run`'s outcome, a panic inside it made [`WorldError::Panicked`] ([`crate::panics`]).
+fn caught<T>(run: impl FnOnce() -> Result<T, WorldError>) -> Result<T, WorldError> {
+    crate::panics::catching(run).unwrap_or_else(|message| Err(WorldError::Panicked { message }))
 }
 
 /// The CLI command that replays a seed.

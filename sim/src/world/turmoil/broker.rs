@@ -13,7 +13,7 @@ use groupsim_wire::Millis;
 use tokio::sync::mpsc;
 use tracing::debug;
 
-use super::{sim_now, Shared};
+use super::{sim_now, tasks, Shared};
 use crate::process::broker_task::{run_broker_controlled, BrokerReport};
 use crate::process::BrokerOutput;
 use crate::record::{late_request, IntoHistory};
@@ -62,13 +62,14 @@ pub(super) async fn run(
     let (control_tx, controls) = mpsc::unbounded_channel();
     shared.brokers.borrow_mut().insert(node, control_tx);
     let (handle, calls) = broker_channel();
+    let failure = shared.failure.clone();
     let report = Report { node, shared };
-    tokio::task::spawn_local(run_broker_controlled(core, calls, controls, sim_now, report));
+    tasks::spawn(&failure, run_broker_controlled(core, calls, controls, sim_now, report));
     let listener = ::turmoil::net::TcpListener::bind(("0.0.0.0", BROKER_PORT)).await?;
     loop {
         let (stream, peer) = listener.accept().await?;
         let (handle, options) = (handle.clone(), options.clone());
-        tokio::task::spawn_local(async move {
+        tasks::spawn(&failure, async move {
             if let Err(e) = serve_connection_with(stream, handle, options).await {
                 debug!(broker = node, %peer, error = %e, "connection closed");
             }

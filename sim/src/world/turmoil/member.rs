@@ -17,7 +17,7 @@ use tokio::io::WriteHalf;
 use tokio::sync::mpsc::{self, UnboundedSender};
 use tokio::task::JoinHandle;
 
-use super::{sim_now, Shared};
+use super::{sim_now, tasks, Shared};
 use crate::process::{Action, ConnKey, Delivery, MemberProcess};
 use crate::scenario::MemberPlan;
 use crate::world::orders::{broker_host, MemberCommand, BROKER_PORT};
@@ -38,7 +38,7 @@ enum ConnEvent {
 pub(super) async fn run_client_host(plans: Vec<MemberPlan>, shared: Shared) -> ::turmoil::Result {
     let tasks: Vec<_> = plans
         .into_iter()
-        .map(|plan| tokio::task::spawn_local(run_member(plan, shared.clone())))
+        .map(|plan| tasks::spawn(&shared.failure, run_member(plan, shared.clone())))
         .collect();
     for t in tasks {
         let _ = t.await;
@@ -75,6 +75,8 @@ async fn run_member(plan: MemberPlan, shared: Shared) {
         restart_at: None,
     };
     host.process.start(sim_now());
+    // Wakes at the instant of the last one, and how many.
+    let mut still: (Millis, u64) = (0, 0);
     loop {
         host.carry_out().await;
         if host.process.is_finished() {
@@ -89,10 +91,29 @@ async fn run_member(plan: MemberPlan, shared: Shared) {
                 host.process.take_commands(sim_now());
             }
             Some(event) = event_rx.recv() => host.on_conn_event(event),
-            () = maybe_sleep(sleep) => host.wake(sim_now()),
+            () = maybe_sleep(sleep) => {
+                let now = sim_now();
+                still = if still.0 == now { (now, still.1 + 1) } else { (now, 1) };
+                if still.1 > STILL_CLOCK_WAKES {
+                    let reason = format!(
+                        "the simulated clock stood still: member {} woke more than \
+                         {STILL_CLOCK_WAKES} times at this instant; its timer is still due after \
+                         its handle_timeout",
+                        host.process.name()
+                    );
+                    host.shared.failure.still_clock(now, reason);
+                    break;
+                }
+                host.wake(now);
+            }
         }
     }
 }
+
+/// How many times a member may wake at one instant before its run is called stuck in time: a
+/// process wakes at an instant only as often as it has work there, so a number far past any
+/// run's keeps a core whose timer never moves on from holding the clock still for ever.
+const STILL_CLOCK_WAKES: u64 = 1_000_000;
 
 async fn maybe_sleep(d: Option<Duration>) {
     match d {
@@ -140,7 +161,7 @@ impl Host {
                 Action::Connect { conn, node } => {
                     let client_id = self.process.plan().config.client_id.clone();
                     let task = connection(conn, node, client_id, self.events.clone());
-                    self.tasks.insert(conn, tokio::task::spawn_local(task));
+                    self.tasks.insert(conn, tasks::spawn(&self.shared.failure, task));
                 }
                 Action::Transmit { conn, frame } => {
                     let Some(writer) = self.writers.get_mut(&conn) else { continue };

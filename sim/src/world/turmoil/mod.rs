@@ -5,6 +5,7 @@
 
 mod broker;
 mod member;
+mod tasks;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -36,6 +37,8 @@ struct Shared {
     members: Rc<RefCell<BTreeMap<String, UnboundedSender<MemberCommand>>>>,
     /// Running brokers' control channels (registered when a broker's software starts).
     brokers: Rc<RefCell<BTreeMap<i32, UnboundedSender<BrokerOrder>>>>,
+    /// The first failure of a host's task, read after every step.
+    failure: tasks::Failure,
 }
 
 impl Shared {
@@ -77,6 +80,7 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
         taps: Rc::default(),
         members: Rc::default(),
         brokers: Rc::default(),
+        failure: tasks::Failure::default(),
     };
     let cluster = stage.cluster.broker_shared();
     let idle_close_ms = spec.network.idle_close_ms;
@@ -108,6 +112,7 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
         if let Err(e) = sim.step() {
             return Err(WorldError::Sim { at_ms: now, reason: e.to_string() });
         }
+        shared.failure.take()?;
     }
     let now = sim.elapsed().as_millis() as Millis;
     let finished = stage.finish(now);
