@@ -184,3 +184,19 @@ fn a_static_takeover_is_answered_only_once_it_is_stored() {
         .count();
     assert!(takeovers > 0, "the twin still takes the instance over");
 }
+
+/// Regression: static_churn seed 13070 reported `answer-zombie-commit` and
+/// `answer-removed-member-accepted` (found by a clean sweep at 30d2354). A static member's new
+/// process took its instance over during a rebalance; the coordinator moved before that
+/// generation's SyncGroup was answered, so the takeover was never stored and the next
+/// coordinator loaded the instance with the old member id, formed the next generation again
+/// under the same number with the old process in it, and rightly accepted its commits. The
+/// rule took that generation's SyncGroup, answered by the next coordinator, for the store of
+/// the takeover: a takeover is stored only by a SyncGroup its own coordinator answered.
+#[test]
+fn a_takeover_lost_with_its_coordinator_is_not_stored_by_the_next_ones_generation() {
+    use groupsim::runner::{run_spec_in, WorldKind};
+    let s = groupsim::scenarios::find("static_churn").expect("in catalogue");
+    let r = run_spec_in(s.build(13070), WorldKind::Event).expect("runs");
+    assert!(r.verdict.is_ok(), "{}", r.failure_report());
+}

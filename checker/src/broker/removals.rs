@@ -236,10 +236,13 @@ impl<'a> Removals<'a> {
                 Kind::Replaced => {
                     // Kafka stores a takeover in a Stable group before it answers it, but one
                     // made during a rebalance only with that generation's assignment: until a
-                    // SyncGroup of its generation (or a later one) is answered, a coordinator
-                    // that takes the group over loads the instance as last stored.
+                    // SyncGroup of its generation (or a later one) is answered by the same
+                    // coordinator, a coordinator that takes the group over loads the instance as
+                    // last stored (and may hand out the same generation number again).
                     let stored = |r: &Replacement| {
-                        self.syncs.iter().any(|&(g, k, _)| g >= r.generation && before(k))
+                        self.syncs
+                            .iter()
+                            .any(|&(g, k, _)| g >= r.generation && before(k) && eras.same(i, k))
                     };
                     if let Some(r) = statics::at_entry(&self.replacements, i)
                         .filter(|r| eras.same(i, judged) || stored(r))
