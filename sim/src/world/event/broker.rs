@@ -82,7 +82,7 @@ impl BrokerNode {
             ctx.queue.push(ctx.now, Event::Refused { conn });
         }
         for conn in std::mem::take(&mut self.held_data) {
-            ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Close);
+            ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Reset);
         }
         self.after_input(ctx);
     }
@@ -121,7 +121,7 @@ impl BrokerNode {
                 Frame::Data(_) | Frame::Request(_) | Frame::Response(_) => {
                     self.held_data.insert(conn);
                 }
-                Frame::Close => {}
+                Frame::Close | Frame::Reset => {}
             }
             return;
         };
@@ -149,9 +149,9 @@ impl BrokerNode {
                 }
                 Some(_) => {}
                 // Data for a connection this host does not have: reset.
-                None => ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Close),
+                None => ctx.net.send(&mut ctx.queue, ctx.now, conn, Dir::ToClient, Frame::Reset),
             },
-            Frame::Close => {
+            Frame::Close | Frame::Reset => {
                 if let Some(c) = running.conns.get_mut(&conn) {
                     c.close();
                     if c.is_done() {

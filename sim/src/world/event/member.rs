@@ -205,6 +205,7 @@ impl MemberHost {
                 return;
             }
             (_, Frame::Close) => failed("the broker closed the connection"),
+            (_, Frame::Reset) => failed("the broker reset the connection"),
             (Transport::Connecting(_), Frame::Data(_) | Frame::Request(_) | Frame::Response(_)) => {
                 failed("data before the connection")
             }

@@ -25,7 +25,9 @@
 //!   the channel its answer comes back on; losing it closes that channel).
 //! - **Closing** a connection is a frame of its own (FIN, or RST when a host answers for a
 //!   connection it does not have), sequenced behind the data, so what was sent before still
-//!   arrives.
+//!   arrives. A reset reaches even a lane that lost a frame (TCP accepts an RST in its window
+//!   whatever is missing before it): a client writing, after a partition healed, on a
+//!   connection whose close the partition lost learns of it at once, as from a real broker.
 //!
 //! Nothing is delivered between events: each frame queues one [`Event::Arrive`] at the instant
 //! it lands.
@@ -56,8 +58,13 @@ pub(super) enum Frame {
     Request(Box<HandedRequest>),
     /// An answer handed over as a value in place of its frame.
     Response(Box<HandedResponse>),
-    /// The sender closed the connection (FIN), or reset it (RST).
+    /// The sender closed the connection (FIN), or its host crashed with it.
     Close,
+    /// The sending host has no such connection (it closed it, or restarted since) and answers
+    /// data on it with a reset (RST). A receiver accepts a reset whatever gap precedes it (TCP
+    /// takes an RST whose sequence number is in its window), so a lane that lost a frame still
+    /// delivers one, once its link works.
+    Reset,
 }
 
 /// The λ of turmoil's latency distribution: a frame's share of a link's latency range.
@@ -200,7 +207,7 @@ impl Network {
         };
         let link = self.links[path];
         let lane_dead = self.conns[conn].lane(dir).dead;
-        if lane_dead {
+        if lane_dead && frame != Frame::Reset {
             return;
         }
         if link.cut {
@@ -426,6 +433,25 @@ mod tests {
         net.send(&mut q, 20, other, Dir::ToClient, Frame::Close);
         net.send(&mut q, 30, other, Dir::ToBroker, Frame::Close);
         assert!(landed(&mut net, &mut q).is_empty(), "sent while cut: lost");
+    }
+
+    /// A close lost to a partition leaves the client's lane dead, but the reset its next write
+    /// after the repair draws still reaches it; while the link is cut the reset is lost too.
+    #[test]
+    fn a_reset_reaches_a_lane_that_lost_a_frame_once_the_link_works() {
+        let (mut net, mut q) = net();
+        let c = net.open(&mut q, 0, (0, 0), 0, 0);
+        let _ = landed(&mut net, &mut q);
+        net.partition(&mut q, 10, "client-0", "broker-0");
+        net.send(&mut q, 10, c, Dir::ToClient, Frame::Close);
+        net.send(&mut q, 20, c, Dir::ToClient, Frame::Reset);
+        assert!(landed(&mut net, &mut q).is_empty(), "both lost while cut");
+        net.repair("client-0", "broker-0");
+        net.send(&mut q, 30, c, Dir::ToClient, Frame::Data(Bytes::from_static(b"x")));
+        assert!(landed(&mut net, &mut q).is_empty(), "the dead lane delivers no data");
+        net.send(&mut q, 40, c, Dir::ToClient, Frame::Reset);
+        let got = landed(&mut net, &mut q);
+        assert_eq!(got.iter().map(|g| &g.2).collect::<Vec<_>>(), [&Frame::Reset], "{got:?}");
     }
 
     #[test]
