@@ -197,6 +197,11 @@ enum Command {
         /// fail a seed whose two histories differ, with both hashes and the first differing event.
         #[arg(long)]
         check_determinism: bool,
+        /// Seconds of wall time one seed may run (0: no limit). A seed past it is reported with
+        /// its replay command and the sweep stops with exit code 1: a run that never ends is a
+        /// core stuck inside one call, which nothing can interrupt.
+        #[arg(long, default_value_t = 600.0, value_parser = seconds)]
+        seed_timeout: f64,
     },
     /// Search for schedules that break rebalancing, coverage-guided: keep the runs that reached
     /// something new (a probe, a coordinator answer, a member's step) and mutate them; save,
@@ -482,14 +487,19 @@ fn real_main() -> Result<ExitCode> {
             no_triggers,
             world,
             check_determinism,
+            seed_timeout,
         } => {
             let bug = bug.as_deref().map(bugs::find).transpose()?;
             let seeds = Seeds { start: range.start, count: range.seeds, shard };
             let options = RunOptions { bug, schedule: None, no_triggers, world };
-            let sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?
+            let mut sweep = Sweep::new(&scenarios, seeds, range.jobs(), options)?
                 .fail_fast(fail_fast)
                 .check_determinism(check_determinism)
                 .hashes(json);
+            if seed_timeout > 0.0 {
+                let limit = std::time::Duration::from_secs_f64(seed_timeout);
+                sweep = sweep.seed_limit(limit, std::sync::Arc::new(stop_on_overrun));
+            }
             let (code, rows) = run_sweep(&sweep, json)?;
             if coverage && !json {
                 out!("{}", Coverage::from_rows(&rows).table());
@@ -623,6 +633,31 @@ fn finish_one(report: &RunReport, save: bool) -> Result<ExitCode> {
         out!("{}", report.failure_report());
         Ok(ExitCode::from(1))
     }
+}
+
+/// `--seed-timeout`'s value: a number of seconds, zero or more.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds (0 or more)")),
+    }
+}
+
+/// A seed past `--seed-timeout`: says which and how to replay it, and stops the process (the
+/// stuck run holds its thread for ever; exit 1, a failure found).
+fn stop_on_overrun(o: &sweep::SeedOverrun) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    eprintln!(
+        "groupsim: {} seed {} has run for {:.1} s, past --seed-timeout: a run that never ends is \
+         a failure of its own (a core stuck inside one call). Replay it: {}\nThe sweep stops \
+         here: a stuck run cannot be interrupted.",
+        o.scenario,
+        o.seed,
+        o.ran.as_secs_f64(),
+        o.replay
+    );
+    std::process::exit(1);
 }
 
 /// Runs `sweep`, printing the table row by row (or the JSON summary at the end); exit 1 on any

@@ -66,6 +66,8 @@ fn bad_arguments_are_named_errors_with_exit_code_2() {
         (&["sweep", "steady_state", "--shard", "3/2"], "out of range"),
         (&["sweep", "steady_state", "--shard", "two"], "is not K/N"),
         (&["sweep", "steady_state", "--jobs", "0"], "--jobs must be at least 1"),
+        (&["sweep", "steady_state", "--seed-timeout", "soon"], "is not a number of seconds"),
+        (&["sweep", "steady_state", "--seed-timeout=-1"], "is not a number of seconds"),
         (&["coverage", "--jobs", "0"], "--jobs must be at least 1"),
         (&["bench", "--jobs", "0"], "--jobs must be at least 1"),
         (&["bench", "no_such_scenario"], "unknown scenario"),
@@ -115,4 +117,17 @@ fn shards_split_the_seed_range_into_contiguous_blocks() {
     quarter.extend(seeds_of("2/4"));
     assert_eq!(quarter, seeds_of("1/2"));
     assert_eq!(seeds_of("1/2").len() + seeds_of("2/2").len(), 8);
+}
+
+/// A seed that runs past `--seed-timeout` is reported with its replay command while it runs,
+/// and the sweep stops with exit code 1 (a run that never ends cannot be interrupted). Any seed
+/// takes longer than a millisecond, so this one stands in for a stuck one.
+#[test]
+fn a_seed_past_its_time_limit_is_reported_with_its_replay_command() {
+    let o = groupsim(&["sweep", "steady_state", "--seeds", "1", "--seed-timeout", "0.001"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("steady_state seed 0 has run for"), "{err}");
+    assert!(err.contains("replay steady_state --seed 0"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

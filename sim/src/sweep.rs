@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ use crate::determinism;
 use crate::runner::{self, option_args, RunOptions, SeedResult, WorldKind};
 use crate::scenario::Scenario;
 use crate::scenarios::{self, UnknownScenario};
-use crate::threads::with_workers;
+use crate::threads::{with_workers, SeedWatch};
 
 /// Shard `index` of `count` of a seed range (1 <= index <= count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,6 +382,37 @@ pub struct Sweep {
     hashes: bool,
     /// Set by the first failing seed when `fail_fast` is on: no further seed starts.
     stop: AtomicBool,
+    /// How long one seed may run (wall time), and whom to tell of one that runs longer.
+    seed_limit: Option<SeedLimit>,
+}
+
+/// [`Sweep::seed_limit`]'s limit and whom it tells.
+struct SeedLimit {
+    limit: Duration,
+    tell: OnOverrun,
+}
+
+impl std::fmt::Debug for SeedLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeedLimit").field("limit", &self.limit).finish_non_exhaustive()
+    }
+}
+
+/// What a sweep calls for a seed that runs past its time limit ([`Sweep::seed_limit`]).
+pub type OnOverrun = Arc<dyn Fn(&SeedOverrun) + Send + Sync>;
+
+/// A seed still running past the sweep's time limit: a core stuck inside one call, most likely,
+/// which nothing can interrupt.
+#[derive(Clone, Debug)]
+pub struct SeedOverrun {
+    /// Its scenario.
+    pub scenario: &'static str,
+    /// The seed.
+    pub seed: u64,
+    /// How long it has run so far.
+    pub ran: Duration,
+    /// The command that replays it.
+    pub replay: String,
 }
 
 impl Sweep {
@@ -415,6 +446,7 @@ impl Sweep {
             check_determinism: false,
             hashes: false,
             stop: AtomicBool::new(false),
+            seed_limit: None,
         })
     }
 
@@ -422,6 +454,13 @@ impl Sweep {
     /// finish): how long a bug takes to catch is then one command.
     pub fn fail_fast(mut self, on: bool) -> Self {
         self.fail_fast = on;
+        self
+    }
+
+    /// Tell `overrun` of every seed still running after `limit` of wall time (once per seed,
+    /// while it runs); the sweep itself waits for it, as it cannot be interrupted.
+    pub fn seed_limit(mut self, limit: Duration, overrun: OnOverrun) -> Self {
+        self.seed_limit = Some(SeedLimit { limit, tell: overrun });
         self
     }
 
@@ -487,7 +526,17 @@ impl Sweep {
                 let started = Instant::now();
                 let tally = Arc::new(Tally::new(s.name, count));
                 *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(tally.clone());
-                let results = workers.round(i, self.seeds.clone());
+                let overrun = |_: usize, seed: u64, ran: Duration| {
+                    if let Some(l) = &self.seed_limit {
+                        let replay = format!("{}{bug_arg}", runner::replay_command(s.name, seed));
+                        (l.tell)(&SeedOverrun { scenario: s.name, seed, ran, replay });
+                    }
+                };
+                let watch = self
+                    .seed_limit
+                    .as_ref()
+                    .map(|l| SeedWatch { limit: l.limit, overrun: &overrun });
+                let results = workers.round_watched(i, self.seeds.clone(), watch.as_ref());
                 tally.progress.finish();
                 let results = self.rechecked(s, results.into_iter().map(|(_, r)| r).collect());
                 let wall = started.elapsed().as_secs_f64().max(1e-9);

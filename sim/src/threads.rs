@@ -1,9 +1,11 @@
 //! Seeds on several threads: one whole simulation per thread at a time, each single-threaded,
 //! results in seed order. Sweeps, benchmarks and the determinism check share it.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Runs `each` for the seeds of `seeds` on `jobs` threads, one seed per thread at a time (each
 /// seed's simulation stays single-threaded on its thread), and returns `(seed, output)` in seed
@@ -35,6 +37,9 @@ struct Round<T> {
     end: u64,
     /// Seeds started and not yet finished.
     running: usize,
+    /// When each running seed started (wall time, for [`SeedWatch`] only: nothing a run records
+    /// reads it).
+    started: BTreeMap<u64, Instant>,
     results: Vec<(u64, T)>,
     /// A worker's `each` panicked: no seed starts any more, and [`Workers::round`] panics.
     panicked: bool,
@@ -78,6 +83,7 @@ pub fn with_workers<T: Send, R>(
             next: 0,
             end: 0,
             running: 0,
+            started: BTreeMap::new(),
             results: Vec::new(),
             panicked: false,
             closed: false,
@@ -125,12 +131,14 @@ fn work<T>(shared: &Shared<T>, stop: &AtomicBool, each: &(impl Fn(usize, u64) ->
             let (key, seed) = (round.key, round.next);
             round.next += 1;
             round.running += 1;
+            round.started.insert(seed, Instant::now());
             drop(round);
             let running = Running(shared);
             let out = each(key, seed);
             std::mem::forget(running);
             round = shared.lock();
             round.running -= 1;
+            round.started.remove(&seed);
             round.results.push((seed, out));
             if round.over(stop) {
                 shared.finished.notify_all();
@@ -139,6 +147,18 @@ fn work<T>(shared: &Shared<T>, stop: &AtomicBool, each: &(impl Fn(usize, u64) ->
         }
         round = shared.work.wait(round).unwrap_or_else(|p| p.into_inner());
     }
+}
+
+/// A time limit on one seed's run, and what to do about a seed that passes it: a run is a
+/// single-threaded simulation, so one that never ends is a core stuck inside one call (an
+/// endless loop), which nothing can interrupt; the caller decides (the CLI reports the seed and
+/// exits).
+pub struct SeedWatch<'a> {
+    /// How long one seed may run, in wall time.
+    pub limit: Duration,
+    /// Called once per seed past the limit, while it still runs: the round's key, the seed, and
+    /// how long it has run.
+    pub overrun: &'a (dyn Fn(usize, u64, Duration) + Sync),
 }
 
 impl<T> Workers<'_, T> {
@@ -150,14 +170,51 @@ impl<T> Workers<'_, T> {
     /// When a worker's `each` panicked (in this round or an earlier one): the caller stops at
     /// once instead of waiting for rounds no worker will run.
     pub fn round(&self, key: usize, seeds: Range<u64>) -> Vec<(u64, T)> {
+        self.round_watched(key, seeds, None)
+    }
+
+    /// [`Self::round`], telling `watch` of every seed that runs past its limit.
+    ///
+    /// # Panics
+    ///
+    /// As [`Self::round`].
+    pub fn round_watched(
+        &self,
+        key: usize,
+        seeds: Range<u64>,
+        watch: Option<&SeedWatch<'_>>,
+    ) -> Vec<(u64, T)> {
         let mut round = self.shared.lock();
         round.key = key;
         round.next = seeds.start;
         round.end = seeds.end;
         round.results.clear();
         self.shared.work.notify_all();
+        let mut told = BTreeSet::new();
         while !round.over(self.stop) {
-            round = self.shared.finished.wait(round).unwrap_or_else(|p| p.into_inner());
+            let Some(watch) = watch else {
+                round = self.shared.finished.wait(round).unwrap_or_else(|p| p.into_inner());
+                continue;
+            };
+            let poll = (watch.limit / 4).clamp(Duration::from_millis(1), Duration::from_secs(1));
+            round = match self.shared.finished.wait_timeout(round, poll) {
+                Ok((guard, _)) => guard,
+                Err(p) => p.into_inner().0,
+            };
+            let late: Vec<(u64, Duration)> = round
+                .started
+                .iter()
+                .map(|(&seed, since)| (seed, since.elapsed()))
+                .filter(|&(seed, ran)| ran >= watch.limit && !told.contains(&seed))
+                .collect();
+            if !late.is_empty() {
+                drop(round);
+                for (seed, ran) in late {
+                    told.insert(seed);
+                    (watch.overrun)(key, seed, ran);
+                }
+                round = self.shared.lock();
+            }
         }
         if round.panicked {
             drop(round);
@@ -227,6 +284,29 @@ mod tests {
             assert!(workers.round(1, 0..10).is_empty());
         });
         assert_eq!(ran.load(Ordering::SeqCst), 4);
+    }
+
+    /// A seed that runs past the watch's limit is told of once, while it still runs, and the
+    /// round still returns every seed; a round without a watch waits as before.
+    #[test]
+    fn a_seed_past_its_time_limit_is_told_of_while_it_runs() {
+        let stop = AtomicBool::new(false);
+        let told = Mutex::new(Vec::new());
+        let overrun = |key: usize, seed: u64, ran: Duration| {
+            told.lock().unwrap().push((key, seed, ran >= Duration::from_millis(200)));
+        };
+        let watch = SeedWatch { limit: Duration::from_millis(200), overrun: &overrun };
+        let each = |_: usize, seed: u64| {
+            if seed == 2 {
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            seed
+        };
+        with_workers(2, &stop, each, |workers| {
+            let out = workers.round_watched(7, 0..4, Some(&watch));
+            assert_eq!(out, [(0, 0), (1, 1), (2, 2), (3, 3)]);
+        });
+        assert_eq!(*told.lock().unwrap(), [(7, 2, true)], "seed 2 once, past the limit");
     }
 
     /// A panic in a seed's run ends its round and surfaces from the round's caller, which
