@@ -155,18 +155,17 @@ fn a_late_commit_sent_while_owned_is_the_late_request_hazard() {
 /// (KAFKA-19233), reconciled m1 to the now released partitions and wrote them into an answer
 /// nobody read; a coordinator sends an assignment again only when it changes or the member
 /// sends its owned partitions, so m1 never heard of them. Kafka does the same: the
-/// `overtaken-rejoin` hazard.
+/// `overtaken-rejoin` hazard. Since a reset reaches a connection that lost a frame (648b0f9)
+/// the seed's history no longer plays that rejoin (nor does any of seeds 0..12999); the
+/// hazard's rule is pinned by the checker's own test,
+/// `partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtaken_rejoin_hazard`,
+/// and the seed stays a regression seed: it must pass, named hazard or not.
 #[test]
 fn a_rejoin_processed_after_its_newer_retry_is_the_overtaken_rejoin_hazard() {
     let spec =
         groupsim::scenarios::find("consumer_protocol_swarm").expect("in catalogue").build(523);
     let r = groupsim::runner::run_spec_in(spec, groupsim::runner::WorldKind::Event).expect("runs");
     assert!(r.verdict.is_ok(), "{}", r.failure_report());
-    let named = r.verdict.hazards.iter().any(|e| {
-        e.hazard == groupsim_checker::Hazard::OvertakenRejoin
-            && e.anomaly.class == groupsim_checker::AnomalyClass::Stuck
-    });
-    assert!(named, "{:?}", r.verdict.hazards);
 }
 
 /// Regression, found by `groupsim explore` with no bug switch (consumer_protocol_swarm seed
