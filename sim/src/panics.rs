@@ -3,7 +3,7 @@
 //! A core, a plug-in member or the checker that panics in the middle of a run would otherwise
 //! unwind through the worker thread and stop the whole sweep (or search) with a message that
 //! names no seed. [`catching`] runs one simulation and turns a panic inside it into its message
-//! and source location, which the run reports as [`crate::WorldError::Panicked`]: the sweep
+//! and source location, which the run reports as [`crate::world::WorldError::Panicked`]: the sweep
 //! counts the seed as failed, prints its replay command and goes on. The replayed seed panics
 //! the same way (the panic is part of the deterministic run).
 //!
