@@ -79,11 +79,26 @@ impl Member {
     }
 }
 
+/// What the session rules read as they walk a log: its eras, what may be taken late, and what
+/// the answers say of each member id so far ([`observe`]). Shared by the consumer groups' size
+/// limit ([`super::limits`]).
+pub(super) struct Sessions<'a> {
+    pub(super) eras: Eras,
+    pub(super) late: Late<'a>,
+    pub(super) members: BTreeMap<&'a str, Member>,
+}
+
+impl<'a> Sessions<'a> {
+    /// Ready to walk `log` from its start.
+    pub(super) fn of(log: &'a AnswerLog) -> Self {
+        let late = Late::of(log, leaves_and_unanswered);
+        Self { eras: Eras::of(log), late, members: BTreeMap::new() }
+    }
+}
+
 /// Every UNKNOWN_MEMBER_ID answer that came while the member's session had to run.
 pub fn check(log: &AnswerLog) -> Vec<BrokerAnomaly> {
-    let eras = Eras::of(log);
-    let late = Late::of(log, leaves_and_unanswered);
-    let mut members: BTreeMap<&str, Member> = BTreeMap::new();
+    let Sessions { eras, late, mut members } = Sessions::of(log);
     let mut found = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
         let Entry::Exchange(x) = e else { continue };
@@ -202,7 +217,7 @@ impl<'a> Late<'a> {
 }
 
 /// A consumer member's leaves, and its heartbeats never answered.
-pub(super) fn leaves_and_unanswered(call: &Request, answered: bool) -> Option<&str> {
+fn leaves_and_unanswered(call: &Request, answered: bool) -> Option<&str> {
     match call {
         Request::ConsumerHeartbeat { member_id, epoch, .. } if *epoch < 0 || !answered => {
             Some(member_id)

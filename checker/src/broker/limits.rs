@@ -29,8 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use groupsim_wire::Millis;
 
-use super::consumer_sessions::{leaves_and_unanswered, observe, Late, Member, Proof};
-use super::eras::Eras;
+use super::consumer_sessions::{observe, Member, Proof, Sessions};
 use super::log::{answer_error, Answer, AnswerLog, Entry, Exchange, MaxSize, Request, NONE};
 
 use super::{BrokerAnomaly, BrokerRule};
@@ -79,9 +78,7 @@ fn consumer_joins(log: &AnswerLog, max: i32) -> Vec<BrokerAnomaly> {
     if requests.by_member.len() <= max {
         return Vec::new();
     }
-    let eras = Eras::of(log);
-    let late = Late::of(log, leaves_and_unanswered);
-    let mut members: BTreeMap<&str, Member> = BTreeMap::new();
+    let Sessions { eras, late, mut members } = Sessions::of(log);
     let mut found = Vec::new();
     for (i, e) in log.entries.iter().enumerate() {
         let Entry::Exchange(x) = e else { continue };
