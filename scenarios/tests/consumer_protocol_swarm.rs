@@ -156,8 +156,8 @@ fn a_late_commit_sent_while_owned_is_the_late_request_hazard() {
 /// nobody read; a coordinator sends an assignment again only when it changes or the member
 /// sends its owned partitions, so m1 never heard of them. Kafka does the same: the
 /// `overtaken-rejoin` hazard. Since a reset reaches a connection that lost a frame (648b0f9)
-/// the seed's history no longer plays that rejoin (nor does any of seeds 0..12999); the
-/// hazard's rule is pinned by the checker's own test,
+/// the seed's history no longer plays that rejoin; the hazard's rule is pinned by the checker's
+/// own test,
 /// `partitions_given_by_a_rejoin_processed_after_its_newer_retry_are_the_overtaken_rejoin_hazard`,
 /// and the seed stays a regression seed: it must pass, named hazard or not.
 #[test]

@@ -10,12 +10,14 @@
 //! - [`turmoil`]: the same shells as tokio tasks over turmoil's simulated TCP in fixed steps,
 //!   kept as the cross-check. Only this folder imports turmoil.
 //!
-//! Leaves first: [`error`], [`orders`], [`stage`], then the two worlds.
+//! Leaves first: [`error`], [`orders`], [`stage`], the clock guard both worlds keep
+//! (`still_clock`), then the two worlds.
 
 pub mod error;
 pub mod event;
 pub mod orders;
 pub mod stage;
+mod still_clock;
 pub mod turmoil;
 
 pub use error::WorldError;

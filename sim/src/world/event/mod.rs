@@ -37,6 +37,7 @@ use crate::scenario::ScenarioSpec;
 use crate::world::error::WorldError;
 use crate::world::orders::{Hosts, Order};
 use crate::world::stage::Stage;
+use crate::world::still_clock::{StillClock, STILL_CLOCK_STEPS};
 use groupsim_history::History;
 
 /// Runs `spec` in the event world and returns the recorded history; it ends as the turmoil
@@ -79,11 +80,11 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
     let end = stage.end_ms();
     hosts.ctx.queue.push(0, Event::Wake);
     let mut wake_at = 0;
-    let mut still = StillClock::new(STILL_CLOCK_EVENTS);
+    let mut still = StillClock::new(STILL_CLOCK_STEPS);
     let now = loop {
         let Some(at) = hosts.ctx.queue.peek_at().filter(|&at| at < end) else { break end };
         let (_, event) = hosts.ctx.queue.pop().expect("peeked");
-        still.step(at, event)?;
+        still.step(at, || format!("{event:?}"))?;
         hosts.ctx.now = at;
         hosts.handle(event);
         if hosts.ctx.queue.peek_at() == Some(at) {
@@ -105,48 +106,6 @@ pub fn run_watched(spec: &ScenarioSpec) -> Result<(History, LivenessWatch), Worl
         }
     };
     Ok(stage.finish(now))
-}
-
-/// How many events one instant may hold before the run is called stuck in time. Every event
-/// either moves a frame, a process or the stage's schedule on, so an instant holds as many as
-/// its hosts have work; a number far past any run's keeps a broken process from hanging a sweep.
-const STILL_CLOCK_EVENTS: u64 = 1_000_000;
-
-/// Counts the events handled at one instant: a process that keeps asking to run at an instant
-/// it has already handled (a core whose `handle_timeout` leaves a timer due, against the sans-IO
-/// contract) would otherwise hold the clock still for ever. The run ends with an error naming
-/// the instant and the event instead.
-struct StillClock {
-    limit: u64,
-    at: Millis,
-    events: u64,
-}
-
-impl StillClock {
-    fn new(limit: u64) -> Self {
-        Self { limit, at: 0, events: 0 }
-    }
-
-    /// One more event at `at`: an error once the instant has held more than the limit.
-    fn step(&mut self, at: Millis, event: Event) -> Result<(), WorldError> {
-        if at != self.at {
-            self.at = at;
-            self.events = 0;
-        }
-        self.events += 1;
-        if self.events <= self.limit {
-            return Ok(());
-        }
-        Err(WorldError::Sim {
-            at_ms: at,
-            reason: format!(
-                "the simulated clock stood still: more than {} events at this instant, the last \
-                 {event:?}; a process keeps asking to run at an instant it has already handled \
-                 (a timer still due after its handle_timeout)",
-                self.limit
-            ),
-        })
-    }
 }
 
 /// The hosts of the event world and what they share.

@@ -272,13 +272,15 @@ fn a_drawn_same_instant_order_is_repeatable_and_changes_histories() {
 #[test]
 fn an_instant_past_the_event_limit_is_an_error_naming_it() {
     use super::queue::Event;
-    let mut still = super::StillClock::new(3);
+    let mut still = crate::world::still_clock::StillClock::new(3);
+    let named = |event: Event| move || format!("{event:?}");
     for at in [5, 5, 5, 6, 6, 6, 7] {
-        still.step(at, Event::Wake).expect("within the limit");
+        still.step(at, named(Event::Wake)).expect("within the limit");
     }
-    still.step(7, Event::Wake).expect("the second event of 7");
-    still.step(7, Event::Wake).expect("the third event of 7");
-    let err = still.step(7, Event::MemberTimer { member: 2 }).expect_err("a fourth event of 7");
+    still.step(7, named(Event::Wake)).expect("the second event of 7");
+    still.step(7, named(Event::Wake)).expect("the third event of 7");
+    let err =
+        still.step(7, named(Event::MemberTimer { member: 2 })).expect_err("a fourth event of 7");
     let text = err.to_string();
     assert!(text.contains("t=7ms"), "{text}");
     assert!(text.contains("the simulated clock stood still"), "{text}");

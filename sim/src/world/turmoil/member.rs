@@ -21,6 +21,7 @@ use super::{sim_now, tasks, Shared};
 use crate::process::{Action, ConnKey, Delivery, MemberProcess};
 use crate::scenario::MemberPlan;
 use crate::world::orders::{broker_host, MemberCommand, BROKER_PORT};
+use crate::world::still_clock::{StillClock, STILL_CLOCK_STEPS};
 
 type Stream = ::turmoil::net::TcpStream;
 
@@ -75,8 +76,7 @@ async fn run_member(plan: MemberPlan, shared: Shared) {
         restart_at: None,
     };
     host.process.start(sim_now());
-    // Wakes at the instant of the last one, and how many.
-    let mut still: (Millis, u64) = (0, 0);
+    let mut still = StillClock::new(STILL_CLOCK_STEPS);
     loop {
         host.carry_out().await;
         if host.process.is_finished() {
@@ -93,15 +93,9 @@ async fn run_member(plan: MemberPlan, shared: Shared) {
             Some(event) = event_rx.recv() => host.on_conn_event(event),
             () = maybe_sleep(sleep) => {
                 let now = sim_now();
-                still = if still.0 == now { (now, still.1 + 1) } else { (now, 1) };
-                if still.1 > STILL_CLOCK_WAKES {
-                    let reason = format!(
-                        "the simulated clock stood still: member {} woke more than \
-                         {STILL_CLOCK_WAKES} times at this instant; its timer is still due after \
-                         its handle_timeout",
-                        host.process.name()
-                    );
-                    host.shared.failure.still_clock(now, reason);
+                let name = host.process.name();
+                if let Err(e) = still.step(now, || format!("a wake of member {name}")) {
+                    host.shared.failure.fail(e);
                     break;
                 }
                 host.wake(now);
@@ -109,11 +103,6 @@ async fn run_member(plan: MemberPlan, shared: Shared) {
         }
     }
 }
-
-/// How many times a member may wake at one instant before its run is called stuck in time: a
-/// process wakes at an instant only as often as it has work there, so a number far past any
-/// run's keeps a core whose timer never moves on from holding the clock still for ever.
-const STILL_CLOCK_WAKES: u64 = 1_000_000;
 
 async fn maybe_sleep(d: Option<Duration>) {
     match d {

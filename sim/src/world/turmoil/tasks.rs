@@ -5,8 +5,8 @@
 //! the silence (a member that never joined, a broker that stopped answering). Every task a host
 //! spawns goes through [`spawn`], which keeps the first panic for the world loop; the loop
 //! resumes it after the step ([`Failure::take`]), so the run fails as a panic in the event world
-//! does. A member whose timer stays due however often it fires is recorded the same way, as the
-//! clock standing still.
+//! does. A member whose timer stays due however often it fires ends the run the same way, with
+//! the clock guard's error.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -16,7 +16,6 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use groupsim_wire::Millis;
 use tokio::task::JoinHandle;
 
 use crate::world::error::WorldError;
@@ -25,8 +24,9 @@ use crate::world::error::WorldError;
 enum Failed {
     /// It panicked: the payload, to resume in the world loop.
     Panic(Box<dyn Any + Send>),
-    /// A process kept asking to run at an instant it had already handled.
-    StillClock { at_ms: Millis, reason: String },
+    /// The run failed otherwise (a process kept asking to run at an instant it had already
+    /// handled).
+    Error(WorldError),
 }
 
 /// The first failure of any host's task, for the world loop (all on turmoil's one thread).
@@ -34,9 +34,9 @@ enum Failed {
 pub(super) struct Failure(Rc<RefCell<Option<Failed>>>);
 
 impl Failure {
-    /// The clock stood still at `at_ms` (the first failure is kept).
-    pub(super) fn still_clock(&self, at_ms: Millis, reason: String) {
-        self.0.borrow_mut().get_or_insert(Failed::StillClock { at_ms, reason });
+    /// The run failed with `error` (the first failure is kept).
+    pub(super) fn fail(&self, error: WorldError) {
+        self.0.borrow_mut().get_or_insert(Failed::Error(error));
     }
 
     /// After a step: the run's error if a task failed (a panic is resumed, so the run reports
@@ -45,7 +45,7 @@ impl Failure {
         match self.0.borrow_mut().take() {
             None => Ok(()),
             Some(Failed::Panic(payload)) => std::panic::resume_unwind(payload),
-            Some(Failed::StillClock { at_ms, reason }) => Err(WorldError::Sim { at_ms, reason }),
+            Some(Failed::Error(e)) => Err(e),
         }
     }
 }
