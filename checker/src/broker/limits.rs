@@ -179,25 +179,25 @@ impl<'a> Requests<'a> {
     fn of(log: &'a AnswerLog) -> Self {
         let mut requests = Requests::default();
         for e in &log.entries {
-            let (call, sent_ms, answered) = match e {
-                Entry::Exchange(x) => (&x.request, x.sent_ms, Some(&x.answer)),
-                Entry::Unanswered { call, sent_ms, .. } => (call, *sent_ms, None),
+            let (call, sent) = match e {
+                Entry::Exchange(x) => (
+                    &x.request,
+                    Sent {
+                        sent_ms: x.sent_ms,
+                        answered_ms: Some(x.answered_ms),
+                        refused: refused(&x.answer),
+                    },
+                ),
+                Entry::Unanswered { call, sent_ms, .. } => {
+                    (call, Sent { sent_ms: *sent_ms, answered_ms: None, refused: false })
+                }
                 Entry::Mark { .. } => continue,
             };
-            let (Request::ConsumerHeartbeat { member_id, .. } | Request::Commit { member_id, .. }) =
-                call
-            else {
-                continue;
-            };
-            let (answered_ms, refused) = match (e, answered) {
-                (Entry::Exchange(x), Some(a)) => (Some(x.answered_ms), refused(a)),
-                _ => (None, false),
-            };
-            requests.by_member.entry(member_id).or_default().push(Sent {
-                sent_ms,
-                answered_ms,
-                refused,
-            });
+            if let Request::ConsumerHeartbeat { member_id, .. }
+            | Request::Commit { member_id, .. } = call
+            {
+                requests.by_member.entry(member_id).or_default().push(sent);
+            }
         }
         requests
     }
